@@ -1,0 +1,82 @@
+"""``JSON.stringify`` of JSON values with JavaScript string semantics, and its tag-safe form.
+
+The fast path is msgspec. msgspec refuses strings that hold lone surrogates; for those the value
+is walked and each string that msgspec refuses is escaped here exactly as JavaScript does
+(SPEC §7): ``"`` ``\\`` ``\\b \\f \\n \\r \\t`` short, other U+0000–U+001F as ``\\u00xx``, lone
+surrogates as ``\\udxxx``, everything else literal (U+2028/U+2029 included).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import msgspec
+
+from sessionref.codecs.jsstring import combine_surrogate_pairs
+
+_ENCODE: Final = msgspec.json.Encoder().encode
+_NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
+_SHORT_ESCAPES: Final = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    char = match.group()
+    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _string_literal(text: str) -> bytes:
+    """A JSON string literal for any JavaScript string.
+
+    >>> _string_literal("a\\ud800\\n")
+    b'"a\\\\ud800\\\\n"'
+    """
+    try:
+        return _ENCODE(text)
+    except UnicodeEncodeError:
+        escaped = _NEEDS_ESCAPE.sub(_escape_char, combine_surrogate_pairs(text))
+        return b'"' + escaped.encode("utf-8") + b'"'
+
+
+def _walk(value: object) -> bytes:
+    """Serialize ``value`` piece by piece; only reached when the fast path refused it."""
+    if isinstance(value, str):
+        return _string_literal(value)
+    if isinstance(value, Mapping):
+        members = (_string_literal(str(key)) + b":" + _walk(item) for key, item in value.items())
+        return b"{" + b",".join(members) + b"}"
+    if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
+        return b"[" + b",".join(_walk(item) for item in value) + b"]"
+    if isinstance(value, msgspec.Struct):
+        return _walk(msgspec.to_builtins(value))
+    return _ENCODE(value)
+
+
+def js_json(value: object) -> bytes:
+    """UTF-8 bytes of ``JSON.stringify(value)`` (no spaces).
+
+    >>> js_json({"a": ["é", "\\ud800", 1, None]})
+    b'{"a":["\\xc3\\xa9","\\\\ud800",1,null]}'
+    """
+    try:
+        return _ENCODE(value)
+    except UnicodeEncodeError:
+        return _walk(value)
+
+
+def tag_safe_json(value: object) -> bytes:
+    """``js_json`` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
+
+    >>> tag_safe_json("</x>")
+    b'"\\\\u003c/x>"'
+    """
+    return js_json(value).replace(b"<", b"\\u003c")

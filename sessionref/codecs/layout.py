@@ -1,0 +1,48 @@
+"""Names of sessions on disk in the DSH JSONL layout (SPEC §1)."""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+_LITERAL: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_SEPARATORS: Final = re.compile(r"[/\\:]+")
+MAX_PROJECT_KEY: Final = 251
+NO_CWD_DIRECTORY: Final = "_no-cwd"
+
+
+def _escape(text: str) -> str:
+    """Each UTF-16 code unit outside ``A-Z a-z 0-9 . _ -`` as ``~XXXX``."""
+    units = text.encode("utf-16-le", "surrogatepass")
+    out = []
+    for i in range(0, len(units), 2):
+        unit = units[i] | units[i + 1] << 8
+        char = chr(unit)
+        out.append(char if char in _LITERAL else f"~{unit:04X}")
+    return "".join(out)
+
+
+def encode_session_directory(session_id: str) -> str:
+    """The directory name of a session id.
+
+    >>> encode_session_directory("a/b~c"), encode_session_directory("..")
+    ('a~002Fb~007Ec', '~002E~002E')
+    >>> encode_session_directory("🙂")
+    '~D83D~DE42'
+    """
+    if session_id in (".", ".."):
+        return "~002E" * len(session_id)
+    return _escape(session_id)
+
+
+def encode_project_directory(cwd: str | None) -> str:
+    """The project directory of a working directory (``_no-cwd`` without one).
+
+    >>> encode_project_directory("/work/my proj"), encode_project_directory(None)
+    ('--work-my~0020proj--', '_no-cwd')
+    """
+    if cwd is None:
+        return NO_CWD_DIRECTORY
+    parts = [_escape(part) for part in _SEPARATORS.split(cwd)]
+    key = "-".join(parts).lstrip("-") or "root"
+    return f"--{key[:MAX_PROJECT_KEY]}--"

@@ -1,0 +1,333 @@
+"""DSH session log records: JSONL lines, zstd frames and packed chunk rows (SPEC §1).
+
+Each line is decoded into a :class:`LogRecord` envelope whose ``data`` stays undecoded
+(``msgspec.Raw``) until a later stage asks for it with :func:`decode_data`. Lines that msgspec
+refuses because they hold lone-surrogate escapes are decoded by the standard library instead,
+one line at a time, into a :class:`DecodedLogRecord` whose ``data`` is already built.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable, Iterator
+from typing import Any, Final, Literal, TypeVar
+
+import msgspec
+import zstandard
+
+from sessionref.errors import SessionLogError
+
+T = TypeVar("T")
+
+PACKED_CHUNK_TYPES: Final = {
+    "text-chunks": ("text-delta", "texts"),
+    "reasoning-chunks": ("reasoning-delta", "texts"),
+    "tool-call-chunks": ("tool-call-delta", "args"),
+}
+DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
+_ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
+_READ_SIZE: Final = 1 << 20
+
+
+class ReplaceOp(msgspec.Struct, frozen=True, tag_field="op", tag="replace"):
+    """``{"op":"replace","start":S,"end":E}``: nodes S through E become this event."""
+
+    start: int
+    end: int
+
+
+SurfaceOp = Literal["append"] | ReplaceOp
+
+
+class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
+    """Line 1 of a session log. Unknown fields are ignored."""
+
+    id: str
+    created_at: int | float
+    type: Literal["session"] = "session"
+    version: int = 0
+    cwd: str | None = None
+    parent_session: str | None = None
+    delegation_depth: int = 0
+
+
+class LogRecord(msgspec.Struct, frozen=True, rename="camel"):
+    """A storage record: an event (``seq``) or a packed chunk row (``seq0``), data undecoded."""
+
+    type: str
+    seq: int | None = None
+    seq0: int | None = None
+    data: msgspec.Raw = msgspec.Raw(b"null")
+    surface_op: SurfaceOp | msgspec.UnsetType = msgspec.UNSET
+    source_event_seqs: list[int] | msgspec.UnsetType = msgspec.UNSET
+
+
+class DecodedLogRecord(LogRecord, frozen=True):
+    """A :class:`LogRecord` read by the fallback decoder, its ``data`` already built."""
+
+    data: Any = None
+
+
+class PackedRowData(msgspec.Struct, frozen=True):
+    """``data`` of a packed chunk row."""
+
+    turn: int
+    step: int
+    index: int
+    dt: list[int | float]
+    texts: list[str] | None = None
+    args: list[str] | None = None
+    id: str | None = None
+    name: str | None = None
+
+
+_HEADER_DECODER: Final = msgspec.json.Decoder(SessionHeader)
+_RECORD_DECODER: Final = msgspec.json.Decoder(LogRecord)
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _stdlib_json(line: bytes | str) -> object:
+    """Parse JSON the way ``JSON.parse`` does, lone-surrogate escapes included."""
+    return json.loads(line, parse_constant=_reject_constant)
+
+
+def _decode_line(line: bytes, kind: type[T], fallback: type[T]) -> T:
+    """One JSON line as ``kind``; lines msgspec refuses go through the standard library.
+
+    Raises ``ValueError`` (``msgspec.DecodeError`` or ``ValidationError`` included) when the
+    line is not JSON of that shape.
+    """
+    try:
+        return msgspec.json.decode(line, type=kind)
+    except msgspec.DecodeError:
+        return msgspec.convert(_stdlib_json(line), fallback)
+
+
+def decode_header(line: bytes) -> SessionHeader:
+    """The session header in a JSONL line.
+
+    >>> decode_header(b'{"type":"session","version":0,"id":"s","createdAt":5}').id
+    's'
+    """
+    try:
+        return _decode_line(line, SessionHeader, SessionHeader)
+    except (ValueError, RecursionError) as exc:
+        raise SessionLogError(f"bad session header: {exc}") from None
+
+
+def _decode_record_line(line: bytes, number: int) -> LogRecord:
+    try:
+        return _decode_line(line, LogRecord, DecodedLogRecord)
+    except (ValueError, RecursionError) as exc:
+        raise SessionLogError(f"unparsable record on line {number}: {exc}") from None
+
+
+def decode_records(body: bytes | memoryview, first_line_number: int = 2) -> list[LogRecord]:
+    """Decode every record line of ``body``; blank lines are skipped.
+
+    A final line without its newline that does not parse is a torn write and is dropped; any
+    other line that does not parse raises :class:`SessionLogError`.
+
+    >>> [r.type for r in decode_records(b'{"type":"a","seq":0}\\n{"type":"b","se')]
+    ['a']
+    """
+    try:
+        return _RECORD_DECODER.decode_lines(body)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    lines = bytes(body).split(b"\n")
+    last = len(lines) - 1
+    records = []
+    for index, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            records.append(_decode_record_line(line, first_line_number + index))
+        except SessionLogError:
+            if index == last:
+                break
+            raise
+    return records
+
+
+def split_header(buffer: bytes) -> tuple[bytes, memoryview]:
+    """The header line and the rest of a decompressed log.
+
+    >>> head, body = split_header(b'{"id":"s"}\\n{"type":"a"}\\n')
+    >>> head, bytes(body)
+    (b'{"id":"s"}', b'{"type":"a"}\\n')
+    """
+    end = buffer.find(b"\n")
+    if end < 0:
+        return buffer, memoryview(b"")
+    return buffer[:end], memoryview(buffer)[end + 1 :]
+
+
+def decode_data(record: LogRecord, kind: type[T]) -> T:
+    """Decode a record's ``data`` as ``kind``; raises :class:`SessionLogError` on a mismatch.
+
+    >>> rec = decode_records(b'{"type":"x","seq":0,"data":{"turn":1}}\\n')[0]
+    >>> decode_data(rec, dict)
+    {'turn': 1}
+    """
+    try:
+        if isinstance(record.data, msgspec.Raw):
+            return msgspec.json.decode(record.data, type=kind)
+        return msgspec.convert(record.data, kind)
+    except (ValueError, RecursionError) as exc:
+        raise SessionLogError(f"bad data in {record.type} event {record.seq}: {exc}") from None
+
+
+def record_span(record: LogRecord) -> tuple[int, int]:
+    """``(first seq, number of events)`` a storage record stands for.
+
+    >>> record_span(LogRecord("turn/start", seq=4))
+    (4, 1)
+    """
+    if record.type not in PACKED_CHUNK_TYPES:
+        if record.seq is None:
+            raise SessionLogError(f"{record.type} event without a seq")
+        return record.seq, 1
+    if record.seq0 is None:
+        raise SessionLogError(f"{record.type} row without a seq0")
+    return record.seq0, len(_packed_members(record, decode_data(record, PackedRowData)))
+
+
+def _packed_members(record: LogRecord, row: PackedRowData) -> list[str]:
+    field = PACKED_CHUNK_TYPES[record.type][1]
+    members = getattr(row, field)
+    if members is None:
+        raise SessionLogError(f"{record.type} row {record.seq0} without {field}")
+    if len(row.dt) < len(members) - 1:
+        raise SessionLogError(f"{record.type} row {record.seq0} has too few dt entries")
+    return list(members)
+
+
+def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ``assistant/chunk`` events a packed chunk row stands for (SPEC §1).
+
+    >>> row = {"type": "text-chunks", "seq0": 7, "time0": 100,
+    ...        "data": {"turn": 1, "step": 1, "index": 0, "dt": [5], "texts": ["a", "b"]}}
+    >>> [(e["seq"], e["time"], e["data"]["chunk"]["text"]) for e in expand_packed_row(row)]
+    [(7, 100, 'a'), (8, 105, 'b')]
+    """
+    record = msgspec.convert(row, DecodedLogRecord)
+    data = msgspec.convert(row["data"], PackedRowData)
+    chunk_type = PACKED_CHUNK_TYPES[record.type][0]
+    time = row["time0"]
+    events = []
+    for k, member in enumerate(_packed_members(record, data)):
+        if k:
+            time += data.dt[k - 1]
+        chunk: dict[str, Any] = {"type": chunk_type, "index": data.index}
+        if record.type == "tool-call-chunks":
+            chunk["id"] = data.id
+            if data.name is not None:
+                chunk["name"] = data.name
+            chunk["argumentsDelta"] = member
+        else:
+            chunk["text"] = member
+        events.append(
+            {
+                "type": "assistant/chunk",
+                "seq": row["seq0"] + k,
+                "time": time,
+                "data": {"turn": data.turn, "step": data.step, "chunk": chunk},
+            }
+        )
+    return events
+
+
+def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
+    """Pass records through, checking that event seqs run 0, 1, 2, … after expansion.
+
+    >>> [r.seq for r in contiguous([LogRecord("a", seq=0), LogRecord("b", seq=1)])]
+    [0, 1]
+    >>> list(contiguous([LogRecord("a", seq=1)]))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: seq gap: expected 0, found 1
+    """
+    expected = 0
+    for record in records:
+        first, count = record_span(record)
+        if first != expected:
+            raise SessionLogError(f"seq gap: expected {expected}, found {first}")
+        expected += count
+        yield record
+
+
+def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+    """Concatenated independent zstd frames as one buffer; a torn final frame is dropped.
+
+    A damaged complete frame, or output beyond ``limit`` bytes, raises
+    :class:`SessionLogError`.
+
+    >>> import zstandard
+    >>> frames = [zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n")]
+    >>> decompress_frames(b"".join(frames)), decompress_frames(b"".join(frames)[:-2])
+    (b'a\\nb\\n', b'a\\n')
+    """
+    reader = zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(compressed), read_across_frames=True
+    )
+    out = bytearray()
+    try:
+        while chunk := reader.read(_READ_SIZE):
+            out += chunk
+            if len(out) > limit:
+                raise SessionLogError(f"decompressed log exceeds {limit} bytes")
+    except zstandard.ZstdError as exc:
+        raise SessionLogError(f"damaged zstd frame: {exc}") from None
+    return bytes(out[: len(out) - _torn_tail_length(compressed)])
+
+
+def _torn_tail_length(compressed: bytes) -> int:
+    """Decompressed length of an incomplete final frame (0 when the last frame is whole)."""
+    start = compressed.rfind(_ZSTD_MAGIC)
+    while start >= 0:
+        decompressor = zstandard.ZstdDecompressor().decompressobj()
+        try:
+            partial = decompressor.decompress(compressed[start:])
+        except zstandard.ZstdError:
+            start = compressed.rfind(_ZSTD_MAGIC, 0, start)
+            continue
+        if decompressor.eof and not decompressor.unused_data:
+            return 0
+        return 0 if decompressor.eof else len(partial)
+    return 0
+
+
+class SessionLog(msgspec.Struct, frozen=True):
+    """A whole session: its header and its storage records in file order."""
+
+    header: SessionHeader
+    records: list[LogRecord]
+
+
+def parse_log(buffer: bytes) -> SessionLog:
+    """A decompressed JSONL log: header line, then records (torn last line dropped).
+
+    >>> log = parse_log(b'{"id":"s","createdAt":1}\\n{"type":"turn/start","seq":0}\\n')
+    >>> log.header.id, [r.type for r in log.records]
+    ('s', ['turn/start'])
+    """
+    head, body = split_header(buffer)
+    if not head.strip():
+        raise SessionLogError("empty session log: no header line")
+    return SessionLog(decode_header(head), decode_records(body))
+
+
+def captured_through_seq(records: list[LogRecord]) -> int | None:
+    """The seq of the last event of the log, or ``None`` for an empty log.
+
+    >>> captured_through_seq([LogRecord("a", seq=0), LogRecord("b", seq=1)])
+    1
+    """
+    if not records:
+        return None
+    first, count = record_span(records[-1])
+    return first + count - 1

@@ -1,0 +1,119 @@
+"""Session reference URIs and ``@[label](dsh-session:…)`` mentions (SPEC §7)."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from typing import Final
+
+import msgspec
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.errors import INVALID_REFERENCE, SessionReferenceError
+
+SCHEME: Final = "dsh-session:"
+
+# JavaScript's `\s` and line terminators; Python's `\s` and `.` are different sets.
+JS_WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+JS_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"
+
+_PAYLOAD: Final = re.compile("[A-Za-z0-9_-]+")
+_REFERENCE: Final = re.compile(
+    rf"@\[((?:\\[^{JS_LINE_TERMINATORS}]|[^\\\]])*)\]\(({SCHEME}[^){JS_WHITESPACE}]*)\)"
+    rf"|({SCHEME}[A-Za-z0-9_-]+)"
+)
+_LABEL_ESCAPE: Final = re.compile(r"[\\\]]")
+_LABEL_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
+
+
+class Reference(msgspec.Struct, frozen=True, rename="camel"):
+    """A reference to another session: its id and the label a user sees."""
+
+    session_id: str
+    label: str
+
+
+class ParsedText(msgspec.Struct, frozen=True):
+    """A text with every mention replaced by ``@label``, and the references in order."""
+
+    text: str
+    references: list[Reference]
+
+
+def _invalid_uri(uri: str) -> SessionReferenceError:
+    return SessionReferenceError(
+        f"invalid session reference URI {js_json(uri).decode('utf-8')}", INVALID_REFERENCE
+    )
+
+
+def encode_session_reference_uri(session_id: str) -> str:
+    """The URI of a session id: base64url (no padding) of the UTF-8 of its JSON string.
+
+    >>> encode_session_reference_uri("s-beta")
+    'dsh-session:InMtYmV0YSI'
+    """
+    payload = base64.urlsafe_b64encode(js_json(session_id)).rstrip(b"=")
+    return SCHEME + payload.decode("ascii")
+
+
+def decode_session_reference_uri(uri: str) -> str:
+    """The session id of a canonical URI; anything else raises INVALID_REFERENCE.
+
+    >>> decode_session_reference_uri("dsh-session:InMtYmV0YSI")
+    's-beta'
+    >>> decode_session_reference_uri("dsh-session:InMtYmV0YSI=")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:InMtYmV0YSI="
+    """
+    payload = uri[len(SCHEME) :]
+    if not uri.startswith(SCHEME) or _PAYLOAD.fullmatch(payload) is None:
+        raise _invalid_uri(uri)
+    try:
+        raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+        session_id = json.loads(raw.decode("utf-8"))
+    except (binascii.Error, ValueError):
+        raise _invalid_uri(uri) from None
+    if not isinstance(session_id, str) or encode_session_reference_uri(session_id) != uri:
+        raise _invalid_uri(uri)
+    return session_id
+
+
+def format_session_reference_mention(session_id: str, label: str | None = None) -> str:
+    """The mention a user writes: ``@[label](uri)`` with ``\\`` and ``]`` in the label escaped.
+
+    >>> format_session_reference_mention("s-beta", "a]b")
+    '@[a\\\\]b](dsh-session:InMtYmV0YSI)'
+    """
+    shown = session_id if label is None else label
+    escaped = _LABEL_ESCAPE.sub(lambda m: "\\" + m.group(), shown)
+    return f"@[{escaped}]({encode_session_reference_uri(session_id)})"
+
+
+def _reference_of(match: re.Match[str]) -> Reference:
+    escaped_label, mention_uri, bare_uri = match.groups()
+    if mention_uri is not None:
+        label = _LABEL_UNESCAPE.sub(r"\1", escaped_label)
+        return Reference(decode_session_reference_uri(mention_uri), label)
+    session_id = decode_session_reference_uri(bare_uri)
+    return Reference(session_id, session_id)
+
+
+def parse_session_reference_text(text: str) -> ParsedText:
+    """Find every mention and bare URI, left to right; replace each with ``@label``.
+
+    >>> parsed = parse_session_reference_text("see @[auth](dsh-session:InMtYmV0YSI) now")
+    >>> parsed.text, parsed.references
+    ('see @auth now', [Reference(session_id='s-beta', label='auth')])
+    """
+    references: list[Reference] = []
+
+    def replace(match: re.Match[str]) -> str:
+        reference = _reference_of(match)
+        references.append(reference)
+        return "@" + reference.label
+
+    return ParsedText(_REFERENCE.sub(replace, text), references)
