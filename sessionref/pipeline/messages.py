@@ -1,0 +1,59 @@
+"""Messages on the surface, decoded only as far as the projection needs (SPEC §2–§3)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+
+class ContentBlock(msgspec.Struct, frozen=True):
+    """A content block; only ``text`` blocks matter, other kinds are kept opaque."""
+
+    type: str
+    text: Any = None
+
+
+class MessageSource(msgspec.Struct, frozen=True):
+    """Who put a message on the surface."""
+
+    kind: str
+    plugin: Any = None
+
+
+class Message(msgspec.Struct, frozen=True):
+    """``{id, role, content, source}``; a direct user prompt may also carry ``display``."""
+
+    content: list[ContentBlock]
+    source: MessageSource
+    display: list[ContentBlock] | None = None
+
+
+class ModelMessage(msgspec.Struct, frozen=True):
+    """``data`` of an ``assistant/message`` event."""
+
+    message: Message
+
+
+class SurfaceMessage(msgspec.Struct, frozen=True):
+    """A user or assistant message on the surface; ``checkpoint`` marks a compaction."""
+
+    role: Literal["user", "assistant"]
+    message: Message
+    checkpoint: bool
+
+
+class KeptMessage(msgspec.Struct, frozen=True):
+    """A message the snapshot keeps, with the blocks whose text it shows."""
+
+    role: Literal["user", "assistant"]
+    blocks: list[ContentBlock]
+    checkpoint: bool
+
+
+class Unit(msgspec.Struct, frozen=True):
+    """One item of a snapshot's conversation (SPEC §3)."""
+
+    role: Literal["user", "assistant"]
+    text: str
+    checkpoint: bool = False

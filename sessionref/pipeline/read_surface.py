@@ -1,0 +1,140 @@
+"""Stage 1: fold a session log into its current model surface (SPEC §2)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from sessionref.codecs.records import LogRecord, ReplaceOp, contiguous, decode_data
+from sessionref.errors import SessionLogError
+
+SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
+
+
+def _check_source_event_seqs(record: LogRecord, seq: int) -> None:
+    """``sourceEventSeqs``, when present: distinct non-negative ints below the event's seq."""
+    sources = record.source_event_seqs
+    if sources is msgspec.UNSET:
+        return
+    if not sources and record.type != "assistant/message":
+        raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {record.type}")
+    if len(set(sources)) != len(sources) or any(not 0 <= s < seq for s in sources):
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must be distinct seqs below {seq}")
+
+
+def _without_first_content(data: Any) -> Any:
+    """``data`` of a tool result without ``message.content[0].content``, the part a prune edits.
+
+    >>> _without_first_content({"message": {"content": [{"type": "t", "content": 1}]}})
+    {'message': {'content': [{'type': 't'}]}}
+    """
+    try:
+        message = data["message"]
+        first, *rest = message["content"]
+        kept = {key: value for key, value in first.items() if key != "content"}
+        return {**data, "message": {**message, "content": [kept, *rest]}}
+    except (TypeError, KeyError, ValueError, AttributeError):
+        raise SessionLogError("tool result without message.content[0]") from None
+
+
+class _Surface:
+    """The current surface as a doubly linked list of seqs, so a replace costs what it removes."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, LogRecord] = {}
+        self.next: dict[int, int | None] = {}
+        self.prev: dict[int, int | None] = {}
+        self.head: int | None = None
+        self.tail: int | None = None
+
+    def __iter__(self) -> Iterator[LogRecord]:
+        node = self.head
+        while node is not None:
+            yield self.records[node]
+            node = self.next[node]
+
+    def _link(self, seq: int, record: LogRecord, before: int | None, after: int | None) -> None:
+        self.records[seq] = record
+        self.prev[seq], self.next[seq] = before, after
+        if before is None:
+            self.head = seq
+        else:
+            self.next[before] = seq
+        if after is None:
+            self.tail = seq
+        else:
+            self.prev[after] = seq
+
+    def append(self, seq: int, record: LogRecord) -> None:
+        self._link(seq, record, self.tail, None)
+
+    def span(self, start: int, end: int) -> list[int]:
+        """The seqs from ``start`` through ``end`` in surface order."""
+        if start not in self.records or end not in self.records:
+            raise SessionLogError(f"replace of {start}..{end}: not on the current surface")
+        nodes = [start]
+        while nodes[-1] != end:
+            following = self.next[nodes[-1]]
+            if following is None:
+                raise SessionLogError(f"replace of {start}..{end}: start is after end")
+            nodes.append(following)
+        return nodes
+
+    def replace(self, nodes: list[int], seq: int, record: LogRecord) -> None:
+        before, after = self.prev[nodes[0]], self.next[nodes[-1]]
+        for node in nodes:
+            del self.records[node], self.next[node], self.prev[node]
+        self._link(seq, record, before, after)
+
+
+def _check_prune(surface: _Surface, nodes: list[int], record: LogRecord) -> None:
+    """A replacing tool result replaces one tool result and edits only its first content."""
+    replaced = surface.records[nodes[0]]
+    if len(nodes) != 1 or replaced.type != "tool/result":
+        raise SessionLogError(f"tool result {record.seq} must replace exactly one tool result")
+    old, new = (_without_first_content(decode_data(r, Any)) for r in (replaced, record))
+    if old != new:
+        raise SessionLogError(f"tool result {record.seq} changes more than its content")
+
+
+def _apply(surface: _Surface, record: LogRecord) -> None:
+    seq = record.seq
+    if seq is None:  # packed chunk rows are never on the surface
+        return
+    _check_source_event_seqs(record, seq)
+    op = record.surface_op
+    if record.type not in SURFACE_TYPES:
+        if op is not msgspec.UNSET:
+            raise SessionLogError(f"event {seq}: surfaceOp on {record.type}")
+        return
+    if op == "append":
+        surface.append(seq, record)
+        return
+    if not isinstance(op, ReplaceOp):
+        raise SessionLogError(f"event {seq}: {record.type} without surfaceOp")
+    nodes = surface.span(op.start, op.end)
+    sources = record.source_event_seqs
+    if sources is msgspec.UNSET or not set(nodes) <= set(sources):
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must list every replaced node")
+    if record.type == "tool/result":
+        _check_prune(surface, nodes, record)
+    surface.replace(nodes, seq, record)
+
+
+def read_surface(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
+    """The events on the current surface, in surface order; the whole log is validated first.
+
+    >>> from sessionref.codecs.records import decode_records
+    >>> log = decode_records(b'''{"type":"user/message","seq":0,"surfaceOp":"append"}
+    ... {"type":"user/message","seq":1,"surfaceOp":"append"}
+    ... {"type":"user/message","seq":2,"surfaceOp":{"op":"replace","start":0,"end":1},"sourceEventSeqs":[0,1]}
+    ... ''')
+    >>> [r.seq for r in read_surface(log)]
+    [2]
+    """
+    surface = _Surface()
+    for record in contiguous(records):
+        _apply(surface, record)
+    yield from surface

@@ -1,0 +1,156 @@
+"""Stage 6: cut the largest texts head/tail with an exact omission notice (SPEC §4.2–§4.3)."""
+
+from __future__ import annotations
+
+import heapq
+
+import msgspec
+
+from sessionref.codecs.jsstring import utf8_encode
+from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.pipeline.retain_budget import Retained, SizedUnit
+
+_BOM = b"\xef\xbb\xbf"
+
+
+class SourceSnapshot(msgspec.Struct, frozen=True):
+    """One source, fitted: its data object's JSON and the numbers a reference reports."""
+
+    session_id: str
+    label: str
+    captured_through_seq: int | None
+    data_json: bytes
+    compacted: bool
+    original_messages: int
+    retained_messages: int
+    omitted_messages: int
+    omitted_bytes: int
+
+
+def _notice(omitted: int) -> str:
+    return f"\n[… omitted {omitted} UTF-8 bytes …]"
+
+
+def _head_end(data: bytes, end: int) -> int:
+    """``end`` moved back so ``data[:end]`` does not end inside a UTF-8 sequence.
+
+    >>> _head_end("aé".encode(), 2)
+    1
+    """
+    start = end
+    while start > 0 and start > end - 4 and data[start - 1] & 0xC0 == 0x80:
+        start -= 1
+    if start == 0 or start <= end - 4:
+        return end
+    lead = data[start - 1]
+    width = 1 if lead < 0x80 else 2 if lead < 0xE0 else 3 if lead < 0xF0 else 4
+    return end if start - 1 + width <= end else start - 1
+
+
+def _tail_start(data: bytes, start: int) -> int:
+    """``start`` moved forward past continuation bytes, to where a character begins.
+
+    >>> _tail_start("éa".encode(), 1)
+    2
+    """
+    while start < len(data) and data[start] & 0xC0 == 0x80:
+        start += 1
+    return start
+
+
+def _pieces(data: bytes, r: int) -> tuple[bytes, bytes]:
+    """The head (``ceil(r/2)`` bytes) and tail (``floor(r/2)`` bytes) kept at budget ``r``."""
+    head = data[: _head_end(data, (r + 1) // 2)]
+    tail_bytes = r // 2
+    tail = data[_tail_start(data, len(data) - tail_bytes) :] if tail_bytes else b""
+    return head, tail
+
+
+def _shown_length(piece: bytes) -> int:
+    """Byte length of a piece once decoded: a leading BOM is dropped by the decoder."""
+    return len(piece) - (3 if piece.startswith(_BOM) else 0)
+
+
+def cut_text(text: str, limit: int) -> tuple[str, int]:
+    """Keep a head and a tail of ``text`` and say how many bytes are gone, within ``limit``.
+
+    Returns the new text and the omitted byte count.
+
+    >>> cut_text("abcdefghij" * 10, 40)
+    ('abcdef\\n[… omitted 94 UTF-8 bytes …]', 94)
+    >>> cut_text("abc", 5)
+    ('', 3)
+    """
+    data = utf8_encode(text)
+    total = len(data)
+
+    def fits(r: int) -> bool:
+        head, tail = _pieces(data, r)
+        omitted = total - len(head) - len(tail)
+        shown = _shown_length(head) + _shown_length(tail)
+        return shown + len(_notice(omitted).encode()) <= limit
+
+    best = -1
+    lo, hi = 0, limit
+    while lo <= hi:
+        r = (lo + hi) // 2
+        if fits(r):
+            best, lo = r, r + 1
+        else:
+            hi = r - 1
+    if best < 0:
+        return "", total
+    head, tail = _pieces(data, best)
+    omitted = total - len(head) - len(tail)
+    shown = "".join(piece.decode("utf-8").removeprefix("\ufeff") for piece in (head, tail))
+    return shown + _notice(omitted), omitted
+
+
+def _budget_exceeded(retained: Retained, max_bytes: int) -> SessionReferenceError:
+    return SessionReferenceError(
+        f"referenced session {retained.fields.session_id!r} does not fit in "
+        f"maxReferenceBytes {max_bytes}",
+        BUDGET_EXCEEDED,
+    )
+
+
+def truncate(retained: Retained, max_bytes: int) -> SourceSnapshot:
+    """Cut the unit with the largest text (earliest on a tie) until the data object fits.
+
+    Every cut starts from the unit's original text; a cut that cannot shrink the text, or
+    nothing left to cut, raises BUDGET_EXCEEDED.
+
+    >>> from sessionref.pipeline.retain_budget import SourceFields, retain_budget
+    >>> from sessionref.pipeline.messages import Unit
+    >>> kept = retain_budget([Unit("user", "x" * 200)], SourceFields("s", "s", None, 0), 160)
+    >>> truncate(kept, 160).omitted_bytes
+    181
+    """
+    units = retained.units
+    size = retained.size
+    heap = [(-unit.text_bytes, index) for index, unit in enumerate(units)]
+    heapq.heapify(heap)
+    while size > max_bytes:
+        if not heap or heap[0][0] == 0:
+            raise _budget_exceeded(retained, max_bytes)
+        _, index = heapq.heappop(heap)
+        unit = units[index]
+        target = max(0, unit.text_bytes - (size - max_bytes))
+        text, omitted = cut_text(unit.unit.text, target)
+        if text == unit.text:
+            raise _budget_exceeded(retained, max_bytes)
+        units[index] = SizedUnit.of(unit.unit, text, omitted)
+        size += len(units[index].json) - len(unit.json)
+        heapq.heappush(heap, (-units[index].text_bytes, index))
+    omitted_bytes = retained.dropped_bytes + sum(unit.omitted_bytes for unit in units)
+    return SourceSnapshot(
+        session_id=retained.fields.session_id,
+        label=retained.fields.label,
+        captured_through_seq=retained.fields.captured_through_seq,
+        data_json=retained.data_json(),
+        compacted=retained.compacted,
+        original_messages=retained.original_messages,
+        retained_messages=len(units),
+        omitted_messages=retained.omitted_messages,
+        omitted_bytes=omitted_bytes,
+    )

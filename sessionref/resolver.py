@@ -1,0 +1,335 @@
+"""Policy: which references a prompt may make, reading them, and the context they yield."""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Final, Literal, Protocol, TypeVar
+
+import msgspec
+
+from sessionref.codecs.records import SessionHeader, SessionLog, decode_data
+from sessionref.codecs.uri import (
+    Reference,
+    format_session_reference_mention,
+    parse_session_reference_text,
+)
+from sessionref.errors import (
+    CANCELLED,
+    INVALID_CONFIG,
+    INVALID_REFERENCE,
+    READ_FAILED,
+    SELF_REFERENCE,
+    TOO_MANY,
+    SessionLogError,
+    SessionReferenceError,
+)
+from sessionref.pipeline import SourceSnapshot, Unit, fit_source, project_units, render
+from sessionref.store import SessionStore
+from sessionref.types import (
+    Candidate,
+    ContextMessage,
+    JsonObject,
+    MentionCandidate,
+    PreparedContent,
+    Target,
+)
+
+T = TypeVar("T")
+Placement = Literal["before", "after"]
+TargetLike = Target | str | Mapping[str, Any]
+
+MAX_REFERENCES_LIMIT: Final = 3
+
+
+class CancelToken(Protocol):
+    """Anything with ``is_set()``; a :class:`threading.Event` works."""
+
+    def is_set(self) -> bool:
+        """Whether the caller asked to stop."""
+        ...
+
+
+class _Title(msgspec.Struct, frozen=True):
+    title: Any = None
+
+
+def _is_count(value: object, minimum: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
+
+
+def _check_config(max_references: object, candidate_limit: object, max_bytes: object) -> None:
+    if not (_is_count(max_references, 1) and max_references <= MAX_REFERENCES_LIMIT):  # type: ignore[operator]
+        raise SessionReferenceError(
+            f"maxReferences must be an integer from 1 to {MAX_REFERENCES_LIMIT}", INVALID_CONFIG
+        )
+    if not _is_count(candidate_limit, 1):
+        raise SessionReferenceError("candidateLimit must be a positive integer", INVALID_CONFIG)
+    if not _is_count(max_bytes, 1):
+        raise SessionReferenceError("maxReferenceBytes must be a positive integer", INVALID_CONFIG)
+
+
+def as_target(target: TargetLike) -> Target:
+    """A :class:`Target` from a target, an id, or ``{"id", "cwd"?}``.
+
+    >>> as_target("s"), as_target({"id": "s", "cwd": "/w"})
+    (Target(id='s', cwd=None), Target(id='s', cwd='/w'))
+    """
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, str):
+        return Target(target)
+    try:
+        return msgspec.convert(target, Target)
+    except msgspec.ValidationError as exc:
+        raise SessionReferenceError(f"invalid target: {exc}", INVALID_REFERENCE) from None
+
+
+def as_reference(value: object) -> Reference:
+    """A reference from ``{"sessionId", "label"?}`` (label defaults to the id).
+
+    >>> as_reference({"sessionId": "s"})
+    Reference(session_id='s', label='s')
+    """
+    if isinstance(value, Reference):
+        return value
+    if isinstance(value, Mapping):
+        session_id, label = value.get("sessionId"), value.get("label", value.get("sessionId"))
+        if isinstance(session_id, str) and isinstance(label, str):
+            return Reference(session_id, label)
+    raise SessionReferenceError(
+        "a reference must be an object with a string sessionId and an optional string label",
+        INVALID_REFERENCE,
+    )
+
+
+def distinct_references(
+    target: Target, references: Iterable[object], max_references: int
+) -> list[Reference]:
+    """Check references in order; drop later duplicates (the first label wins).
+
+    >>> refs = [{"sessionId": "a", "label": "A"}, {"sessionId": "a"}, {"sessionId": "b"}]
+    >>> [r.label for r in distinct_references(Target("t"), refs, 3)]
+    ['A', 'b']
+    """
+    kept: dict[str, Reference] = {}
+    for value in references:
+        reference = as_reference(value)
+        if reference.session_id == target.id:
+            raise SessionReferenceError(
+                "a session cannot reference itself", SELF_REFERENCE
+            )
+        kept.setdefault(reference.session_id, reference)
+    if len(kept) > max_references:
+        raise SessionReferenceError(
+            f"at most {max_references} sessions may be referenced at once", TOO_MANY
+        )
+    return list(kept.values())
+
+
+def latest_title(log: SessionLog) -> str | None:
+    """``data.title`` of the last ``session/title`` event, if it is a string."""
+    title: object = None
+    for record in log.records:
+        if record.type == "session/title":
+            title = decode_data(record, _Title).title
+    return title if isinstance(title, str) else None
+
+
+def _check_cancel(cancel: CancelToken | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise SessionReferenceError("session reference preparation was cancelled", CANCELLED)
+
+
+def _read_failed(cause: Exception) -> SessionReferenceError:
+    return SessionReferenceError(f"failed to read referenced session: {cause}", READ_FAILED)
+
+
+def _rank(header: SessionHeader, target: Target) -> int:
+    if header.cwd is None:
+        return 1
+    return 0 if header.cwd == target.cwd else 2
+
+
+class SessionReferenceResolver:
+    """Turns ``@[label](dsh-session:…)`` references into one bounded context message.
+
+    >>> from sessionref.store import MemoryStore
+    >>> resolver = SessionReferenceResolver(MemoryStore([]), max_references=2)
+    >>> resolver.config
+    {'maxReferences': 2, 'candidateLimit': 50, 'maxReferenceBytes': 65536}
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        *,
+        max_references: int = 3,
+        candidate_limit: int = 50,
+        max_reference_bytes: int = 65536,
+    ) -> None:
+        _check_config(max_references, candidate_limit, max_reference_bytes)
+        self.store = store
+        self.max_references = max_references
+        self.candidate_limit = candidate_limit
+        self.max_reference_bytes = max_reference_bytes
+
+    @property
+    def config(self) -> dict[str, int]:
+        """The settings, in their wire names."""
+        return {
+            "maxReferences": self.max_references,
+            "candidateLimit": self.candidate_limit,
+            "maxReferenceBytes": self.max_reference_bytes,
+        }
+
+    def _read(self, session_id: str) -> tuple[SessionLog, list[Unit]]:
+        try:
+            log = self.store.read(session_id)
+            return log, project_units(log.records)
+        except (SessionLogError, OSError, RecursionError, MemoryError) as exc:
+            raise _read_failed(exc) from None
+
+    def read_sources(
+        self, references: Sequence[Reference], cancel: CancelToken | None = None
+    ) -> list[tuple[SessionLog, list[Unit]]]:
+        """Read and project every source once, in parallel; the first failure in order wins."""
+        _check_cancel(cancel)
+        if len(references) == 1:
+            return [self._read(references[0].session_id)]
+        with ThreadPoolExecutor(max_workers=len(references)) as pool:
+            futures = [pool.submit(self._read, ref.session_id) for ref in references]
+            return [future.result() for future in futures]
+
+    def snapshot(
+        self,
+        target: TargetLike,
+        references: Iterable[object],
+        cancel: CancelToken | None = None,
+    ) -> ContextMessage | None:
+        """The context message for ``references`` (``None`` when there are none)."""
+        target = as_target(target)
+        distinct = distinct_references(target, references, self.max_references)
+        if not distinct:
+            return None
+        sources = self.read_sources(distinct, cancel)
+        snapshots: list[SourceSnapshot] = []
+        for reference, (log, units) in zip(distinct, sources):
+            _check_cancel(cancel)
+            snapshots.append(fit_source(log, units, reference.label, self.max_reference_bytes))
+        _check_cancel(cancel)
+        return render(snapshots, str(uuid.uuid4()))
+
+    def prepare(
+        self,
+        target: TargetLike,
+        content: Sequence[Any],
+        references: Iterable[object],
+        cancel: CancelToken | None = None,
+    ) -> PreparedContent:
+        """A deep copy of ``content`` and the context for ``references`` (SPEC §6)."""
+        copied = copy.deepcopy(list(content))
+        return PreparedContent(copied, self.snapshot(target, references, cancel))
+
+    def prepare_direct_messages(
+        self,
+        target: TargetLike,
+        messages: Sequence[JsonObject],
+        placement: Placement = "before",
+        cancel: CancelToken | None = None,
+    ) -> list[JsonObject | ContextMessage]:
+        """Resolve the mentions in direct user messages; each context sits next to its message.
+
+        Every message is parsed before any is prepared; the first failure fails the call.
+        """
+        if placement not in ("before", "after"):
+            raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
+        parsed = [_parse_direct(message) for message in messages]
+        out: list[JsonObject | ContextMessage] = []
+        for message, found in zip(messages, parsed):
+            if found is None:
+                out.append(message)
+                continue
+            content, references = found
+            prepared = self.prepare(target, content, references, cancel)
+            rewritten = {**message, "content": prepared.content}
+            context = prepared.additional_context
+            pair = [rewritten] if context is None else [context, rewritten]
+            out.extend(pair if placement == "before" else pair[::-1])
+        return out
+
+    def _labelled(self, headers: list[SessionHeader]) -> list[tuple[SessionHeader, str]]:
+        def label(header: SessionHeader) -> str:
+            try:
+                return latest_title(self.store.read(header.id)) or header.id
+            except (SessionLogError, OSError, RecursionError):
+                return header.id
+
+        return [(header, label(header)) for header in headers]
+
+    def list_candidates(
+        self, target: TargetLike, query: str = "", limit: int | None = None
+    ) -> list[Candidate]:
+        """Sessions a user may reference: newest first, same project first (SPEC §6)."""
+        return self._candidates(target, query, limit, _candidate)
+
+    def mention_candidates(
+        self, target: TargetLike, query: str = "", limit: int | None = None
+    ) -> list[MentionCandidate]:
+        """:meth:`list_candidates`, each with the mention a user would type."""
+        return self._candidates(target, query, limit, _mention_candidate)
+
+    def _candidates(
+        self,
+        target: TargetLike,
+        query: str,
+        limit: int | None,
+        build: Callable[[SessionHeader, str], T],
+    ) -> list[T]:
+        target = as_target(target)
+        limit = self.candidate_limit if limit is None else limit
+        if not _is_count(limit, 1):
+            raise SessionReferenceError("limit must be a positive integer", INVALID_REFERENCE)
+        headers = [h for h in self.store.headers() if h.id != target.id]
+        headers.sort(key=lambda h: (h.id.casefold(), h.id))
+        headers.sort(key=lambda h: h.created_at, reverse=True)
+        if query:
+            needle = query.lower()
+            labelled = [
+                (header, label)
+                for header, label in self._labelled(headers)
+                if any(needle in text.lower() for text in (header.id, header.cwd or "", label))
+            ]
+            labelled.sort(key=lambda item: _rank(item[0], target))
+        else:
+            headers.sort(key=lambda header: _rank(header, target))
+            labelled = self._labelled(headers[:limit])
+        return [build(header, label) for header, label in labelled[:limit]]
+
+
+def _candidate(header: SessionHeader, label: str) -> Candidate:
+    return Candidate(header.id, label, header.created_at, header.cwd)
+
+
+def _mention_candidate(header: SessionHeader, label: str) -> MentionCandidate:
+    mention = format_session_reference_mention(header.id, label)
+    return MentionCandidate(header.id, label, header.created_at, header.cwd, mention)
+
+
+def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:
+    """A direct user message's content with readable texts and its references, if any."""
+    source = message.get("source")
+    if not isinstance(source, Mapping) or source.get("kind") != "user":
+        return None
+    content: list[Any] = []
+    references: list[Reference] = []
+    for block in message.get("content") or []:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            parsed = parse_session_reference_text(block["text"])
+            references.extend(parsed.references)
+            content.append({"type": "text", "text": parsed.text})
+        else:
+            content.append(block)
+    return (content, references) if references else None

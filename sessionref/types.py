@@ -1,0 +1,83 @@
+"""Public data of sessionref: msgspec structs with the camelCase wire form of the SPEC."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+JsonObject = dict[str, Any]
+
+
+class Target(msgspec.Struct, frozen=True, rename="camel"):
+    """The session a prompt is written in: it never references itself."""
+
+    id: str
+    cwd: str | None = None
+
+
+class TextBlock(msgspec.Struct, frozen=True):
+    """A text content block."""
+
+    text: str
+    type: Literal["text"] = "text"
+
+
+class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
+    """What one referenced source contributed to a context message (SPEC §4–§5)."""
+
+    session_id: str
+    label: str
+    captured_through_seq: int | None
+    compacted: bool
+    original_messages: int
+    retained_messages: int
+    omitted_messages: int
+    omitted_bytes: int
+    truncated: bool
+    input_index: int
+
+
+class ReferenceSource(msgspec.Struct, frozen=True):
+    """``source`` of a context message."""
+
+    references: list[SourceStats]
+    kind: Literal["session-reference"] = "session-reference"
+    form: Literal["recall"] = "recall"
+    version: Literal[1] = 1
+
+
+class ContextMessage(msgspec.Struct, frozen=True):
+    """The user message that carries the snapshots to the model."""
+
+    id: str
+    content: list[TextBlock]
+    source: ReferenceSource
+    role: Literal["user"] = "user"
+
+    @property
+    def prompt(self) -> str:
+        """The prompt text of the message."""
+        return self.content[0].text
+
+
+class PreparedContent(msgspec.Struct, frozen=True, rename="camel"):
+    """``prepare``'s answer: the (copied) content and the context message, if any."""
+
+    content: list[Any]
+    additional_context: ContextMessage | None = None
+
+
+class Candidate(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """A session a user may reference."""
+
+    session_id: str
+    label: str
+    created_at: int | float
+    cwd: str | None = None
+
+
+class MentionCandidate(Candidate, frozen=True):
+    """A :class:`Candidate` with the mention a user would type for it."""
+
+    mention: str = ""
