@@ -118,9 +118,7 @@ def distinct_references(
     for value in references:
         reference = as_reference(value)
         if reference.session_id == target.id:
-            raise SessionReferenceError(
-                "a session cannot reference itself", SELF_REFERENCE
-            )
+            raise SessionReferenceError("a session cannot reference itself", SELF_REFERENCE)
         kept.setdefault(reference.session_id, reference)
     if len(kept) > max_references:
         raise SessionReferenceError(
@@ -216,7 +214,7 @@ class SessionReferenceResolver:
             return None
         sources = self.read_sources(distinct, cancel)
         snapshots: list[SourceSnapshot] = []
-        for reference, (log, units) in zip(distinct, sources):
+        for reference, (log, units) in zip(distinct, sources, strict=True):
             _check_cancel(cancel)
             snapshots.append(fit_source(log, units, reference.label, self.max_reference_bytes))
         _check_cancel(cancel)
@@ -248,7 +246,7 @@ class SessionReferenceResolver:
             raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
         parsed = [_parse_direct(message) for message in messages]
         out: list[JsonObject | ContextMessage] = []
-        for message, found in zip(messages, parsed):
+        for message, found in zip(messages, parsed, strict=True):
             if found is None:
                 out.append(message)
                 continue
@@ -256,8 +254,10 @@ class SessionReferenceResolver:
             prepared = self.prepare(target, content, references, cancel)
             rewritten = {**message, "content": prepared.content}
             context = prepared.additional_context
-            pair = [rewritten] if context is None else [context, rewritten]
-            out.extend(pair if placement == "before" else pair[::-1])
+            pair: list[JsonObject | ContextMessage] = [rewritten]
+            if context is not None:
+                pair.insert(0 if placement == "before" else 1, context)
+            out.extend(pair)
         return out
 
     def _labelled(self, headers: list[SessionHeader]) -> list[tuple[SessionHeader, str]]:

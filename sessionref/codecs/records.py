@@ -126,20 +126,28 @@ def _decode_record_line(line: bytes, number: int) -> LogRecord:
         raise SessionLogError(f"unparsable record on line {number}: {exc}") from None
 
 
-def decode_records(body: bytes | memoryview, first_line_number: int = 2) -> list[LogRecord]:
+def _line_count(body: bytes) -> int:
+    """Lines in ``body``, a last line without its newline included."""
+    return body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
+
+
+def decode_records(body: bytes, first_line_number: int = 2) -> list[LogRecord]:
     """Decode every record line of ``body``; blank lines are skipped.
 
     A final line without its newline that does not parse is a torn write and is dropped; any
-    other line that does not parse raises :class:`SessionLogError`.
+    other line that does not parse raises :class:`SessionLogError`. The whole body is tried
+    at once first; when that fails, or does not give one record per line, it goes line by line.
 
     >>> [r.type for r in decode_records(b'{"type":"a","seq":0}\\n{"type":"b","se')]
     ['a']
     """
     try:
-        return _RECORD_DECODER.decode_lines(body)
+        records = _RECORD_DECODER.decode_lines(body)
+        if len(records) == _line_count(body):
+            return records
     except (msgspec.DecodeError, RecursionError):
         pass
-    lines = bytes(body).split(b"\n")
+    lines = body.split(b"\n")
     last = len(lines) - 1
     records = []
     for index, line in enumerate(lines):
@@ -154,17 +162,14 @@ def decode_records(body: bytes | memoryview, first_line_number: int = 2) -> list
     return records
 
 
-def split_header(buffer: bytes) -> tuple[bytes, memoryview]:
+def split_header(buffer: bytes) -> tuple[bytes, bytes]:
     """The header line and the rest of a decompressed log.
 
-    >>> head, body = split_header(b'{"id":"s"}\\n{"type":"a"}\\n')
-    >>> head, bytes(body)
+    >>> split_header(b'{"id":"s"}\\n{"type":"a"}\\n')
     (b'{"id":"s"}', b'{"type":"a"}\\n')
     """
-    end = buffer.find(b"\n")
-    if end < 0:
-        return buffer, memoryview(b"")
-    return buffer[:end], memoryview(buffer)[end + 1 :]
+    head, _, body = buffer.partition(b"\n")
+    return head, body
 
 
 def decode_data(record: LogRecord, kind: type[T]) -> T:

@@ -65,9 +65,9 @@ def decode_session_reference_uri(uri: str) -> str:
 
     >>> decode_session_reference_uri("dsh-session:InMtYmV0YSI")
     's-beta'
-    >>> decode_session_reference_uri("dsh-session:InMtYmV0YSI=")
+    >>> decode_session_reference_uri("dsh-session:e30")
     Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:InMtYmV0YSI="
+    sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:e30"
     """
     payload = uri[len(SCHEME) :]
     if not uri.startswith(SCHEME) or _PAYLOAD.fullmatch(payload) is None:

@@ -126,12 +126,10 @@ def _apply(surface: _Surface, record: LogRecord) -> None:
 def read_surface(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
     """The events on the current surface, in surface order; the whole log is validated first.
 
-    >>> from sessionref.codecs.records import decode_records
-    >>> log = decode_records(b'''{"type":"user/message","seq":0,"surfaceOp":"append"}
-    ... {"type":"user/message","seq":1,"surfaceOp":"append"}
-    ... {"type":"user/message","seq":2,"surfaceOp":{"op":"replace","start":0,"end":1},"sourceEventSeqs":[0,1]}
-    ... ''')
-    >>> [r.seq for r in read_surface(log)]
+    >>> appended = [LogRecord("user/message", seq=s, surface_op="append") for s in (0, 1)]
+    >>> compaction = LogRecord("user/message", seq=2, surface_op=ReplaceOp(0, 1),
+    ...                        source_event_seqs=[0, 1])
+    >>> [r.seq for r in read_surface([*appended, compaction])]
     [2]
     """
     surface = _Surface()

@@ -1,0 +1,66 @@
+"""Every vector answered by the published package must be answered the same way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from sessionref.conform import answer
+from tests.conftest import load_vectors
+
+VECTORS = load_vectors()
+
+
+def same_answer(have: dict[str, Any], want: dict[str, Any]) -> bool:
+    """Errors match by code; ok values as parsed JSON (SPEC §9)."""
+    if "error" in want:
+        return have.get("error", {}).get("code") == want["error"]["code"]
+    return "ok" in have and have["ok"] == want["ok"]
+
+
+def test_every_op_is_covered() -> None:
+    ops = {vector["case"]["op"] for vector in VECTORS}
+    assert ops == {"encode", "decode", "format", "parse", "prepare", "direct", "candidates"}
+    assert len(VECTORS) == 949
+
+
+@pytest.mark.parametrize(
+    "vector", VECTORS, ids=[f"{v['case']['op']}-{i}" for i, v in enumerate(VECTORS)]
+)
+def test_vector(vector: dict[str, Any]) -> None:
+    have = json.loads(json.dumps(answer(vector["case"])))
+    assert same_answer(have, vector["expect"]), (have, vector["expect"])
+
+
+def test_error_messages_match_where_the_spec_gives_them() -> None:
+    for vector in VECTORS:
+        want = vector["expect"].get("error")
+        if (
+            want
+            and want["code"]
+            in (
+                "SESSION_REFERENCE_INVALID_REFERENCE",
+                "SESSION_REFERENCE_READ_FAILED",
+            )
+            and vector["case"]["op"] in ("decode", "parse", "prepare")
+        ):
+            assert answer(vector["case"])["error"]["message"] == want["message"]
+
+
+def test_conform_command_answers_line_by_line() -> None:
+    cases = [v["case"] for v in VECTORS[:60]]
+    stdin = "".join(json.dumps(case) + "\n" for case in cases)
+    done = subprocess.run(
+        [sys.executable, "-m", "sessionref.cli", "conform"],
+        input=stdin.encode(),
+        capture_output=True,
+        check=True,
+    )
+    lines = done.stdout.decode("utf-8").split("\n")[:-1]
+    assert len(lines) == len(cases)
+    for line, vector in zip(lines, VECTORS[:60], strict=True):
+        assert same_answer(json.loads(line), vector["expect"])
