@@ -1,0 +1,73 @@
+"""Small builders of DSH log events for tests that need one exact shape."""
+
+from __future__ import annotations
+
+from typing import Any
+
+Event = dict[str, Any]
+
+
+def text(value: str) -> dict[str, str]:
+    """A text content block."""
+    return {"type": "text", "text": value}
+
+
+def user(seq: int, body: str, kind: str = "user", op: Any = "append", **extra: Any) -> Event:
+    """A ``user/message`` event with one text block."""
+    source: dict[str, str] = {"kind": kind}
+    if kind == "compact":
+        source = {"kind": "plugin", "plugin": "compact"}
+    data = {"id": f"m{seq}", "role": "user", "content": [text(body)], "source": source}
+    data.update(extra.pop("data", {}))
+    return {"type": "user/message", "seq": seq, "time": seq, "data": data, "surfaceOp": op, **extra}
+
+
+def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
+    """An ``assistant/message`` event with reasoning and one text block."""
+    message = {
+        "id": f"m{seq}",
+        "role": "assistant",
+        "content": [{"type": "reasoning", "text": "hidden"}, text(body)],
+        "source": {"kind": "model"},
+    }
+    return {
+        "type": "assistant/message",
+        "seq": seq,
+        "time": seq,
+        "data": {"turn": 1, "step": 1, "message": message},
+        "surfaceOp": op,
+        **extra,
+    }
+
+
+def tool_result(seq: int, output: str, op: Any = "append", **extra: Any) -> Event:
+    """A ``tool/result`` event."""
+    block = {"type": "tool-result", "toolCallId": "c1", "content": [text(output)]}
+    message = {"id": f"m{seq}", "role": "user", "content": [block], "source": {"kind": "tool"}}
+    return {
+        "type": "tool/result",
+        "seq": seq,
+        "time": seq,
+        "data": {"turn": 1, "step": 1, "message": message},
+        "surfaceOp": op,
+        **extra,
+    }
+
+
+def replace(start: int, end: int) -> dict[str, Any]:
+    """A replace surface op."""
+    return {"op": "replace", "start": start, "end": end}
+
+
+def other(seq: int, kind: str = "turn/start", **extra: Any) -> Event:
+    """An event that is not on the surface."""
+    return {"type": kind, "seq": seq, "time": seq, "data": {"turn": 1}, **extra}
+
+
+def header(session_id: str = "s", created_at: int = 1, cwd: str | None = "/w") -> Event:
+    """A session header."""
+    head: Event = {"type": "session", "version": 0, "id": session_id, "createdAt": created_at}
+    if cwd is not None:
+        head["cwd"] = cwd
+    head["delegationDepth"] = 0
+    return head

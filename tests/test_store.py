@@ -1,0 +1,154 @@
+"""DirectoryStore on fixtures written in the DSH layout, plain and zstd (SPEC §1)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from sessionref import DirectoryStore, SessionReferenceResolver, Target
+from sessionref.cli import main
+from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.testing.store import SessionLog, write_session_store
+from tests.logs import Event, assistant, header, other, user
+
+HOSTILE_IDS = ["..", ".", ".x", "a/b", "a]b\\c", "\ud800x", "id with spaces", "🙂~"]
+
+
+def conversation(session_id: str, created_at: int = 1, cwd: str | None = "/w") -> SessionLog:
+    packed: Event = {
+        "type": "text-chunks",
+        "seq0": 3,
+        "time0": 10,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": [2], "texts": ["Hel", "lo"]},
+    }
+    events = [
+        other(0),
+        user(1, f"question about {session_id} <b>"),
+        other(2, "step/start"),
+        packed,
+        assistant(5, "Hello", sourceEventSeqs=[3, 4]),
+        other(6, "session/title", data={"title": f"title of {session_id}"}),
+    ]
+    return {"header": header(session_id, created_at, cwd), "events": events}
+
+
+def prompt_of(root: Path, session_id: str, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["snapshot", "--root", str(root), encode_session_reference_uri(session_id)]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "zstd"])
+def compress(request: pytest.FixtureRequest) -> bool:
+    return bool(request.param)
+
+
+def test_hostile_ids_round_trip(tmp_path: Path, compress: bool) -> None:
+    logs = [conversation(sid, created_at=i) for i, sid in enumerate(HOSTILE_IDS)]
+    write_session_store(tmp_path, logs, compress=compress)
+    store = DirectoryStore(tmp_path)
+    assert sorted(h.id for h in store.headers()) == sorted(HOSTILE_IDS)
+    for sid in HOSTILE_IDS:
+        log = store.read(sid)
+        assert log.header.id == sid
+        assert len(log.records) == 6
+
+
+def test_plain_and_zstd_print_the_same_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    logs = [conversation(sid) for sid in HOSTILE_IDS]
+    write_session_store(tmp_path / "plain", logs)
+    write_session_store(tmp_path / "zstd", logs, compress=True)
+    for sid in HOSTILE_IDS:
+        plain = prompt_of(tmp_path / "plain", sid, capsys)
+        assert plain == prompt_of(tmp_path / "zstd", sid, capsys)
+        assert "question about" in plain and "\\u003cb>" in plain
+
+
+def _only_file(root: Path) -> Path:
+    (path,) = [p for p in root.rglob("session.jsonl*") if p.is_file()]
+    return path
+
+
+def test_torn_last_line_is_dropped(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")])
+    path = _only_file(tmp_path)
+    with path.open("ab") as log:
+        log.write(b'{"type":"user/message","seq":7,"da')
+    assert len(DirectoryStore(tmp_path).read("s").records) == 6
+
+
+def test_unparsable_middle_line_fails(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")])
+    path = _only_file(tmp_path)
+    lines = path.read_bytes().split(b"\n")
+    lines[3] = b"{not json"
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(SessionLogError, match="line 4"):
+        DirectoryStore(tmp_path).read("s")
+
+
+def test_torn_final_frame_is_dropped(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")], compress=True)
+    path = _only_file(tmp_path)
+    extra = zstandard.ZstdCompressor().compress(b'{"type":"turn/end","seq":7}\n')
+    path.write_bytes(path.read_bytes() + extra[:-4])
+    assert len(DirectoryStore(tmp_path).read("s").records) == 6
+    path.write_bytes(path.read_bytes() + extra[-4:])
+    assert DirectoryStore(tmp_path).read("s").records[-1].type == "turn/end"
+
+
+def test_damaged_complete_frame_fails(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")], compress=True)
+    path = _only_file(tmp_path)
+    data = path.read_bytes()
+    second = data.index(b"\x28\xb5\x2f\xfd", 4)
+    damaged = data[: second + 4] + b"\xff" * 6 + data[second + 10 :]
+    path.write_bytes(damaged)
+    with pytest.raises(SessionReferenceError) as caught:
+        SessionReferenceResolver(DirectoryStore(tmp_path)).snapshot("t", [{"sessionId": "s"}])
+    assert caught.value.code == READ_FAILED
+    assert caught.value.message.startswith("failed to read referenced session: ")
+
+
+def test_listing_reads_headers_only(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("good"), conversation("bad", created_at=2)])
+    bad = next(p for p in tmp_path.rglob("session.jsonl") if p.parent.name == "bad")
+    bad.write_bytes(bad.read_bytes().split(b"\n")[0] + b"\ngarbage\nmore garbage\n")
+    resolver = SessionReferenceResolver(DirectoryStore(tmp_path))
+    found = resolver.list_candidates(Target("t", "/w"))
+    assert [(c.session_id, c.label) for c in found] == [("bad", "bad"), ("good", "title of good")]
+
+
+def test_header_is_trusted_not_the_path(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("real")])
+    path = _only_file(tmp_path)
+    path.parent.rename(path.parent.with_name("renamed"))
+    assert DirectoryStore(tmp_path).read("real").header.id == "real"
+
+
+def test_dot_directories_are_found(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation(".hidden", cwd="/.config")])
+    assert [h.id for h in DirectoryStore(tmp_path).headers()] == [".hidden"]
+
+
+def test_links_out_of_the_root_are_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    write_session_store(outside, [conversation("secret")])
+    root = tmp_path / "root"
+    (root / "--w--").mkdir(parents=True)
+    os.symlink(_only_file(outside).parent, root / "--w--" / "secret")
+    store = DirectoryStore(root)
+    assert store.headers() == []
+    with pytest.raises(SessionLogError, match="not found"):
+        store.read("secret")
+
+
+def test_missing_session_message(tmp_path: Path) -> None:
+    with pytest.raises(SessionReferenceError) as caught:
+        SessionReferenceResolver(DirectoryStore(tmp_path)).snapshot("t", [{"sessionId": "x"}])
+    assert caught.value.message == 'failed to read referenced session: session "x" not found'
