@@ -1,0 +1,55 @@
+"""Hypothesis strategies and reference helpers for property-testing against ``sessionref``.
+
+Importable without pytest; needs ``hypothesis`` (the ``test`` extra).
+
+>>> from hypothesis import given, settings
+>>> from sessionref.testing import session_logs, projected_units
+>>> @settings(max_examples=20)
+... @given(session_logs(max_turns=1))
+... def test_units_are_non_empty(log):
+...     assert all(unit["text"] for unit in projected_units(log))
+>>> test_units_are_non_empty()
+"""
+
+from sessionref.testing._js import js_normalize, js_stringify
+from sessionref.testing.logs import session_logs, session_stores
+from sessionref.testing.reference import Unit, current_surface, expand_records, projected_units
+from sessionref.testing.store import (
+    SessionLog,
+    encode_session_id,
+    project_dir_name,
+    session_file_path,
+    session_log_lines,
+    write_session_store,
+)
+from sessionref.testing.strategies import (
+    INTERESTING_FRAGMENTS,
+    MentionSample,
+    js_strings,
+    mention_texts,
+    session_ids,
+    well_formed_mention_texts,
+)
+
+__all__ = [
+    "INTERESTING_FRAGMENTS",
+    "MentionSample",
+    "SessionLog",
+    "Unit",
+    "current_surface",
+    "encode_session_id",
+    "expand_records",
+    "js_normalize",
+    "js_stringify",
+    "js_strings",
+    "mention_texts",
+    "project_dir_name",
+    "projected_units",
+    "session_file_path",
+    "session_ids",
+    "session_log_lines",
+    "session_logs",
+    "session_stores",
+    "well_formed_mention_texts",
+    "write_session_store",
+]

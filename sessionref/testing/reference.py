@@ -1,0 +1,201 @@
+"""A slow, obvious reference for reading one session log (SPEC §1 to §3).
+
+Written straight from the contract and independently of the library core, so property tests can
+compare the library's pipeline against it.
+
+>>> log = {"header": {"version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0},
+...        "events": [
+...     {"type": "user/message", "seq": 0, "time": 0, "surfaceOp": "append", "data": {
+...         "id": "m0", "role": "user", "source": {"kind": "user"},
+...         "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": "there"}]}},
+...     {"type": "text-chunks", "seq0": 1, "time0": 5,
+...      "data": {"turn": 1, "step": 1, "index": 0, "dt": [2], "texts": ["he", "llo"]}}]}
+>>> projected_units(log)
+[{'role': 'user', 'text': 'hi\\nthere', 'checkpoint': False}]
+>>> [(e["seq"], e["time"], e["data"]["chunk"]["text"]) for e in expand_records(log["events"])[1:]]
+[(1, 5, 'he'), (2, 7, 'llo')]
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from sessionref.testing._js import js_normalize
+from sessionref.testing.store import SessionLog
+
+__all__ = ["Unit", "current_surface", "expand_records", "projected_units"]
+
+Event = dict[str, Any]
+
+_PACKED = {"text-chunks": ("texts", "text-delta"), "reasoning-chunks": ("texts", "reasoning-delta"),
+           "tool-call-chunks": ("args", "tool-call-delta")}
+_SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
+
+
+class Unit(TypedDict):
+    """One projected conversation item (SPEC §3)."""
+
+    role: str
+    text: str
+    checkpoint: bool
+
+
+def _packed_chunk(kind: str, data: dict[str, Any], item: str) -> dict[str, Any]:
+    if kind != "tool-call-delta":
+        return {"type": kind, "index": data["index"], "text": item}
+    chunk = {"type": kind, "index": data["index"], "id": data.get("id")}
+    if "name" in data:
+        chunk["name"] = data["name"]
+    chunk["argumentsDelta"] = item
+    return chunk
+
+
+def _expand_row(row: dict[str, Any]) -> list[Event]:
+    items_key, kind = _PACKED[row["type"]]
+    data = row["data"]
+    events, time = [], row["time0"]
+    for k, item in enumerate(data[items_key]):
+        time += data["dt"][k - 1] if k else 0
+        events.append({"type": "assistant/chunk", "seq": row["seq0"] + k, "time": time,
+                       "data": {"turn": data["turn"], "step": data["step"],
+                                "chunk": _packed_chunk(kind, data, item)}})
+    return events
+
+
+def expand_records(records: list[dict[str, Any]]) -> list[Event]:
+    """Storage records → events: packed chunk rows become ``assistant/chunk`` events.
+
+    Raises ``ValueError`` unless ``events[i]["seq"] == i`` afterwards.
+
+    >>> row = {"type": "tool-call-chunks", "seq0": 0, "time0": 10,
+    ...        "data": {"turn": 1, "step": 1, "index": 2, "dt": [3], "args": ["{", "}"],
+    ...                 "id": "c1", "name": "bash"}}
+    >>> second = expand_records([row])[1]
+    >>> second["seq"], second["time"], second["data"]["chunk"]["argumentsDelta"]
+    (1, 13, '}')
+    >>> second["data"]["chunk"]["id"], second["data"]["chunk"]["name"]
+    ('c1', 'bash')
+    """
+    events: list[Event] = []
+    for record in records:
+        events += _expand_row(record) if record.get("type") in _PACKED else [record]
+    for index, event in enumerate(events):
+        if event.get("seq") != index:
+            raise ValueError(f"seq gap: event {index} has seq {event.get('seq')!r}")
+    return events
+
+
+def _is_seq_list(value: object) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value)
+
+
+def _check_sources(event: Event) -> None:
+    if "sourceEventSeqs" not in event:
+        return
+    sources = event["sourceEventSeqs"]
+    if not _is_seq_list(sources) or len(set(sources)) != len(sources):
+        raise ValueError(f"seq {event['seq']}: bad sourceEventSeqs")
+    if any(s >= event["seq"] for s in sources):
+        raise ValueError(f"seq {event['seq']}: sourceEventSeqs must precede the event")
+    if not sources and event["type"] != "assistant/message":
+        raise ValueError(f"seq {event['seq']}: empty sourceEventSeqs")
+
+
+def _without_output(data: dict[str, Any]) -> dict[str, Any]:
+    try:
+        message = dict(data["message"])
+        first = dict(message["content"][0])
+    except (KeyError, IndexError, TypeError) as error:
+        raise ValueError(f"tool/result without message.content[0]: {error!r}") from error
+    first.pop("content", None)
+    message["content"] = [first, *message["content"][1:]]
+    return {**data, "message": message}
+
+
+def _check_prune(event: Event, replaced: list[Event]) -> None:
+    if len(replaced) != 1 or replaced[0]["type"] != "tool/result":
+        raise ValueError(f"seq {event['seq']}: a tool/result must replace one tool/result")
+    if _without_output(event["data"]) != _without_output(replaced[0]["data"]):
+        raise ValueError(f"seq {event['seq']}: a prune may only change content[0].content")
+
+
+def _replace(surface: list[int], event: Event, events: list[Event]) -> None:
+    op = event["surfaceOp"]
+    if not isinstance(op, dict) or op.get("op") != "replace":
+        raise ValueError(f"seq {event['seq']}: bad surfaceOp {op!r}")
+    if op.get("start") not in surface or op.get("end") not in surface:
+        raise ValueError(f"seq {event['seq']}: replace range not on the surface")
+    first, last = surface.index(op["start"]), surface.index(op["end"])
+    if first > last:
+        raise ValueError(f"seq {event['seq']}: replace start after end")
+    replaced = surface[first:last + 1]
+    if not set(replaced) <= set(event.get("sourceEventSeqs", [])):
+        raise ValueError(f"seq {event['seq']}: sourceEventSeqs must list the replaced nodes")
+    if event["type"] == "tool/result":
+        _check_prune(event, [events[seq] for seq in replaced])
+    surface[first:last + 1] = [event["seq"]]
+
+
+def current_surface(events: list[Event]) -> list[int]:
+    """Fold expanded events into the current surface (SPEC §2), checking every rule on the way.
+
+    Raises ``ValueError`` on any violation.
+
+    >>> ev = lambda seq, op: {"type": "user/message", "seq": seq, "surfaceOp": op, "data": {}}
+    >>> current_surface([ev(0, "append"), ev(1, "append"), ev(2, "append"),
+    ...                  {**ev(3, {"op": "replace", "start": 0, "end": 1}),
+    ...                   "sourceEventSeqs": [0, 1]}])
+    [3, 2]
+    """
+    surface: list[int] = []
+    for event in events:
+        _check_sources(event)
+        if event["type"] not in _SURFACE_TYPES:
+            if "surfaceOp" in event:
+                raise ValueError(f"seq {event['seq']}: surfaceOp on {event['type']}")
+        elif event.get("surfaceOp") == "append":
+            surface.append(event["seq"])
+        else:
+            _replace(surface, event, events)
+    return surface
+
+
+def _text(blocks: list[dict[str, Any]]) -> str:
+    return js_normalize("\n".join(b["text"] for b in blocks if b.get("type") == "text"))
+
+
+def _unit(event: Event) -> Unit | None:
+    if event["type"] == "assistant/message":
+        role, checkpoint, blocks = "assistant", False, event["data"]["message"]["content"]
+    elif event["type"] == "user/message":
+        data = event["data"]
+        source = data.get("source") or {}
+        checkpoint = source.get("kind") == "plugin" and source.get("plugin") == "compact"
+        if not checkpoint and source.get("kind") != "user":
+            return None
+        display = data.get("display")
+        role = "user"
+        blocks = display if not checkpoint and isinstance(display, list) else data["content"]
+    else:
+        return None
+    text = _text(blocks)
+    return {"role": role, "text": text, "checkpoint": checkpoint} if text else None
+
+
+def projected_units(log: SessionLog) -> list[Unit]:
+    """The units ``[{role, text, checkpoint}]`` a snapshot of this valid log is built from.
+
+    Expands packed rows, folds the current surface, then keeps direct prompts (their ``display``
+    when present), compact checkpoints and assistant messages with non-empty text (SPEC §3).
+    Raises ``ValueError`` if the log breaks a rule of SPEC §1 or §2.
+
+    Example::
+
+        @given(session_logs())
+        def test_pipeline_projection(log):
+            assert my_library.project(log) == projected_units(log)
+    """
+    events = expand_records(log["events"])
+    units = (_unit(events[seq]) for seq in current_surface(events))
+    return [unit for unit in units if unit is not None]
