@@ -13,12 +13,11 @@ from typing import BinaryIO
 
 from sessionref import conform
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
+from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.store import DirectoryStore
-from sessionref.codecs.uri import Reference
-from sessionref.types import Candidate, MentionCandidate, Target
+from sessionref.types import Candidate, ContextMessage, MentionCandidate, Target
 
 SAMPLE_TARGET = "sample-new-session"
 SAMPLE_CWD = "/home/dev/payments-api"
@@ -59,22 +58,22 @@ def _resolver(args: argparse.Namespace, root: str | Path) -> SessionReferenceRes
     )
 
 
-def _snapshot(args: argparse.Namespace, root: str | Path, target: Target) -> int:
+def _snapshot(args: argparse.Namespace, root: str | Path, target: Target) -> ContextMessage | None:
+    """Print the context for ``args.sessions`` (the prompt, or with ``--json`` the message)."""
     resolver = _resolver(args, root)
     context = resolver.snapshot(target, _references(args.sessions, args.label or []))
-    if context is None:
-        return 0
-    if args.json:
+    if context is not None and args.json:
         _out().write(js_json(context) + b"\n")
-    else:
+    elif context is not None:
         _write_text(context.prompt + "\n")
-    return 0
+    return context
 
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """Print the prompt of a context message for the named sessions."""
     target = Target(session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}")
-    return _snapshot(args, args.root, target)
+    _snapshot(args, args.root, target)
+    return 0
 
 
 def _candidate_line(candidate: Candidate) -> str:
@@ -113,7 +112,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.sessions = [candidate.session_id for candidate in found[:2]]
     args.label = [candidate.label for candidate in found[:2]]
     _write_text(f"\nSnapshot of the first two, within {args.max_bytes} bytes each:\n\n")
-    return _snapshot(args, root, target)
+    context = _snapshot(args, root, target)
+    for stats in context.source.references if context is not None else []:
+        _write_text(
+            f"\n{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
+            f"messages, omitted {stats.omitted_bytes} bytes"
+            f"{', compacted' if stats.compacted else ''}"
+        )
+    _write_text("\n")
+    return 0
 
 
 def cmd_conform(args: argparse.Namespace) -> int:

@@ -82,7 +82,7 @@ class DirectoryStore:
     def __init__(
         self, root: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
     ) -> None:
-        self.root = Path(root)
+        self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
         self._paths: dict[str, Path] = {}
         self._lock = threading.Lock()
