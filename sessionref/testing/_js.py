@@ -2,17 +2,19 @@
 
 A JavaScript string is a sequence of UTF-16 code units. In Python we model it as a ``str`` whose
 astral characters are single code points and whose *lone* surrogates (U+D800 to U+DFFF not part of a
-pair) are surrogate code points. Written independently of the library core on purpose: these
-helpers are the oracle the core is tested against.
+pair) are surrogate code points. Strings are escaped by the library's codecs; what this adds is
+JavaScript's number formatting, so fixtures are written exactly as DSH writes them.
 """
 
 from __future__ import annotations
 
 import base64
 import math
-import re
-import struct
 from decimal import Decimal
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsstring import combine_surrogate_pairs as js_normalize
+from sessionref.codecs.uri import encode_session_reference_uri, format_session_reference_mention
 
 __all__ = [
     "b64url_nopad",
@@ -20,47 +22,11 @@ __all__ = [
     "js_stringify",
     "mention",
     "session_uri",
-    "utf16_units",
 ]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_NEEDS_ESCAPE = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
-_SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r",
-                  "\t": "\\t"}
-
-
-def js_normalize(text: str) -> str:
-    """Combine every adjacent high+low surrogate code point pair into its astral character.
-
-    JavaScript cannot tell the two apart, so after this a ``str`` has one spelling per JS string.
-
-    >>> js_normalize("\\ud83d\\ude42") == "\\U0001f642"
-    True
-    >>> js_normalize("\\ude42\\ud83d") == "\\ude42\\ud83d"  # wrong order: two lone surrogates
-    True
-    """
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-def utf16_units(text: str) -> list[int]:
-    """The UTF-16 code units of a JavaScript string.
-
-    >>> utf16_units("a\\U0001f642\\ud800")
-    [97, 55357, 56898, 55296]
-    """
-    data = text.encode("utf-16-le", "surrogatepass")
-    return list(struct.unpack(f"<{len(data) // 2}H", data))
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    char = match.group()
-    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}"
 
 
 def _js_string(text: str) -> str:
-    return '"' + _NEEDS_ESCAPE.sub(_escape_char, js_normalize(text)) + '"'
+    return js_json(text).decode("utf-8")
 
 
 def _js_number(value: float) -> str:
@@ -102,8 +68,11 @@ def js_stringify(value: object) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(js_stringify(item) for item in value) + "]"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{_js_string(str(k))}:{js_stringify(v)}"
-                              for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ",".join(f"{_js_string(str(k))}:{js_stringify(v)}" for k, v in value.items())
+            + "}"
+        )
     raise TypeError(f"not JSON-serializable: {type(value).__name__}")
 
 
@@ -116,23 +85,5 @@ def b64url_nopad(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
 
 
-def session_uri(session_id: str) -> str:
-    """``"dsh-session:" + base64url_nopad(utf8(JSON.stringify(id)))`` (SPEC §7).
-
-    >>> session_uri("s-alpha")
-    'dsh-session:InMtYWxwaGEi'
-    >>> session_uri("\\ud800x")
-    'dsh-session:Ilx1ZDgwMHgi'
-    """
-    return "dsh-session:" + b64url_nopad(js_stringify(session_id).encode("utf-8"))
-
-
-def mention(session_id: str, label: str | None = None) -> str:
-    """The mention ``@[label](uri)``, label defaulting to the id, ``\\`` and ``]`` escaped.
-
-    >>> mention("a", "x]y\\\\")
-    '@[x\\\\]y\\\\\\\\](dsh-session:ImEi)'
-    """
-    shown = session_id if label is None else label
-    escaped = shown.replace("\\", "\\\\").replace("]", "\\]")
-    return f"@[{escaped}]({session_uri(session_id)})"
+session_uri = encode_session_reference_uri
+mention = format_session_reference_mention

@@ -23,8 +23,11 @@ Record = dict[str, Any]
 Block = dict[str, Any]
 
 _START_TIME = 1_700_000_000_000
-_PACKED_TYPE = {"text": "text-chunks", "reasoning": "reasoning-chunks",
-                "tool-call": "tool-call-chunks"}
+_PACKED_TYPE = {
+    "text": "text-chunks",
+    "reasoning": "reasoning-chunks",
+    "tool-call": "tool-call-chunks",
+}
 _DELTA_TYPE = {"text": "text-delta", "reasoning": "reasoning-delta", "tool-call": "tool-call-delta"}
 _MODEL_SOURCE = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
 _INJECTED_SOURCES: tuple[dict[str, Any], ...] = (
@@ -80,18 +83,19 @@ class _Builder:
 
     def replace(self, kind: str, data: dict[str, Any], first: int, last: int) -> Record:
         """Emit a surface event replacing surface positions ``first..last`` (inclusive)."""
-        replaced = self.surface[first:last + 1]
+        replaced = self.surface[first : last + 1]
         record = self.emit(kind, data)
         record["surfaceOp"] = {"op": "replace", "start": replaced[0], "end": replaced[-1]}
         record["sourceEventSeqs"] = list(replaced)
         for seq in replaced:
             del self.on_surface[seq]
-        self.surface[first:last + 1] = [record["seq"]]
+        self.surface[first : last + 1] = [record["seq"]]
         self.on_surface[record["seq"]] = record
         return record
 
-    def chunk_run(self, kind: str, head: dict[str, Any], pieces: list[str], packed: bool,
-                  call: dict[str, Any]) -> list[int]:
+    def chunk_run(
+        self, kind: str, head: dict[str, Any], pieces: list[str], packed: bool, call: dict[str, Any]
+    ) -> list[int]:
         """Emit deltas of one content block, as one packed row or as single chunk events."""
         if packed:
             return self._packed_row(kind, head, pieces, call)
@@ -99,18 +103,23 @@ class _Builder:
         for piece in pieces:
             chunk = {"type": _DELTA_TYPE[kind], "index": head["index"], **call}
             chunk["argumentsDelta" if kind == "tool-call" else "text"] = piece
-            seqs.append(self.emit("assistant/chunk", {"turn": head["turn"], "step": head["step"],
-                                                      "chunk": chunk})["seq"])
+            seqs.append(
+                self.emit(
+                    "assistant/chunk", {"turn": head["turn"], "step": head["step"], "chunk": chunk}
+                )["seq"]
+            )
             call.pop("name", None)
         return seqs
 
-    def _packed_row(self, kind: str, head: dict[str, Any], pieces: list[str],
-                    call: dict[str, Any]) -> list[int]:
+    def _packed_row(
+        self, kind: str, head: dict[str, Any], pieces: list[str], call: dict[str, Any]
+    ) -> list[int]:
         seq0, time0 = self.next_seq, self._tick()
         dt = [self.rng.randint(0, 30) for _ in pieces[1:]]
         data = {**head, "dt": dt, ("args" if kind == "tool-call" else "texts"): pieces, **call}
-        self.records.append({"type": _PACKED_TYPE[kind], "seq0": seq0, "time0": time0,
-                             "data": data})
+        self.records.append(
+            {"type": _PACKED_TYPE[kind], "seq0": seq0, "time0": time0, "data": data}
+        )
         call.pop("name", None)
         self.next_seq += len(pieces)
         self.time = time0 + sum(dt)
@@ -126,10 +135,12 @@ def _text_blocks(draw: st.DrawFn, texts: st.SearchStrategy[str], max_size: int) 
 
 def _prompt_blocks(draw: st.DrawFn, limits: _Limits) -> list[Block]:
     """Blocks of a direct prompt: mostly text, sometimes an image or an unknown block type."""
-    other = st.sampled_from([
-        {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="},
-        {"type": "x-unknown", "text": "not a text block"},
-    ]).map(copy.deepcopy)
+    other = st.sampled_from(
+        [
+            {"type": "image", "mediaType": "image/png", "data": "iVBORw0KGgo="},
+            {"type": "x-unknown", "text": "not a text block"},
+        ]
+    ).map(copy.deepcopy)
     text = limits.prompts.map(lambda t: {"type": "text", "text": t})
     return draw(st.lists(st.one_of(text, text, other), min_size=1, max_size=3))
 
@@ -137,18 +148,26 @@ def _prompt_blocks(draw: st.DrawFn, limits: _Limits) -> list[Block]:
 def _injected_context(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
     source = copy.deepcopy(draw(st.sampled_from(_INJECTED_SOURCES)))
     content = _text_blocks(draw, limits.texts, 2)
-    b.append("user/message", {"id": b.message_id(), "role": "user", "content": content,
-                              "source": source})
+    b.append(
+        "user/message", {"id": b.message_id(), "role": "user", "content": content, "source": source}
+    )
 
 
 def _user_prompt(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
     """A direct prompt; with ``display`` its ``content`` holds solidified context first."""
     shown = _prompt_blocks(draw, limits)
-    data: dict[str, Any] = {"id": b.message_id(), "role": "user", "content": shown,
-                            "source": {"kind": "user"}}
+    data: dict[str, Any] = {
+        "id": b.message_id(),
+        "role": "user",
+        "content": shown,
+        "source": {"kind": "user"},
+    }
     if draw(st.integers(0, 3)) == 0:
-        context = "## Referenced sessions\n\n<referenced-sessions>\n" + \
-            draw(limits.texts) + "\n</referenced-sessions>"
+        context = (
+            "## Referenced sessions\n\n<referenced-sessions>\n"
+            + draw(limits.texts)
+            + "\n</referenced-sessions>"
+        )
         data["content"] = [{"type": "text", "text": context}, *copy.deepcopy(shown)]
         data["display"] = shown
     b.append("user/message", data)
@@ -158,8 +177,14 @@ def _block_pieces(draw: st.DrawFn, limits: _Limits) -> list[str]:
     return draw(st.lists(limits.texts, max_size=limits.max_chunks))
 
 
-def _stream_block(draw: st.DrawFn, b: _Builder, kind: str, head: dict[str, Any],
-                  pieces: list[str], call: dict[str, Any]) -> list[int]:
+def _stream_block(
+    draw: st.DrawFn,
+    b: _Builder,
+    kind: str,
+    head: dict[str, Any],
+    pieces: list[str],
+    call: dict[str, Any],
+) -> list[int]:
     """Emit the deltas of one block split into runs, each packed or not."""
     seqs: list[int] = []
     rest = pieces
@@ -170,11 +195,15 @@ def _stream_block(draw: st.DrawFn, b: _Builder, kind: str, head: dict[str, Any],
     return seqs
 
 
-def _assistant_blocks(draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int,
-                      step: int) -> tuple[list[Block], list[int]]:
+def _assistant_blocks(
+    draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int, step: int
+) -> tuple[list[Block], list[int]]:
     """Stream and assemble the content of one assistant message; returns (blocks, chunk seqs)."""
-    kinds = (["reasoning"] if draw(st.booleans()) else []) + \
-        ["text"] * draw(st.integers(0, 2)) + ["tool-call"] * draw(st.integers(0, 2))
+    kinds = (
+        (["reasoning"] if draw(st.booleans()) else [])
+        + ["text"] * draw(st.integers(0, 2))
+        + ["tool-call"] * draw(st.integers(0, 2))
+    )
     blocks: list[Block] = []
     seqs: list[int] = []
     for index, kind in enumerate(kinds):
@@ -191,22 +220,38 @@ def _assistant_blocks(draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int,
     return blocks, seqs
 
 
-def _tool_round(draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int, step: int,
-                call: Block) -> None:
-    b.emit("tool/call", {"turn": turn, "step": step, "callId": call["id"], "name": call["name"],
-                         "arguments": call["arguments"]})
+def _tool_round(
+    draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int, step: int, call: Block
+) -> None:
+    b.emit(
+        "tool/call",
+        {
+            "turn": turn,
+            "step": step,
+            "callId": call["id"],
+            "name": call["name"],
+            "arguments": call["arguments"],
+        },
+    )
     output = [{"type": "text", "text": draw(limits.texts)}]
-    message = {"id": b.message_id(), "role": "user",
-               "content": [{"type": "tool-result", "toolCallId": call["id"], "content": output}],
-               "source": {"kind": "tool", "callId": call["id"]}}
+    message = {
+        "id": b.message_id(),
+        "role": "user",
+        "content": [{"type": "tool-result", "toolCallId": call["id"], "content": output}],
+        "source": {"kind": "tool", "callId": call["id"]},
+    }
     b.append("tool/result", {"turn": turn, "step": step, "message": message})
 
 
 def _step(draw: st.DrawFn, b: _Builder, limits: _Limits, turn: int, step: int) -> None:
     b.emit("step/start", {"turn": turn, "step": step})
     blocks, seqs = _assistant_blocks(draw, b, limits, turn, step)
-    message = {"id": b.message_id(), "role": "assistant", "content": blocks,
-               "source": dict(_MODEL_SOURCE)}
+    message = {
+        "id": b.message_id(),
+        "role": "assistant",
+        "content": blocks,
+        "source": dict(_MODEL_SOURCE),
+    }
     keep_empty = draw(st.booleans())
     sources = seqs if seqs or keep_empty else None
     b.append("assistant/message", {"turn": turn, "step": step, "message": message}, sources)
@@ -234,18 +279,33 @@ def _compaction(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
     last = draw(st.integers(first, len(b.surface) - 1))
     cid = f"cmp-{b.rng.randrange(10**9)}"
     summary = draw(limits.texts)
-    shadowed = b.surface[first:last + 1]
+    shadowed = b.surface[first : last + 1]
     b.emit("compaction/start", {"compactionId": cid, "turn": None})
-    b.emit("compaction/summary", {
-        "compactionId": cid, "summary": [{"type": "text", "text": summary}],
-        "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
-        "shadowedSeqs": list(shadowed), "shadowedTokenCount": b.rng.randint(1, 5000),
-        "provider": "deepseek", "model": "deepseek-chat", "rawOutput": summary})
+    b.emit(
+        "compaction/summary",
+        {
+            "compactionId": cid,
+            "summary": [{"type": "text", "text": summary}],
+            "shadowedRange": {"start": shadowed[0], "end": shadowed[-1]},
+            "shadowedSeqs": list(shadowed),
+            "shadowedTokenCount": b.rng.randint(1, 5000),
+            "provider": "deepseek",
+            "model": "deepseek-chat",
+            "rawOutput": summary,
+        },
+    )
     text = f"<compacted-summary>{summary}</compacted-summary>"
-    b.replace("user/message", {"id": b.message_id(), "role": "user",
-                               "content": [{"type": "text", "text": text}],
-                               "source": {"kind": "plugin", "plugin": "compact",
-                                          "compactionId": cid}}, first, last)
+    b.replace(
+        "user/message",
+        {
+            "id": b.message_id(),
+            "role": "user",
+            "content": [{"type": "text", "text": text}],
+            "source": {"kind": "plugin", "plugin": "compact", "compactionId": cid},
+        },
+        first,
+        last,
+    )
     b.emit("compaction/end", {"compactionId": cid, "turn": None})
 
 
@@ -256,8 +316,14 @@ def _prune(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
         return
     position = draw(st.sampled_from(results))
     seq = b.surface[position]
-    b.emit("compaction/prune", {"shadowedRange": {"start": seq, "end": seq}, "shadowedSeqs": [seq],
-                                "shadowedTokenCount": b.rng.randint(1, 500)})
+    b.emit(
+        "compaction/prune",
+        {
+            "shadowedRange": {"start": seq, "end": seq},
+            "shadowedSeqs": [seq],
+            "shadowedTokenCount": b.rng.randint(1, 500),
+        },
+    )
     data = copy.deepcopy(b.on_surface[seq]["data"])
     pruned = draw(st.just("[pruned]") | limits.texts)
     data["message"]["content"][0]["content"] = [{"type": "text", "text": pruned}]
@@ -266,18 +332,24 @@ def _prune(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
 
 def _title(draw: st.DrawFn, b: _Builder, limits: _Limits) -> None:
     source = draw(st.sampled_from(["fallback", "model"]))
-    b.emit("session/title", {"title": draw(limits.texts), "messageSeqs": b.surface[:1],
-                             "source": {"kind": source}})
+    b.emit(
+        "session/title",
+        {"title": draw(limits.texts), "messageSeqs": b.surface[:1], "source": {"kind": source}},
+    )
 
 
 _BETWEEN_TURNS = (_title, _compaction, _prune)
 
 
-def _header(draw: st.DrawFn, ids: st.SearchStrategy[str],
-            cwds: st.SearchStrategy[str | None]) -> dict[str, Any]:
-    header: dict[str, Any] = {"version": 0, "id": draw(ids),
-                              "createdAt": draw(st.integers(1_600_000_000_000, 1_800_000_000_000)),
-                              "delegationDepth": 0}
+def _header(
+    draw: st.DrawFn, ids: st.SearchStrategy[str], cwds: st.SearchStrategy[str | None]
+) -> dict[str, Any]:
+    header: dict[str, Any] = {
+        "version": 0,
+        "id": draw(ids),
+        "createdAt": draw(st.integers(1_600_000_000_000, 1_800_000_000_000)),
+        "delegationDepth": 0,
+    }
     cwd = draw(cwds)
     if cwd is not None:
         header["cwd"] = cwd
@@ -285,9 +357,13 @@ def _header(draw: st.DrawFn, ids: st.SearchStrategy[str],
 
 
 @st.composite
-def _session_logs(draw: st.DrawFn, ids: st.SearchStrategy[str],
-                  cwds: st.SearchStrategy[str | None], limits: _Limits,
-                  allow_incomplete: bool) -> SessionLog:
+def _session_logs(
+    draw: st.DrawFn,
+    ids: st.SearchStrategy[str],
+    cwds: st.SearchStrategy[str | None],
+    limits: _Limits,
+    allow_incomplete: bool,
+) -> SessionLog:
     header = _header(draw, ids, cwds)
     # Uniform noise (times, ids, truncation), free of Hypothesis' bias towards edge values.
     b = _Builder(random.Random(draw(st.integers(0, 2**32 - 1))))
@@ -303,15 +379,20 @@ def _maybe_cut(b: _Builder, allow_incomplete: bool) -> list[Record]:
     roll = b.rng.random()
     if not allow_incomplete or not b.records or roll >= 0.15:
         return b.records
-    return [] if roll < 0.05 else b.records[:b.rng.randrange(len(b.records))]
+    return [] if roll < 0.05 else b.records[: b.rng.randrange(len(b.records))]
 
 
-def session_logs(*, ids: st.SearchStrategy[str] | None = None,
-                 cwds: st.SearchStrategy[str | None] | None = None,
-                 texts: st.SearchStrategy[str] | None = None,
-                 min_turns: int = 1, max_turns: int = 3, max_steps: int = 2,
-                 max_chunks: int = 3,
-                 allow_incomplete: bool = True) -> st.SearchStrategy[SessionLog]:
+def session_logs(
+    *,
+    ids: st.SearchStrategy[str] | None = None,
+    cwds: st.SearchStrategy[str | None] | None = None,
+    texts: st.SearchStrategy[str] | None = None,
+    min_turns: int = 1,
+    max_turns: int = 3,
+    max_steps: int = 2,
+    max_chunks: int = 3,
+    allow_incomplete: bool = True,
+) -> st.SearchStrategy[SessionLog]:
     """Valid session logs ``{"header", "events"}`` whose events are storage records (SPEC §1, §9).
 
     Turns hold injected context (``plugin``, ``goal``, ``session-reference``), a direct prompt
@@ -334,17 +415,23 @@ def session_logs(*, ids: st.SearchStrategy[str] | None = None,
     >>> test_seqs_are_contiguous()
     """
     text_strategy = js_strings(max_size=12) if texts is None else texts
-    limits = _Limits(texts=text_strategy,
-                     prompts=st.one_of(text_strategy, mention_texts(max_parts=3)),
-                     min_turns=min_turns, max_turns=max(min_turns, max_turns),
-                     max_steps=max(1, max_steps), max_chunks=max_chunks)
+    limits = _Limits(
+        texts=text_strategy,
+        prompts=st.one_of(text_strategy, mention_texts(max_parts=3)),
+        min_turns=min_turns,
+        max_turns=max(min_turns, max_turns),
+        max_steps=max(1, max_steps),
+        max_chunks=max_chunks,
+    )
     cwd_strategy = (st.none() | st.sampled_from(_CWDS)) if cwds is None else cwds
-    return _session_logs(session_ids() if ids is None else ids, cwd_strategy, limits,
-                         allow_incomplete)
+    return _session_logs(
+        session_ids() if ids is None else ids, cwd_strategy, limits, allow_incomplete
+    )
 
 
-def session_stores(max_sessions: int = 3,
-                   **log_options: Any) -> st.SearchStrategy[list[SessionLog]]:
+def session_stores(
+    max_sessions: int = 3, **log_options: Any
+) -> st.SearchStrategy[list[SessionLog]]:
     """Lists of :func:`session_logs` with distinct ids, ready for ``write_session_store``.
 
     ``log_options`` are passed to :func:`session_logs`.
@@ -357,5 +444,8 @@ def session_stores(max_sessions: int = 3,
             write_session_store(root, logs, compress=compress)
             assert sorted(my_list_ids(root)) == sorted(log["header"]["id"] for log in logs)
     """
-    return st.lists(session_logs(**log_options), max_size=max_sessions,
-                    unique_by=lambda log: str(log["header"]["id"]))
+    return st.lists(
+        session_logs(**log_options),
+        max_size=max_sessions,
+        unique_by=lambda log: str(log["header"]["id"]),
+    )

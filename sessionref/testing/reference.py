@@ -27,8 +27,11 @@ __all__ = ["Unit", "current_surface", "expand_records", "projected_units"]
 
 Event = dict[str, Any]
 
-_PACKED = {"text-chunks": ("texts", "text-delta"), "reasoning-chunks": ("texts", "reasoning-delta"),
-           "tool-call-chunks": ("args", "tool-call-delta")}
+_PACKED = {
+    "text-chunks": ("texts", "text-delta"),
+    "reasoning-chunks": ("texts", "reasoning-delta"),
+    "tool-call-chunks": ("args", "tool-call-delta"),
+}
 _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
@@ -56,9 +59,18 @@ def _expand_row(row: dict[str, Any]) -> list[Event]:
     events, time = [], row["time0"]
     for k, item in enumerate(data[items_key]):
         time += data["dt"][k - 1] if k else 0
-        events.append({"type": "assistant/chunk", "seq": row["seq0"] + k, "time": time,
-                       "data": {"turn": data["turn"], "step": data["step"],
-                                "chunk": _packed_chunk(kind, data, item)}})
+        events.append(
+            {
+                "type": "assistant/chunk",
+                "seq": row["seq0"] + k,
+                "time": time,
+                "data": {
+                    "turn": data["turn"],
+                    "step": data["step"],
+                    "chunk": _packed_chunk(kind, data, item),
+                },
+            }
+        )
     return events
 
 
@@ -87,7 +99,8 @@ def expand_records(records: list[dict[str, Any]]) -> list[Event]:
 
 def _is_seq_list(value: object) -> bool:
     return isinstance(value, list) and all(
-        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value)
+        isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value
+    )
 
 
 def _check_sources(event: Event) -> None:
@@ -129,12 +142,12 @@ def _replace(surface: list[int], event: Event, events: list[Event]) -> None:
     first, last = surface.index(op["start"]), surface.index(op["end"])
     if first > last:
         raise ValueError(f"seq {event['seq']}: replace start after end")
-    replaced = surface[first:last + 1]
+    replaced = surface[first : last + 1]
     if not set(replaced) <= set(event.get("sourceEventSeqs", [])):
         raise ValueError(f"seq {event['seq']}: sourceEventSeqs must list the replaced nodes")
     if event["type"] == "tool/result":
         _check_prune(event, [events[seq] for seq in replaced])
-    surface[first:last + 1] = [event["seq"]]
+    surface[first : last + 1] = [event["seq"]]
 
 
 def current_surface(events: list[Event]) -> list[int]:

@@ -15,7 +15,9 @@ from typing import Any, TypedDict
 
 import zstandard
 
-from sessionref.testing._js import js_stringify, utf16_units
+from sessionref.codecs.layout import encode_project_directory as project_dir_name
+from sessionref.codecs.layout import encode_session_directory as encode_session_id
+from sessionref.testing._js import js_stringify
 
 __all__ = [
     "SessionLog",
@@ -26,10 +28,6 @@ __all__ = [
     "write_session_store",
 ]
 
-_LITERAL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-_SEPARATORS = frozenset("/\\:")
-_MAX_PROJECT_KEY = 251
-
 
 class SessionLog(TypedDict):
     """A session as in SPEC §9: the header (without ``type``) and its storage records."""
@@ -38,59 +36,9 @@ class SessionLog(TypedDict):
     events: list[dict[str, Any]]
 
 
-def _escape_unit(unit: int) -> str:
-    char = chr(unit)
-    return char if char in _LITERAL else f"~{unit:04X}"
-
-
-def encode_session_id(session_id: str) -> str:
-    """The directory name of a session id: every UTF-16 unit not in ``A-Za-z0-9._-`` → ``~XXXX``.
-
-    >>> encode_session_id("a/b~\\U0001f642")
-    'a~002Fb~007E~D83D~DE42'
-    >>> encode_session_id(".."), encode_session_id(".x")
-    ('~002E~002E', '.x')
-    """
-    if session_id == ".":
-        return "~002E"
-    if session_id == "..":
-        return "~002E~002E"
-    return "".join(_escape_unit(unit) for unit in utf16_units(session_id))
-
-
-def _project_key(cwd: str) -> str:
-    parts: list[str] = []
-    in_run = False
-    for unit in utf16_units(cwd):
-        is_separator = chr(unit) in _SEPARATORS
-        if not is_separator:
-            parts.append(_escape_unit(unit))
-        elif not in_run:
-            parts.append("-")
-        in_run = is_separator
-    key = "".join(parts).lstrip("-") or "root"
-    return key[:_MAX_PROJECT_KEY]
-
-
-def project_dir_name(cwd: str | None) -> str:
-    """The project directory of a session: ``--<project-key>--``, or ``_no-cwd`` without a cwd.
-
-    Runs of ``/ \\ :`` become one ``-`` (a ``-`` produced that way right after a literal ``-``
-    is kept), leading ``-`` are stripped, an empty key is ``root``, and the key is cut to 251
-    characters.
-
-    >>> project_dir_name("/work/my project"), project_dir_name("C:\\\\x"), project_dir_name("/")
-    ('--work-my~0020project--', '--C-x--', '--root--')
-    >>> project_dir_name("/a-/b")
-    '--a--b--'
-    >>> project_dir_name(None)
-    '_no-cwd'
-    """
-    return "_no-cwd" if cwd is None else f"--{_project_key(cwd)}--"
-
-
-def session_file_path(root: str | os.PathLike[str], header: dict[str, Any],
-                      *, compress: bool = False) -> Path:
+def session_file_path(
+    root: str | os.PathLike[str], header: dict[str, Any], *, compress: bool = False
+) -> Path:
     """Where DSH keeps the log of the session with this header.
 
     >>> session_file_path("/r", {"id": ".", "cwd": "/w"}).as_posix()
@@ -98,8 +46,12 @@ def session_file_path(root: str | os.PathLike[str], header: dict[str, Any],
     """
     cwd = header.get("cwd")
     name = "session.jsonl.zstd" if compress else "session.jsonl"
-    return Path(root) / project_dir_name(cwd if isinstance(cwd, str) else None) / \
-        encode_session_id(header["id"]) / name
+    return (
+        Path(root)
+        / project_dir_name(cwd if isinstance(cwd, str) else None)
+        / encode_session_id(header["id"])
+        / name
+    )
 
 
 def session_log_lines(log: SessionLog) -> list[str]:
@@ -125,8 +77,9 @@ def _file_bytes(lines: list[str], compress: bool) -> bytes:
     return b"".join(compressor.compress(chunk) for chunk in encoded)
 
 
-def write_session_store(root: str | os.PathLike[str], logs: Iterable[SessionLog],
-                        *, compress: bool = False) -> list[Path]:
+def write_session_store(
+    root: str | os.PathLike[str], logs: Iterable[SessionLog], *, compress: bool = False
+) -> list[Path]:
     """Write logs in the DSH on-disk layout under ``root`` and return the files written.
 
     Plain files hold one JSON line per record, each ending in ``\\n``; with ``compress=True`` the

@@ -25,9 +25,35 @@ __all__ = [
 ]
 
 INTERESTING_FRAGMENTS: tuple[str, ...] = (
-    "<", ">", "</referenced-sessions>", "<referenced-sessions>", '"', "\\", "\x7f", "\u2028",
-    "\u2029", "\ufeff", "\xa0", "é", "β", "中文", "🙂", "\U0001d54f", "@[", "](", "]", "[", "(",
-    ")", "dsh-session:", "\r\n", "\n", "\t", " ", "\u3000", "## Referenced sessions",
+    "<",
+    ">",
+    "</referenced-sessions>",
+    "<referenced-sessions>",
+    '"',
+    "\\",
+    "\x7f",
+    "\u2028",
+    "\u2029",
+    "\ufeff",
+    "\xa0",
+    "é",
+    "β",
+    "中文",
+    "🙂",
+    "\U0001d54f",
+    "@[",
+    "](",
+    "]",
+    "[",
+    "(",
+    ")",
+    "dsh-session:",
+    "\r\n",
+    "\n",
+    "\t",
+    " ",
+    "\u3000",
+    "## Referenced sessions",
 )
 """Fragments that tend to break escaping, tag safety, mention parsing or byte accounting."""
 
@@ -71,13 +97,40 @@ def js_strings(min_size: int = 0, max_size: int = 24) -> st.SearchStrategy[str]:
     if not 0 <= min_size <= max_size:
         raise ValueError("need 0 <= min_size <= max_size")
     return st.lists(_pieces(), min_size=min_size, max_size=max_size).map(
-        lambda parts: _fit("".join(parts), min_size, max_size))
+        lambda parts: _fit("".join(parts), min_size, max_size)
+    )
 
 
 _HOSTILE_IDS = (
-    "..", ".", ".x", "a/b", "a]b\\c", "id with spaces", " lead", "trail ", "\ud800", "\udfffx",
-    "x\ud83d", "~", "~002E", "-", "_", "a:b", "C:\\x", "🙂", "中文", "@[x](y)", "dsh-session:ImEi",
-    "</referenced-sessions>", '"', "'", "\n", "\u2028", "\ufeff", "../etc/passwd", "x" * 200,
+    "..",
+    ".",
+    ".x",
+    "a/b",
+    "a]b\\c",
+    "id with spaces",
+    " lead",
+    "trail ",
+    "\ud800",
+    "\udfffx",
+    "x\ud83d",
+    "~",
+    "~002E",
+    "-",
+    "_",
+    "a:b",
+    "C:\\x",
+    "🙂",
+    "中文",
+    "@[x](y)",
+    "dsh-session:ImEi",
+    "</referenced-sessions>",
+    '"',
+    "'",
+    "\n",
+    "\u2028",
+    "\ufeff",
+    "../etc/passwd",
+    "x" * 200,
     "é" * 51,
 )
 
@@ -104,11 +157,13 @@ def session_ids() -> st.SearchStrategy[str]:
     """
     realistic = st.one_of(
         st.uuids().map(str),
-        st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)
-        .map(lambda s: f"ses_{s}"),
+        st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12).map(
+            lambda s: f"ses_{s}"
+        ),
     )
-    return st.one_of(realistic, st.sampled_from(_HOSTILE_IDS),
-                     js_strings(min_size=1, max_size=24)).map(_fits_on_disk)
+    return st.one_of(
+        realistic, st.sampled_from(_HOSTILE_IDS), js_strings(min_size=1, max_size=24)
+    ).map(_fits_on_disk)
 
 
 def _payload(raw: bytes) -> str:
@@ -126,13 +181,29 @@ def _with_trailing_bits(uri: str) -> str:
 
 
 _NEAR_MISSES = (
-    "@[x](y)", "@[x](dsh-session:)", "@[x](dsh-session: ImEi)", "@[x](dsh-session:Im\u00a0Ei)",
-    "@[x] (dsh-session:ImEi)", "@[unbalanced", "@[a\\\n](dsh-session:ImEi)",
-    "@[x](dsh-session:ImEi", "[x](dsh-session:ImEi)", "dsh-session:", "dsh-session:!!",
-    "DSH-SESSION:ImEi", "dsh-session:ImEi=", "dsh-session:ImEi\ufeff", "@[x](dsh-session:\ufeff)",
+    "@[x](y)",
+    "@[x](dsh-session:)",
+    "@[x](dsh-session: ImEi)",
+    "@[x](dsh-session:Im\u00a0Ei)",
+    "@[x] (dsh-session:ImEi)",
+    "@[unbalanced",
+    "@[a\\\n](dsh-session:ImEi)",
+    "@[x](dsh-session:ImEi",
+    "[x](dsh-session:ImEi)",
+    "dsh-session:",
+    "dsh-session:!!",
+    "DSH-SESSION:ImEi",
+    "dsh-session:ImEi=",
+    "dsh-session:ImEi\ufeff",
+    "@[x](dsh-session:\ufeff)",
     "@[x]](dsh-session:ImEi)",
-    _payload(b"123"), _payload(b"null"), _payload(b'{"a":1}'), _payload(b'"unterminated'),
-    _payload(b'"\xff"'), _payload(b'"\\ud83d\\ude42"'), _payload(b' "a"'),
+    _payload(b"123"),
+    _payload(b"null"),
+    _payload(b'{"a":1}'),
+    _payload(b'"unterminated'),
+    _payload(b'"\xff"'),
+    _payload(b'"\\ud83d\\ude42"'),
+    _payload(b' "a"'),
 )
 
 
@@ -193,8 +264,9 @@ def _defuse(text: str) -> str:
 
 
 @st.composite
-def _mention_sample(draw: st.DrawFn, ids: st.SearchStrategy[str],
-                    labels: st.SearchStrategy[str], max_mentions: int) -> MentionSample:
+def _mention_sample(
+    draw: st.DrawFn, ids: st.SearchStrategy[str], labels: st.SearchStrategy[str], max_mentions: int
+) -> MentionSample:
     fillers = js_strings(max_size=10).map(_defuse)
     first = draw(fillers)
     text, readable = [first], [first]
@@ -213,9 +285,11 @@ def _mention_sample(draw: st.DrawFn, ids: st.SearchStrategy[str],
     return MentionSample(js_normalize("".join(text)), references, js_normalize("".join(readable)))
 
 
-def well_formed_mention_texts(ids: st.SearchStrategy[str] | None = None,
-                              labels: st.SearchStrategy[str] | None = None,
-                              max_mentions: int = 4) -> st.SearchStrategy[MentionSample]:
+def well_formed_mention_texts(
+    ids: st.SearchStrategy[str] | None = None,
+    labels: st.SearchStrategy[str] | None = None,
+    max_mentions: int = 4,
+) -> st.SearchStrategy[MentionSample]:
     """Texts whose parse result is known by construction, as :class:`MentionSample`.
 
     Mentions (some with the id as implicit label) and bare URIs are separated by plain text that
@@ -238,5 +312,8 @@ def well_formed_mention_texts(ids: st.SearchStrategy[str] | None = None,
             result = parse_mentions(sample.text)
             assert result.references == sample.references and result.text == sample.readable
     """
-    return _mention_sample(session_ids() if ids is None else ids,
-                           js_strings(max_size=12) if labels is None else labels, max_mentions)
+    return _mention_sample(
+        session_ids() if ids is None else ids,
+        js_strings(max_size=12) if labels is None else labels,
+        max_mentions,
+    )
