@@ -74,15 +74,18 @@ def _shown_length(piece: bytes) -> int:
 def cut_text(text: str, limit: int) -> tuple[str, int]:
     """Keep a head and a tail of ``text`` and say how many bytes are gone, within ``limit``.
 
-    Returns the new text and the omitted byte count.
+    Returns the new text and the omitted byte count. ``limit`` must be below the text's byte
+    length: a text that fits needs no cut.
 
     >>> cut_text("abcdefghij" * 10, 40)
-    ('abcdef\\n[… omitted 94 UTF-8 bytes …]', 94)
-    >>> cut_text("abc", 5)
+    ('abcdhij\\n[… omitted 93 UTF-8 bytes …]', 93)
+    >>> cut_text("abc", 2)
     ('', 3)
     """
     data = utf8_encode(text)
     total = len(data)
+    if not 0 <= limit < total:
+        raise ValueError(f"a cut of {total} bytes needs a limit in [0, {total})")
 
     def fits(r: int) -> bool:
         head, tail = _pieces(data, r)
