@@ -27,7 +27,7 @@ PACKED_CHUNK_TYPES: Final = {
 }
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
-_READ_SIZE: Final = 1 << 20
+_READ_SIZE: Final = 1 << 23
 
 
 class ReplaceOp(msgspec.Struct, frozen=True, tag_field="op", tag="replace"):
@@ -172,6 +172,17 @@ def split_header(buffer: bytes) -> tuple[bytes, bytes]:
     return head, body
 
 
+_DATA_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _data_decoder(kind: type[T]) -> msgspec.json.Decoder[T]:
+    """One decoder per target type, built on first use."""
+    decoder = _DATA_DECODERS.get(kind)
+    if decoder is None:
+        decoder = _DATA_DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
+    return decoder
+
+
 def decode_data(record: LogRecord, kind: type[T]) -> T:
     """Decode a record's ``data`` as ``kind``; raises :class:`SessionLogError` on a mismatch.
 
@@ -180,8 +191,8 @@ def decode_data(record: LogRecord, kind: type[T]) -> T:
     {'turn': 1}
     """
     try:
-        if isinstance(record.data, msgspec.Raw):
-            return msgspec.json.decode(record.data, type=kind)
+        if type(record) is LogRecord:
+            return _data_decoder(kind).decode(record.data)
         return msgspec.convert(record.data, kind)
     except (ValueError, RecursionError) as exc:
         raise SessionLogError(f"bad data in {record.type} event {record.seq}: {exc}") from None
@@ -193,10 +204,14 @@ def record_span(record: LogRecord) -> tuple[int, int]:
     >>> record_span(LogRecord("turn/start", seq=4))
     (4, 1)
     """
-    if record.type not in PACKED_CHUNK_TYPES:
-        if record.seq is None:
-            raise SessionLogError(f"{record.type} event without a seq")
-        return record.seq, 1
+    if record.type in PACKED_CHUNK_TYPES:
+        return _packed_span(record)
+    if record.seq is None:
+        raise SessionLogError(f"{record.type} event without a seq")
+    return record.seq, 1
+
+
+def _packed_span(record: LogRecord) -> tuple[int, int]:
     if record.seq0 is None:
         raise SessionLogError(f"{record.type} row without a seq0")
     return record.seq0, len(_packed_members(record, decode_data(record, PackedRowData)))
@@ -258,6 +273,11 @@ def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
     """
     expected = 0
     for record in records:
+        # The common case inline: this loop runs once per line of the log.
+        if record.seq == expected and record.type not in PACKED_CHUNK_TYPES:
+            expected += 1
+            yield record
+            continue
         first, count = record_span(record)
         if first != expected:
             raise SessionLogError(f"seq gap: expected {expected}, found {first}")
@@ -279,15 +299,18 @@ def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_B
     reader = zstandard.ZstdDecompressor().stream_reader(
         io.BytesIO(compressed), read_across_frames=True
     )
-    out = bytearray()
+    chunks, size = [], 0
     try:
         while chunk := reader.read(_READ_SIZE):
-            out += chunk
-            if len(out) > limit:
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
                 raise SessionLogError(f"decompressed log exceeds {limit} bytes")
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"damaged zstd frame: {exc}") from None
-    return bytes(out[: len(out) - _torn_tail_length(compressed)])
+    out = b"".join(chunks)
+    torn = _torn_tail_length(compressed)
+    return out[: len(out) - torn] if torn else out
 
 
 def _torn_tail_length(compressed: bytes) -> int:

@@ -20,7 +20,7 @@ def _check_source_event_seqs(record: LogRecord, seq: int) -> None:
         return
     if not sources and record.type != "assistant/message":
         raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {record.type}")
-    if len(set(sources)) != len(sources) or any(not 0 <= s < seq for s in sources):
+    if sources and (min(sources) < 0 or max(sources) >= seq or len(set(sources)) != len(sources)):
         raise SessionLogError(f"event {seq}: sourceEventSeqs must be distinct seqs below {seq}")
 
 
