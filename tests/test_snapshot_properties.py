@@ -126,24 +126,22 @@ def test_omitted_bytes_are_the_dropped_and_cut_bytes(log: SessionLog, max_bytes:
     (data,) = data_objects(context.prompt)
     originals = projected_units(log)
     kept = data["conversation"]
-    omitted, dropped, position = 0, 0, 0
-    for unit in originals:
-        shown = kept[position] if position < len(kept) else None
-        if shown is not None and shown["role"] == unit["role"]:
-            if shown["text"] == unit["text"]:
-                position += 1
-                continue
-            cut = cut_omission(unit["text"], shown["text"])
-            if cut is not None or shown["text"] == "":
-                omitted += utf8_length(unit["text"]) if cut is None else cut
-                position += 1
-                continue
-        assert not unit["checkpoint"], "checkpoints are never dropped"
-        dropped += 1
-        omitted += utf8_length(unit["text"])
-    assert position == len(kept)
-    assert stats.omitted_messages == dropped
+    # The drop phase removes the oldest units that are neither checkpoints nor the last one.
+    last = len(originals) - 1
+    droppable = [i for i, u in enumerate(originals) if not u["checkpoint"] and i != last]
+    dropped = set(droppable[: len(originals) - len(kept)])
+    assert len(dropped) == len(originals) - len(kept)
+    survivors = [u for i, u in enumerate(originals) if i not in dropped]
+    omitted = sum(utf8_length(originals[i]["text"]) for i in dropped)
+    for unit, shown in zip(survivors, kept, strict=True):
+        assert shown["role"] == unit["role"]
+        if shown["text"] == unit["text"]:
+            continue
+        cut = cut_omission(unit["text"], shown["text"])
+        assert cut is not None or shown["text"] == "", "a changed text is a head/tail cut"
+        omitted += utf8_length(unit["text"]) if cut is None else cut
+    assert stats.omitted_messages == len(dropped)
     assert stats.omitted_bytes == omitted
     assert stats.original_messages == len(originals)
     assert stats.retained_messages == len(kept)
-    assert stats.truncated == (omitted > 0 or dropped > 0)
+    assert stats.truncated == (omitted > 0 or bool(dropped))
