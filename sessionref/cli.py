@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sessionref import conform
+from sessionref.batch import add_batch_command
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
@@ -173,6 +174,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true")
 
     command("conform", cmd_conform)
+    add_batch_command(commands)
     return parser
 
 

@@ -1,0 +1,141 @@
+"""Batch snapshots of a directory store as a dask bag (needs the ``dask`` extra).
+
+The bag holds the same result dicts as :func:`sessionref.batch.build_snapshots`, in the same
+listing order, partitioned by session files; every scheduler gives identical results.
+
+>>> import tempfile
+>>> with tempfile.TemporaryDirectory() as root:
+...     snapshots_bag(root).compute(scheduler="synchronous")
+[]
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import uuid
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Final
+
+try:
+    import dask
+    import dask.bag as db
+except ImportError as exc:  # pragma: no cover - exercised with dask hidden
+    raise ImportError(
+        "sessionref.dask needs dask and distributed: pip install 'sessionref[dask]'"
+    ) from exc
+
+from sessionref.batch import (
+    BatchResult,
+    Label,
+    Snapshotter,
+    check_options,
+    fresh_target,
+    is_count,
+    listing_order,
+    process_context,
+)
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.store import DirectoryStore
+from sessionref.types import Target
+
+__all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_bag"]
+
+DEFAULT_PARTITION_SIZE: Final = 16
+
+
+@functools.lru_cache(maxsize=8)
+def _snapshotter(root: str, batch: str, max_bytes: int, label: Label, target: str) -> Snapshotter:
+    """One store and resolver per process and bag, so a worker scans the root once.
+
+    ``batch`` is unique to each bag: a later bag over the same root sees a fresh store.
+    """
+    resolver = SessionReferenceResolver(DirectoryStore(root), max_reference_bytes=max_bytes)
+    return Snapshotter(resolver, Target(target), label)
+
+
+def _partition(
+    session_ids: Iterable[str], root: str, batch: str, max_bytes: int, label: Label, target: str
+) -> list[BatchResult]:
+    """The results of one partition's sessions, in order."""
+    snapshot = _snapshotter(root, batch, max_bytes, label, target)
+    return [snapshot(session_id) for session_id in session_ids]
+
+
+def snapshots_bag(
+    root: str | os.PathLike[str],
+    *,
+    max_reference_bytes: int = 65536,
+    label: Label = "title",
+    partition_size: int = DEFAULT_PARTITION_SIZE,
+    session_ids: Iterable[str] | None = None,
+) -> db.Bag:
+    """A bag of every stored session's batch result, in listing order.
+
+    The store is listed now; each partition of ``partition_size`` sessions is read where it
+    runs (so ``root`` must be reachable from every worker). ``session_ids`` replaces the
+    listing, as in :func:`~sessionref.batch.build_snapshots`.
+
+    >>> snapshots_bag("/nonexistent", partition_size=4).npartitions
+    1
+    """
+    check_options(max_reference_bytes, label, 1)
+    if not is_count(partition_size):
+        raise SessionReferenceError("partition_size must be a positive integer", INVALID_CONFIG)
+    root = os.path.abspath(root)
+    ids = listing_order(DirectoryStore(root)) if session_ids is None else list(session_ids)
+    target = fresh_target(ids).id
+    batch = uuid.uuid4().hex
+    sessions = db.from_sequence(ids, partition_size=partition_size)  # type: ignore[no-untyped-call]
+    bag: db.Bag = sessions.map_partitions(
+        _partition, root, batch, max_reference_bytes, label, target
+    )
+    return bag
+
+
+def iter_partitions(bag: db.Bag, window: int, **compute: Any) -> Iterator[Any]:
+    """The bag's items in order, computing ``window`` partitions at a time (bounded memory).
+
+    ``compute`` goes to :func:`dask.compute` (``scheduler=…``, ``pool=…``).
+
+    >>> list(iter_partitions(db.from_sequence(range(5), npartitions=3), 2, scheduler="sync"))
+    [0, 1, 2, 3, 4]
+    """
+    parts = bag.to_delayed()  # type: ignore[no-untyped-call]
+    for start in range(0, len(parts), window):
+        window_parts = parts[start : start + window]
+        for items in dask.compute(*window_parts, **compute):  # type: ignore[attr-defined,no-untyped-call]
+            yield from items
+
+
+def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
+    from distributed import Client
+
+    try:
+        client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
+    except (OSError, TimeoutError) as exc:
+        message = f"cannot connect to the dask scheduler {address}: {exc}"
+        raise SessionReferenceError(message, INVALID_CONFIG) from None
+    with client:
+        threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
+        window = max(workers, sum(threads.values()))
+        yield from iter_partitions(bag, window, scheduler=client)
+
+
+def iter_bag(bag: db.Bag, *, workers: int = 1, scheduler: str | None = None) -> Iterator[Any]:
+    """The bag's items in order, on a local scheduler or the ``distributed`` one at ``scheduler``.
+
+    Locally, one worker computes in this process; more run a pool of ``workers`` processes.
+
+    >>> list(iter_bag(db.from_sequence(["a", "b"])))
+    ['a', 'b']
+    """
+    if scheduler is not None:
+        yield from _iter_distributed(bag, scheduler, workers)
+    elif workers == 1:
+        yield from iter_partitions(bag, 1, scheduler="synchronous")
+    else:
+        with ProcessPoolExecutor(workers, mp_context=process_context()) as pool:
+            yield from iter_partitions(bag, workers, scheduler="processes", pool=pool)

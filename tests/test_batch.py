@@ -1,0 +1,402 @@
+"""``sessionref batch`` and :func:`sessionref.batch.build_snapshots` on a DSH store (issue 5)."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+
+from sessionref.batch import (
+    BatchResult,
+    Progress,
+    Snapshotter,
+    build_snapshots,
+    context_id,
+    listing_order,
+    ordered_window,
+)
+from sessionref.cli import main
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
+from sessionref.store import DirectoryStore, MemoryStore
+from sessionref.testing.store import SessionLog, session_file_path, write_session_store
+from tests.logs import Event, assistant, header, other, replace, tool_result, user
+
+MAX_BYTES = 2048
+SURROGATE_ID = "lone \ud800 id"
+#: Sessions whose log breaks SPEC §1–§2, and the one whose title cannot fit ``MAX_BYTES``.
+BROKEN = ("seq-gap", "garbage-line", "damaged-zstd")
+HUGE_TITLE = "huge-title"
+#: Listing order: newest createdAt first, ties by id (case-insensitively).
+LISTING = [
+    "alpha",
+    "beta",
+    "Gamma",
+    "long",
+    SURROGATE_ID,
+    "empty",
+    "compacted",
+    "torn-tail",
+    "seq-gap",
+    "garbage-line",
+    "damaged-zstd",
+    HUGE_TITLE,
+    "no-cwd",
+    ".",
+]
+TITLES = {
+    "alpha": "Alpha, renamed",
+    "long": "A long one",
+    SURROGATE_ID: "title \udc00 <b>",
+    HUGE_TITLE: "T" * 3000,
+}
+
+
+def chat(*turns: str, title: str | None = None, first: int = 0) -> list[Event]:
+    """Alternating user and assistant messages, then a title when given."""
+    events: list[Event] = []
+    for offset, body in enumerate(turns, first):
+        events.append((user if offset % 2 == 0 else assistant)(offset, body))
+    if title is not None:
+        events.append(other(first + len(turns), "session/title", data={"title": title}))
+    return events
+
+
+def session(
+    session_id: str, created_at: float, events: list[Event], cwd: str | None = "/w"
+) -> SessionLog:
+    """A log as :func:`write_session_store` takes it."""
+    head = {key: value for key, value in header(session_id, 1, cwd).items() if key != "type"}
+    return {"header": {**head, "createdAt": created_at}, "events": events}
+
+
+def plain_logs() -> list[SessionLog]:
+    """The sessions stored as ``session.jsonl``."""
+    alpha = chat("hello", "hi there", title="Alpha")
+    alpha += [other(3, "session/title", data={"title": TITLES["alpha"]})]
+    long = chat(*(f"message {i} " + "x" * 400 for i in range(12)), title=TITLES["long"])
+    compacted = [
+        *chat("old question", "old answer"),
+        user(2, "summary of the above", kind="compact", op=replace(0, 1), sourceEventSeqs=[0, 1]),
+        *chat("new question", "new answer", first=3),
+    ]
+    seq_gap = chat("one", "two", "three")
+    del seq_gap[1]
+    no_cwd = [user(0, "run it"), tool_result(1, "tool output"), assistant(2, "done")]
+    return [
+        session("alpha", 100, alpha, "/w/a"),
+        session("Gamma", 100, chat("gamma question")),
+        session("long", 90, long),
+        session("empty", 70, []),
+        session("compacted", 60, compacted),
+        session("torn-tail", 50, chat("kept", "also kept")),
+        session("seq-gap", 40, seq_gap),
+        session("garbage-line", 30, chat("a", "b", "c")),
+        session(HUGE_TITLE, 10, chat("short", title=TITLES[HUGE_TITLE])),
+        session("no-cwd", 5, no_cwd, cwd=None),
+        session(".", 1.5, chat("dot")),
+    ]
+
+
+def zstd_logs() -> list[SessionLog]:
+    """The sessions stored as ``session.jsonl.zstd`` (one frame per line)."""
+    return [
+        session("beta", 100, chat("beta question", "beta answer")),
+        session(SURROGATE_ID, 80, chat("<tag> \u2028 \ud83d", "ok", title=TITLES[SURROGATE_ID])),
+        # The damage lies past the header probe's first 64 KiB, so the session is still listed.
+        session("damaged-zstd", 20, chat("x" * 70_000, "y", "z")),
+    ]
+
+
+def _path(root: Path, log: SessionLog, compress: bool = False) -> Path:
+    return session_file_path(root, log["header"], compress=compress)
+
+
+def write_store(root: Path) -> Path:
+    """The test store: 14 listed sessions, 3 of them broken, plus one unlisted bad header."""
+    plain, packed = plain_logs(), zstd_logs()
+    write_session_store(root, plain)
+    write_session_store(root, packed, compress=True)
+    by_id = {log["header"]["id"]: log for log in plain}
+    with _path(root, by_id["torn-tail"]).open("ab") as torn:
+        torn.write(b'{"type":"user/message","seq":2,"da')
+    garbage = _path(root, by_id["garbage-line"])
+    lines = garbage.read_bytes().splitlines(keepends=True)
+    garbage.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))
+    damaged = _path(root, packed[-1], compress=True)
+    frames = damaged.read_bytes().split(zstandard.FRAME_HEADER)
+    frames[3] = b"\x00" * 4 + frames[3][4:]  # the frame of the second event
+    damaged.write_bytes(zstandard.FRAME_HEADER.join(frames))
+    unlisted = root / "--w--" / "bad-header" / "session.jsonl"
+    unlisted.parent.mkdir(parents=True)
+    unlisted.write_bytes(b"not a header\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def store_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_store(tmp_path_factory.mktemp("store"))
+
+
+def run_batch(root: Path, out: Path, *options: str) -> int:
+    return main(["batch", "--root", str(root), "--out", str(out), *options])
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_bytes().splitlines()]
+
+
+def expected_label(session_id: str, label: str) -> str:
+    return TITLES.get(session_id, session_id) if label == "title" else session_id
+
+
+def snapshot_cli(root: Path, session_id: str, label: str, capsys: Any) -> dict[str, Any]:
+    """What ``sessionref snapshot --json`` answers for one session: the context or the error."""
+    uri = encode_session_reference_uri(session_id)
+    argv = ["snapshot", "--root", str(root), "--max-bytes", str(MAX_BYTES), "--json"]
+    status = main([*argv, "--label", label, uri])
+    captured = capsys.readouterr()
+    if status == 0:
+        return {"context": json.loads(captured.out)}
+    code, message = captured.err.rstrip("\n").split(": ", 1)
+    return {"error": {"code": code, "message": message}}
+
+
+def without_id(context: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in context.items() if key != "id"}
+
+
+def test_listing_order_is_the_resolvers(store_root: Path) -> None:
+    assert listing_order(DirectoryStore(store_root)) == LISTING
+
+
+@pytest.mark.parametrize("label", ["title", "id"])
+def test_each_line_is_what_snapshot_prints(
+    store_root: Path, tmp_path: Path, label: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.jsonl"
+    assert run_batch(store_root, out, "--max-bytes", str(MAX_BYTES), "--label", label) == 1
+    assert capsys.readouterr().err == ""  # not a terminal: no progress bar
+    lines = read_lines(out)
+    assert [line["sessionId"] for line in lines] == LISTING
+    failed = {line["sessionId"] for line in lines if "error" in line}
+    assert failed == {*BROKEN, *([HUGE_TITLE] if label == "title" else [])}
+    for line in lines:
+        session_id = line["sessionId"]
+        expected = snapshot_cli(store_root, session_id, expected_label(session_id, label), capsys)
+        if "error" in line:
+            assert set(line) == {"sessionId", "error"}
+            assert line["error"] == expected["error"]
+            continue
+        assert list(line) == ["sessionId", "label", "context"]
+        assert line["label"] == expected_label(session_id, label)
+        assert without_id(line["context"]) == without_id(expected["context"])
+        assert line["context"]["id"] == context_id(session_id)
+
+
+def test_error_codes(store_root: Path) -> None:
+    store = DirectoryStore(store_root)
+    results: dict[str, Any] = {
+        r["sessionId"]: r for r in build_snapshots(store, max_reference_bytes=MAX_BYTES)
+    }
+    codes = {sid: r["error"]["code"] for sid, r in results.items() if "error" in r}
+    assert codes == {**dict.fromkeys(BROKEN, READ_FAILED), HUGE_TITLE: BUDGET_EXCEEDED}
+    [long] = results["long"]["context"]["source"]["references"]
+    assert long["truncated"] and long["omittedMessages"] > 0
+    [compacted] = results["compacted"]["context"]["source"]["references"]
+    assert compacted["compacted"]
+
+
+def test_workers_give_identical_lines(store_root: Path, tmp_path: Path) -> None:
+    outputs = []
+    for workers in ("1", "2"):
+        out = tmp_path / f"out-{workers}.jsonl"
+        assert run_batch(store_root, out, "--workers", workers, "--max-bytes", str(MAX_BYTES)) == 1
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0].splitlines()) == len(LISTING)
+
+
+def test_library_pool_with_a_memory_store() -> None:
+    logs = [session(f"s{i}", i, chat(f"question {i}", title=f"T{i}")) for i in range(5)]
+    store = MemoryStore(logs)
+    alone = list(build_snapshots(store))
+    assert [r["sessionId"] for r in alone] == ["s4", "s3", "s2", "s1", "s0"]
+    assert js_json(list(build_snapshots(store, workers=3))) == js_json(alone)
+
+
+def test_build_snapshots_is_lazy_and_checks_options_at_once() -> None:
+    class Exploding(MemoryStore):
+        def headers(self) -> Any:
+            raise AssertionError("listed too early")
+
+    results = build_snapshots(Exploding([]))
+    with pytest.raises(AssertionError, match="too early"):
+        next(results)
+    for options in ({"workers": 0}, {"label": "cwd"}, {"max_reference_bytes": 0}):
+        with pytest.raises(Exception, match="must") as caught:
+            build_snapshots(Exploding([]), **options)
+        assert getattr(caught.value, "code", None) == INVALID_CONFIG
+
+
+def test_ordered_window_bounds_what_is_in_flight() -> None:
+    in_flight = peak = 0
+
+    def submit(item: int) -> Future[int]:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        future: Future[int] = Future()
+        future.set_result(item * 10)
+        return future
+
+    def consume(results: Iterator[int]) -> Iterator[int]:
+        nonlocal in_flight
+        for result in results:
+            in_flight -= 1
+            yield result
+
+    assert list(consume(ordered_window(submit, range(20), 3))) == [i * 10 for i in range(20)]
+    assert peak == 3
+
+
+def test_resume_completes_a_torn_file(store_root: Path, tmp_path: Path) -> None:
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    lines = full.read_bytes().splitlines(keepends=True)
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"".join(lines[:5]) + lines[5][: len(lines[5]) // 2])
+    assert run_batch(store_root, out, "--resume") == 1
+    assert out.read_bytes() == full.read_bytes()
+    assert run_batch(store_root, out, "--resume") == 1  # nothing to do; the file holds failures
+    assert out.read_bytes() == full.read_bytes()
+
+
+def test_resume_skips_ids_already_written(store_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    kept = b'{"sessionId":"long","label":"from before","context":{}}\n'
+    out.write_bytes(kept)
+    assert run_batch(store_root, out, "--resume") == 1
+    data = out.read_bytes()
+    assert data.startswith(kept)
+    assert [line["sessionId"] for line in read_lines(out)] == [
+        "long",
+        *(session_id for session_id in LISTING if session_id != "long"),
+    ]
+
+
+def test_resume_with_only_good_sessions_left_exits_zero(store_root: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    failing = [*BROKEN, HUGE_TITLE]
+    out.write_bytes(b"".join(js_json({"sessionId": s, "context": {}}) + b"\n" for s in failing))
+    assert run_batch(store_root, out, "--resume") == 0
+    assert len(read_lines(out)) == len(LISTING)
+
+
+def test_resume_refuses_a_file_that_is_not_batch_output(
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"hello\n{}\n")
+    assert run_batch(store_root, out, "--resume") == 1
+    assert (
+        capsys.readouterr().err
+        == f"{INVALID_CONFIG}: {out}: line 1 is not a batch result; cannot resume\n"
+    )
+    assert out.read_bytes() == b"hello\n{}\n"
+
+
+def test_output_appears_only_when_complete(
+    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"previous run\n")
+    real = Snapshotter.__call__
+    calls = 0
+
+    def flaky(self: Snapshotter, session_id: str) -> BatchResult:
+        nonlocal calls
+        calls += 1
+        assert out.read_bytes() == b"previous run\n"  # still the old file while running
+        if calls == 4:
+            raise RuntimeError("worker crashed")
+        return real(self, session_id)
+
+    monkeypatch.setattr(Snapshotter, "__call__", flaky)
+    with pytest.raises(RuntimeError, match="crashed"):
+        run_batch(store_root, out)
+    assert out.read_bytes() == b"previous run\n"
+    assert os.listdir(tmp_path) == ["out.jsonl"]
+
+    calls = -100
+    assert run_batch(store_root, out) == 1
+    assert len(read_lines(out)) == len(LISTING)
+    assert os.listdir(tmp_path) == ["out.jsonl"]
+
+
+def test_interrupt_leaves_no_temporary_file(
+    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(self: Snapshotter, session_id: str) -> BatchResult:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Snapshotter, "__call__", interrupted)
+    assert run_batch(store_root, tmp_path / "out.jsonl") == 130
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    ("root", "out", "message"),
+    [
+        ("missing", "out.jsonl", "session store {root!r} is not a directory"),
+        (".", "no-such-dir/out.jsonl", "cannot write {out}: No such file or directory"),
+        (".", "a-directory", "cannot write {out}: Is a directory"),
+    ],
+)
+def test_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str, out: str, message: str
+) -> None:
+    root_path, out_path = str(tmp_path / root), tmp_path / out
+    (tmp_path / "a-directory").mkdir()
+    assert run_batch(Path(root_path), out_path) == 1
+    err = capsys.readouterr().err
+    assert err == f"{INVALID_CONFIG}: {message.format(root=root_path, out=out_path)}\n"
+    assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
+
+
+def test_an_empty_store_writes_an_empty_file(tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    assert run_batch(tmp_path, out) == 0
+    assert out.read_bytes() == b""
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run_batch(tmp_path, tmp_path / "o", "--engine", "local", "--scheduler", "tcp://x:1")
+    assert exit_.value.code == 2
+
+
+def test_progress_bar_only_on_a_terminal() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    with Progress(3, screen, width=6) as bar:
+        for _ in range(3):
+            bar.advance()
+    final = screen.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
+    assert final.startswith("[######]  3/3  ") and final.endswith(" sessions/s")
+    assert screen.getvalue().endswith("\n")
+    quiet = io.StringIO()
+    with Progress(3, quiet) as bar:
+        bar.advance()
+    assert quiet.getvalue() == ""

@@ -1,0 +1,118 @@
+"""The dask engine gives the local engine's lines, on every scheduler (the ``dask`` extra)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import dask
+import pytest
+from distributed import Client, LocalCluster
+
+from sessionref.batch import build_snapshots
+from sessionref.codecs.jsjson import js_json
+from sessionref.dask import iter_bag, snapshots_bag
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.store import DirectoryStore
+from tests.test_batch import LISTING, MAX_BYTES, run_batch, write_store
+
+
+@pytest.fixture(scope="module")
+def store_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_store(tmp_path_factory.mktemp("store"))
+
+
+@pytest.fixture(scope="module")
+def local_lines(store_root: Path) -> list[bytes]:
+    """The local engine's lines, the reference for every scheduler."""
+    store = DirectoryStore(store_root)
+    return [js_json(r) for r in build_snapshots(store, max_reference_bytes=MAX_BYTES)]
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LocalCluster]:
+    with LocalCluster(
+        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+    ) as local:
+        yield local
+
+
+def lines(results: Any) -> list[bytes]:
+    return [js_json(result) for result in results]
+
+
+def test_bag_is_partitioned_in_listing_order(store_root: Path, local_lines: list[bytes]) -> None:
+    bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=4)
+    assert bag.npartitions == 4
+    partitions = [part.compute(scheduler="synchronous") for part in bag.to_delayed()]
+    assert [[r["sessionId"] for r in part] for part in partitions] == [
+        LISTING[i : i + 4] for i in range(0, len(LISTING), 4)
+    ]
+    assert lines(bag.compute(scheduler="synchronous")) == local_lines
+
+
+def test_processes_scheduler(store_root: Path, local_lines: list[bytes]) -> None:
+    bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=3)
+    assert lines(bag.compute(scheduler="processes", num_workers=2)) == local_lines
+
+
+def test_distributed_local_cluster(
+    store_root: Path, local_lines: list[bytes], cluster: LocalCluster
+) -> None:
+    bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=5)
+    with Client(cluster, set_as_default=False) as client:
+        assert lines(bag.compute(scheduler=client)) == local_lines
+    address = cluster.scheduler_address
+    assert lines(iter_bag(bag, scheduler=address)) == local_lines
+
+
+def test_label_id(store_root: Path) -> None:
+    bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, label="id")
+    local = build_snapshots(DirectoryStore(store_root), max_reference_bytes=MAX_BYTES, label="id")
+    assert lines(bag.compute(scheduler="synchronous")) == lines(local)
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_cli_dask_engine_matches_local(store_root: Path, tmp_path: Path, workers: str) -> None:
+    local, with_dask = tmp_path / "local.jsonl", tmp_path / "dask.jsonl"
+    options = ("--max-bytes", str(MAX_BYTES), "--workers", workers)
+    assert run_batch(store_root, local, *options) == 1
+    assert run_batch(store_root, with_dask, *options, "--engine", "dask") == 1
+    assert with_dask.read_bytes() == local.read_bytes()
+
+
+def test_cli_scheduler_address(store_root: Path, tmp_path: Path, cluster: LocalCluster) -> None:
+    local, with_dask = tmp_path / "local.jsonl", tmp_path / "dask.jsonl"
+    assert run_batch(store_root, local) == 1
+    assert run_batch(store_root, with_dask, "--scheduler", cluster.scheduler_address) == 1
+    assert with_dask.read_bytes() == local.read_bytes()
+
+
+def test_bag_options_are_checked(store_root: Path) -> None:
+    with pytest.raises(SessionReferenceError) as caught:
+        snapshots_bag(store_root, partition_size=0)
+    assert caught.value.code == INVALID_CONFIG
+
+
+def test_unreachable_scheduler_is_a_one_line_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with dask.config.set({"distributed.comm.timeouts.connect": "0.2s"}):
+        status = run_batch(tmp_path, tmp_path / "o.jsonl", "--scheduler", "tcp://127.0.0.1:9")
+    assert status == 1
+    err = capsys.readouterr().err
+    assert err.startswith(
+        f"{INVALID_CONFIG}: cannot connect to the dask scheduler tcp://127.0.0.1:9"
+    )
+    assert err.count("\n") == 1
+
+
+def test_import_without_dask_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in sys.modules if name == "dask" or name.startswith("dask.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "sessionref.dask")
+    with pytest.raises(ImportError, match=r"pip install 'sessionref\[dask\]'"):
+        importlib.import_module("sessionref.dask")
