@@ -18,7 +18,13 @@ from sessionref.codecs import (
 from sessionref.codecs.records import SessionHeader, SessionLog
 from sessionref.errors import SessionLogError, SessionReferenceError
 from sessionref.resolver import SessionReferenceResolver
-from sessionref.store import DirectoryStore, MemoryStore, SessionNotFound, SessionStore
+from sessionref.store import (
+    DirectoryStore,
+    MemoryStore,
+    SessionNotFound,
+    SessionStore,
+    StoreProblem,
+)
 from sessionref.types import (
     Candidate,
     ContextMessage,
@@ -46,6 +52,7 @@ __all__ = [
     "SessionReferenceResolver",
     "SessionStore",
     "SourceStats",
+    "StoreProblem",
     "Target",
     "TextBlock",
     "decode_session_reference_uri",

@@ -16,6 +16,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.layout import encode_session_directory
 from sessionref.codecs.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
     DecodedLogRecord,
     SessionHeader,
     SessionLog,
@@ -54,18 +55,27 @@ class SessionStore(Protocol):
         ...
 
 
-def _read_header_line(path: Path) -> bytes:
-    """The first line of a log file, decompressing only as much as it takes."""
+class StoreProblem(msgspec.Struct, frozen=True):
+    """A log file the store passed over or could not place, and why."""
+
+    path: str
+    message: str
+
+
+def _read_header_line(path: Path, limit: int) -> bytes:
+    """The first line of a log file; of a zstd log only the first frame is decompressed."""
     with path.open("rb") as raw:
         stream: io.BufferedIOBase | Any = raw
         if path.name == ZSTD_LOG:
-            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=False)
         line = b""
-        while b"\n" not in line and len(line) < DEFAULT_MAX_DECOMPRESSED_BYTES:
+        while b"\n" not in line:
             chunk = stream.read(_HEADER_PROBE)
             if not chunk:
                 break
             line += chunk
+            if len(line) > limit and b"\n" not in line[: limit + 1]:
+                raise SessionLogError(f"header line is longer than {limit} bytes")
     return line.split(b"\n", 1)[0]
 
 
@@ -73,18 +83,27 @@ class DirectoryStore:
     """Sessions in the DSH JSONL layout below ``root``, found by walking two levels.
 
     The header, not the path, says which session a file holds; directory names may start
-    with ``.``. Links that lead out of ``root`` are not followed.
+    with ``.``. Links that lead out of ``root`` are not followed. A log bigger than
+    ``max_bytes`` once decompressed, or with a line longer than ``max_line_bytes``, is a read
+    failure rather than a memory hazard. What a listing passes over is kept in
+    :meth:`problems`.
 
     >>> DirectoryStore("/nonexistent").headers()
     []
     """
 
     def __init__(
-        self, root: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
+        self.max_line_bytes = max_line_bytes
         self._paths: dict[str, Path] = {}
+        self._problems: list[StoreProblem] = []
         self._lock = threading.Lock()
 
     def _log_files(self) -> Iterable[Path]:
@@ -109,23 +128,37 @@ class DirectoryStore:
                         break
 
     def _scan(self) -> list[SessionHeader]:
+        """Read every header; an id found twice is served from the directory its name gives."""
         headers: dict[str, SessionHeader] = {}
         paths: dict[str, Path] = {}
+        problems: list[StoreProblem] = []
         for path in self._log_files():
             try:
-                header = decode_header(_read_header_line(path))
-            except (SessionLogError, OSError, zstandard.ZstdError):
+                header = decode_header(_read_header_line(path, self.max_line_bytes))
+            except (SessionLogError, OSError, zstandard.ZstdError) as exc:
+                problems.append(StoreProblem(str(path), f"unreadable header: {exc}"))
                 continue
             at_home = path.parent.name == encode_session_directory(header.id)
-            if header.id not in headers or at_home:
+            if not at_home:
+                named = js_json(header.id).decode("utf-8")
+                problems.append(StoreProblem(str(path), f"header names session {named}"))
+            first = header.id not in headers
+            if first or (at_home and paths[header.id].parent.name != path.parent.name):
                 headers[header.id], paths[header.id] = header, path
+            if not first:
+                problems.append(StoreProblem(str(path), "a second log of the same session"))
         with self._lock:
-            self._paths = paths
+            self._paths, self._problems = paths, problems
         return list(headers.values())
 
     def headers(self) -> list[SessionHeader]:
         """The header of every session whose header line reads."""
         return self._scan()
+
+    def problems(self) -> list[StoreProblem]:
+        """What the last listing passed over: unreadable headers, misplaced or twice-stored logs."""
+        with self._lock:
+            return list(self._problems)
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session; raises :class:`SessionNotFound`."""
@@ -143,14 +176,14 @@ class DirectoryStore:
         """Read and decode one session's log."""
         path = self.path_of(session_id)
         try:
+            if path.name == PLAIN_LOG and path.stat().st_size > self.max_bytes:
+                raise SessionLogError(f"log exceeds {self.max_bytes} bytes")
             data = path.read_bytes()
         except OSError as exc:
             raise SessionLogError(f"cannot read {path.name}: {exc.strerror}") from None
         if path.name == ZSTD_LOG:
             data = decompress_frames(data, self.max_bytes)
-        elif len(data) > self.max_bytes:
-            raise SessionLogError(f"log exceeds {self.max_bytes} bytes")
-        log = parse_log(data)
+        log = parse_log(data, self.max_line_bytes)
         if log.header.id != session_id:
             raise SessionLogError(f"header of {path} no longer names {session_id!r}")
         return log

@@ -152,3 +152,62 @@ def test_missing_session_message(tmp_path: Path) -> None:
     with pytest.raises(SessionReferenceError) as caught:
         SessionReferenceResolver(DirectoryStore(tmp_path)).snapshot("t", [{"sessionId": "x"}])
     assert caught.value.message == 'failed to read referenced session: session "x" not found'
+
+
+def test_a_misplaced_log_is_reported_and_not_used_twice(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("real"), conversation("other", created_at=2)])
+    home = next(p for p in tmp_path.rglob("session.jsonl") if p.parent.name == "real")
+    copy = tmp_path / "--w--" / "stray" / "session.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(home.read_bytes())
+    store = DirectoryStore(tmp_path)
+    assert sorted(h.id for h in store.headers()) == ["other", "real"]
+    assert store.path_of("real") == home
+    messages = [p.message for p in store.problems() if p.path == str(copy)]
+    assert messages == ['header names session "real"', "a second log of the same session"]
+
+
+def test_a_damaged_later_frame_still_lists_but_fails_to_read(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")], compress=True)
+    path = _only_file(tmp_path)
+    data = path.read_bytes()
+    second = data.index(b"\x28\xb5\x2f\xfd", 4)
+    path.write_bytes(data[: second + 4] + b"\xff" * 6 + data[second + 10 :])
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["s"]
+    with pytest.raises(SessionLogError, match="damaged zstd frame"):
+        store.read("s")
+
+
+def test_a_zstd_bomb_stops_at_the_size_limit(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")], compress=True)
+    path = _only_file(tmp_path)
+    bomb = b'{"type":"turn/end","seq":7,"data":{"pad":"' + b"x" * (8 << 20) + b'"}}\n'
+    path.write_bytes(path.read_bytes() + zstandard.ZstdCompressor().compress(bomb))
+    with pytest.raises(SessionLogError, match="exceeds 1048576 bytes"):
+        DirectoryStore(tmp_path, max_bytes=1 << 20).read("s")
+    assert DirectoryStore(tmp_path).read("s").records[-1].type == "turn/end"
+
+
+def test_a_plain_log_over_the_size_limit_is_not_loaded(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")])
+    with pytest.raises(SessionLogError, match="exceeds 100 bytes"):
+        DirectoryStore(tmp_path, max_bytes=100).read("s")
+
+
+def test_a_line_over_the_length_limit_fails(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")])
+    path = _only_file(tmp_path)
+    line = b'{"type":"turn/end","seq":7,"data":{"pad":"' + b"x" * 5000 + b'"}}\n'
+    path.write_bytes(path.read_bytes() + line)
+    with pytest.raises(SessionLogError, match="line 8 is longer than 4096 bytes"):
+        DirectoryStore(tmp_path, max_line_bytes=4096).read("s")
+
+
+def test_deep_nesting_is_a_read_failure_not_a_recursion_error(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("s")])
+    path = _only_file(tmp_path)
+    deep = b"[" * 100_000 + b"]" * 100_000
+    path.write_bytes(path.read_bytes() + b'{"type":"turn/end","seq":7,"data":' + deep + b"}\n")
+    with pytest.raises(SessionLogError, match="nests too deeply"):
+        DirectoryStore(tmp_path).read("s")

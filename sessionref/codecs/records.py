@@ -26,6 +26,7 @@ PACKED_CHUNK_TYPES: Final = {
     "tool-call-chunks": ("tool-call-delta", "args"),
 }
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
+DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 _READ_SIZE: Final = 1 << 23
 
@@ -115,14 +116,18 @@ def decode_header(line: bytes) -> SessionHeader:
     """
     try:
         return _decode_line(line, SessionHeader, SessionHeader)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise SessionLogError("session header nests too deeply") from None
+    except ValueError as exc:
         raise SessionLogError(f"bad session header: {exc}") from None
 
 
 def _decode_record_line(line: bytes, number: int) -> LogRecord:
     try:
         return _decode_line(line, LogRecord, DecodedLogRecord)
-    except (ValueError, RecursionError) as exc:
+    except RecursionError:
+        raise SessionLogError(f"record on line {number} nests too deeply") from None
+    except ValueError as exc:
         raise SessionLogError(f"unparsable record on line {number}: {exc}") from None
 
 
@@ -336,13 +341,33 @@ class SessionLog(msgspec.Struct, frozen=True):
     records: list[LogRecord]
 
 
-def parse_log(buffer: bytes) -> SessionLog:
+def check_line_lengths(buffer: bytes, limit: int) -> None:
+    """Raise :class:`SessionLogError` if a line of ``buffer`` is longer than ``limit`` bytes.
+
+    >>> check_line_lengths(b"ab\\ncd\\n", 2)
+    >>> check_line_lengths(b"ab\\ncde\\n", 2)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: line 2 is longer than 2 bytes
+    """
+    if len(buffer) <= limit:
+        return
+    start, number = 0, 1
+    while start < len(buffer):
+        end = buffer.find(b"\n", start)
+        end = len(buffer) if end < 0 else end
+        if end - start > limit:
+            raise SessionLogError(f"line {number} is longer than {limit} bytes")
+        start, number = end + 1, number + 1
+
+
+def parse_log(buffer: bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
     """A decompressed JSONL log: header line, then records (torn last line dropped).
 
     >>> log = parse_log(b'{"id":"s","createdAt":1}\\n{"type":"turn/start","seq":0}\\n')
     >>> log.header.id, [r.type for r in log.records]
     ('s', ['turn/start'])
     """
+    check_line_lengths(buffer, max_line_bytes)
     head, body = split_header(buffer)
     if not head.strip():
         raise SessionLogError("empty session log: no header line")
