@@ -30,12 +30,16 @@ from typing import IO, Any, Final, Literal, TypedDict, TypeVar
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.records import SessionHeader, SessionLog
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.pipeline import fit_source, render
-from sessionref.resolver import SessionReferenceResolver, distinct_references, latest_title
-from sessionref.store import DirectoryStore, SessionNotFound, SessionStore
+from sessionref.resolver import (
+    SessionReferenceResolver,
+    distinct_references,
+    is_count,
+    latest_title,
+)
+from sessionref.resolver import listing_order as ordered_headers
+from sessionref.store import DirectoryStore, MemoryStore, SessionStore
 from sessionref.types import ContextMessage, Target
 
 T = TypeVar("T")
@@ -93,24 +97,8 @@ def fresh_target(session_ids: Collection[str]) -> Target:
     return Target(candidate)
 
 
-class _HeadersOnly:
-    """A store view that only orders: headers without ``cwd`` (so every rank ties), no logs."""
-
-    def __init__(self, headers: Iterable[SessionHeader]) -> None:
-        self._headers = [msgspec.structs.replace(header, cwd=None) for header in headers]
-
-    def headers(self) -> list[SessionHeader]:
-        return list(self._headers)
-
-    def read(self, session_id: str) -> SessionLog:
-        raise SessionNotFound(session_id)
-
-
 def listing_order(store: SessionStore) -> list[str]:
-    """Every stored session id in the resolver's listing order, without the rank by cwd.
-
-    Delegates to :meth:`SessionReferenceResolver.list_candidates` (newest ``createdAt`` first,
-    ties by id) so the order is defined in one place; no log is read.
+    """Every stored session id in listing order: newest ``createdAt`` first, ties by id.
 
     >>> from sessionref.store import MemoryStore
     >>> listing_order(MemoryStore([
@@ -120,22 +108,7 @@ def listing_order(store: SessionStore) -> list[str]:
     ... ]))
     ['c', 'a', 'b']
     """
-    headers = store.headers()
-    if not headers:
-        return []
-    view = _HeadersOnly(headers)
-    target = fresh_target({header.id for header in headers})
-    candidates = SessionReferenceResolver(view).list_candidates(target, limit=len(headers))
-    return list(dict.fromkeys(candidate.session_id for candidate in candidates))
-
-
-def is_count(value: object) -> bool:
-    """Whether ``value`` is a positive integer (not a bool).
-
-    >>> is_count(2), is_count(0), is_count(True), is_count(2.0)
-    (True, False, False, False)
-    """
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return list(dict.fromkeys(header.id for header in ordered_headers(store.headers())))
 
 
 def check_options(max_reference_bytes: int, label: str, workers: int) -> None:
@@ -146,7 +119,7 @@ def check_options(max_reference_bytes: int, label: str, workers: int) -> None:
     ...
     sessionref.errors.SessionReferenceError: workers must be a positive integer
     """
-    SessionReferenceResolver(_HeadersOnly([]), max_reference_bytes=max_reference_bytes)
+    SessionReferenceResolver(MemoryStore([]), max_reference_bytes=max_reference_bytes)
     if label not in LABELS:
         raise SessionReferenceError(f"label must be one of {', '.join(LABELS)}", INVALID_CONFIG)
     if not is_count(workers):
@@ -175,10 +148,12 @@ class Snapshotter:
         from the log already in hand and a deterministic message id.
         """
         references = distinct_references(self.target, [Reference(session_id, session_id)], 1)
-        [(log, units)] = self.resolver.read_sources(references)
-        label = (latest_title(log) if self.label == "title" else None) or session_id
-        fitted = fit_source(log, units, label, self.resolver.max_reference_bytes)
-        return label, render([fitted], context_id(session_id))
+        sources = self.resolver.read_sources(references)
+        label = (latest_title(sources[0][0]) if self.label == "title" else None) or session_id
+        context = self.resolver.render_sources(
+            [Reference(session_id, label)], sources, message_id=context_id(session_id)
+        )
+        return label, context
 
     def __call__(self, session_id: str) -> BatchResult:
         """The session's result; a failure becomes an error result."""
@@ -327,7 +302,12 @@ def build_snapshots(
 # --- command line -----------------------------------------------------------------------------
 
 
-def _positive(value: str) -> int:
+def positive_int(value: str) -> int:
+    """An argparse type: a positive integer.
+
+    >>> positive_int("3")
+    3
+    """
     number = int(value)
     if number < 1:
         raise argparse.ArgumentTypeError("must be a positive integer")
@@ -552,10 +532,10 @@ def add_batch_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     batch.add_argument("--root", required=True, help="the DSH session store directory")
     batch.add_argument("--out", required=True, help="the JSON-lines file to write")
     batch.add_argument(
-        "--max-bytes", type=_positive, default=65536, metavar="N", help="budget of each snapshot"
+        "--max-bytes", type=positive_int, default=65536, metavar="N", help="budget of each snapshot"
     )
     batch.add_argument(
-        "--workers", type=_positive, default=1, metavar="N", help="worker processes (default 1)"
+        "--workers", type=positive_int, default=1, metavar="N", help="worker processes (default 1)"
     )
     batch.add_argument("--engine", choices=ENGINES, help="local (default) or dask")
     batch.add_argument(

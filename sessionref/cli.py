@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from sessionref import conform
-from sessionref.batch import add_batch_command
+from sessionref.batch import add_batch_command, positive_int
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
@@ -133,13 +133,6 @@ def cmd_conform(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive(value: str) -> int:
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return number
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
@@ -155,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     snapshot = command("snapshot", cmd_snapshot)
     snapshot.add_argument("--root", required=True, help="the DSH session store directory")
-    snapshot.add_argument("--max-bytes", type=_positive, default=65536)
+    snapshot.add_argument("--max-bytes", type=positive_int, default=65536)
     snapshot.add_argument("--label", action="append", help="label of each session, in order")
     snapshot.add_argument("--target", help="the session the prompt is written in")
     snapshot.add_argument("--json", action="store_true", help="print the whole message")
@@ -166,11 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     candidates.add_argument("--target")
     candidates.add_argument("--cwd")
     candidates.add_argument("--query", default="")
-    candidates.add_argument("--limit", type=_positive)
+    candidates.add_argument("--limit", type=positive_int)
     candidates.add_argument("--json", action="store_true")
 
     demo = command("demo", cmd_demo)
-    demo.add_argument("--max-bytes", type=_positive, default=2048)
+    demo.add_argument("--max-bytes", type=positive_int, default=2048)
     demo.add_argument("--json", action="store_true")
 
     command("conform", cmd_conform)

@@ -32,12 +32,11 @@ from sessionref.batch import (
     Snapshotter,
     check_options,
     fresh_target,
-    is_count,
     listing_order,
     process_context,
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.resolver import SessionReferenceResolver
+from sessionref.resolver import SessionReferenceResolver, is_count
 from sessionref.store import DirectoryStore
 from sessionref.types import Target
 

@@ -56,18 +56,23 @@ class _Title(msgspec.Struct, frozen=True):
     title: Any = None
 
 
-def _is_count(value: object, minimum: int) -> bool:
+def is_count(value: object, minimum: int = 1) -> bool:
+    """Whether ``value`` is an integer (not a bool) of at least ``minimum``.
+
+    >>> is_count(2), is_count(0), is_count(True), is_count(2.0)
+    (True, False, False, False)
+    """
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
 def _check_config(max_references: object, candidate_limit: object, max_bytes: object) -> None:
-    if not (_is_count(max_references, 1) and max_references <= MAX_REFERENCES_LIMIT):  # type: ignore[operator]
+    if not (is_count(max_references, 1) and max_references <= MAX_REFERENCES_LIMIT):  # type: ignore[operator]
         raise SessionReferenceError(
             f"maxReferences must be an integer from 1 to {MAX_REFERENCES_LIMIT}", INVALID_CONFIG
         )
-    if not _is_count(candidate_limit, 1):
+    if not is_count(candidate_limit, 1):
         raise SessionReferenceError("candidateLimit must be a positive integer", INVALID_CONFIG)
-    if not _is_count(max_bytes, 1):
+    if not is_count(max_bytes, 1):
         raise SessionReferenceError("maxReferenceBytes must be a positive integer", INVALID_CONFIG)
 
 
@@ -145,6 +150,18 @@ def _read_failed(cause: Exception) -> SessionReferenceError:
     return SessionReferenceError(f"failed to read referenced session: {cause}", READ_FAILED)
 
 
+def listing_order(headers: Iterable[SessionHeader]) -> list[SessionHeader]:
+    """Newest ``createdAt`` first; equal times by case-folded id, then id.
+
+    >>> [h.id for h in listing_order([SessionHeader("b", 1), SessionHeader("a", 1),
+    ...                               SessionHeader("c", 2)])]
+    ['c', 'a', 'b']
+    """
+    ordered = sorted(headers, key=lambda h: (h.id.casefold(), h.id))
+    ordered.sort(key=lambda h: h.created_at, reverse=True)
+    return ordered
+
+
 def _rank(header: SessionHeader, target: Target) -> int:
     if header.cwd is None:
         return 1
@@ -206,19 +223,35 @@ class SessionReferenceResolver:
         target: TargetLike,
         references: Iterable[object],
         cancel: CancelToken | None = None,
+        *,
+        message_id: str | None = None,
     ) -> ContextMessage | None:
-        """The context message for ``references`` (``None`` when there are none)."""
+        """The context message for ``references`` (``None`` when there are none).
+
+        ``message_id`` defaults to a fresh uuid4.
+        """
         target = as_target(target)
         distinct = distinct_references(target, references, self.max_references)
         if not distinct:
             return None
-        sources = self.read_sources(distinct, cancel)
+        return self.render_sources(
+            distinct, self.read_sources(distinct, cancel), cancel, message_id
+        )
+
+    def render_sources(
+        self,
+        references: Sequence[Reference],
+        sources: Sequence[tuple[SessionLog, list[Unit]]],
+        cancel: CancelToken | None = None,
+        message_id: str | None = None,
+    ) -> ContextMessage:
+        """Fit sources already read (see :meth:`read_sources`) in order and render them."""
         snapshots: list[SourceSnapshot] = []
-        for reference, (log, units) in zip(distinct, sources, strict=True):
+        for reference, (log, units) in zip(references, sources, strict=True):
             _check_cancel(cancel)
             snapshots.append(fit_source(log, units, reference.label, self.max_reference_bytes))
         _check_cancel(cancel)
-        return render(snapshots, str(uuid.uuid4()))
+        return render(snapshots, message_id or str(uuid.uuid4()))
 
     def prepare(
         self,
@@ -290,11 +323,9 @@ class SessionReferenceResolver:
     ) -> list[T]:
         target = as_target(target)
         limit = self.candidate_limit if limit is None else limit
-        if not _is_count(limit, 1):
+        if not is_count(limit, 1):
             raise SessionReferenceError("limit must be a positive integer", INVALID_REFERENCE)
-        headers = [h for h in self.store.headers() if h.id != target.id]
-        headers.sort(key=lambda h: (h.id.casefold(), h.id))
-        headers.sort(key=lambda h: h.created_at, reverse=True)
+        headers = listing_order(h for h in self.store.headers() if h.id != target.id)
         if query:
             needle = query.lower()
             labelled = [
