@@ -17,6 +17,7 @@ from sessionref.codecs.layout import encode_session_directory
 from sessionref.codecs.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
+    Buffer,
     DecodedLogRecord,
     SessionHeader,
     SessionLog,
@@ -178,11 +179,13 @@ class DirectoryStore:
         try:
             if path.name == PLAIN_LOG and path.stat().st_size > self.max_bytes:
                 raise SessionLogError(f"log exceeds {self.max_bytes} bytes")
-            data = path.read_bytes()
+            stored = path.read_bytes()
         except OSError as exc:
             raise SessionLogError(f"cannot read {path.name}: {exc.strerror}") from None
+        data: Buffer = stored
         if path.name == ZSTD_LOG:
-            data = decompress_frames(data, self.max_bytes)
+            data = decompress_frames(stored, self.max_bytes)
+            del stored  # the compressed bytes are not needed past this point
         log = parse_log(data, self.max_line_bytes)
         if log.header.id != session_id:
             raise SessionLogError(f"header of {path} no longer names {session_id!r}")

@@ -19,6 +19,7 @@ import zstandard
 from sessionref.errors import SessionLogError
 
 T = TypeVar("T")
+Buffer = bytes | bytearray
 
 PACKED_CHUNK_TYPES: Final = {
     "text-chunks": ("text-delta", "texts"),
@@ -28,7 +29,7 @@ PACKED_CHUNK_TYPES: Final = {
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
-_READ_SIZE: Final = 1 << 23
+_READ_SIZE: Final = 1 << 20
 
 
 class ReplaceOp(msgspec.Struct, frozen=True, tag_field="op", tag="replace"):
@@ -131,28 +132,30 @@ def _decode_record_line(line: bytes, number: int) -> LogRecord:
         raise SessionLogError(f"unparsable record on line {number}: {exc}") from None
 
 
-def _line_count(body: bytes) -> int:
-    """Lines in ``body``, a last line without its newline included."""
-    return body.count(b"\n") + (0 if body.endswith(b"\n") or not body else 1)
+def _line_count(buffer: Buffer, start: int) -> int:
+    """Lines in ``buffer[start:]``, a last line without its newline included."""
+    newlines = buffer.count(b"\n", start)
+    return newlines + (0 if buffer.endswith(b"\n") or len(buffer) <= start else 1)
 
 
-def decode_records(body: bytes, first_line_number: int = 2) -> list[LogRecord]:
-    """Decode every record line of ``body``; blank lines are skipped.
+def decode_records(buffer: Buffer, start: int = 0, first_line_number: int = 2) -> list[LogRecord]:
+    """Decode every record line of ``buffer[start:]``; blank lines are skipped.
 
     A final line without its newline that does not parse is a torn write and is dropped; any
-    other line that does not parse raises :class:`SessionLogError`. The whole body is tried
-    at once first; when that fails, or does not give one record per line, it goes line by line.
+    other line that does not parse raises :class:`SessionLogError`. The lines are tried all at
+    once first, without copying the buffer (each record's ``data`` points into it); when that
+    fails, or does not give one record per line, they are decoded one by one.
 
     >>> [r.type for r in decode_records(b'{"type":"a","seq":0}\\n{"type":"b","se')]
     ['a']
     """
     try:
-        records = _RECORD_DECODER.decode_lines(body)
-        if len(records) == _line_count(body):
+        records = _RECORD_DECODER.decode_lines(memoryview(buffer)[start:])
+        if len(records) == _line_count(buffer, start):
             return records
     except (msgspec.DecodeError, RecursionError):
         pass
-    lines = body.split(b"\n")
+    lines = bytes(buffer[start:]).split(b"\n")
     last = len(lines) - 1
     records = []
     for index, line in enumerate(lines):
@@ -167,14 +170,14 @@ def decode_records(body: bytes, first_line_number: int = 2) -> list[LogRecord]:
     return records
 
 
-def split_header(buffer: bytes) -> tuple[bytes, bytes]:
-    """The header line and the rest of a decompressed log.
+def split_header(buffer: Buffer) -> tuple[bytes, int]:
+    """The header line of a decompressed log and the offset where its records start.
 
     >>> split_header(b'{"id":"s"}\\n{"type":"a"}\\n')
-    (b'{"id":"s"}', b'{"type":"a"}\\n')
+    (b'{"id":"s"}', 11)
     """
-    head, _, body = buffer.partition(b"\n")
-    return head, body
+    end = buffer.find(b"\n")
+    return (bytes(buffer), len(buffer)) if end < 0 else (bytes(buffer[:end]), end + 1)
 
 
 _DATA_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
@@ -290,7 +293,7 @@ def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
         yield record
 
 
-def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytes:
+def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:
     """Concatenated independent zstd frames as one buffer; a torn final frame is dropped.
 
     A damaged complete frame, or output beyond ``limit`` bytes, raises
@@ -299,23 +302,23 @@ def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_B
     >>> import zstandard
     >>> frames = [zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n")]
     >>> decompress_frames(b"".join(frames)), decompress_frames(b"".join(frames)[:-2])
-    (b'a\\nb\\n', b'a\\n')
+    (bytearray(b'a\\nb\\n'), bytearray(b'a\\n'))
     """
     reader = zstandard.ZstdDecompressor().stream_reader(
         io.BytesIO(compressed), read_across_frames=True
     )
-    chunks, size = [], 0
+    out = bytearray()  # grown in place: a large realloc moves pages, it does not copy them
     try:
         while chunk := reader.read(_READ_SIZE):
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
+            out += chunk
+            if len(out) > limit:
                 raise SessionLogError(f"decompressed log exceeds {limit} bytes")
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"damaged zstd frame: {exc}") from None
-    out = b"".join(chunks)
     torn = _torn_tail_length(compressed)
-    return out[: len(out) - torn] if torn else out
+    if torn:
+        del out[len(out) - torn :]
+    return out
 
 
 def _torn_tail_length(compressed: bytes) -> int:
@@ -341,7 +344,7 @@ class SessionLog(msgspec.Struct, frozen=True):
     records: list[LogRecord]
 
 
-def check_line_lengths(buffer: bytes, limit: int) -> None:
+def check_line_lengths(buffer: Buffer, limit: int) -> None:
     """Raise :class:`SessionLogError` if a line of ``buffer`` is longer than ``limit`` bytes.
 
     >>> check_line_lengths(b"ab\\ncd\\n", 2)
@@ -360,7 +363,7 @@ def check_line_lengths(buffer: bytes, limit: int) -> None:
         start, number = end + 1, number + 1
 
 
-def parse_log(buffer: bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
+def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
     """A decompressed JSONL log: header line, then records (torn last line dropped).
 
     >>> log = parse_log(b'{"id":"s","createdAt":1}\\n{"type":"turn/start","seq":0}\\n')
@@ -368,10 +371,10 @@ def parse_log(buffer: bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> Se
     ('s', ['turn/start'])
     """
     check_line_lengths(buffer, max_line_bytes)
-    head, body = split_header(buffer)
+    head, start = split_header(buffer)
     if not head.strip():
         raise SessionLogError("empty session log: no header line")
-    return SessionLog(decode_header(head), decode_records(body))
+    return SessionLog(decode_header(head), decode_records(buffer, start))
 
 
 def captured_through_seq(records: list[LogRecord]) -> int | None:

@@ -1,0 +1,343 @@
+"""The benchmark runner: sessionref against its floor and the published package.
+
+Run from the repository root::
+
+    python -m benchmarks.run [--sizes 100,400,1600,6400] [--repeat 5] [--js-sizes 100,400,1600]
+                             [--batch] [--plot]
+
+Measures, in-process and with medians over ``--repeat`` runs, for one session of each size:
+``prepare`` of one reference at ``max_reference_bytes`` 65536 and 4096 (wall time; peak
+memory traced in a separate pass), and the floor: reading and envelope-decoding the same
+file. With node and npm present it times the published package on the same files
+(``benchmarks/js``) and checks that both produce the same prompt. ``--batch`` adds batch
+throughput over a 200-session store (1 and 2 workers, and Dask). It prints a table, checks the
+targets, writes ``benchmarks/results.json`` and, with ``--plot``, ``benchmarks/scaling.png``.
+Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.generate import generate_batch_store, generate_store, size_session_id
+from sessionref import DirectoryStore, SessionReferenceResolver, Target
+from sessionref.batch import build_snapshots
+from sessionref.codecs.records import decode_records, decompress_frames, split_header
+
+HERE = Path(__file__).resolve().parent
+JS_DIR = HERE / "js"
+BUDGETS = (65536, 4096)
+TARGET = Target("sessionref-benchmark-target")
+
+
+def median_seconds(work: Callable[[], object], repeat: int) -> float:
+    """Median wall time of ``work()`` over ``repeat`` runs, after one warm-up run."""
+    work()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_bytes(work: Callable[[], object]) -> int:
+    """Peak traced Python memory while ``work()`` runs."""
+    tracemalloc.start()
+    try:
+        work()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def envelope_floor(path: Path) -> Callable[[], object]:
+    """Reading the file and decoding every line's envelope: the least any reader must do."""
+
+    def floor() -> object:
+        buffer = decompress_frames(path.read_bytes())
+        return decode_records(buffer, split_header(buffer)[1])
+
+    return floor
+
+
+def ensure_stores(stores: Path, sizes: Sequence[int], batch: bool) -> None:
+    """Generate what is missing (deterministic: the same seed gives the same bytes)."""
+    known = {h.id for h in DirectoryStore(stores / "sizes").headers()}
+    missing = [turns for turns in sizes if size_session_id(turns) not in known]
+    if missing:
+        print(f"generating sessions of {missing} turns …", file=sys.stderr)
+        generate_store(stores / "sizes", missing, plain_root=stores / "sizes-plain")
+    if batch and not (stores / "batch").exists():
+        print("generating the 200-session batch store …", file=sys.stderr)
+        generate_batch_store(stores / "batch", 200)
+
+
+def js_available() -> bool:
+    """Whether node can run the published package (installing it with npm if needed)."""
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        return False
+    if not (JS_DIR / "node_modules").exists():
+        done = subprocess.run(["npm", "ci", "--silent"], cwd=JS_DIR, capture_output=True)
+        if done.returncode != 0:
+            print(done.stderr.decode(errors="replace")[-500:], file=sys.stderr)
+            return False
+    return True
+
+
+def js_prepare(path: Path, max_bytes: int, runs: int, dump: Path) -> dict[str, Any]:
+    """Time the published package's ``prepare`` on ``path`` (median of ``runs``)."""
+    done = subprocess.run(
+        [
+            "node",
+            str(JS_DIR / "run.mjs"),
+            "--file",
+            str(path),
+            "--max-bytes",
+            str(max_bytes),
+            "--runs",
+            str(runs),
+            "--warmup",
+            "0" if runs == 1 else "1",
+            "--dump",
+            str(dump),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    result: dict[str, Any] = json.loads(done.stdout or b"{}")
+    if done.returncode != 0 or "median_s" not in result:
+        raise RuntimeError(f"js runner failed: {done.stderr.decode(errors='replace')[-500:]}")
+    return result
+
+
+def measure_size(stores: Path, turns: int, repeat: int) -> dict[str, Any]:
+    """Floor, prepare at each budget, peak memory: one row of the table."""
+    store = DirectoryStore(stores / "sizes")
+    session_id = size_session_id(turns)
+    path = store.path_of(session_id)
+    decompressed = len(decompress_frames(path.read_bytes()))
+    row: dict[str, Any] = {"turns": turns, "log_bytes": decompressed, "session_id": session_id}
+    row["floor_s"] = median_seconds(envelope_floor(path), repeat)
+    for budget in BUDGETS:
+        resolver = SessionReferenceResolver(store, max_reference_bytes=budget)
+        reference = [{"sessionId": session_id}]
+        row[f"prepare_{budget}_s"] = median_seconds(
+            lambda: resolver.prepare(TARGET, [], reference), repeat
+        )
+    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
+    row["peak_bytes"] = peak_bytes(
+        lambda: resolver.prepare(TARGET, [], [{"sessionId": session_id}])
+    )
+    return row
+
+
+def compare_with_js(stores: Path, row: dict[str, Any], runs: int) -> None:
+    """Add the published package's time, the speed ratio, and whether the prompts agree."""
+    store = DirectoryStore(stores / "sizes")
+    path = store.path_of(row["session_id"])
+    dump = HERE / "stores" / f"js-{row['turns']}.json"
+    result = js_prepare(path, BUDGETS[0], runs, dump)
+    row["js_prepare_65536_s"] = result["median_s"]
+    row["speedup"] = result["median_s"] / row["prepare_65536_s"]
+    theirs = json.loads(dump.read_text("utf-8"))
+    ours = SessionReferenceResolver(store).snapshot(TARGET, [{"sessionId": row["session_id"]}])
+    row["same_prompt_as_js"] = ours is not None and _prompt_of(theirs) == ours.prompt
+
+
+def _prompt_of(dumped: Any) -> str | None:
+    """The prompt text in whatever the JS runner dumped (a message or a prepare result)."""
+    if isinstance(dumped, dict):
+        for key in ("prompt", "additionalContext", "context"):
+            if key in dumped:
+                return _prompt_of(dumped[key])
+        content = dumped.get("content")
+        if isinstance(content, list) and content and isinstance(content[0], dict):
+            text = content[0].get("text")
+            return text if isinstance(text, str) else None
+    return dumped if isinstance(dumped, str) else None
+
+
+def measure_batch(stores: Path, repeat: int) -> dict[str, float]:
+    """Sessions per second over the batch store: 1 and 2 local workers, and Dask."""
+    root = stores / "batch"
+    store = DirectoryStore(root)
+    count = len(store.headers())
+    rates = {}
+    for workers in (1, 2):
+        seconds = median_seconds(lambda: list(build_snapshots(store, workers=workers)), repeat)
+        rates[f"local_{workers}_workers"] = count / seconds
+    from sessionref.dask import iter_bag, snapshots_bag
+
+    seconds = median_seconds(lambda: list(iter_bag(snapshots_bag(root), workers=2)), repeat)
+    rates["dask_2_workers"] = count / seconds
+    rates["sessions"] = count
+    return rates
+
+
+def check_targets(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
+    """Each target of the issue: what it asks, what was measured, whether it holds."""
+    by_turns = {row["turns"]: row for row in rows}
+    checks: list[tuple[str, str, bool]] = []
+    if 1600 in by_turns:
+        t = by_turns[1600]["prepare_65536_s"]
+        checks.append(("1600 turns, disk to context ≤ 0.25 s", f"{t:.3f} s", t <= 0.25))
+    for turns, needed in ((1600, 500), (400, 150)):
+        speedup = by_turns.get(turns, {}).get("speedup")
+        if speedup is not None:
+            checks.append(
+                (
+                    f"≥ {needed}× the published package at {turns}",
+                    f"{speedup:.0f}×",
+                    speedup >= needed,
+                )
+            )
+    for small, large in ((400, 1600), (1600, 6400)):
+        if small in by_turns and large in by_turns:
+            a, b = by_turns[small], by_turns[large]
+            ratio = b["prepare_65536_s"] / a["prepare_65536_s"]
+            growth = b["log_bytes"] / a["log_bytes"]
+            checks.append(
+                (
+                    f"linear {small}→{large}: time ratio ≤ 1.1 × log ratio",
+                    f"{ratio:.2f}× for {growth:.2f}× the log",
+                    ratio <= 1.1 * growth,
+                )
+            )
+    for row in rows:
+        vs_floor = row["prepare_65536_s"] / row["floor_s"]
+        checks.append(
+            (f"{row['turns']} turns within 2.5× of the floor", f"{vs_floor:.2f}×", vs_floor <= 2.5)
+        )
+        memory = row["peak_bytes"] / row["log_bytes"]
+        checks.append(
+            (f"{row['turns']} turns peak memory ≤ 3× the log", f"{memory:.2f}×", memory <= 3)
+        )
+    for row in rows:
+        if "same_prompt_as_js" in row:
+            checks.append(
+                (
+                    f"{row['turns']} turns: same prompt as the published package",
+                    str(row["same_prompt_as_js"]),
+                    row["same_prompt_as_js"],
+                )
+            )
+    return checks
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """The measurements as a Markdown table."""
+    lines = [
+        "| turns | log MB | floor s | prepare 64 KiB s | prepare 4 KiB s | ÷ floor | peak ÷ log | published s | speed-up |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        js = row.get("js_prepare_65536_s")
+        js_time = "—" if js is None else f"{js:.2f}"
+        speedup = "—" if js is None else f"{row['speedup']:.0f}×"
+        lines.append(
+            f"| {row['turns']} | {row['log_bytes'] / 1e6:.1f} | {row['floor_s']:.4f} "
+            f"| {row['prepare_65536_s']:.4f} | {row['prepare_4096_s']:.4f} "
+            f"| {row['prepare_65536_s'] / row['floor_s']:.2f} | {row['peak_bytes'] / row['log_bytes']:.2f} "
+            f"| {js_time} | {speedup} |"
+        )
+    return "\n".join(lines)
+
+
+def plot(rows: list[dict[str, Any]], out: Path) -> None:
+    """A log-log chart of time against log size (needs matplotlib)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = [row["log_bytes"] / 1e6 for row in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    ax.loglog(sizes, [r["floor_s"] for r in rows], "o:", label="floor: read + envelope decode")
+    for budget in BUDGETS:
+        ax.loglog(
+            sizes,
+            [r[f"prepare_{budget}_s"] for r in rows],
+            "o-",
+            label=f"sessionref prepare, {budget} B",
+        )
+    js_rows = [r for r in rows if "js_prepare_65536_s" in r]
+    if js_rows:
+        ax.loglog(
+            [r["log_bytes"] / 1e6 for r in js_rows],
+            [r["js_prepare_65536_s"] for r in js_rows],
+            "s-",
+            label="published package, 65536 B",
+        )
+    ax.set_xlabel("decompressed log size (MB)")
+    ax.set_ylabel("seconds (median)")
+    ax.set_title("One referenced session, disk to context")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
+    parser.add_argument("--stores", type=Path, default=HERE / "stores")
+    parser.add_argument("--sizes", default="100,400,1600,6400")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument(
+        "--js-sizes", default="100,400,1600", help="sizes to time the published package on"
+    )
+    parser.add_argument("--no-js", action="store_true")
+    parser.add_argument("--batch", action="store_true", help="also measure batch throughput")
+    parser.add_argument("--plot", action="store_true")
+    args = parser.parse_args(argv)
+    sizes = [int(x) for x in args.sizes.split(",")]
+    ensure_stores(args.stores, sizes, args.batch)
+    rows = [measure_size(args.stores, turns, args.repeat) for turns in sizes]
+    js_sizes = {int(x) for x in args.js_sizes.split(",") if x}
+    if args.no_js or not js_available():
+        print(
+            "node/npm not available (or --no-js): the published package is not timed",
+            file=sys.stderr,
+        )
+    else:
+        for row in rows:
+            if row["turns"] in js_sizes:
+                runs = 3 if row["turns"] <= 400 else 1
+                compare_with_js(args.stores, row, runs)
+    results: dict[str, Any] = {"sizes": rows, "python": sys.version.split()[0]}
+    if args.batch:
+        results["batch_sessions_per_s"] = measure_batch(args.stores, max(1, args.repeat // 2))
+    checks = check_targets(rows)
+    results["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in checks]
+    print(table(rows))
+    if args.batch:
+        rates = results["batch_sessions_per_s"]
+        print(
+            f"\nbatch over {rates['sessions']} sessions: "
+            + ", ".join(
+                f"{name.replace('_', ' ')} {rate:.0f}/s"
+                for name, rate in rates.items()
+                if name != "sessions"
+            )
+        )
+    print()
+    for target, measured, met in checks:
+        print(f"{'✓' if met else '✗'} {target}: {measured}")
+    (HERE / "results.json").write_text(json.dumps(results, indent=2) + "\n", "utf-8")
+    if args.plot:
+        plot(rows, HERE / "scaling.png")
+    return 0 if all(met for _, _, met in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
