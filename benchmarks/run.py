@@ -18,6 +18,7 @@ Exit status 1 when a target is missed.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import shutil
 import statistics
@@ -129,16 +130,13 @@ def measure_size(stores: Path, turns: int, repeat: int) -> dict[str, Any]:
     decompressed = len(decompress_frames(path.read_bytes()))
     row: dict[str, Any] = {"turns": turns, "log_bytes": decompressed, "session_id": session_id}
     row["floor_s"] = median_seconds(envelope_floor(path), repeat)
+    reference = [{"sessionId": session_id}]
     for budget in BUDGETS:
         resolver = SessionReferenceResolver(store, max_reference_bytes=budget)
-        reference = [{"sessionId": session_id}]
-        row[f"prepare_{budget}_s"] = median_seconds(
-            lambda: resolver.prepare(TARGET, [], reference), repeat
-        )
+        prepare = functools.partial(resolver.prepare, TARGET, [], reference)
+        row[f"prepare_{budget}_s"] = median_seconds(prepare, repeat)
     resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
-    row["peak_bytes"] = peak_bytes(
-        lambda: resolver.prepare(TARGET, [], [{"sessionId": session_id}])
-    )
+    row["peak_bytes"] = peak_bytes(functools.partial(resolver.prepare, TARGET, [], reference))
     return row
 
 
@@ -175,7 +173,8 @@ def measure_batch(stores: Path, repeat: int) -> dict[str, float]:
     count = len(store.headers())
     rates = {}
     for workers in (1, 2):
-        seconds = median_seconds(lambda: list(build_snapshots(store, workers=workers)), repeat)
+        batch = functools.partial(build_snapshots, store, workers=workers)
+        seconds = median_seconds(lambda batch=batch: list(batch()), repeat)
         rates[f"local_{workers}_workers"] = count / seconds
     from sessionref.dask import iter_bag, snapshots_bag
 
@@ -237,10 +236,18 @@ def check_targets(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     """The measurements as a Markdown table."""
-    lines = [
-        "| turns | log MB | floor s | prepare 64 KiB s | prepare 4 KiB s | ÷ floor | peak ÷ log | published s | speed-up |",
-        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
+    columns = (
+        "turns",
+        "log MB",
+        "floor s",
+        "prepare 64 KiB s",
+        "prepare 4 KiB s",
+        "÷ floor",
+        "peak ÷ log",
+        "published s",
+        "speed-up",
+    )
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
     for row in rows:
         js = row.get("js_prepare_65536_s")
         js_time = "—" if js is None else f"{js:.2f}"
@@ -248,7 +255,8 @@ def table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {row['turns']} | {row['log_bytes'] / 1e6:.1f} | {row['floor_s']:.4f} "
             f"| {row['prepare_65536_s']:.4f} | {row['prepare_4096_s']:.4f} "
-            f"| {row['prepare_65536_s'] / row['floor_s']:.2f} | {row['peak_bytes'] / row['log_bytes']:.2f} "
+            f"| {row['prepare_65536_s'] / row['floor_s']:.2f} "
+            f"| {row['peak_bytes'] / row['log_bytes']:.2f} "
             f"| {js_time} | {speedup} |"
         )
     return "\n".join(lines)
