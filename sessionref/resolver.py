@@ -66,7 +66,7 @@ def is_count(value: object, minimum: int = 1) -> bool:
 
 
 def _check_config(max_references: object, candidate_limit: object, max_bytes: object) -> None:
-    if not (is_count(max_references, 1) and max_references <= MAX_REFERENCES_LIMIT):  # type: ignore[operator]
+    if not is_count(max_references) or is_count(max_references, MAX_REFERENCES_LIMIT + 1):
         raise SessionReferenceError(
             f"maxReferences must be an integer from 1 to {MAX_REFERENCES_LIMIT}", INVALID_CONFIG
         )

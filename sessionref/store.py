@@ -204,7 +204,10 @@ class MemoryStore:
         self._sessions: dict[str, Mapping[str, Any]] = {}
         self._headers: list[SessionHeader] = []
         for session in sessions:
-            header = msgspec.convert(session["header"], SessionHeader)
+            try:
+                header = msgspec.convert(session["header"], SessionHeader)
+            except (KeyError, TypeError, msgspec.ValidationError):
+                continue  # like a file whose header does not read: not listed, not found
             self._sessions.setdefault(header.id, session)
             self._headers.append(header)
 
@@ -222,4 +225,6 @@ class MemoryStore:
             records = msgspec.convert(list(events), list[DecodedLogRecord])
         except msgspec.ValidationError as exc:
             raise SessionLogError(f"bad record: {exc}") from None
+        except RecursionError:
+            raise SessionLogError("a record nests too deeply") from None
         return SessionLog(msgspec.convert(session["header"], SessionHeader), list(records))
