@@ -1,0 +1,1 @@
+"""Benchmarks for sessionref: store generator and the JavaScript reference runner."""
