@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Final, Literal, TypeVar
 
 import msgspec
@@ -32,7 +32,7 @@ _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 _READ_SIZE: Final = 1 << 20
 
 
-class ReplaceOp(msgspec.Struct, frozen=True, tag_field="op", tag="replace"):
+class ReplaceOp(msgspec.Struct, frozen=True, gc=False, tag_field="op", tag="replace"):
     """``{"op":"replace","start":S,"end":E}``: nodes S through E become this event."""
 
     start: int
@@ -54,8 +54,12 @@ class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
     delegation_depth: int = 0
 
 
-class LogRecord(msgspec.Struct, frozen=True, rename="camel"):
-    """A storage record: an event (``seq``) or a packed chunk row (``seq0``), data undecoded."""
+class LogRecord(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    """A storage record: an event (``seq``) or a packed chunk row (``seq0``), data undecoded.
+
+    Not tracked by the cyclic garbage collector (``gc=False``): a log has a million of these
+    and none can be part of a cycle, so full collections no longer walk them.
+    """
 
     type: str
     seq: int | None = None
@@ -71,7 +75,7 @@ class DecodedLogRecord(LogRecord, frozen=True):
     data: Any = None
 
 
-class PackedRowData(msgspec.Struct, frozen=True):
+class PackedRowData(msgspec.Struct, frozen=True, gc=False):
     """``data`` of a packed chunk row."""
 
     turn: int
@@ -84,6 +88,17 @@ class PackedRowData(msgspec.Struct, frozen=True):
     name: str | None = None
 
 
+class PackedRowShape(msgspec.Struct, frozen=True, gc=False):
+    """``data`` of a packed chunk row as the fold needs it: members counted, not decoded."""
+
+    turn: int
+    step: int
+    index: int
+    dt: list[int | float]
+    texts: list[msgspec.Raw] | None = None
+    args: list[msgspec.Raw] | None = None
+
+
 _HEADER_DECODER: Final = msgspec.json.Decoder(SessionHeader)
 _RECORD_DECODER: Final = msgspec.json.Decoder(LogRecord)
 
@@ -93,8 +108,13 @@ def _reject_constant(name: str) -> object:
 
 
 def _stdlib_json(line: bytes | str) -> object:
-    """Parse JSON the way ``JSON.parse`` does, lone-surrogate escapes included."""
-    return json.loads(line, parse_constant=_reject_constant)
+    """Parse JSON the way ``JSON.parse`` does, lone-surrogate escapes included.
+
+    Bytes must be strict UTF-8, as msgspec wants them: ``json.loads`` on bytes would also take
+    a BOM, UTF-16 or UTF-8-encoded surrogates.
+    """
+    text = line.decode("utf-8") if isinstance(line, bytes) else line
+    return json.loads(text, parse_constant=_reject_constant)
 
 
 def _decode_line(line: bytes, kind: type[T], fallback: type[T]) -> T:
@@ -220,19 +240,27 @@ def record_span(record: LogRecord) -> tuple[int, int]:
 
 
 def _packed_span(record: LogRecord) -> tuple[int, int]:
+    """A packed row's seqs. Members are only counted here (the hot path of every read);
+    they are decoded, strings checked, where a row is expanded."""
     if record.seq0 is None:
         raise SessionLogError(f"{record.type} row without a seq0")
-    return record.seq0, len(_packed_members(record, decode_data(record, PackedRowData)))
+    row: PackedRowShape | PackedRowData
+    if type(record) is LogRecord:
+        row = decode_data(record, PackedRowShape)
+    else:
+        row = decode_data(record, PackedRowData)
+    return record.seq0, len(_packed_members(record, row))
 
 
-def _packed_members(record: LogRecord, row: PackedRowData) -> list[str]:
+def _packed_members(record: LogRecord, row: PackedRowData | PackedRowShape) -> Sequence[object]:
+    """The ``texts`` or ``args`` a row's type calls for, with enough ``dt`` entries."""
     field = PACKED_CHUNK_TYPES[record.type][1]
-    members = getattr(row, field)
+    members: Sequence[object] | None = getattr(row, field)
     if members is None:
         raise SessionLogError(f"{record.type} row {record.seq0} without {field}")
     if len(row.dt) < len(members) - 1:
         raise SessionLogError(f"{record.type} row {record.seq0} has too few dt entries")
-    return list(members)
+    return members
 
 
 def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -245,10 +273,11 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     """
     record = msgspec.convert(row, DecodedLogRecord)
     data = msgspec.convert(row["data"], PackedRowData)
+    members = _packed_members(record, data)
     chunk_type = PACKED_CHUNK_TYPES[record.type][0]
     time = row["time0"]
     events = []
-    for k, member in enumerate(_packed_members(record, data)):
+    for k, member in enumerate(members):
         if k:
             time += data.dt[k - 1]
         chunk: dict[str, Any] = {"type": chunk_type, "index": data.index}

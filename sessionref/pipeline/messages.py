@@ -7,21 +7,21 @@ from typing import Any, Literal
 import msgspec
 
 
-class ContentBlock(msgspec.Struct, frozen=True):
+class ContentBlock(msgspec.Struct, frozen=True, gc=False):
     """A content block; only ``text`` blocks matter, other kinds are kept opaque."""
 
     type: str
     text: Any = None
 
 
-class MessageSource(msgspec.Struct, frozen=True):
+class MessageSource(msgspec.Struct, frozen=True, gc=False):
     """Who put a message on the surface."""
 
     kind: str
     plugin: Any = None
 
 
-class Message(msgspec.Struct, frozen=True):
+class Message(msgspec.Struct, frozen=True, gc=False):
     """``{id, role, content, source}``; a direct user prompt may also carry ``display``."""
 
     content: list[ContentBlock]
@@ -29,7 +29,7 @@ class Message(msgspec.Struct, frozen=True):
     display: list[ContentBlock] | None = None
 
 
-class ModelMessage(msgspec.Struct, frozen=True):
+class ModelMessage(msgspec.Struct, frozen=True, gc=False):
     """``data`` of an ``assistant/message`` event."""
 
     message: Message

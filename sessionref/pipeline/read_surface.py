@@ -133,6 +133,13 @@ def read_surface(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
     [2]
     """
     surface = _Surface()
+    unset = msgspec.UNSET
     for record in contiguous(records):
-        _apply(surface, record)
+        # Most events are neither on the surface nor cite sources: skip them cheaply.
+        if (
+            record.type in SURFACE_TYPES
+            or record.surface_op is not unset
+            or record.source_event_seqs is not unset
+        ):
+            _apply(surface, record)
     yield from surface
