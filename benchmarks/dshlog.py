@@ -8,73 +8,27 @@ assistant delta runs into chunk rows, and a model of the current surface.
 from __future__ import annotations
 
 import itertools
-import json
-import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import zstandard
 
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.layout import encode_project_directory, encode_session_directory
+
 BATCH_WINDOW_MS = 200
 MIN_PACKED_RUN = 3
 ZSTD_LEVEL = 3
 
-_SAFE_ID = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-_PATH_SEPARATORS = frozenset("/\\:")
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 # --------------------------------------------------------------------------- paths
-
-
-def _escape_unit(unit: int) -> str:
-    """Escape one UTF-16 code unit per SPEC §1 (safe characters stay literal)."""
-    ch = chr(unit)
-    if unit < 0x80 and ch in _SAFE_ID:
-        return ch
-    return f"~{unit:04X}"
-
-
-def _utf16_units(text: str) -> Iterator[int]:
-    """Yield the UTF-16 code units of a (possibly lone-surrogate) string."""
-    raw = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(raw), 2):
-        yield raw[i] | (raw[i + 1] << 8)
-
-
-def encode_session_id(session_id: str) -> str:
-    """Return the directory name of a session id (SPEC §1 ``encoded-id``)."""
-    if session_id == ".":
-        return "~002E"
-    if session_id == "..":
-        return "~002E~002E"
-    return "".join(_escape_unit(u) for u in _utf16_units(session_id))
-
-
-def project_dir_name(cwd: str | None) -> str:
-    """Return the project directory name for a session cwd (SPEC §1)."""
-    if cwd is None:
-        return "_no-cwd"
-    parts: list[str] = []
-    in_separator_run = False
-    for unit in _utf16_units(cwd):
-        if unit < 0x80 and chr(unit) in _PATH_SEPARATORS:
-            if not in_separator_run:
-                parts.append("-")
-            in_separator_run = True
-            continue
-        in_separator_run = False
-        parts.append(_escape_unit(unit))
-    key = "".join(parts).lstrip("-") or "root"
-    return f"--{key[:251]}--"
 
 
 def session_path(root: Path, session_id: str, cwd: str | None, *, compressed: bool = True) -> Path:
     """Return the log path of a session inside a store root."""
     name = "session.jsonl.zstd" if compressed else "session.jsonl"
-    return root / project_dir_name(cwd) / encode_session_id(session_id) / name
+    return root / encode_project_directory(cwd) / encode_session_directory(session_id) / name
 
 
 # --------------------------------------------------------------------------- output
@@ -82,10 +36,7 @@ def session_path(root: Path, session_id: str, cwd: str | None, *, compressed: bo
 
 def to_json_line(value: Any) -> str:
     """Serialize like JavaScript ``JSON.stringify`` (lone surrogates as ``\\udxxx``)."""
-    line = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    if _LONE_SURROGATE.search(line):
-        line = _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", line)
-    return line
+    return js_json(value).decode("utf-8")
 
 
 class FrameSink:
