@@ -1,0 +1,27 @@
+"""The README's library example runs as written (against the shipped sample store)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from sessionref.cli import sample_root
+from sessionref.types import ContextMessage
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_library_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    found = re.search(r"## Library\n\n```python\n(.*?)```", README.read_text("utf-8"), re.S)
+    assert found is not None
+    code = found.group(1).replace('"~/.dsh/sessions"', repr(str(sample_root())))
+    scope: dict[str, object] = {}
+    exec(compile(code, str(README), "exec"), scope)
+    messages = scope["messages"]
+    assert isinstance(messages, list) and isinstance(messages[0], ContextMessage)
+    assert messages[1]["content"][0]["text"] == "see @auth"
+    out = capsys.readouterr().out
+    assert "Refactor auth middleware to JWT @[Refactor auth middleware to JWT](" in out
+    assert out.count("<referenced-sessions>") == 1
