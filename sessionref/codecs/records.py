@@ -381,15 +381,14 @@ def check_line_lengths(buffer: Buffer, limit: int) -> None:
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: line 2 is longer than 2 bytes
     """
-    if len(buffer) <= limit:
-        return
-    start, number = 0, 1
-    while start < len(buffer):
-        end = buffer.find(b"\n", start)
-        end = len(buffer) if end < 0 else end
-        if end - start > limit:
+    start = 0
+    while len(buffer) - start > limit:
+        # The last newline within the next limit + 1 bytes: none means a line that long.
+        newline = buffer.rfind(b"\n", start, start + limit + 1)
+        if newline < 0:
+            number = buffer.count(b"\n", 0, start) + 1
             raise SessionLogError(f"line {number} is longer than {limit} bytes")
-        start, number = end + 1, number + 1
+        start = newline + 1
 
 
 def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:

@@ -1,0 +1,72 @@
+"""Record-level codecs: line limits, packed-row expansion, zstd frames."""
+
+from __future__ import annotations
+
+import zstandard
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sessionref.codecs.records import (
+    SessionLogError,
+    check_line_lengths,
+    decompress_frames,
+    expand_packed_row,
+)
+
+
+def first_long_line(buffer: bytes, limit: int) -> int | None:
+    for number, line in enumerate(buffer.split(b"\n"), 1):
+        if len(line) > limit:
+            return number
+    return None
+
+
+@given(st.binary(max_size=60).map(lambda b: b.replace(b"\x00", b"\n")), st.integers(0, 10))
+def test_line_limit_finds_the_first_long_line(buffer: bytes, limit: int) -> None:
+    try:
+        check_line_lengths(buffer, limit)
+        found = None
+    except SessionLogError as exc:
+        found = int(str(exc).split()[1])
+    assert found == first_long_line(buffer, limit)
+
+
+def test_tool_call_rows_expand_with_ids_and_names() -> None:
+    row = {
+        "type": "tool-call-chunks",
+        "seq0": 3,
+        "time0": 10,
+        "data": {
+            "turn": 1,
+            "step": 2,
+            "index": 1,
+            "dt": [1, 2],
+            "args": ["{", "}", ""],
+            "id": "c1",
+            "name": "bash",
+        },
+    }
+    events = expand_packed_row(row)
+    assert [(e["seq"], e["time"]) for e in events] == [(3, 10), (4, 11), (5, 13)]
+    assert events[1]["data"] == {
+        "turn": 1,
+        "step": 2,
+        "chunk": {
+            "type": "tool-call-delta",
+            "index": 1,
+            "id": "c1",
+            "name": "bash",
+            "argumentsDelta": "}",
+        },
+    }
+
+
+@given(st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=6), st.integers(1, 12))
+def test_frames_decompress_whole_and_a_torn_last_frame_is_dropped(
+    lines: list[bytes], cut: int
+) -> None:
+    frames = [zstandard.ZstdCompressor().compress(line) for line in lines]
+    joined = b"".join(frames)
+    assert decompress_frames(joined) == b"".join(lines)
+    torn = joined[: len(joined) - min(cut, len(frames[-1]) - 1)]
+    assert decompress_frames(torn) == b"".join(lines[:-1])
