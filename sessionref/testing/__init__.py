@@ -13,6 +13,12 @@ Importable without pytest; needs ``hypothesis`` (the ``test`` extra).
 
 from sessionref.testing._js import js_normalize, js_stringify
 from sessionref.testing.logs import session_logs, session_stores
+from sessionref.testing.mutations import (
+    MutatedLog,
+    mutated_logs,
+    mutated_stores,
+    write_mutated_store,
+)
 from sessionref.testing.reference import Unit, current_surface, expand_records, projected_units
 from sessionref.testing.store import (
     SessionLog,
@@ -34,6 +40,7 @@ from sessionref.testing.strategies import (
 __all__ = [
     "INTERESTING_FRAGMENTS",
     "MentionSample",
+    "MutatedLog",
     "SessionLog",
     "Unit",
     "current_surface",
@@ -43,6 +50,8 @@ __all__ = [
     "js_stringify",
     "js_strings",
     "mention_texts",
+    "mutated_logs",
+    "mutated_stores",
     "project_dir_name",
     "projected_units",
     "session_file_path",
@@ -51,5 +60,6 @@ __all__ = [
     "session_logs",
     "session_stores",
     "well_formed_mention_texts",
+    "write_mutated_store",
     "write_session_store",
 ]

@@ -1,0 +1,572 @@
+"""Hostile logs and stores: every broken-log kind, repeatable reads, logs growing while read, paths.
+
+(a) Each kind of broken log makes ``sessionref snapshot`` (a real process) print exactly one line
+``SESSION_REFERENCE_READ_FAILED: failed to read referenced session: …`` and exit 1.
+(b) Reading the same store twice, or the same logs plain, zstd and from memory, gives the same
+context. (c) A log appended to while it is read only ever shows a prefix of its final form.
+(d) Session ids never become paths; a log whose header names another session is reported.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import msgspec
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionref import DirectoryStore, MemoryStore, SessionReferenceResolver, Target
+from sessionref.cli import main
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.records import DEFAULT_MAX_LINE_BYTES
+from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.store import SessionNotFound
+from sessionref.testing import (
+    SessionLog,
+    session_file_path,
+    session_logs,
+    session_stores,
+    write_session_store,
+)
+from sessionref.testing.mutations import deep_json, log_lines, zstd_bomb
+from sessionref.types import ContextMessage
+from tests.logs import Event, assistant, header, other, replace, tool_result, user
+
+READ_FAILED_LINE = b"SESSION_REFERENCE_READ_FAILED: failed to read referenced session: "
+TARGET = Target("\x00hostile-target", "/w")
+
+Lines = list[bytes]
+
+
+def events() -> list[Event]:
+    """A small valid conversation: prompt, streamed answer, tool result, title, prompt."""
+    packed: Event = {
+        "type": "text-chunks",
+        "seq0": 3,
+        "time0": 3,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": [1], "texts": ["Hel", "lo"]},
+    }
+    return [
+        other(0),
+        user(1, "first question"),
+        other(2, "step/start"),
+        packed,
+        assistant(5, "Hello", sourceEventSeqs=[3, 4]),
+        tool_result(6, "tool output"),
+        other(7, "session/title", data={"title": "a title"}),
+        user(8, "second question"),
+    ]
+
+
+def good_log(session_id: str = "s") -> SessionLog:
+    return {"header": header(session_id), "events": events()}
+
+
+def good_lines() -> Lines:
+    return log_lines(good_log())
+
+
+def record(event: Event) -> bytes:
+    return log_lines({"header": header(), "events": [event]})[1]
+
+
+def with_record(event: Event) -> Callable[[Lines], Lines]:
+    return lambda lines: [*lines, record(event)]
+
+
+def replaced(index: int, event: Event) -> Callable[[Lines], Lines]:
+    def change(lines: Lines) -> Lines:
+        lines = list(lines)
+        lines[index] = record(event)
+        return lines
+
+    return change
+
+
+def _swap(lines: Lines) -> Lines:
+    lines = list(lines)
+    lines[2], lines[3] = lines[3], lines[2]
+    return lines
+
+
+pruned_too_much = tool_result(9, "[pruned]", op=replace(6, 6), sourceEventSeqs=[6])
+pruned_too_much["data"]["message"]["content"][0]["toolCallId"] = "another-call"
+cesu_text = user(1, "\ud800 then a raw surrogate: XSURROGATE")
+
+# Line-level damage: each kind works on the lines of good_log() (line 0 is the header).
+LINE_KINDS: dict[str, Callable[[Lines], Lines]] = {
+    "torn header only": lambda lines: [lines[0][:40]],
+    "garbage line in the middle": lambda lines: [*lines[:3], b"{not json", *lines[3:]],
+    "seq gap": lambda lines: [*lines[:4], *lines[5:]],
+    "duplicated line": lambda lines: [*lines[:3], lines[2], *lines[3:]],
+    "reordered lines": _swap,
+    "surfaceOp on an event off the surface": replaced(1, other(0, surfaceOp="append")),
+    "surface event without surfaceOp": replaced(2, user(1, "q", op=None)),
+    "unknown surfaceOp": replaced(2, user(1, "q", op="prepend")),
+    "replace of a range not on the surface": with_record(
+        user(9, "summary", kind="compact", op=replace(0, 1), sourceEventSeqs=[0, 1])
+    ),
+    "replace that does not list what it replaces": with_record(
+        user(9, "summary", kind="compact", op=replace(1, 5), sourceEventSeqs=[1])
+    ),
+    "prune that changes more than content": with_record(pruned_too_much),
+    "line over the length limit": with_record(
+        other(9, data={"pad": "x" * (DEFAULT_MAX_LINE_BYTES + 1)})
+    ),
+    "nesting too deep": lambda lines: [
+        *lines,
+        b'{"type":"turn/end","seq":9,"time":9,"data":' + deep_json(100_000) + b"}",
+    ],
+    "unbalanced nesting": lambda lines: [*lines[:3], deep_json(100_000, "open"), *lines[3:]],
+    "invalid UTF-8 in a text": lambda lines: [
+        *lines[:2],
+        lines[2].replace(b"first question", b"first \xff question"),
+        *lines[3:],
+    ],
+    "UTF-8-encoded surrogate in a line with an escape": replaced(2, cesu_text),
+    "byte order mark before a record": lambda lines: [
+        *lines[:2],
+        b"\xef\xbb\xbf" + lines[2],
+        *lines[3:],
+    ],
+    "UTF-16 record": lambda lines: [
+        *lines[:2],
+        lines[2].decode("utf-8").encode("utf-16-le"),
+        *lines[3:],
+    ],
+}
+
+
+def _cesu(lines: Lines) -> Lines:
+    return [line.replace(b"XSURROGATE", b"\xed\xa0\x80") for line in lines]
+
+
+def plain_file(lines: Lines) -> bytes:
+    return _join(_cesu(lines))
+
+
+def _join(lines: Lines) -> bytes:
+    return b"".join(line + b"\n" for line in lines)
+
+
+def zstd_file(lines: Lines) -> bytes:
+    compressor = zstandard.ZstdCompressor()
+    return b"".join(compressor.compress(line + b"\n") for line in _cesu(lines))
+
+
+def _damaged_frame(lines: Lines) -> bytes:
+    frames = [zstandard.ZstdCompressor().compress(line + b"\n") for line in lines]
+    middle = frames[3]
+    frames[3] = middle[:4] + bytes(b ^ 0xFF for b in middle[4:10]) + middle[10:]
+    return b"".join(frames)
+
+
+def _torn_header_file(lines: Lines, compress: bool) -> bytes:
+    torn = lines[0][:40]
+    return zstandard.ZstdCompressor().compress(torn) if compress else torn
+
+
+# File-level damage: (plain bytes or None, zstd bytes or None) from the good lines.
+FILE_KINDS: dict[str, Callable[[Lines], tuple[bytes | None, bytes | None]]] = {
+    "empty file": lambda lines: (b"", b""),
+    "torn header without newline": lambda lines: (
+        _torn_header_file(lines, False),
+        _torn_header_file(lines, True),
+    ),
+    "damaged complete zstd frame": lambda lines: (None, _damaged_frame(lines)),
+    "zstd frame cut in the middle of the file": lambda lines: (
+        None,
+        zstd_file(lines[:3])[:-3] + zstd_file(lines[3:]),
+    ),
+    "garbage after a complete zstd frame": lambda lines: (
+        None,
+        zstd_file(lines[:3]) + b"\x00garbage" + zstd_file(lines[3:]),
+    ),
+}
+
+# Over a store limit the CLI has no flag for: the process runs with a smaller DirectoryStore.
+BOMB_LIMIT = 1 << 20
+LIMIT_KINDS: dict[str, tuple[bytes | None, bytes]] = {
+    "zstd bomb over the size limit": (
+        None,
+        zstd_file(good_lines()) + zstd_bomb(8 << 20, seq=9),
+    ),
+    "plain log over the size limit": (
+        plain_file([*good_lines(), record(other(9, data={"pad": "x" * BOMB_LIMIT}))]),
+        b"",
+    ),
+}
+
+WITH_STORE_LIMIT = (
+    "import functools, sys; import sessionref.cli as cli; "
+    "cli.DirectoryStore = functools.partial(cli.DirectoryStore, max_bytes=int(sys.argv.pop(1))); "
+    "sys.exit(cli.main())"
+)
+
+
+def run_cli(*args: str, limit: int | None = None) -> subprocess.CompletedProcess[bytes]:
+    prefix = ["-m", "sessionref.cli"] if limit is None else ["-c", WITH_STORE_LIMIT, str(limit)]
+    return subprocess.run(
+        [sys.executable, *prefix, *args],
+        capture_output=True,
+        env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": ""},
+        timeout=120,
+    )
+
+
+def write_log(root: Path, data: bytes, compress: bool, session_id: str = "s") -> Path:
+    path = root / "--w--" / session_id / ("session.jsonl.zstd" if compress else "session.jsonl")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
+
+
+def assert_read_failed(done: subprocess.CompletedProcess[bytes]) -> None:
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    assert done.stderr.startswith(READ_FAILED_LINE), done.stderr
+    assert done.stderr.count(b"\n") == 1 and done.stderr.endswith(b"\n"), done.stderr
+    assert b"\r" not in done.stderr
+
+
+FORMATS = pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+
+
+def test_the_good_log_reads_in_both_formats(tmp_path: Path) -> None:
+    for compress, data in ((False, plain_file(good_lines())), (True, zstd_file(good_lines()))):
+        write_log(tmp_path / str(compress), data, compress)
+        done = run_cli("snapshot", "--root", str(tmp_path / str(compress)), "s")
+        assert done.returncode == 0, done.stderr
+        assert b"second question" in done.stdout
+
+
+@FORMATS
+@pytest.mark.parametrize("kind", list(LINE_KINDS))
+def test_a_broken_log_is_one_read_failed_line(tmp_path: Path, kind: str, compress: bool) -> None:
+    lines = LINE_KINDS[kind](good_lines())
+    write_log(tmp_path, zstd_file(lines) if compress else plain_file(lines), compress)
+    started = time.monotonic()
+    assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+    assert time.monotonic() - started < 10
+
+
+@FORMATS
+@pytest.mark.parametrize("kind", list(FILE_KINDS))
+def test_a_broken_file_is_one_read_failed_line(tmp_path: Path, kind: str, compress: bool) -> None:
+    data = FILE_KINDS[kind](good_lines())[compress]
+    if data is None:
+        pytest.skip(f"no {kind} in a {'zstd' if compress else 'plain'} log")
+    write_log(tmp_path, data, compress)
+    assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+
+
+@FORMATS
+@pytest.mark.parametrize("kind", list(LIMIT_KINDS))
+def test_a_log_over_the_store_limit_is_one_read_failed_line(
+    tmp_path: Path, kind: str, compress: bool
+) -> None:
+    data = LIMIT_KINDS[kind][compress]
+    if not data:
+        pytest.skip(f"no {kind} in a {'zstd' if compress else 'plain'} log")
+    write_log(tmp_path, data, compress)
+    started = time.monotonic()
+    done = run_cli("snapshot", "--root", str(tmp_path), "s", limit=BOMB_LIMIT)
+    assert_read_failed(done)
+    assert f"exceeds {BOMB_LIMIT} bytes".encode() in done.stderr
+    assert time.monotonic() - started < 10
+    assert run_cli("snapshot", "--root", str(tmp_path), "s").returncode == 0
+
+
+@pytest.mark.parametrize("compress", [False, True], ids=["plain", "zstd"])
+def test_the_store_limits_hold_in_the_library(tmp_path: Path, compress: bool) -> None:
+    write_log(tmp_path, zstd_file(good_lines()) if compress else plain_file(good_lines()), compress)
+    store = DirectoryStore(tmp_path, max_bytes=200, max_line_bytes=100)
+    with pytest.raises(SessionReferenceError) as caught:
+        SessionReferenceResolver(store).snapshot(TARGET, [{"sessionId": "s"}])
+    assert caught.value.code == READ_FAILED
+    assert "exceeds 200 bytes" in caught.value.message or "longer than 100" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    "hostile_type",
+    ["user\nmessage", "x\r\nSESSION_REFERENCE_CANCELLED: forged", "a\u2028b"],
+    ids=["newline", "forged line", "line separator"],
+)
+def test_an_error_echoing_a_hostile_record_type_stays_one_line(
+    tmp_path: Path, hostile_type: str
+) -> None:
+    """A record type is echoed in some errors; a line break in it must not split the error."""
+    lines = [*good_lines(), record({**user(9, "q"), "type": hostile_type})]
+    write_log(tmp_path, plain_file(lines), False)
+    assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+    packed = {"type": hostile_type, "seq0": 9, "data": {}}
+    write_log(tmp_path, plain_file([*good_lines(), record(packed)]), False)
+    assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+
+
+@pytest.mark.parametrize(
+    "bad_id",
+    [b'"s\xff"', b'"s\xed\xa0\x80"', b'"s\xed\xa0\x80\\ud800"'],
+    ids=["invalid byte", "encoded surrogate", "encoded surrogate next to an escape"],
+)
+def test_a_header_that_is_not_utf8_is_unreadable(tmp_path: Path, bad_id: bytes) -> None:
+    lines = good_lines()
+    lines[0] = lines[0].replace(b'"s"', bad_id)
+    write_log(tmp_path, plain_file(lines), False)
+    store = DirectoryStore(tmp_path)
+    assert store.headers() == []
+    (problem,) = store.problems()
+    assert problem.message.startswith("unreadable header: ")
+
+
+def through_fallback(line: bytes) -> bytes:
+    """The same JSON object with one more, ignored, field that msgspec cannot decode."""
+    return b'{"zz":"\\ud800",' + line[1:]
+
+
+@pytest.mark.parametrize(
+    ("index", "before", "after"),
+    [
+        (4, b'"texts":["Hel","lo"]', b'"texts":[1,"lo"]'),
+        (4, b'"texts":["Hel","lo"]', b'"texts":[null,{}]'),
+        (1, b'{"type":"turn/start"', b'{"\xff":0,"type":"turn/start"'),
+        (1, b'"data":{"turn":1}', b'"data":{"turn":1,"x":"\xed\xa0\x80"}'),
+        (0, b'"createdAt":1', b'"createdAt":1,"origin":"\xc0\xaf"'),
+    ],
+    ids=[
+        "packed member not a string",
+        "packed members of other types",
+        "invalid UTF-8 in an ignored key",
+        "encoded surrogate in ignored data",
+        "invalid UTF-8 in an ignored header field",
+    ],
+)
+def test_the_decoder_a_line_goes_through_does_not_change_the_answer(
+    tmp_path: Path, index: int, before: bytes, after: bytes
+) -> None:
+    """msgspec reads most lines; a line with a lone-surrogate escape goes to the standard
+    library instead. An escape in a field nobody reads must not turn a read into a failure
+    or the other way round."""
+    lines = good_lines()
+    assert before in lines[index]
+    lines[index] = lines[index].replace(before, after)
+    answers: list[subprocess.CompletedProcess[bytes]] = []
+    for variant in (lines, [*lines[:index], through_fallback(lines[index]), *lines[index + 1 :]]):
+        root = tmp_path / str(len(answers))
+        write_log(root, _join(variant), False)
+        answers.append(run_cli("snapshot", "--root", str(root), "s"))
+    assert [a.returncode for a in answers] == [answers[0].returncode] * 2, [
+        a.stderr for a in answers
+    ]
+    assert answers[0].stdout == answers[1].stdout
+
+
+# (b) Repeatable reads.
+
+repeatable = settings(
+    max_examples=25,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def without_id(context: ContextMessage | None) -> ContextMessage | None:
+    return None if context is None else msgspec.structs.replace(context, id="")
+
+
+def outcome(resolver: SessionReferenceResolver, session_id: str) -> object:
+    try:
+        return without_id(resolver.snapshot(TARGET, [{"sessionId": session_id}]))
+    except SessionReferenceError as exc:
+        return exc.code
+
+
+@repeatable
+@given(session_stores(max_sessions=3, max_turns=3), st.booleans())
+def test_the_same_store_read_twice_gives_the_same_contexts(
+    tmp_path_factory: pytest.TempPathFactory, logs: list[SessionLog], compress: bool
+) -> None:
+    root = tmp_path_factory.mktemp("repeat")
+    write_session_store(root, logs, compress=compress)
+    memory = SessionReferenceResolver(MemoryStore(logs))
+    first = SessionReferenceResolver(DirectoryStore(root))
+    for log in logs:
+        session_id = log["header"]["id"]
+        once = outcome(first, session_id)
+        assert isinstance(once, ContextMessage)
+        assert once.prompt == first.snapshot(TARGET, [{"sessionId": session_id}]).prompt  # type: ignore[union-attr]
+        assert outcome(first, session_id) == once
+        assert outcome(SessionReferenceResolver(DirectoryStore(root)), session_id) == once
+        assert outcome(memory, session_id) == once
+    listing = first.list_candidates(TARGET)
+    assert SessionReferenceResolver(DirectoryStore(root)).list_candidates(TARGET) == listing
+
+
+# (c) A log appended to while it is read.
+
+growing = settings(
+    max_examples=3,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+def expected_contexts(log: SessionLog) -> dict[bytes, int]:
+    """The context of every prefix of the log (by record), mapped to that prefix's length."""
+    found: dict[bytes, int] = {}
+    for size in range(len(log["events"]) + 1):
+        prefix = {"header": log["header"], "events": log["events"][:size]}
+        resolver = SessionReferenceResolver(MemoryStore([prefix]))
+        context = resolver.snapshot(TARGET, [{"sessionId": log["header"]["id"]}], message_id="m")
+        found.setdefault(js_json(context), size)
+    return found
+
+
+def split_writes(chunks: list[bytes], rng: random.Random) -> list[bytes]:
+    """Each appended line or frame in one, two or three writes, so readers meet torn tails."""
+    writes: list[bytes] = []
+    for chunk in chunks:
+        count = min(len(chunk) - 1, rng.randint(0, 2))
+        cuts = sorted(rng.sample(range(1, len(chunk)), k=count))
+        bounds = [0, *cuts, len(chunk)]
+        writes += [chunk[a:b] for a, b in itertools.pairwise(bounds)]
+    return writes
+
+
+@growing
+@given(
+    session_logs(min_turns=3, max_turns=4, allow_incomplete=False),
+    st.booleans(),
+    st.integers(0, 2**32 - 1),
+)
+def test_a_log_read_while_it_grows_shows_only_prefixes(
+    tmp_path_factory: pytest.TempPathFactory, log: SessionLog, compress: bool, seed: int
+) -> None:
+    root = tmp_path_factory.mktemp("growing")
+    compressor = zstandard.ZstdCompressor()
+    chunks = [compressor.compress(x + b"\n") if compress else x + b"\n" for x in log_lines(log)]
+    path = session_file_path(root, log["header"], compress=compress)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(chunks[0])
+    session_id = log["header"]["id"]
+    expected = expected_contexts(log)
+    rng = random.Random(seed)
+    writes = split_writes(chunks[1:], rng)
+    pauses = [rng.choice([0, 0, 0.0005, 0.001]) for _ in writes]
+    done = threading.Event()
+
+    def writer() -> None:
+        try:
+            with path.open("ab") as out:
+                for piece, pause in zip(writes, pauses, strict=True):
+                    out.write(piece)
+                    out.flush()
+                    time.sleep(pause)
+        finally:
+            done.set()
+
+    resolver = SessionReferenceResolver(DirectoryStore(root))
+    seen: list[int] = []
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        while True:
+            finished = done.is_set()
+            context = resolver.snapshot(TARGET, [{"sessionId": session_id}], message_id="m")
+            key = js_json(context)
+            assert key in expected, f"not the context of any prefix (reads so far: {seen})"
+            seen.append(expected[key])
+            if finished:
+                break
+    finally:
+        thread.join()
+    assert seen[-1] == len(log["events"])
+    assert seen == sorted(seen), "a later read showed less of the log than an earlier one"
+
+
+# (d) Paths.
+
+ESCAPING_IDS = ["../../etc", "a/../../b", "..", ".", "../x", "/etc/passwd", "a/b", "~002E~002E"]
+
+
+def titled(session_id: str, title: str, created_at: int = 1) -> SessionLog:
+    log = good_log(session_id)
+    log["header"]["createdAt"] = created_at
+    log["events"][6]["data"]["title"] = title
+    return log
+
+
+@FORMATS
+def test_ids_that_look_like_paths_never_become_paths(tmp_path: Path, compress: bool) -> None:
+    root = tmp_path / "deep" / "root"
+    decoy = {"../../etc": tmp_path / "deep" / "etc", "a/../../b": root / "b"}
+    for session_id, directory in decoy.items():
+        directory.mkdir(parents=True)
+        (directory / "session.jsonl").write_bytes(
+            plain_file(log_lines(titled(session_id, "decoy")))
+        )
+    root.mkdir(parents=True, exist_ok=True)
+    store = DirectoryStore(root)
+    assert store.headers() == []
+    for session_id in ESCAPING_IDS:
+        with pytest.raises(SessionNotFound):
+            store.read(session_id)
+    done = run_cli("snapshot", "--root", str(root), "../../etc")
+    assert_read_failed(done)
+    assert done.stderr == READ_FAILED_LINE + b'session "../../etc" not found\n'
+
+    logs = [titled(sid, f"real {i}", created_at=i) for i, sid in enumerate(ESCAPING_IDS)]
+    written = write_session_store(root, logs, compress=compress)
+    for path in written:
+        assert ".." not in path.relative_to(root).parts
+        assert path.resolve().is_relative_to(root.resolve())
+    store = DirectoryStore(root)
+    assert sorted(h.id for h in store.headers()) == sorted(ESCAPING_IDS)
+    assert store.problems() == []
+    resolver = SessionReferenceResolver(store)
+    labels = {c.session_id: c.label for c in resolver.list_candidates(TARGET)}
+    assert labels == {sid: f"real {i}" for i, sid in enumerate(ESCAPING_IDS)}
+    for session_id in ESCAPING_IDS:
+        assert store.path_of(session_id).resolve().is_relative_to(root.resolve())
+        context = resolver.snapshot(TARGET, [{"sessionId": session_id}])
+        assert context is not None and "decoy" not in context.prompt
+
+
+@FORMATS
+def test_a_log_under_another_name_is_reported_and_listed_once(
+    tmp_path: Path, compress: bool
+) -> None:
+    for stray in ("stray-1", "stray-2"):
+        write_log(tmp_path, _file(titled("../../etc", stray), compress), compress, stray)
+    write_log(tmp_path, _file(titled("plain-id", "at home", 2), compress), compress, "plain-id")
+    store = DirectoryStore(tmp_path)
+    assert sorted(h.id for h in store.headers()) == ["../../etc", "plain-id"]
+    problems = sorted((Path(p.path).parent.name, p.message) for p in store.problems())
+    assert problems == [
+        ("stray-1", 'header names session "../../etc"'),
+        ("stray-2", "a second log of the same session"),
+        ("stray-2", 'header names session "../../etc"'),
+    ]
+    resolver = SessionReferenceResolver(store)
+    found = [(c.session_id, c.label) for c in resolver.list_candidates(TARGET)]
+    assert found == [("plain-id", "at home"), ("../../etc", "stray-1")]
+    assert store.path_of("../../etc").parent.name == "stray-1"
+    assert (
+        main(["snapshot", "--root", str(tmp_path), encode_session_reference_uri("../../etc")]) == 0
+    )
+
+
+def _file(log: SessionLog, compress: bool) -> bytes:
+    return zstd_file(log_lines(log)) if compress else plain_file(log_lines(log))
