@@ -99,7 +99,7 @@ class PackedRowShape(msgspec.Struct, frozen=True, gc=False):
     args: list[msgspec.Raw] | None = None
 
 
-_HEADER_DECODER: Final = msgspec.json.Decoder(SessionHeader)
+_PACKED_SHAPE_DECODER: Final = msgspec.json.Decoder(PackedRowShape)
 _RECORD_DECODER: Final = msgspec.json.Decoder(LogRecord)
 
 
@@ -246,7 +246,10 @@ def _packed_span(record: LogRecord) -> tuple[int, int]:
         raise SessionLogError(f"{record.type} row without a seq0")
     row: PackedRowShape | PackedRowData
     if type(record) is LogRecord:
-        row = decode_data(record, PackedRowShape)
+        try:
+            row = _PACKED_SHAPE_DECODER.decode(record.data)
+        except (ValueError, RecursionError):
+            row = decode_data(record, PackedRowShape)  # raises, saying what is wrong
     else:
         row = decode_data(record, PackedRowData)
     return record.seq0, len(_packed_members(record, row))
