@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 from sessionref import conform
 from sessionref.batch import add_batch_command, positive_int
@@ -171,13 +171,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+_LINE_BREAKS: Final = {
+    ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+}
+
+
+def error_line(error: SessionReferenceError) -> str:
+    """``CODE: message`` as exactly one line, whatever the message quotes from a log.
+
+    >>> error_line(SessionReferenceError("a\\nb", "SESSION_REFERENCE_READ_FAILED"))
+    'SESSION_REFERENCE_READ_FAILED: a\\\\u000ab\\n'
+    """
+    return f"{error.code}: {error.message.translate(_LINE_BREAKS)}\n"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a :class:`SessionReferenceError` becomes ``CODE: message``."""
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
     except SessionReferenceError as exc:
-        sys.stderr.buffer.write(f"{exc.code}: {exc.message}\n".encode("utf-8", "replace"))
+        sys.stderr.buffer.write(error_line(exc).encode("utf-8", "replace"))
         return 1
     except BrokenPipeError:
         return 1

@@ -8,6 +8,7 @@ one line at a time, into a :class:`DecodedLogRecord` whose ``data`` is already b
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -16,6 +17,7 @@ from typing import Any, Final, Literal, TypeVar
 import msgspec
 import zstandard
 
+from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 
 T = TypeVar("T")
@@ -99,6 +101,17 @@ class PackedRowShape(msgspec.Struct, frozen=True, gc=False):
     args: list[msgspec.Raw] | None = None
 
 
+class PackedRowLoose(msgspec.Struct, frozen=True, gc=False):
+    """:class:`PackedRowShape` for rows the fallback decoder built: members counted only."""
+
+    turn: int
+    step: int
+    index: int
+    dt: list[int | float]
+    texts: list[Any] | None = None
+    args: list[Any] | None = None
+
+
 _PACKED_SHAPE_DECODER: Final = msgspec.json.Decoder(PackedRowShape)
 _RECORD_DECODER: Final = msgspec.json.Decoder(LogRecord)
 
@@ -107,14 +120,13 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
-def _stdlib_json(line: bytes | str) -> object:
+def _stdlib_json(line: bytes) -> object:
     """Parse JSON the way ``JSON.parse`` does, lone-surrogate escapes included.
 
     Bytes must be strict UTF-8, as msgspec wants them: ``json.loads`` on bytes would also take
     a BOM, UTF-16 or UTF-8-encoded surrogates.
     """
-    text = line.decode("utf-8") if isinstance(line, bytes) else line
-    return json.loads(text, parse_constant=_reject_constant)
+    return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
 
 
 def _decode_line(line: bytes, kind: type[T], fallback: type[T]) -> T:
@@ -219,11 +231,21 @@ def decode_data(record: LogRecord, kind: type[T]) -> T:
     {'turn': 1}
     """
     try:
-        if type(record) is LogRecord:
-            return _data_decoder(kind).decode(record.data)
-        return msgspec.convert(record.data, kind)
+        if type(record) is not LogRecord:
+            return msgspec.convert(record.data, kind)
+        return _data_decoder(kind).decode(record.data)
     except (ValueError, RecursionError) as exc:
-        raise SessionLogError(f"bad data in {record.type} event {record.seq}: {exc}") from None
+        raise SessionLogError(f"bad data in {_where(record)}: {exc}") from None
+
+
+def _where(record: LogRecord) -> str:
+    """A record named for an error message; its type is quoted, as it may be anything.
+
+    >>> _where(LogRecord("x\\ny", seq=3))
+    'event 3 ("x\\\\ny")'
+    """
+    position = f"event {record.seq}" if record.seq is not None else f"row {record.seq0}"
+    return f"{position} ({js_json(record.type).decode('utf-8')})"
 
 
 def record_span(record: LogRecord) -> tuple[int, int]:
@@ -235,7 +257,7 @@ def record_span(record: LogRecord) -> tuple[int, int]:
     if record.type in PACKED_CHUNK_TYPES:
         return _packed_span(record)
     if record.seq is None:
-        raise SessionLogError(f"{record.type} event without a seq")
+        raise SessionLogError(f"{_where(record)} has no seq")
     return record.seq, 1
 
 
@@ -243,26 +265,28 @@ def _packed_span(record: LogRecord) -> tuple[int, int]:
     """A packed row's seqs. Members are only counted here (the hot path of every read);
     they are decoded, strings checked, where a row is expanded."""
     if record.seq0 is None:
-        raise SessionLogError(f"{record.type} row without a seq0")
-    row: PackedRowShape | PackedRowData
+        raise SessionLogError(f"{_where(record)} has no seq0")
+    row: PackedRowShape | PackedRowLoose
     if type(record) is LogRecord:
         try:
             row = _PACKED_SHAPE_DECODER.decode(record.data)
         except (ValueError, RecursionError):
             row = decode_data(record, PackedRowShape)  # raises, saying what is wrong
     else:
-        row = decode_data(record, PackedRowData)
+        row = decode_data(record, PackedRowLoose)
     return record.seq0, len(_packed_members(record, row))
 
 
-def _packed_members(record: LogRecord, row: PackedRowData | PackedRowShape) -> Sequence[object]:
+def _packed_members(
+    record: LogRecord, row: PackedRowData | PackedRowShape | PackedRowLoose
+) -> Sequence[object]:
     """The ``texts`` or ``args`` a row's type calls for, with enough ``dt`` entries."""
     field = PACKED_CHUNK_TYPES[record.type][1]
     members: Sequence[object] | None = getattr(row, field)
     if members is None:
-        raise SessionLogError(f"{record.type} row {record.seq0} without {field}")
+        raise SessionLogError(f"{_where(record)} has no {field}")
     if len(row.dt) < len(members) - 1:
-        raise SessionLogError(f"{record.type} row {record.seq0} has too few dt entries")
+        raise SessionLogError(f"{_where(record)} has too few dt entries")
     return members
 
 
@@ -394,6 +418,29 @@ def check_line_lengths(buffer: Buffer, limit: int) -> None:
         start = newline + 1
 
 
+def check_utf8(buffer: Buffer) -> None:
+    """Raise :class:`SessionLogError` unless ``buffer`` is UTF-8 throughout.
+
+    msgspec checks the strings it decodes but not the values it keeps raw, so the whole log
+    is checked once, a megabyte at a time (no copy of the log is made).
+
+    >>> check_utf8(b'{"a":"\\xc3\\xa9"}\\n')
+    >>> check_utf8(b'ok\\n\\xff\\n')
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: line 2 is not valid UTF-8
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(buffer)
+    try:
+        for start in range(0, len(buffer), _READ_SIZE):
+            decoder.decode(view[start : start + _READ_SIZE])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        failed_at = start + exc.start if len(buffer) else 0
+        line = buffer.count(b"\n", 0, max(failed_at, 0)) + 1
+        raise SessionLogError(f"line {line} is not valid UTF-8") from None
+
+
 def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
     """A decompressed JSONL log: header line, then records (torn last line dropped).
 
@@ -402,6 +449,7 @@ def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> S
     ('s', ['turn/start'])
     """
     check_line_lengths(buffer, max_line_bytes)
+    check_utf8(buffer)
     head, start = split_header(buffer)
     if not head.strip():
         raise SessionLogError("empty session log: no header line")

@@ -7,10 +7,20 @@ from typing import Any, Final
 
 import msgspec
 
+from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.records import LogRecord, ReplaceOp, contiguous, decode_data
 from sessionref.errors import SessionLogError
 
 SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
+
+
+def _kind(record: LogRecord) -> str:
+    """A record's type for an error message, quoted: it comes from the log.
+
+    >>> _kind(LogRecord("a\\nb"))
+    '"a\\\\nb"'
+    """
+    return js_json(record.type).decode("utf-8")
 
 
 def _check_source_event_seqs(record: LogRecord, seq: int) -> None:
@@ -19,7 +29,7 @@ def _check_source_event_seqs(record: LogRecord, seq: int) -> None:
     if sources is msgspec.UNSET:
         return
     if not sources and record.type != "assistant/message":
-        raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {record.type}")
+        raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {_kind(record)}")
     if sources and (min(sources) < 0 or max(sources) >= seq or len(set(sources)) != len(sources)):
         raise SessionLogError(f"event {seq}: sourceEventSeqs must be distinct seqs below {seq}")
 
@@ -107,13 +117,13 @@ def _apply(surface: _Surface, record: LogRecord) -> None:
     op = record.surface_op
     if record.type not in SURFACE_TYPES:
         if op is not msgspec.UNSET:
-            raise SessionLogError(f"event {seq}: surfaceOp on {record.type}")
+            raise SessionLogError(f"event {seq}: surfaceOp on {_kind(record)}")
         return
     if op == "append":
         surface.append(seq, record)
         return
     if not isinstance(op, ReplaceOp):
-        raise SessionLogError(f"event {seq}: {record.type} without surfaceOp")
+        raise SessionLogError(f"event {seq}: {_kind(record)} without surfaceOp")
     nodes = surface.span(op.start, op.end)
     sources = record.source_event_seqs
     if sources is msgspec.UNSET or not set(nodes) <= set(sources):
