@@ -51,14 +51,17 @@ SURFACE_TYPES = {"user/message", "assistant/message", "tool/result"}
 
 # --- naive oracles -------------------------------------------------------------------------------
 
+
 def is_lone(char: str) -> bool:
     return 0xD800 <= ord(char) <= 0xDFFF
 
 
 def has_split_pair(text: str) -> bool:
     """A high surrogate code point directly followed by a low one (one astral char in JS)."""
-    return any(0xD800 <= ord(a) <= 0xDBFF and 0xDC00 <= ord(b) <= 0xDFFF
-               for a, b in itertools.pairwise(text))
+    return any(
+        0xD800 <= ord(a) <= 0xDBFF and 0xDC00 <= ord(b) <= 0xDFFF
+        for a, b in itertools.pairwise(text)
+    )
 
 
 def js_join(parts: list[str]) -> str:
@@ -89,7 +92,8 @@ def naive_decode(uri: str) -> str:
 
 JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 MENTION = re.compile(
-    r"@\[((?:\\[^\n\r\u2028\u2029]|[^\\\]])*)\]\((dsh-session:[^)" + JS_SPACE + r"]*)\)")
+    r"@\[((?:\\[^\n\r\u2028\u2029]|[^\\\]])*)\]\((dsh-session:[^)" + JS_SPACE + r"]*)\)"
+)
 BARE = re.compile("dsh-session:[A-Za-z0-9_-]+")
 
 
@@ -120,8 +124,9 @@ def naive_expand(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if record["type"] in PACKED:
             items = record["data"][PACKED[record["type"]]]
             assert len(record["data"]["dt"]) == len(items) - 1
-            events += [{"type": "assistant/chunk", "seq": record["seq0"] + k}
-                       for k in range(len(items))]
+            events += [
+                {"type": "assistant/chunk", "seq": record["seq0"] + k} for k in range(len(items))
+            ]
         else:
             events.append(record)
     return events
@@ -151,12 +156,12 @@ def check_surface_ops(events: list[dict[str, Any]]) -> list[int]:
             continue
         first, last = surface.index(op["start"]), surface.index(op["end"])
         assert first <= last
-        replaced = surface[first:last + 1]
+        replaced = surface[first : last + 1]
         assert set(replaced) <= set(sources or [])
         if event["type"] == "tool/result":
             assert len(replaced) == 1 and by_seq[replaced[0]]["type"] == "tool/result"
             assert without_output(event["data"]) == without_output(by_seq[replaced[0]]["data"])
-        surface[first:last + 1] = [event["seq"]]
+        surface[first : last + 1] = [event["seq"]]
     return surface
 
 
@@ -167,8 +172,9 @@ def zstd_frames(data: bytes) -> Iterator[bytes]:
         data = decompressor.unused_data
 
 
-def share(strategy: st.SearchStrategy[Any], predicate: Callable[[Any], bool],
-          n: int = 200) -> float:
+def share(
+    strategy: st.SearchStrategy[Any], predicate: Callable[[Any], bool], n: int = 200
+) -> float:
     """Fraction of ``n`` deterministic examples satisfying ``predicate``."""
     hits: list[bool] = []
 
@@ -191,6 +197,7 @@ def vector_cases(op: str) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
 
 # --- the oracles agree with the published package ----------------------------------------------
 
+
 def test_naive_parse_agrees_with_vectors() -> None:
     for case, expect in vector_cases("parse"):
         try:
@@ -210,7 +217,7 @@ def test_naive_uri_agrees_with_vectors() -> None:
 def snapshot_data(context: dict[str, Any]) -> list[dict[str, Any]]:
     text = context["content"][0]["text"]
     start = text.index("<referenced-sessions>\n") + len("<referenced-sessions>\n")
-    data: list[dict[str, Any]] = json.loads(text[start:text.rindex("\n</referenced-sessions>")])
+    data: list[dict[str, Any]] = json.loads(text[start : text.rindex("\n</referenced-sessions>")])
     return data
 
 
@@ -221,19 +228,22 @@ def test_projected_units_agree_with_vectors() -> None:
         if context is None:
             continue
         logs = {log["header"]["id"]: log for log in case["sessions"]}
-        for data, stats in zip(snapshot_data(context), context["source"]["references"],
-                               strict=True):
+        for data, stats in zip(
+            snapshot_data(context), context["source"]["references"], strict=True
+        ):
             units = projected_units(logs[data["sessionId"]])
             assert stats["originalMessages"] == len(units)
             assert stats["compacted"] == any(unit["checkpoint"] for unit in units)
             if not stats["truncated"]:
-                assert data["conversation"] == [{"role": u["role"], "text": u["text"]}
-                                                for u in units]
+                assert data["conversation"] == [
+                    {"role": u["role"], "text": u["text"]} for u in units
+                ]
             checked += 1
     assert checked > 0
 
 
 # --- js_strings ---------------------------------------------------------------------------------
+
 
 @FAST
 @given(js_strings(min_size=3, max_size=9))
@@ -273,6 +283,7 @@ def test_js_stringify_fixed_cases() -> None:
 
 # --- session ids ---------------------------------------------------------------------------------
 
+
 @FAST
 @given(session_ids())
 def test_session_ids_are_storable(session_id: str) -> None:
@@ -299,6 +310,7 @@ def test_encoded_ids_and_project_dirs() -> None:
 
 
 # --- mentions -----------------------------------------------------------------------------------
+
 
 @FAST
 @given(well_formed_mention_texts())
@@ -330,6 +342,7 @@ def test_mention_texts_mix_successes_and_failures() -> None:
 
 
 # --- session logs -------------------------------------------------------------------------------
+
 
 @FAST
 @given(session_logs())
@@ -368,36 +381,73 @@ def test_logs_cover_every_feature() -> None:
         return True
 
     share(session_logs(), features, n=80)
-    wanted = ["text-chunks", "reasoning-chunks", "tool-call-chunks", "assistant/chunk",
-              "user/message:replace", "tool/result:replace", "session/title", "display",
-              "source:plugin", "source:goal", "source:session-reference", "source:user", "empty"]
+    wanted = [
+        "text-chunks",
+        "reasoning-chunks",
+        "tool-call-chunks",
+        "assistant/chunk",
+        "user/message:replace",
+        "tool/result:replace",
+        "session/title",
+        "display",
+        "source:plugin",
+        "source:goal",
+        "source:session-reference",
+        "source:user",
+        "empty",
+    ]
     assert all(seen[name] > 0 for name in wanted), {name: seen[name] for name in wanted}
 
 
 def test_projected_units_by_hand() -> None:
     def msg(seq: int, kind: str, texts: list[str], **extra: Any) -> dict[str, Any]:
         source = {"kind": kind} if kind != "compact" else {"kind": "plugin", "plugin": "compact"}
-        data = {"id": f"m{seq}", "role": "user", "source": source,
-                "content": [{"type": "text", "text": t} for t in texts], **extra}
-        return {"type": "user/message", "seq": seq, "time": seq, "data": data,
-                "surfaceOp": "append"}
+        data = {
+            "id": f"m{seq}",
+            "role": "user",
+            "source": source,
+            "content": [{"type": "text", "text": t} for t in texts],
+            **extra,
+        }
+        return {
+            "type": "user/message",
+            "seq": seq,
+            "time": seq,
+            "data": data,
+            "surfaceOp": "append",
+        }
 
     summary = msg(4, "compact", ["S"])
     summary.update(surfaceOp={"op": "replace", "start": 0, "end": 1}, sourceEventSeqs=[0, 1])
-    log: SessionLog = {"header": {"version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0},
-                       "events": [
-        msg(0, "user", ["old"]),
-        msg(1, "goal", ["goal"]),
-        msg(2, "user", ["ctx", "hi"], display=[{"type": "text", "text": "hi"}]),
-        {"type": "assistant/message", "seq": 3, "time": 3, "surfaceOp": "append",
-         "data": {"message": {"id": "a", "role": "assistant", "source": {"kind": "model"},
-                              "content": [{"type": "reasoning", "text": "r"},
-                                          {"type": "text", "text": "a"},
-                                          {"type": "text", "text": "b"}]}}},
-        summary,
-        msg(5, "user", [""]),
-        msg(6, "user", ["", ""]),
-    ]}
+    log: SessionLog = {
+        "header": {"version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0},
+        "events": [
+            msg(0, "user", ["old"]),
+            msg(1, "goal", ["goal"]),
+            msg(2, "user", ["ctx", "hi"], display=[{"type": "text", "text": "hi"}]),
+            {
+                "type": "assistant/message",
+                "seq": 3,
+                "time": 3,
+                "surfaceOp": "append",
+                "data": {
+                    "message": {
+                        "id": "a",
+                        "role": "assistant",
+                        "source": {"kind": "model"},
+                        "content": [
+                            {"type": "reasoning", "text": "r"},
+                            {"type": "text", "text": "a"},
+                            {"type": "text", "text": "b"},
+                        ],
+                    }
+                },
+            },
+            summary,
+            msg(5, "user", [""]),
+            msg(6, "user", ["", ""]),
+        ],
+    }
     assert projected_units(log) == [
         {"role": "user", "text": "S", "checkpoint": True},
         {"role": "user", "text": "hi", "checkpoint": False},
@@ -410,6 +460,7 @@ def test_projected_units_by_hand() -> None:
 
 
 # --- serialization and the on-disk store ---------------------------------------------------------
+
 
 @settings(max_examples=30, deadline=None)
 @given(session_logs(max_turns=2))
@@ -424,12 +475,17 @@ def test_lines_are_javascript_json(log: SessionLog) -> None:
 
 @settings(max_examples=15, deadline=None)
 @given(session_stores(max_turns=1), st.booleans())
-def test_store_round_trips(tmp_path_factory: pytest.TempPathFactory, logs: list[SessionLog],
-                           compress: bool) -> None:
+def test_store_round_trips(
+    tmp_path_factory: pytest.TempPathFactory, logs: list[SessionLog], compress: bool
+) -> None:
     root = tmp_path_factory.mktemp("store")
     paths = write_session_store(root, logs, compress=compress)
-    found = [file for project in root.iterdir() for session in project.iterdir()
-             for file in session.iterdir()]
+    found = [
+        file
+        for project in root.iterdir()
+        for session in project.iterdir()
+        for file in session.iterdir()
+    ]
     assert sorted(found) == sorted(paths)
     for log, path in zip(logs, paths, strict=True):
         assert path.parent.name == encode_session_id(log["header"]["id"])
@@ -440,15 +496,18 @@ def test_store_round_trips(tmp_path_factory: pytest.TempPathFactory, logs: list[
             frames = list(zstd_frames(data))
             assert frames[0] == (lines[0] + "\n").encode()
             data = b"".join(frames)
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(path.read_bytes()),
-                                                            read_across_frames=True) as reader:
+            with zstandard.ZstdDecompressor().stream_reader(
+                io.BytesIO(path.read_bytes()), read_across_frames=True
+            ) as reader:
                 assert reader.read() == data
         assert data.decode("utf-8").split("\n") == [*lines, ""]
 
 
 def test_store_rejects_colliding_paths(tmp_path: Path) -> None:
-    log: SessionLog = {"header": {"version": 0, "id": "a", "createdAt": 0, "delegationDepth": 0},
-                       "events": []}
+    log: SessionLog = {
+        "header": {"version": 0, "id": "a", "createdAt": 0, "delegationDepth": 0},
+        "events": [],
+    }
     with pytest.raises(ValueError):
         write_session_store(tmp_path, [log, log])
 
