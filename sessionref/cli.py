@@ -70,10 +70,15 @@ def _snapshot(args: argparse.Namespace, root: str | Path, target: Target) -> Con
     return context
 
 
+def _target(args: argparse.Namespace) -> Target:
+    """``--target`` (and ``--cwd``), or a session outside any store when there is none."""
+    session_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
+    return Target(session_id, getattr(args, "cwd", None))
+
+
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """Print the prompt of a context message for the named sessions."""
-    target = Target(session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}")
-    _snapshot(args, args.root, target)
+    _snapshot(args, args.root, _target(args))
     return 0
 
 
@@ -86,8 +91,7 @@ def _candidate_line(candidate: Candidate) -> str:
 
 def cmd_candidates(args: argparse.Namespace) -> int:
     """List the sessions a prompt could reference."""
-    target = Target(session_id_argument(args.target) if args.target else "", args.cwd)
-    found = _resolver(args, args.root).mention_candidates(target, args.query, args.limit)
+    found = _resolver(args, args.root).mention_candidates(_target(args), args.query, args.limit)
     if args.json:
         _out().write(js_json(found) + b"\n")
     else:
