@@ -142,12 +142,13 @@ def _decode_line(line: bytes, kind: type[T], fallback: type[T]) -> T:
 
 
 def decode_header(line: bytes) -> SessionHeader:
-    """The session header in a JSONL line.
+    """The session header in a JSONL line; the whole line must be UTF-8, as a log must.
 
     >>> decode_header(b'{"type":"session","version":0,"id":"s","createdAt":5}').id
     's'
     """
     try:
+        line.decode("utf-8")  # msgspec skips unknown keys without checking them
         return _decode_line(line, SessionHeader, SessionHeader)
     except RecursionError:
         raise SessionLogError("session header nests too deeply") from None
