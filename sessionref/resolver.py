@@ -341,12 +341,20 @@ class SessionReferenceResolver:
 
 
 def _candidate(header: SessionHeader, label: str) -> Candidate:
-    return Candidate(header.id, label, header.created_at, header.cwd)
+    return Candidate(
+        session_id=header.id, label=label, cwd=header.cwd, created_at=header.created_at
+    )
 
 
 def _mention_candidate(header: SessionHeader, label: str) -> MentionCandidate:
     mention = format_session_reference_mention(header.id, label)
-    return MentionCandidate(header.id, label, header.created_at, header.cwd, mention)
+    return MentionCandidate(
+        session_id=header.id,
+        label=label,
+        cwd=header.cwd,
+        created_at=header.created_at,
+        mention=mention,
+    )
 
 
 def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:

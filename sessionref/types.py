@@ -16,11 +16,10 @@ class Target(msgspec.Struct, frozen=True, rename="camel"):
     cwd: str | None = None
 
 
-class TextBlock(msgspec.Struct, frozen=True):
-    """A text content block."""
+class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
+    """A text content block: ``{"type": "text", "text": …}``."""
 
     text: str
-    type: Literal["text"] = "text"
 
 
 class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
@@ -38,22 +37,22 @@ class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
     input_index: int
 
 
-class ReferenceSource(msgspec.Struct, frozen=True):
+class ReferenceSource(msgspec.Struct, frozen=True, kw_only=True):
     """``source`` of a context message."""
 
-    references: list[SourceStats]
     kind: Literal["session-reference"] = "session-reference"
     form: Literal["recall"] = "recall"
     version: Literal[1] = 1
+    references: list[SourceStats]
 
 
-class ContextMessage(msgspec.Struct, frozen=True):
-    """The user message that carries the snapshots to the model."""
+class ContextMessage(msgspec.Struct, frozen=True, kw_only=True):
+    """The user message that carries the snapshots to the model (SPEC §5 key order)."""
 
     id: str
+    role: Literal["user"] = "user"
     content: list[TextBlock]
     source: ReferenceSource
-    role: Literal["user"] = "user"
 
     @property
     def prompt(self) -> str:
@@ -68,16 +67,16 @@ class PreparedContent(msgspec.Struct, frozen=True, rename="camel"):
     additional_context: ContextMessage | None = None
 
 
-class Candidate(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
-    """A session a user may reference."""
+class Candidate(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_defaults=True):
+    """A session a user may reference: ``{sessionId, label, cwd?, createdAt}``."""
 
     session_id: str
     label: str
-    created_at: int | float
     cwd: str | None = None
+    created_at: int | float
 
 
-class MentionCandidate(Candidate, frozen=True):
+class MentionCandidate(Candidate, frozen=True, kw_only=True):
     """A :class:`Candidate` with the mention a user would type for it."""
 
-    mention: str = ""
+    mention: str

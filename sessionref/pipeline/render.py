@@ -58,5 +58,5 @@ def render(snapshots: Sequence[SourceSnapshot], message_id: str) -> ContextMessa
     return ContextMessage(
         id=message_id,
         content=[TextBlock(render_prompt(snapshots))],
-        source=ReferenceSource([source_stats(s, i) for i, s in enumerate(snapshots)]),
+        source=ReferenceSource(references=[source_stats(s, i) for i, s in enumerate(snapshots)]),
     )
