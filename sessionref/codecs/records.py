@@ -12,7 +12,7 @@ import codecs
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 import zstandard
@@ -21,6 +21,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 
 T = TypeVar("T")
+M = TypeVar("M")
 Buffer = bytes | bytearray
 
 PACKED_CHUNK_TYPES: Final = {
@@ -78,42 +79,24 @@ class DecodedLogRecord(LogRecord, frozen=True):
     data: Any = None
 
 
-class PackedRowData(msgspec.Struct, frozen=True, gc=False):
-    """``data`` of a packed chunk row."""
+class PackedRow(msgspec.Struct, Generic[M], frozen=True, gc=False):
+    """``data`` of a packed chunk row, its members decoded as ``M``.
+
+    ``PackedRow[str]`` checks every member; the fold only counts them, as
+    ``PackedRow[msgspec.Raw]`` (fast path) or ``PackedRow[Any]`` (fallback path).
+    """
 
     turn: int
     step: int
     index: int
     dt: list[int | float]
-    texts: list[str] | None = None
-    args: list[str] | None = None
+    texts: list[M] | None = None
+    args: list[M] | None = None
     id: str | None = None
     name: str | None = None
 
 
-class PackedRowShape(msgspec.Struct, frozen=True, gc=False):
-    """``data`` of a packed chunk row as the fold needs it: members counted, not decoded."""
-
-    turn: int
-    step: int
-    index: int
-    dt: list[int | float]
-    texts: list[msgspec.Raw] | None = None
-    args: list[msgspec.Raw] | None = None
-
-
-class PackedRowLoose(msgspec.Struct, frozen=True, gc=False):
-    """:class:`PackedRowShape` for rows the fallback decoder built: members counted only."""
-
-    turn: int
-    step: int
-    index: int
-    dt: list[int | float]
-    texts: list[Any] | None = None
-    args: list[Any] | None = None
-
-
-_PACKED_SHAPE_DECODER: Final = msgspec.json.Decoder(PackedRowShape)
+_PACKED_COUNT_DECODER: Final = msgspec.json.Decoder(PackedRow[msgspec.Raw])
 _RECORD_DECODER: Final = msgspec.json.Decoder(LogRecord)
 
 
@@ -268,20 +251,18 @@ def _packed_span(record: LogRecord) -> tuple[int, int]:
     they are decoded, strings checked, where a row is expanded."""
     if record.seq0 is None:
         raise SessionLogError(f"{_where(record)} has no seq0")
-    row: PackedRowShape | PackedRowLoose
+    row: PackedRow[Any]
     if type(record) is LogRecord:
         try:
-            row = _PACKED_SHAPE_DECODER.decode(record.data)
+            row = _PACKED_COUNT_DECODER.decode(record.data)
         except (ValueError, RecursionError):
-            row = decode_data(record, PackedRowShape)  # raises, saying what is wrong
+            row = decode_data(record, PackedRow[msgspec.Raw])  # raises, saying what is wrong
     else:
-        row = decode_data(record, PackedRowLoose)
+        row = decode_data(record, PackedRow[Any])
     return record.seq0, len(_packed_members(record, row))
 
 
-def _packed_members(
-    record: LogRecord, row: PackedRowData | PackedRowShape | PackedRowLoose
-) -> Sequence[object]:
+def _packed_members(record: LogRecord, row: PackedRow[Any]) -> Sequence[object]:
     """The ``texts`` or ``args`` a row's type calls for, with enough ``dt`` entries."""
     field = PACKED_CHUNK_TYPES[record.type][1]
     members: Sequence[object] | None = getattr(row, field)
@@ -301,7 +282,7 @@ def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
     [(7, 100, 'a'), (8, 105, 'b')]
     """
     record = msgspec.convert(row, DecodedLogRecord)
-    data = msgspec.convert(row["data"], PackedRowData)
+    data = msgspec.convert(row["data"], PackedRow[str])
     members = _packed_members(record, data)
     chunk_type = PACKED_CHUNK_TYPES[record.type][0]
     time = row["time0"]
