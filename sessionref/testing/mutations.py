@@ -37,10 +37,10 @@ import copy
 import json
 import os
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import zstandard
 from hypothesis import strategies as st
@@ -48,6 +48,8 @@ from hypothesis import strategies as st
 from sessionref.testing._js import js_stringify
 from sessionref.testing.logs import session_logs
 from sessionref.testing.store import SessionLog, session_file_path, session_log_lines
+
+V = TypeVar("V")
 
 __all__ = [
     "BAD_ESCAPES",
@@ -691,6 +693,21 @@ def _has(root: Any, path: JsonPath) -> bool:
     return isinstance(parent, list) and isinstance(key, int) and 0 <= key < len(parent)
 
 
+def _repeat(
+    draw: st.DrawFn,
+    value: V,
+    step: Callable[[V], st.SearchStrategy[tuple[V, str]]],
+    min_steps: int,
+    max_steps: int,
+) -> tuple[V, tuple[str, ...]]:
+    """Apply between ``min_steps`` and ``max_steps`` drawn damage steps, keeping their notes."""
+    notes: list[str] = []
+    for _ in range(draw(st.integers(min_steps, max(min_steps, max_steps)))):
+        value, note = draw(step(value))
+        notes.append(note)
+    return value, tuple(notes)
+
+
 @st.composite
 def mutate_lines(
     draw: st.DrawFn,
@@ -720,12 +737,13 @@ def mutate_lines(
     >>> test_steps_are_described()
     """
     chosen = _WEIGHTED_LINE_MUTATIONS if kinds is None else _known(kinds, LINE_MUTATIONS)
-    out = list(lines)
-    steps: list[str] = []
-    for _ in range(draw(st.integers(min_mutations, max(min_mutations, max_mutations)))):
-        out, step = draw(_line_mutation(out, chosen, huge_sizes, deep_depths))
-        steps.append(step)
-    return out, tuple(steps)
+    return _repeat(
+        draw,
+        list(lines),
+        lambda out: _line_mutation(out, chosen, huge_sizes, deep_depths),
+        min_mutations,
+        max_mutations,
+    )
 
 
 @st.composite
@@ -861,12 +879,13 @@ def mutate_frames(
     >>> test_frames_change()
     """
     chosen = FRAME_MUTATIONS if kinds is None else _known(kinds, FRAME_MUTATIONS)
-    out = list(frames)
-    steps: list[str] = []
-    for _ in range(draw(st.integers(min_mutations, max(min_mutations, max_mutations)))):
-        out, step = draw(_frame_mutation(out, chosen, bomb_sizes))
-        steps.append(step)
-    return out, tuple(steps)
+    return _repeat(
+        draw,
+        list(frames),
+        lambda out: _frame_mutation(out, chosen, bomb_sizes),
+        min_mutations,
+        max_mutations,
+    )
 
 
 @st.composite
@@ -902,11 +921,7 @@ def mutate_bytes(
     ...     assert len(damaged[1]) == 1
     >>> test_one_step()
     """
-    steps: list[str] = []
-    for _ in range(draw(st.integers(min_mutations, max(min_mutations, max_mutations)))):
-        data, step = draw(_byte_mutation(data))
-        steps.append(step)
-    return data, tuple(steps)
+    return _repeat(draw, data, _byte_mutation, min_mutations, max_mutations)
 
 
 @dataclass(frozen=True)
