@@ -177,7 +177,12 @@ def portable_store(store: SessionStore) -> StoreFactory:
     '/data'
     """
     if isinstance(store, DirectoryStore):
-        return functools.partial(DirectoryStore, store.root, max_bytes=store.max_bytes)
+        return functools.partial(
+            DirectoryStore,
+            store.root,
+            max_bytes=store.max_bytes,
+            max_line_bytes=store.max_line_bytes,
+        )
     return functools.partial(_itself, store)
 
 

@@ -21,6 +21,7 @@ from sessionref.batch import (
     context_id,
     listing_order,
     ordered_window,
+    portable_store,
 )
 from sessionref.cli import main
 from sessionref.codecs.jsjson import js_json
@@ -400,3 +401,10 @@ def test_progress_bar_only_on_a_terminal() -> None:
     with Progress(3, quiet) as bar:
         bar.advance()
     assert quiet.getvalue() == ""
+
+
+def test_worker_stores_keep_the_store_limits(tmp_path: Path) -> None:
+    store = DirectoryStore(tmp_path, max_bytes=1234, max_line_bytes=56)
+    rebuilt = portable_store(store)()
+    assert isinstance(rebuilt, DirectoryStore)
+    assert (rebuilt.root, rebuilt.max_bytes, rebuilt.max_line_bytes) == (tmp_path, 1234, 56)
