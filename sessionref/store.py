@@ -201,14 +201,14 @@ class MemoryStore:
     """
 
     def __init__(self, sessions: Iterable[Mapping[str, Any]]) -> None:
-        self._sessions: dict[str, Mapping[str, Any]] = {}
+        self._sessions: dict[str, tuple[SessionHeader, Sequence[Any]]] = {}
         self._headers: list[SessionHeader] = []
         for session in sessions:
             try:
                 header = msgspec.convert(session["header"], SessionHeader)
             except (KeyError, TypeError, msgspec.ValidationError):
                 continue  # like a file whose header does not read: not listed, not found
-            self._sessions.setdefault(header.id, session)
+            self._sessions.setdefault(header.id, (header, session.get("events") or []))
             self._headers.append(header)
 
     def headers(self) -> list[SessionHeader]:
@@ -217,14 +217,14 @@ class MemoryStore:
 
     def read(self, session_id: str) -> SessionLog:
         """The session's records, checked the way a file's lines are."""
-        session = self._sessions.get(session_id)
-        if session is None:
+        found = self._sessions.get(session_id)
+        if found is None:
             raise SessionNotFound(session_id)
-        events: Sequence[Any] = session.get("events") or []
+        header, events = found
         try:
             records = msgspec.convert(list(events), list[DecodedLogRecord])
         except msgspec.ValidationError as exc:
             raise SessionLogError(f"bad record: {exc}") from None
         except RecursionError:
             raise SessionLogError("a record nests too deeply") from None
-        return SessionLog(msgspec.convert(session["header"], SessionHeader), list(records))
+        return SessionLog(header, list(records))

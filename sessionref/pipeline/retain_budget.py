@@ -99,14 +99,5 @@ def retain_budget(units: Iterable[Unit], fields: SourceFields, max_bytes: int) -
         original_messages=len(sized),
         omitted_messages=dropped,
         dropped_bytes=dropped_bytes,
-        compacted=any(unit.checkpoint for unit in units_of(sized)),
+        compacted=any(item.unit.checkpoint for item in sized),
     )
-
-
-def units_of(sized: list[SizedUnit]) -> list[Unit]:
-    """The plain units behind sized ones.
-
-    >>> units_of([SizedUnit.of(Unit("user", "a"))])
-    [Unit(role='user', text='a', checkpoint=False)]
-    """
-    return [item.unit for item in sized]

@@ -58,17 +58,20 @@ def _tail_start(data: bytes, start: int) -> int:
     return start
 
 
-def _pieces(data: bytes, r: int) -> tuple[bytes, bytes]:
-    """The head (``ceil(r/2)`` bytes) and tail (``floor(r/2)`` bytes) kept at budget ``r``."""
-    head = data[: _head_end(data, (r + 1) // 2)]
+def _bounds(data: bytes, r: int) -> tuple[int, int]:
+    """Where the head (``ceil(r/2)`` bytes) ends and the tail (``floor(r/2)`` bytes) starts.
+
+    >>> _bounds("aébc".encode(), 4)
+    (1, 3)
+    """
     tail_bytes = r // 2
-    tail = data[_tail_start(data, len(data) - tail_bytes) :] if tail_bytes else b""
-    return head, tail
+    tail_start = _tail_start(data, len(data) - tail_bytes) if tail_bytes else len(data)
+    return _head_end(data, (r + 1) // 2), tail_start
 
 
-def _shown_length(piece: bytes) -> int:
-    """Byte length of a piece once decoded: a leading BOM is dropped by the decoder."""
-    return len(piece) - (3 if piece.startswith(_BOM) else 0)
+def _shown_length(data: bytes, start: int, end: int) -> int:
+    """Byte length of ``data[start:end]`` once decoded: a leading BOM is dropped."""
+    return end - start - (3 if end - start >= 3 and data.startswith(_BOM, start) else 0)
 
 
 def cut_text(text: str, limit: int) -> tuple[str, int]:
@@ -87,10 +90,10 @@ def cut_text(text: str, limit: int) -> tuple[str, int]:
     if not 0 <= limit < total:
         raise ValueError(f"a cut of {total} bytes needs a limit in [0, {total})")
 
-    def fits(r: int) -> bool:
-        head, tail = _pieces(data, r)
-        omitted = total - len(head) - len(tail)
-        shown = _shown_length(head) + _shown_length(tail)
+    def fits(r: int) -> bool:  # lengths only: a probe copies nothing
+        head_end, tail_start = _bounds(data, r)
+        omitted = tail_start - head_end
+        shown = _shown_length(data, 0, head_end) + _shown_length(data, tail_start, total)
         return shown + len(_notice(omitted).encode()) <= limit
 
     best = -1
@@ -103,10 +106,10 @@ def cut_text(text: str, limit: int) -> tuple[str, int]:
             hi = r - 1
     if best < 0:
         return "", total
-    head, tail = _pieces(data, best)
-    omitted = total - len(head) - len(tail)
-    shown = "".join(piece.decode("utf-8").removeprefix("\ufeff") for piece in (head, tail))
-    return shown + _notice(omitted), omitted
+    head_end, tail_start = _bounds(data, best)
+    pieces = (data[:head_end], data[tail_start:])
+    shown = "".join(piece.decode("utf-8").removeprefix("\ufeff") for piece in pieces)
+    return shown + _notice(tail_start - head_end), tail_start - head_end
 
 
 def _budget_exceeded(retained: Retained, max_bytes: int) -> SessionReferenceError:
