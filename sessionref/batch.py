@@ -36,7 +36,6 @@ from sessionref.resolver import (
     SessionReferenceResolver,
     distinct_references,
     is_count,
-    latest_title,
 )
 from sessionref.resolver import listing_order as ordered_headers
 from sessionref.store import DirectoryStore, MemoryStore, SessionStore
@@ -148,12 +147,9 @@ class Snapshotter:
         from the log already in hand and a deterministic message id.
         """
         references = distinct_references(self.target, [Reference(session_id, session_id)], 1)
-        sources = self.resolver.read_sources(references)
-        label = (latest_title(sources[0][0]) if self.label == "title" else None) or session_id
-        context = self.resolver.render_sources(
-            [Reference(session_id, label)], sources, message_id=context_id(session_id)
-        )
-        return label, context
+        sources = self.resolver.read_sources(references, label_from_title=self.label == "title")
+        context = self.resolver.render_sources(sources, message_id=context_id(session_id))
+        return context.source.references[0].label, context
 
     def __call__(self, session_id: str) -> BatchResult:
         """The session's result; a failure becomes an error result."""

@@ -26,7 +26,7 @@ from sessionref.errors import (
     SessionLogError,
     SessionReferenceError,
 )
-from sessionref.pipeline import SourceSnapshot, Unit, fit_source, project_units, render
+from sessionref.pipeline import SourceSnapshot, fit_source, project_units, render
 from sessionref.store import SessionStore
 from sessionref.types import (
     Candidate,
@@ -42,6 +42,9 @@ Placement = Literal["before", "after"]
 TargetLike = Target | str | Mapping[str, Any]
 
 MAX_REFERENCES_LIMIT: Final = 3
+
+FittedSource = SourceSnapshot | SessionReferenceError
+"""A source read and fitted to its budget, or the BUDGET_EXCEEDED error it gave."""
 
 
 class CancelToken(Protocol):
@@ -200,22 +203,39 @@ class SessionReferenceResolver:
             "maxReferenceBytes": self.max_reference_bytes,
         }
 
-    def _read(self, session_id: str) -> tuple[SessionLog, list[Unit]]:
+    def _read(self, reference: Reference, label_from_title: bool) -> FittedSource:
+        """Read one source and fit it to the budget, a failure to fit returned, not raised.
+
+        The units stream from the fold into the drop phase, so a source never holds more
+        unit text than its budget (plus its checkpoints).
+        """
         try:
-            log = self.store.read(session_id)
-            return log, project_units(log.records)
+            log = self.store.read(reference.session_id)
+            label = (latest_title(log) if label_from_title else None) or reference.label
+            return fit_source(log, project_units(log.records), label, self.max_reference_bytes)
+        except SessionReferenceError as exc:
+            return exc
         except (SessionLogError, OSError, RecursionError, MemoryError) as exc:
             raise _read_failed(exc) from None
 
     def read_sources(
-        self, references: Sequence[Reference], cancel: CancelToken | None = None
-    ) -> list[tuple[SessionLog, list[Unit]]]:
-        """Read and project every source once, in parallel; the first failure in order wins."""
+        self,
+        references: Sequence[Reference],
+        cancel: CancelToken | None = None,
+        *,
+        label_from_title: bool = False,
+    ) -> list[FittedSource]:
+        """Read and fit every source once, in parallel; the first read failure in order wins.
+
+        A source that cannot fit its budget is returned as its error, which
+        :meth:`render_sources` raises: every read failure comes before any budget failure.
+        With ``label_from_title`` a source's label is its latest title, when it has one.
+        """
         _check_cancel(cancel)
         if len(references) == 1:
-            return [self._read(references[0].session_id)]
+            return [self._read(references[0], label_from_title)]
         with ThreadPoolExecutor(max_workers=len(references)) as pool:
-            futures = [pool.submit(self._read, ref.session_id) for ref in references]
+            futures = [pool.submit(self._read, ref, label_from_title) for ref in references]
             return [future.result() for future in futures]
 
     def snapshot(
@@ -234,23 +254,21 @@ class SessionReferenceResolver:
         distinct = distinct_references(target, references, self.max_references)
         if not distinct:
             return None
-        return self.render_sources(
-            distinct, self.read_sources(distinct, cancel), cancel, message_id
-        )
+        return self.render_sources(self.read_sources(distinct, cancel), cancel, message_id)
 
     def render_sources(
         self,
-        references: Sequence[Reference],
-        sources: Sequence[tuple[SessionLog, list[Unit]]],
+        sources: Sequence[FittedSource],
         cancel: CancelToken | None = None,
         message_id: str | None = None,
     ) -> ContextMessage:
-        """Fit sources already read (see :meth:`read_sources`) in order and render them."""
-        snapshots: list[SourceSnapshot] = []
-        for reference, (log, units) in zip(references, sources, strict=True):
-            _check_cancel(cancel)
-            snapshots.append(fit_source(log, units, reference.label, self.max_reference_bytes))
+        """Render sources read by :meth:`read_sources`; the first that did not fit raises."""
         _check_cancel(cancel)
+        snapshots: list[SourceSnapshot] = []
+        for source in sources:
+            if isinstance(source, SessionReferenceError):
+                raise source
+            snapshots.append(source)
         return render(snapshots, message_id or str(uuid.uuid4()))
 
     def prepare(

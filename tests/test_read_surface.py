@@ -138,7 +138,7 @@ BROKEN: dict[str, list[Event]] = {
 @pytest.mark.parametrize("events", BROKEN.values(), ids=BROKEN.keys())
 def test_broken_logs_are_unreadable(events: list[Event]) -> None:
     with pytest.raises(SessionLogError):
-        project_units(records(events))
+        list(project_units(records(events)))
 
 
 def test_packed_rows_occupy_their_seqs() -> None:

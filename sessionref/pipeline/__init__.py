@@ -5,7 +5,7 @@ read_surface → fold_compaction → filter_roles → unitize → retain_budget 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Final
 
 import toolz
@@ -35,16 +35,18 @@ __all__ = [
 _PROJECT: Final = toolz.compose_left(read_surface, fold_compaction, filter_roles, unitize)
 
 
-def project_units(records: Iterable[LogRecord]) -> list[Unit]:
-    """Fold the log and keep the units a snapshot shows (SPEC §2–§3), in surface order.
+def project_units(records: Iterable[LogRecord]) -> Iterator[Unit]:
+    """Fold the log and yield the units a snapshot shows (SPEC §2–§3), in surface order.
+
+    The fold reads every record first; units are then decoded one at a time.
 
     >>> from sessionref.codecs.records import decode_records
-    >>> project_units(decode_records(b'{"type":"assistant/message","seq":0,'
+    >>> list(project_units(decode_records(b'{"type":"assistant/message","seq":0,'
     ...     b'"surfaceOp":"append","data":{"message":{"content":[{"type":"text","text":"hi"}],'
-    ...     b'"source":{"kind":"model"}}}}\\n'))
+    ...     b'"source":{"kind":"model"}}}}\\n')))
     [Unit(role='assistant', text='hi', checkpoint=False)]
     """
-    units: list[Unit] = list(_PROJECT(records))
+    units: Iterator[Unit] = _PROJECT(records)
     return units
 
 

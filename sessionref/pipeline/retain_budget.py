@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable
 
 import msgspec
@@ -58,46 +59,72 @@ class Retained(msgspec.Struct):
         return self.opening + b",".join(unit.json for unit in self.units) + b"]}"
 
 
-def data_size(opening: bytes, units: list[SizedUnit]) -> int:
-    """Byte length of ``opening + ",".join(units) + "]}"`` without building it.
+class _Window:
+    """The units kept so far, oldest first: ``settled`` ones that will never be dropped
+    (checkpoints older than every droppable unit), then the ``open`` ones, whose first is
+    the oldest droppable unit. Keeps the data object's byte length as a running sum."""
 
-    >>> data_size(b"{[", [SizedUnit.of(Unit("user", "a"))] * 2)
-    57
-    """
-    return len(opening) + sum(len(u.json) for u in units) + max(len(units) - 1, 0) + 2
+    def __init__(self, opening: bytes) -> None:
+        self.settled: list[SizedUnit] = []
+        self.open: deque[SizedUnit] = deque()
+        self.fixed = len(opening) + 2
+        self.json_bytes = 0
+        self.count = 0
+
+    def size(self) -> int:
+        """The data object's byte length with the units kept now."""
+        return self.fixed + self.json_bytes + max(self.count - 1, 0)
+
+    def add(self, unit: SizedUnit) -> None:
+        """Keep ``unit`` as the newest."""
+        if self.open or not unit.unit.checkpoint:
+            self.open.append(unit)
+        else:
+            self.settled.append(unit)
+        self.json_bytes += len(unit.json)
+        self.count += 1
+
+    def drop_oldest(self) -> SizedUnit:
+        """Remove the oldest droppable unit; checkpoints it uncovers settle."""
+        unit = self.open.popleft()
+        self.json_bytes -= len(unit.json)
+        self.count -= 1
+        while self.open and self.open[0].unit.checkpoint:
+            self.settled.append(self.open.popleft())
+        return unit
 
 
 def retain_budget(units: Iterable[Unit], fields: SourceFields, max_bytes: int) -> Retained:
     """Drop the oldest units that are neither checkpoints nor the last until the data fits.
 
-    Each unit is serialized once; the size afterwards moves by running sums, never by
-    serializing the snapshot again.
+    One pass, memory bounded by the budget: while the units kept so far are over it, the
+    oldest droppable one goes, because every later unit only adds bytes, so the full
+    snapshot would drop it too. Each unit is serialized once; sizes move by running sums.
 
     >>> fields = SourceFields("s", "s", None, 3)
     >>> kept = retain_budget([Unit("user", "a" * 50), Unit("assistant", "b")], fields, 120)
     >>> [u.text for u in kept.units], kept.omitted_messages, kept.dropped_bytes, kept.size
     (['b'], 1, 50, 112)
     """
-    sized = [SizedUnit.of(unit) for unit in units]
     opening = tag_safe_json(fields)[:-1] + b',"conversation":['
-    size = data_size(opening, sized)
-    last = len(sized) - 1
-    kept: list[SizedUnit] = []
-    dropped = dropped_bytes = 0
-    for index, unit in enumerate(sized):
-        if size > max_bytes and index != last and not unit.unit.checkpoint:
-            size -= len(unit.json) + (1 if len(sized) - dropped > 1 else 0)
+    window = _Window(opening)
+    original = dropped = dropped_bytes = 0
+    compacted = False
+    for unit in units:
+        newest = SizedUnit.of(unit)
+        window.add(newest)
+        original += 1
+        compacted = compacted or unit.checkpoint
+        while window.size() > max_bytes and window.open and window.open[0] is not newest:
             dropped += 1
-            dropped_bytes += unit.text_bytes
-        else:
-            kept.append(unit)
+            dropped_bytes += window.drop_oldest().text_bytes
     return Retained(
         fields=fields,
         opening=opening,
-        units=kept,
-        size=size,
-        original_messages=len(sized),
+        units=[*window.settled, *window.open],
+        size=window.size(),
+        original_messages=original,
         omitted_messages=dropped,
         dropped_bytes=dropped_bytes,
-        compacted=any(item.unit.checkpoint for item in sized),
+        compacted=compacted,
     )
