@@ -45,12 +45,16 @@ from benchmarks.dshlog import (
     session_path,
     write_plain_copy,
 )
-from benchmarks.sessiongen import SessionGenerator
+from benchmarks.sessiongen import CHAT, PROFILES, TOOLS, Profile, SessionGenerator
 
 __all__ = [
+    "CHAT",
     "DEFAULT_SEED",
     "DEFAULT_SIZES",
+    "PROFILES",
+    "TOOLS",
     "GeneratedSession",
+    "Profile",
     "generate_batch_store",
     "generate_session",
     "generate_store",
@@ -63,7 +67,6 @@ __all__ = [
 
 DEFAULT_SEED = 20240601
 DEFAULT_SIZES: tuple[int, ...] = (100, 400, 1600, 6400)
-DEFAULT_TEXT_SCALE = 0.41  # calibrated: 1600 turns ≈ 25 MB of decompressed JSONL
 
 PROJECTS = (
     "/home/dev/projects/harness",
@@ -80,6 +83,7 @@ class GeneratedSession:
     """What was written for one session."""
 
     session_id: str
+    profile: str
     cwd: str | None
     turns: int
     path: str
@@ -104,7 +108,7 @@ def generate_session(
     created_at: int | None = None,
     plain_root: Path | str | None = None,
     parent: str | None = None,
-    size_scale: float = DEFAULT_TEXT_SCALE,
+    profile: Profile = TOOLS,
     lone_surrogate_rate: float = 0.0,
 ) -> GeneratedSession:
     """Write one session of ``turns`` turns under ``root`` and return its description.
@@ -129,7 +133,7 @@ def generate_session(
         writer,
         rng,
         created_at + 500,
-        size_scale=size_scale,
+        profile=profile,
         lone_surrogate_rate=lone_surrogate_rate,
     )
     gen.run(turns)
@@ -137,6 +141,7 @@ def generate_session(
     sink.close()
     return GeneratedSession(
         session_id=session_id,
+        profile=profile.name,
         cwd=cwd,
         turns=turns,
         path=str(path),
@@ -152,20 +157,25 @@ def generate_session(
     )
 
 
-def size_session_id(turns: int) -> str:
-    """Return the id of the size-benchmark session with ``turns`` turns."""
-    return f"bench-{turns:05d}-turns"
+def size_session_id(turns: int, profile: Profile = CHAT) -> str:
+    """Return the id of the size-benchmark session of ``profile`` with ``turns`` turns.
+
+    >>> size_session_id(1600, TOOLS)
+    'bench-tools-01600-turns'
+    """
+    return f"bench-{profile.name}-{turns:05d}-turns"
 
 
 def generate_store(
     root: Path | str,
     sizes: Sequence[int] = DEFAULT_SIZES,
     *,
+    profiles: Sequence[Profile] = (CHAT, TOOLS),
     seed: int = DEFAULT_SEED,
     plain_root: Path | str | None = None,
     lone_surrogate_rate: float = 0.0,
 ) -> list[GeneratedSession]:
-    """Write one session per entry of ``sizes`` (turn counts) into store ``root``.
+    """Write one session per profile and entry of ``sizes`` (turn counts) into store ``root``.
 
     Session ids are :func:`size_session_id`; all share one project cwd. With
     ``plain_root`` every log is also written as plain JSONL (floor measurements).
@@ -173,18 +183,20 @@ def generate_store(
     root = Path(root)
     plain = Path(plain_root) if plain_root is not None else None
     out = []
-    for i, turns in enumerate(sizes):
-        out.append(
-            generate_session(
-                root,
-                size_session_id(turns),
-                turns,
-                seed=seed,
-                created_at=1_760_000_000_000 + i * 86_400_000,
-                plain_root=plain,
-                lone_surrogate_rate=lone_surrogate_rate,
+    for profile in profiles:
+        for i, turns in enumerate(sizes):
+            out.append(
+                generate_session(
+                    root,
+                    size_session_id(turns, profile),
+                    turns,
+                    seed=seed,
+                    created_at=1_760_000_000_000 + i * 86_400_000,
+                    plain_root=plain,
+                    profile=profile,
+                    lone_surrogate_rate=lone_surrogate_rate,
+                )
             )
-        )
     return out
 
 
@@ -236,6 +248,7 @@ def generate_batch_store(
                 parent=parent,
                 created_at=1_755_000_000_000 + i * 3_600_000 + rng.randrange(3_600_000),
                 plain_root=plain,
+                profile=TOOLS,
             )
         )
     return out
@@ -249,10 +262,18 @@ def _parse_sizes(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
+def _parse_profiles(text: str) -> list[Profile]:
+    """Parse a comma-separated list of profile names."""
+    try:
+        return [PROFILES[name.strip()] for name in text.split(",") if name.strip()]
+    except KeyError as error:
+        raise argparse.ArgumentTypeError(f"unknown profile {error}") from None
+
+
 def _summary_line(s: GeneratedSession) -> str:
     """Return one human-readable line describing a generated session."""
     return (
-        f"{s.turns:>6} turns  {s.plain_bytes / 1e6:8.2f} MB jsonl"
+        f"{s.profile:>5} {s.turns:>6} turns  {s.plain_bytes / 1e6:8.2f} MB jsonl"
         f"  {s.zstd_bytes / 1e6:7.2f} MB zstd"
         f"  {s.events:>9} events  {s.frames:>6} frames  surface {s.surface_nodes:>6}"
         f"  compactions {s.compactions:>3}  prunes {s.prunes:>4}  {s.session_id}"
@@ -268,6 +289,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument(
         "--sizes", type=_parse_sizes, default=list(DEFAULT_SIZES), help="turn counts, e.g. 100,400"
+    )
+    p.add_argument(
+        "--profiles",
+        type=_parse_profiles,
+        default=list(PROFILES.values()),
+        help=f"session kinds for the sizes store, e.g. chat,tools (of {', '.join(PROFILES)})",
     )
     p.add_argument(
         "--batch-sessions", type=int, default=200, help="sessions in the batch store (0: none)"
@@ -288,6 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for s in generate_store(
         out / "sizes",
         args.sizes,
+        profiles=args.profiles,
         seed=args.seed,
         plain_root=plain_root,
         lone_surrogate_rate=args.lone_surrogates,

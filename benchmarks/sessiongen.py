@@ -10,12 +10,75 @@ against a :class:`~benchmarks.dshlog.SurfaceModel`.
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.dshlog import LogWriter, StreamKey, SurfaceModel, to_json_line
 from benchmarks.textgen import TextFactory
 
 _TOOLS = ("bash", "read_file", "edit_file", "grep", "list_dir")
+
+CharRange = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """The kind of session to generate: how long each kind of text is, and how often.
+
+    Each ``*_chars`` is a ``(low, high)`` range of characters, drawn
+    log-uniformly and then multiplied by ``text_scale`` (as are tool arguments,
+    summaries and injected texts). ``narration_rate`` is the chance that a step
+    before the last one writes text besides its reasoning and tool call.
+    """
+
+    name: str
+    text_scale: float
+    user_chars: CharRange
+    narration_rate: float
+    narration_chars: CharRange
+    answer_chars: CharRange
+    reasoning_chars: CharRange
+    tool_output_chars: CharRange
+
+
+TOOLS = Profile(
+    name="tools",
+    text_scale=0.41,  # 1600 turns ≈ 25 MB of JSONL
+    user_chars=(60, 2400),
+    narration_rate=0.45,
+    narration_chars=(20, 500),
+    answer_chars=(400, 5000),
+    reasoning_chars=(80, 2000),
+    tool_output_chars=(60, 9000),
+)
+"""A tool-heavy coding session: long reasoning and tool output, short prompts.
+
+Conversation text (what a snapshot keeps) is 8% of the log at 1600 turns.
+"""
+
+CHAT = Profile(
+    name="chat",
+    text_scale=0.22,  # 1600 turns ≈ 25 MB of JSONL
+    user_chars=(600, 120000),
+    narration_rate=1.0,
+    narration_chars=(30, 600),
+    answer_chars=(600, 6000),
+    reasoning_chars=(20, 200),
+    tool_output_chars=(30, 600),
+)
+"""A conversation-heavy session: the user pastes logs, specs and code, the
+assistant narrates every step and answers at length, tools are quick lookups.
+
+Conversation text is 38% of the log at 1600 turns (user messages: median 2 KB,
+mean 5.7 KB). The ranges were calibrated so that, with 1600 turns ≈ 25 MB, the
+published JavaScript package takes what the performance issue reports for its
+sessions (0.59 s, 9.3 s and 142 s at 100, 400 and 1600 turns; measured here:
+about 0.6 s, 9.4 s and 146 s). Its cost grows with messages × conversation
+bytes, so tool-heavy logs of the same size take it six times less (24 s at
+1600 turns).
+"""
+
+PROFILES = {profile.name: profile for profile in (CHAT, TOOLS)}
 
 
 class SessionGenerator:
@@ -27,16 +90,16 @@ class SessionGenerator:
         rng: random.Random,
         start_time: int,
         *,
-        size_scale: float = 1.0,
+        profile: Profile = TOOLS,
         lone_surrogate_rate: float = 0.0,
     ) -> None:
-        """Draw from ``rng``; ``size_scale`` multiplies every text length."""
+        """Draw from ``rng``; ``profile`` sets text lengths and rates."""
         self.w = writer
         self.rng = rng
         self.text = TextFactory(rng, lone_surrogate_rate)
         self.surface = SurfaceModel()
         self.now = start_time
-        self.scale = size_scale
+        self.profile = profile
         self.compactions = 0
         self.prunes = 0
         self.first_user_seq: int | None = None
@@ -54,8 +117,8 @@ class SessionGenerator:
 
     def _chars(self, low: int, high: int) -> int:
         """Return a scaled, log-uniformly distributed text length."""
-        lo = max(1, int(low * self.scale))
-        hi = max(lo, int(high * self.scale))
+        lo = max(1, int(low * self.profile.text_scale))
+        hi = max(lo, int(high * self.profile.text_scale))
         return int(lo * (hi / lo) ** self.rng.random())
 
     def _times(self, n: int, low: int = 4, high: int = 45) -> list[int]:
@@ -84,7 +147,9 @@ class SessionGenerator:
             self._user_message(
                 self._agent_instructions(), {"kind": "plugin", "plugin": "agent-instructions"}
             )
-        seq = self._user_message(self.text.text(self._chars(60, 2400)), {"kind": "user"})
+        seq = self._user_message(
+            self.text.text(self._chars(*self.profile.user_chars)), {"kind": "user"}
+        )
         if self.first_user_seq is None:
             self.first_user_seq = seq
         if rng.random() < 0.01:
@@ -129,8 +194,8 @@ class SessionGenerator:
         self._tick(200, 2_500)  # time to first token
         sources: list[int] = []
         content = [self._reasoning(StreamKey("reasoning", turn, step, 0), sources)]
-        if last or rng.random() < 0.45:
-            n = self._chars(400, 5000) if last else self._chars(20, 500)
+        if last or rng.random() < self.profile.narration_rate:
+            n = self._chars(*(self.profile.answer_chars if last else self.profile.narration_chars))
             content += self._text(StreamKey("text", turn, step, 1), n, sources)
         calls = []
         if not last:
@@ -159,7 +224,9 @@ class SessionGenerator:
 
     def _reasoning(self, key: StreamKey, sources: list[int]) -> dict[str, Any]:
         """Stream reasoning deltas; return the message's reasoning block."""
-        deltas = self.text.chunk(self.text.tokens(self._chars(80, 2000), "english"))
+        deltas = self.text.chunk(
+            self.text.tokens(self._chars(*self.profile.reasoning_chars), "english")
+        )
         sources += self.w.stream(key, self._times(len(deltas)), deltas)
         return {"type": "reasoning", "text": "".join(deltas)}
 
@@ -231,8 +298,8 @@ class SessionGenerator:
                 "arguments": args,
             },
         )
-        profile = "code" if name in ("read_file", "edit_file") else "mixed"
-        output = self.text.text(self._chars(60, 9000), profile)
+        script = "code" if name in ("read_file", "edit_file") else "mixed"
+        output = self.text.text(self._chars(*self.profile.tool_output_chars), script)
         is_error = self.rng.random() < 0.05
         block: dict[str, Any] = {
             "type": "tool-result",
