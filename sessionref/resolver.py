@@ -10,7 +10,7 @@ from typing import Any, Final, Literal, Protocol, TypeVar
 
 import msgspec
 
-from sessionref.codecs.records import SessionHeader, SessionLog, decode_data
+from sessionref.codecs.records import SessionHeader, latest_title
 from sessionref.codecs.uri import (
     Reference,
     format_session_reference_mention,
@@ -53,10 +53,6 @@ class CancelToken(Protocol):
     def is_set(self) -> bool:
         """Whether the caller asked to stop."""
         ...
-
-
-class _Title(msgspec.Struct, frozen=True):
-    title: Any = None
 
 
 def is_count(value: object, minimum: int = 1) -> bool:
@@ -133,15 +129,6 @@ def distinct_references(
             f"at most {max_references} sessions may be referenced at once", TOO_MANY
         )
     return list(kept.values())
-
-
-def latest_title(log: SessionLog) -> str | None:
-    """``data.title`` of the last ``session/title`` event, if it is a string."""
-    title: object = None
-    for record in log.records:
-        if record.type == "session/title":
-            title = decode_data(record, _Title).title
-    return title if isinstance(title, str) else None
 
 
 def _check_cancel(cancel: CancelToken | None) -> None:
@@ -312,13 +299,7 @@ class SessionReferenceResolver:
         return out
 
     def _labelled(self, headers: list[SessionHeader]) -> list[tuple[SessionHeader, str]]:
-        def label(header: SessionHeader) -> str:
-            try:
-                return latest_title(self.store.read(header.id)) or header.id
-            except (SessionLogError, OSError, RecursionError):
-                return header.id
-
-        return [(header, label(header)) for header in headers]
+        return [(header, self.store.title(header.id) or header.id) for header in headers]
 
     def list_candidates(
         self, target: TargetLike, query: str = "", limit: int | None = None

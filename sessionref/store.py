@@ -23,6 +23,7 @@ from sessionref.codecs.records import (
     SessionLog,
     decode_header,
     decompress_frames,
+    latest_title,
     parse_log,
 )
 from sessionref.errors import SessionLogError
@@ -54,6 +55,22 @@ class SessionStore(Protocol):
     def read(self, session_id: str) -> SessionLog:
         """The whole log; raises :class:`SessionNotFound` or :class:`SessionLogError`."""
         ...
+
+    def title(self, session_id: str) -> str | None:
+        """The latest title; ``None`` when there is none or the log cannot be read."""
+        ...
+
+
+def read_title(store: SessionStore, session_id: str) -> str | None:
+    """The latest title of a session read from ``store``, or ``None`` (see ``title``).
+
+    >>> read_title(MemoryStore([]), "missing") is None
+    True
+    """
+    try:
+        return latest_title(store.read(session_id))
+    except (SessionLogError, OSError, RecursionError):
+        return None
 
 
 class StoreProblem(msgspec.Struct, frozen=True):
@@ -105,6 +122,7 @@ class DirectoryStore:
         self.max_line_bytes = max_line_bytes
         self._paths: dict[str, Path] = {}
         self._problems: list[StoreProblem] = []
+        self._titles: dict[str, tuple[tuple[Path, int, int], str | None]] = {}
         self._lock = threading.Lock()
 
     def _log_files(self) -> Iterable[Path]:
@@ -191,6 +209,27 @@ class DirectoryStore:
             raise SessionLogError(f"header of {path} no longer names {session_id!r}")
         return log
 
+    def title(self, session_id: str) -> str | None:
+        """The latest title, remembered per file version (path, size, modification time).
+
+        Listing candidates with a query asks every session for its title: only logs that
+        changed since the last time are read again.
+        """
+        try:
+            path = self.path_of(session_id)
+            stat = path.stat()
+        except (SessionLogError, OSError):
+            return None
+        version = (path, stat.st_size, stat.st_mtime_ns)
+        with self._lock:
+            known = self._titles.get(session_id)
+        if known is not None and known[0] == version:
+            return known[1]
+        title = read_title(self, session_id)
+        with self._lock:
+            self._titles[session_id] = (version, title)
+        return title
+
 
 class MemoryStore:
     """Sessions given as ``{"header": {...}, "events": [storage records]}`` objects.
@@ -228,3 +267,7 @@ class MemoryStore:
         except RecursionError:
             raise SessionLogError("a record nests too deeply") from None
         return SessionLog(header, list(records))
+
+    def title(self, session_id: str) -> str | None:
+        """The latest title, read from the records each time."""
+        return read_title(self, session_id)

@@ -117,6 +117,9 @@ class SlowStore:
         time.sleep(self.delay)
         return self.inner.read(session_id)
 
+    def title(self, session_id: str) -> str | None:
+        return self.inner.title(session_id)
+
 
 def test_cancellation_before_and_during() -> None:
     cancel = threading.Event()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -211,3 +212,36 @@ def test_deep_nesting_is_a_read_failure_not_a_recursion_error(tmp_path: Path) ->
     path.write_bytes(path.read_bytes() + b'{"type":"turn/end","seq":7,"data":' + deep + b"}\n")
     with pytest.raises(SessionLogError, match="nests too deeply"):
         DirectoryStore(tmp_path).read("s")
+
+
+def test_titles_are_read_again_only_when_the_log_changes(
+    tmp_path: Path, compress: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_session_store(tmp_path, [conversation("a"), conversation("b")], compress=compress)
+    store = DirectoryStore(tmp_path)
+    reads: list[str] = []
+    read = DirectoryStore.read
+
+    def counted(self: DirectoryStore, session_id: str) -> Any:
+        reads.append(session_id)
+        return read(self, session_id)
+
+    monkeypatch.setattr(DirectoryStore, "read", counted)
+    assert [store.title(sid) for sid in ("a", "b", "a", "b")] == ["title of a", "title of b"] * 2
+    assert reads == ["a", "b"]
+
+    retitled = conversation("a")
+    retitled["events"].append(other(7, "session/title", data={"title": "renamed"}))
+    write_session_store(tmp_path, [retitled], compress=compress)
+    assert store.title("a") == "renamed"
+    assert store.title("b") == "title of b"
+    assert reads == ["a", "b", "a"]
+
+
+def test_a_title_is_none_when_the_log_cannot_be_read(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [conversation("a")])
+    store = DirectoryStore(tmp_path)
+    path = store.path_of("a")
+    path.write_bytes(path.read_bytes() + b"{not json\n")
+    assert store.title("a") is None
+    assert store.title("missing") is None

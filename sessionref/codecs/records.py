@@ -383,6 +383,26 @@ class SessionLog(msgspec.Struct, frozen=True):
     records: list[LogRecord]
 
 
+class _Title(msgspec.Struct, frozen=True):
+    title: Any = None
+
+
+def latest_title(log: SessionLog) -> str | None:
+    """``data.title`` of the last ``session/title`` event, if it is a string (SPEC §2).
+
+    >>> titled = decode_records(b'{"type":"session/title","seq":0,"data":{"title":"a"}}\\n'
+    ...                         b'{"type":"session/title","seq":1,"data":{"title":7}}\\n')
+    >>> latest_title(SessionLog(SessionHeader("s", 0), titled[:1])), latest_title(
+    ...     SessionLog(SessionHeader("s", 0), titled))
+    ('a', None)
+    """
+    title: object = None
+    for record in log.records:
+        if record.type == "session/title":
+            title = decode_data(record, _Title).title
+    return title if isinstance(title, str) else None
+
+
 def check_line_lengths(buffer: Buffer, limit: int) -> None:
     """Raise :class:`SessionLogError` if a line of ``buffer`` is longer than ``limit`` bytes.
 
