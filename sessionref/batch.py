@@ -33,12 +33,14 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.resolver import (
+    DEFAULT_MAX_REFERENCE_BYTES,
     SessionReferenceResolver,
+    check_config,
     distinct_references,
     is_count,
 )
 from sessionref.resolver import listing_order as ordered_headers
-from sessionref.store import DirectoryStore, MemoryStore, SessionStore
+from sessionref.store import DirectoryStore, SessionStore
 from sessionref.types import ContextMessage, Target
 
 T = TypeVar("T")
@@ -118,7 +120,7 @@ def check_options(max_reference_bytes: int, label: str, workers: int) -> None:
     ...
     sessionref.errors.SessionReferenceError: workers must be a positive integer
     """
-    SessionReferenceResolver(MemoryStore([]), max_reference_bytes=max_reference_bytes)
+    check_config(max_reference_bytes=max_reference_bytes)
     if label not in LABELS:
         raise SessionReferenceError(f"label must be one of {', '.join(LABELS)}", INVALID_CONFIG)
     if not is_count(workers):
@@ -276,7 +278,7 @@ def _results(
 def build_snapshots(
     store: SessionStore,
     *,
-    max_reference_bytes: int = 65536,
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "title",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
@@ -533,7 +535,11 @@ def add_batch_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     batch.add_argument("--root", required=True, help="the DSH session store directory")
     batch.add_argument("--out", required=True, help="the JSON-lines file to write")
     batch.add_argument(
-        "--max-bytes", type=positive_int, default=65536, metavar="N", help="budget of each snapshot"
+        "--max-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_REFERENCE_BYTES,
+        metavar="N",
+        help="budget of each snapshot",
     )
     batch.add_argument(
         "--workers", type=positive_int, default=1, metavar="N", help="worker processes (default 1)"

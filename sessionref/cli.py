@@ -16,7 +16,7 @@ from sessionref.batch import add_batch_command, positive_int
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
-from sessionref.resolver import SessionReferenceResolver
+from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
 from sessionref.store import DirectoryStore
 from sessionref.types import Candidate, ContextMessage, MentionCandidate, Target
 
@@ -54,7 +54,7 @@ def _resolver(args: argparse.Namespace, root: str | Path) -> SessionReferenceRes
     return SessionReferenceResolver(
         DirectoryStore(root),
         max_references=getattr(args, "max_references", 3),
-        max_reference_bytes=getattr(args, "max_bytes", 65536),
+        max_reference_bytes=getattr(args, "max_bytes", DEFAULT_MAX_REFERENCE_BYTES),
         candidate_limit=getattr(args, "limit", None) or 50,
     )
 
@@ -152,7 +152,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     snapshot = command("snapshot", cmd_snapshot)
     snapshot.add_argument("--root", required=True, help="the DSH session store directory")
-    snapshot.add_argument("--max-bytes", type=positive_int, default=65536)
+    snapshot.add_argument("--max-bytes", type=positive_int, default=DEFAULT_MAX_REFERENCE_BYTES)
     snapshot.add_argument("--label", action="append", help="label of each session, in order")
     snapshot.add_argument("--target", help="the session the prompt is written in")
     snapshot.add_argument("--json", action="store_true", help="print the whole message")

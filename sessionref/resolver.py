@@ -42,6 +42,8 @@ Placement = Literal["before", "after"]
 TargetLike = Target | str | Mapping[str, Any]
 
 MAX_REFERENCES_LIMIT: Final = 3
+DEFAULT_CANDIDATE_LIMIT: Final = 50
+DEFAULT_MAX_REFERENCE_BYTES: Final = 65536
 
 FittedSource = SourceSnapshot | SessionReferenceError
 """A source read and fitted to its budget, or the BUDGET_EXCEEDED error it gave."""
@@ -64,14 +66,26 @@ def is_count(value: object, minimum: int = 1) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= minimum
 
 
-def _check_config(max_references: object, candidate_limit: object, max_bytes: object) -> None:
+def check_config(
+    *,
+    max_references: object = MAX_REFERENCES_LIMIT,
+    candidate_limit: object = DEFAULT_CANDIDATE_LIMIT,
+    max_reference_bytes: object = DEFAULT_MAX_REFERENCE_BYTES,
+) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless these are settings a resolver takes.
+
+    >>> check_config(max_reference_bytes=0)
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: maxReferenceBytes must be a positive integer
+    """
     if not is_count(max_references) or is_count(max_references, MAX_REFERENCES_LIMIT + 1):
         raise SessionReferenceError(
             f"maxReferences must be an integer from 1 to {MAX_REFERENCES_LIMIT}", INVALID_CONFIG
         )
     if not is_count(candidate_limit, 1):
         raise SessionReferenceError("candidateLimit must be a positive integer", INVALID_CONFIG)
-    if not is_count(max_bytes, 1):
+    if not is_count(max_reference_bytes, 1):
         raise SessionReferenceError("maxReferenceBytes must be a positive integer", INVALID_CONFIG)
 
 
@@ -171,11 +185,15 @@ class SessionReferenceResolver:
         self,
         store: SessionStore,
         *,
-        max_references: int = 3,
-        candidate_limit: int = 50,
-        max_reference_bytes: int = 65536,
+        max_references: int = MAX_REFERENCES_LIMIT,
+        candidate_limit: int = DEFAULT_CANDIDATE_LIMIT,
+        max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     ) -> None:
-        _check_config(max_references, candidate_limit, max_reference_bytes)
+        check_config(
+            max_references=max_references,
+            candidate_limit=candidate_limit,
+            max_reference_bytes=max_reference_bytes,
+        )
         self.store = store
         self.max_references = max_references
         self.candidate_limit = candidate_limit
