@@ -18,6 +18,8 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Final
 
+import msgspec
+
 try:
     import dask
     import dask.bag as db
@@ -36,7 +38,7 @@ from sessionref.batch import (
     process_context,
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.resolver import SessionReferenceResolver, is_count
+from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver, is_count
 from sessionref.store import DirectoryStore
 from sessionref.types import Target
 
@@ -45,37 +47,60 @@ __all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_b
 DEFAULT_PARTITION_SIZE: Final = 16
 
 
+class _StoreSpec(msgspec.Struct, frozen=True):
+    """What a worker needs to open the same :class:`DirectoryStore`: root and limits."""
+
+    root: str
+    max_bytes: int
+    max_line_bytes: int
+
+    def open(self) -> DirectoryStore:
+        """The store this spec describes."""
+        return DirectoryStore(
+            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes
+        )
+
+
 @functools.lru_cache(maxsize=8)
-def _snapshotter(root: str, batch: str, max_bytes: int, label: Label, target: str) -> Snapshotter:
+def _snapshotter(
+    store: _StoreSpec, batch: str, max_bytes: int, label: Label, target: str
+) -> Snapshotter:
     """One store and resolver per process and bag, so a worker scans the root once.
 
     ``batch`` is unique to each bag: a later bag over the same root sees a fresh store.
     """
-    resolver = SessionReferenceResolver(DirectoryStore(root), max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(store.open(), max_reference_bytes=max_bytes)
     return Snapshotter(resolver, Target(target), label)
 
 
 def _partition(
-    session_ids: Iterable[str], root: str, batch: str, max_bytes: int, label: Label, target: str
+    session_ids: Iterable[str],
+    store: _StoreSpec,
+    batch: str,
+    max_bytes: int,
+    label: Label,
+    target: str,
 ) -> list[BatchResult]:
     """The results of one partition's sessions, in order."""
-    snapshot = _snapshotter(root, batch, max_bytes, label, target)
+    snapshot = _snapshotter(store, batch, max_bytes, label, target)
     return [snapshot(session_id) for session_id in session_ids]
 
 
 def snapshots_bag(
-    root: str | os.PathLike[str],
+    store: str | os.PathLike[str] | DirectoryStore,
     *,
-    max_reference_bytes: int = 65536,
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "title",
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
 ) -> db.Bag:
     """A bag of every stored session's batch result, in listing order.
 
-    The store is listed now; each partition of ``partition_size`` sessions is read where it
-    runs (so ``root`` must be reachable from every worker). ``session_ids`` replaces the
-    listing, as in :func:`~sessionref.batch.build_snapshots`.
+    ``store`` is a :class:`DirectoryStore` (its size and line limits go to the workers) or
+    the root of one with the default limits. The store is listed now; each partition of
+    ``partition_size`` sessions is read where it runs (so the root must be reachable from
+    every worker). ``session_ids`` replaces the listing, as in
+    :func:`~sessionref.batch.build_snapshots`.
 
     >>> snapshots_bag("/nonexistent", partition_size=4).npartitions
     1
@@ -83,13 +108,15 @@ def snapshots_bag(
     check_options(max_reference_bytes, label, 1)
     if not is_count(partition_size):
         raise SessionReferenceError("partition_size must be a positive integer", INVALID_CONFIG)
-    root = os.path.abspath(root)
-    ids = listing_order(DirectoryStore(root)) if session_ids is None else list(session_ids)
+    if not isinstance(store, DirectoryStore):
+        store = DirectoryStore(store)
+    spec = _StoreSpec(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes)
+    ids = listing_order(store) if session_ids is None else list(session_ids)
     target = fresh_target(ids).id
     batch = uuid.uuid4().hex
     sessions = db.from_sequence(ids, partition_size=partition_size)  # type: ignore[no-untyped-call]
     bag: db.Bag = sessions.map_partitions(
-        _partition, root, batch, max_reference_bytes, label, target
+        _partition, spec, batch, max_reference_bytes, label, target
     )
     return bag
 

@@ -116,3 +116,11 @@ def test_import_without_dask_says_what_to_install(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delitem(sys.modules, "sessionref.dask")
     with pytest.raises(ImportError, match=r"pip install 'sessionref\[dask\]'"):
         importlib.import_module("sessionref.dask")
+
+
+def test_workers_keep_the_store_limits(store_root: Path, local_lines: list[bytes]) -> None:
+    limited = DirectoryStore(store_root, max_line_bytes=300)
+    expected = lines(build_snapshots(limited, max_reference_bytes=MAX_BYTES))
+    assert expected != local_lines, "the limit must fail some sessions for this test to tell"
+    bag = snapshots_bag(limited, max_reference_bytes=MAX_BYTES, partition_size=5)
+    assert lines(bag.compute(scheduler="processes", num_workers=2)) == expected
