@@ -78,7 +78,8 @@ def envelope_floor(path: Path) -> Callable[[], object]:
     """Reading the file and decoding every line's envelope: the least any reader must do."""
 
     def floor() -> object:
-        buffer = decompress_frames(path.read_bytes())
+        with path.open("rb") as compressed:  # streamed, as the store reads it
+            buffer = decompress_frames(compressed)
         return decode_records(buffer, split_header(buffer)[1])
 
     return floor

@@ -194,16 +194,17 @@ class DirectoryStore:
     def read(self, session_id: str) -> SessionLog:
         """Read and decode one session's log."""
         path = self.path_of(session_id)
+        data: Buffer
         try:
-            if path.name == PLAIN_LOG and path.stat().st_size > self.max_bytes:
+            if path.name == ZSTD_LOG:
+                with path.open("rb") as compressed:
+                    data = decompress_frames(compressed, self.max_bytes)
+            elif path.stat().st_size > self.max_bytes:
                 raise SessionLogError(f"log exceeds {self.max_bytes} bytes")
-            stored = path.read_bytes()
+            else:
+                data = path.read_bytes()
         except OSError as exc:
             raise SessionLogError(f"cannot read {path.name}: {exc.strerror}") from None
-        data: Buffer = stored
-        if path.name == ZSTD_LOG:
-            data = decompress_frames(stored, self.max_bytes)
-            del stored  # the compressed bytes are not needed past this point
         log = parse_log(data, self.max_line_bytes)
         if log.header.id != session_id:
             raise SessionLogError(f"header of {path} no longer names {session_id!r}")

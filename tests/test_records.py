@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import io
+import random
+from pathlib import Path
+
 import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
@@ -70,3 +74,17 @@ def test_frames_decompress_whole_and_a_torn_last_frame_is_dropped(
     assert decompress_frames(joined) == b"".join(lines)
     torn = joined[: len(joined) - min(cut, len(frames[-1]) - 1)]
     assert decompress_frames(torn) == b"".join(lines[:-1])
+    assert decompress_frames(io.BytesIO(torn)) == b"".join(lines[:-1])
+
+
+def test_a_torn_last_frame_longer_than_the_tail_window_is_dropped(tmp_path: Path) -> None:
+    head = zstandard.ZstdCompressor().compress(b"header\n")
+    body = random.Random(7).randbytes(3 << 20)  # incompressible: a frame over 3 MB
+    last = zstandard.ZstdCompressor().compress(body)
+    path = tmp_path / "log.zstd"
+    path.write_bytes(head + last[:-10])
+    with path.open("rb") as file:
+        assert decompress_frames(file) == b"header\n"
+    path.write_bytes(head + last)
+    with path.open("rb") as file:
+        assert decompress_frames(file) == b"header\n" + body

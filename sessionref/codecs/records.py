@@ -12,7 +12,7 @@ import codecs
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, BinaryIO, Final, Generic, Literal, TypeVar
 
 import msgspec
 import zstandard
@@ -33,6 +33,7 @@ DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
 _READ_SIZE: Final = 1 << 20
+_TAIL_WINDOW: Final = 1 << 20
 _UTF8_CHECK_SIZE: Final = 1 << 16
 
 
@@ -332,19 +333,24 @@ def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
         yield record
 
 
-def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:
+def decompress_frames(
+    compressed: bytes | BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES
+) -> bytearray:
     """Concatenated independent zstd frames as one buffer; a torn final frame is dropped.
 
-    A damaged complete frame, or output beyond ``limit`` bytes, raises
-    :class:`SessionLogError`.
+    ``compressed`` is the bytes or a binary file read from where it stands to its end
+    (streamed: the compressed log is never held whole). A damaged complete frame, or
+    output beyond ``limit`` bytes, raises :class:`SessionLogError`.
 
     >>> import zstandard
     >>> frames = [zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n")]
     >>> decompress_frames(b"".join(frames)), decompress_frames(b"".join(frames)[:-2])
     (bytearray(b'a\\nb\\n'), bytearray(b'a\\n'))
     """
+    source = io.BytesIO(compressed) if isinstance(compressed, bytes) else compressed
+    first = source.tell()
     reader = zstandard.ZstdDecompressor().stream_reader(
-        io.BytesIO(compressed), read_across_frames=True
+        source, read_across_frames=True, closefd=False
     )
     out = bytearray()  # grown in place: a large realloc moves pages, it does not copy them
     try:
@@ -354,14 +360,31 @@ def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_B
                 raise SessionLogError(f"decompressed log exceeds {limit} bytes")
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"damaged zstd frame: {exc}") from None
-    torn = _torn_tail_length(compressed)
+    torn = _torn_tail_length(source, first, source.tell())
     if torn:
         del out[len(out) - torn :]
     return out
 
 
-def _torn_tail_length(compressed: bytes) -> int:
-    """Decompressed length of an incomplete final frame (0 when the last frame is whole)."""
+def _torn_tail_length(source: BinaryIO, first: int, end: int) -> int:
+    """Decompressed length of an incomplete final frame among bytes ``first:end`` of
+    ``source`` (0 when the last frame is whole). Looks at the last ``_TAIL_WINDOW`` bytes
+    first, and at all of them only when no frame starts there."""
+    start = max(first, end - _TAIL_WINDOW)
+    while True:
+        source.seek(start)
+        found = _torn_tail_in(source.read(end - start))
+        if found is not None or start == first:
+            return found or 0
+        start = first
+
+
+def _torn_tail_in(compressed: bytes) -> int | None:
+    """:func:`_torn_tail_length` of ``compressed``; ``None`` when no frame starts in it.
+
+    >>> _torn_tail_in(b"no frame here") is None
+    True
+    """
     start = compressed.rfind(_ZSTD_MAGIC)
     while start >= 0:
         decompressor = zstandard.ZstdDecompressor().decompressobj()
@@ -373,7 +396,7 @@ def _torn_tail_length(compressed: bytes) -> int:
         if decompressor.eof and not decompressor.unused_data:
             return 0
         return 0 if decompressor.eof else len(partial)
-    return 0
+    return None
 
 
 class SessionLog(msgspec.Struct, frozen=True):
