@@ -17,14 +17,14 @@ from sessionref.codecs.layout import encode_session_directory
 from sessionref.codecs.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
-    Buffer,
     DecodedLogRecord,
     SessionHeader,
     SessionLog,
     decode_header,
-    decompress_frames,
     latest_title,
-    parse_log,
+    parse_chunks,
+    plain_chunks,
+    zstd_chunks,
 )
 from sessionref.errors import SessionLogError
 
@@ -194,18 +194,12 @@ class DirectoryStore:
     def read(self, session_id: str) -> SessionLog:
         """Read and decode one session's log."""
         path = self.path_of(session_id)
-        data: Buffer
+        chunks = zstd_chunks if path.name == ZSTD_LOG else plain_chunks
         try:
-            if path.name == ZSTD_LOG:
-                with path.open("rb") as compressed:
-                    data = decompress_frames(compressed, self.max_bytes)
-            elif path.stat().st_size > self.max_bytes:
-                raise SessionLogError(f"log exceeds {self.max_bytes} bytes")
-            else:
-                data = path.read_bytes()
+            with path.open("rb") as file:
+                log = parse_chunks(chunks(file, self.max_bytes), self.max_line_bytes)
         except OSError as exc:
             raise SessionLogError(f"cannot read {path.name}: {exc.strerror}") from None
-        log = parse_log(data, self.max_line_bytes)
         if log.header.id != session_id:
             raise SessionLogError(f"header of {path} no longer names {session_id!r}")
         return log

@@ -23,6 +23,7 @@ from sessionref.errors import SessionLogError
 T = TypeVar("T")
 M = TypeVar("M")
 Buffer = bytes | bytearray
+Chunk = bytes | bytearray | memoryview
 
 PACKED_CHUNK_TYPES: Final = {
     "text-chunks": ("text-delta", "texts"),
@@ -32,7 +33,7 @@ PACKED_CHUNK_TYPES: Final = {
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 _ZSTD_MAGIC: Final = b"\x28\xb5\x2f\xfd"
-_READ_SIZE: Final = 1 << 20
+_CHUNK_SIZE: Final = 1 << 18
 _TAIL_WINDOW: Final = 1 << 20
 _UTF8_CHECK_SIZE: Final = 1 << 16
 
@@ -333,47 +334,74 @@ def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
         yield record
 
 
-def decompress_frames(
-    compressed: bytes | BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-) -> bytearray:
-    """Concatenated independent zstd frames as one buffer; a torn final frame is dropped.
+def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
+    """The decompressed bytes of the zstd frames in ``file`` (from where it stands), in
+    chunks of about 1 MiB; what a torn final frame decompresses to is left out.
 
-    ``compressed`` is the bytes or a binary file read from where it stands to its end
-    (streamed: the compressed log is never held whole). A damaged complete frame, or
-    output beyond ``limit`` bytes, raises :class:`SessionLogError`.
+    A damaged complete frame, or output beyond ``limit`` bytes, raises
+    :class:`SessionLogError`.
 
     >>> import zstandard
-    >>> frames = [zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n")]
-    >>> decompress_frames(b"".join(frames)), decompress_frames(b"".join(frames)[:-2])
-    (bytearray(b'a\\nb\\n'), bytearray(b'a\\n'))
+    >>> frames = b"".join(zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n"))
+    >>> list(zstd_chunks(io.BytesIO(frames))), list(zstd_chunks(io.BytesIO(frames[:-2])))
+    ([b'a\\nb\\n'], [b'a\\n'])
     """
-    source = io.BytesIO(compressed) if isinstance(compressed, bytes) else compressed
-    first = source.tell()
+    first = file.tell()
+    torn = _torn_tail_length(file, first, file.seek(0, io.SEEK_END))
+    file.seek(first)
     reader = zstandard.ZstdDecompressor().stream_reader(
-        source, read_across_frames=True, closefd=False
+        file, read_across_frames=True, closefd=False
     )
-    out = bytearray()  # grown in place: a large realloc moves pages, it does not copy them
+    held = b""  # the last ``torn`` bytes seen, not given out until the stream ends
+    total = 0
     try:
-        while chunk := reader.read(_READ_SIZE):
-            out += chunk
-            if len(out) > limit:
+        while chunk := reader.read(_CHUNK_SIZE):
+            total += len(chunk)
+            if total > limit:
                 raise SessionLogError(f"decompressed log exceeds {limit} bytes")
+            if torn:
+                held += chunk
+                cut = max(0, len(held) - torn)
+                chunk, held = held[:cut], held[cut:]
+            if chunk:
+                yield chunk
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"damaged zstd frame: {exc}") from None
-    torn = _torn_tail_length(source, first, source.tell())
-    if torn:
-        del out[len(out) - torn :]
-    return out
 
 
-def _torn_tail_length(source: BinaryIO, first: int, end: int) -> int:
+def plain_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
+    """The bytes of ``file`` in chunks of at most 1 MiB; more than ``limit`` raises.
+
+    >>> list(plain_chunks(io.BytesIO(b"ab"))), list(plain_chunks(io.BytesIO(b"abc"), 2))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: log exceeds 2 bytes
+    """
+    total = 0
+    while chunk := file.read(_CHUNK_SIZE):
+        total += len(chunk)
+        if total > limit:
+            raise SessionLogError(f"log exceeds {limit} bytes")
+        yield chunk
+
+
+def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:
+    """:func:`zstd_chunks` of ``compressed`` as one buffer.
+
+    >>> import zstandard
+    >>> decompress_frames(zstandard.ZstdCompressor().compress(b"a\\n"))
+    bytearray(b'a\\n')
+    """
+    return bytearray().join(zstd_chunks(io.BytesIO(compressed), limit))
+
+
+def _torn_tail_length(file: BinaryIO, first: int, end: int) -> int:
     """Decompressed length of an incomplete final frame among bytes ``first:end`` of
-    ``source`` (0 when the last frame is whole). Looks at the last ``_TAIL_WINDOW`` bytes
+    ``file`` (0 when the last frame is whole). Looks at the last ``_TAIL_WINDOW`` bytes
     first, and at all of them only when no frame starts there."""
     start = max(first, end - _TAIL_WINDOW)
     while True:
-        source.seek(start)
-        found = _torn_tail_in(source.read(end - start))
+        file.seek(start)
+        found = _torn_tail_in(file.read(end - start))
         if found is not None or start == first:
             return found or 0
         start = first
@@ -382,8 +410,10 @@ def _torn_tail_length(source: BinaryIO, first: int, end: int) -> int:
 def _torn_tail_in(compressed: bytes) -> int | None:
     """:func:`_torn_tail_length` of ``compressed``; ``None`` when no frame starts in it.
 
-    >>> _torn_tail_in(b"no frame here") is None
-    True
+    >>> import zstandard
+    >>> frame = zstandard.ZstdCompressor().compress(b"abc")
+    >>> _torn_tail_in(b"x" + frame), _torn_tail_in(b"x")
+    (0, None)
     """
     start = compressed.rfind(_ZSTD_MAGIC)
     while start >= 0:
@@ -393,10 +423,35 @@ def _torn_tail_in(compressed: bytes) -> int | None:
         except zstandard.ZstdError:
             start = compressed.rfind(_ZSTD_MAGIC, 0, start)
             continue
-        if decompressor.eof and not decompressor.unused_data:
-            return 0
         return 0 if decompressor.eof else len(partial)
     return None
+
+
+def line_pieces(chunks: Iterable[Chunk], max_line_bytes: int) -> Iterator[tuple[int, bytearray]]:
+    """Regroup ``chunks`` into pieces of whole lines: ``(number of its first line, piece)``.
+
+    Every piece but the last ends with a newline; a line longer than ``max_line_bytes``
+    raises :class:`SessionLogError` as soon as it is seen.
+
+    >>> list(line_pieces([b"a\\nb", b"c\\nd"], 10))
+    [(1, bytearray(b'a\\n')), (2, bytearray(b'bc\\n')), (3, bytearray(b'd'))]
+    """
+    carry = bytearray()
+    line = 1
+    for chunk in chunks:
+        piece = carry
+        piece += chunk
+        cut = piece.rfind(b"\n") + 1
+        carry = piece[cut:]
+        del piece[cut:]
+        if len(carry) > max_line_bytes:
+            number = line + piece.count(b"\n")
+            raise SessionLogError(f"line {number} is longer than {max_line_bytes} bytes")
+        if piece:
+            yield line, piece
+            line += piece.count(b"\n")
+    if carry:
+        yield line, carry
 
 
 class SessionLog(msgspec.Struct, frozen=True):
@@ -426,7 +481,7 @@ def latest_title(log: SessionLog) -> str | None:
     return title if isinstance(title, str) else None
 
 
-def check_line_lengths(buffer: Buffer, limit: int) -> None:
+def check_line_lengths(buffer: Buffer, limit: int, first_line: int = 1) -> None:
     """Raise :class:`SessionLogError` if a line of ``buffer`` is longer than ``limit`` bytes.
 
     >>> check_line_lengths(b"ab\\ncd\\n", 2)
@@ -439,12 +494,12 @@ def check_line_lengths(buffer: Buffer, limit: int) -> None:
         # The last newline within the next limit + 1 bytes: none means a line that long.
         newline = buffer.rfind(b"\n", start, start + limit + 1)
         if newline < 0:
-            number = buffer.count(b"\n", 0, start) + 1
+            number = first_line + buffer.count(b"\n", 0, start)
             raise SessionLogError(f"line {number} is longer than {limit} bytes")
         start = newline + 1
 
 
-def check_utf8(buffer: Buffer) -> None:
+def check_utf8(buffer: Buffer, first_line: int = 1) -> None:
     """Raise :class:`SessionLogError` unless ``buffer`` is UTF-8 throughout.
 
     msgspec checks the strings it decodes but not the values it keeps raw, so the whole log
@@ -463,23 +518,51 @@ def check_utf8(buffer: Buffer) -> None:
         decoder.decode(b"", final=True)
     except UnicodeDecodeError as exc:
         failed_at = start + exc.start if len(buffer) else 0
-        line = buffer.count(b"\n", 0, max(failed_at, 0)) + 1
+        line = first_line + buffer.count(b"\n", 0, max(failed_at, 0))
         raise SessionLogError(f"line {line} is not valid UTF-8") from None
 
 
-def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
-    """A decompressed JSONL log: header line, then records (torn last line dropped).
+def parse_chunks(
+    chunks: Iterable[Chunk], max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> SessionLog:
+    """A JSONL log given in chunks: header line, then records (torn last line dropped).
 
-    >>> log = parse_log(b'{"id":"s","createdAt":1}\\n{"type":"turn/start","seq":0}\\n')
+    Each piece of whole lines is checked (line lengths, UTF-8) and decoded while it is
+    fresh; its records' ``data`` point into it.
+
+    >>> log = parse_chunks([b'{"id":"s","createdAt":1}\\n{"type":"tur', b'n/start","seq":0}\\n'])
     >>> log.header.id, [r.type for r in log.records]
     ('s', ['turn/start'])
     """
-    check_line_lengths(buffer, max_line_bytes)
-    check_utf8(buffer)
-    head, start = split_header(buffer)
-    if not head.strip():
+    header: SessionHeader | None = None
+    records: list[LogRecord] = []
+    for line, piece in line_pieces(chunks, max_line_bytes):
+        check_line_lengths(piece, max_line_bytes, line)
+        check_utf8(piece, line)
+        start = 0
+        if header is None:
+            head, start = split_header(piece)
+            if not head.strip():
+                break
+            header = decode_header(head)
+            line += 1
+        records += decode_records(piece, start, line)
+    if header is None:
         raise SessionLogError("empty session log: no header line")
-    return SessionLog(decode_header(head), decode_records(buffer, start))
+    return SessionLog(header, records)
+
+
+def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
+    """:func:`parse_chunks` of a whole decompressed log held in memory.
+
+    >>> parse_log(b'{"id":"s","createdAt":1}\\n').header.id
+    's'
+    """
+    view = memoryview(buffer)
+    return parse_chunks(
+        (view[start : start + _CHUNK_SIZE] for start in range(0, len(view), _CHUNK_SIZE)),
+        max_line_bytes,
+    )
 
 
 def captured_through_seq(records: list[LogRecord]) -> int | None:
