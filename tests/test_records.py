@@ -6,6 +6,7 @@ import io
 import random
 from pathlib import Path
 
+import pytest
 import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
@@ -15,6 +16,7 @@ from sessionref.codecs.records import (
     check_line_lengths,
     decompress_frames,
     expand_packed_row,
+    parse_chunks,
     zstd_chunks,
 )
 
@@ -93,3 +95,16 @@ def test_a_torn_last_frame_longer_than_the_tail_window_is_dropped(tmp_path: Path
     path.write_bytes(head + last + small[:-10])  # a torn frame after megabytes of output
     with path.open("rb") as file:
         assert b"".join(zstd_chunks(file)) == b"header\n" + body
+
+
+@given(st.integers(1, 40), st.integers(2, 3000), st.sampled_from(["json", "utf8", "long"]))
+def test_errors_name_the_line_whatever_the_chunking(bad: int, chunk: int, defect: str) -> None:
+    """Line ``bad + 1`` (after the header) is damaged; pieces must not shift its number."""
+    lines = [b'{"id":"s","createdAt":1}']
+    lines += [b'{"type":"turn/start","seq":%d}' % seq for seq in range(45)]
+    lines[bad] = {"json": b"{oops", "utf8": b'{"type":"\xff"}', "long": b" " * 200}[defect]
+    log = b"\n".join(lines) + b"\n"
+    chunks = [log[i : i + chunk] for i in range(0, len(log), chunk)]
+    with pytest.raises(SessionLogError) as caught:
+        parse_chunks(chunks, max_line_bytes=100)
+    assert f"line {bad + 1}" in str(caught.value)
