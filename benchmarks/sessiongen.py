@@ -73,7 +73,7 @@ Conversation text is 38% of the log at 1600 turns (user messages: median 2 KB,
 mean 5.7 KB). The ranges were calibrated so that, with 1600 turns ≈ 25 MB, the
 published JavaScript package takes what the performance issue reports for its
 sessions (0.59 s, 9.3 s and 142 s at 100, 400 and 1600 turns; measured here:
-about 0.6 s, 9.4 s and 146 s). Its cost grows with messages × conversation
+about 0.6 s, 9.4 s and 146 s in two runs). Its cost grows with messages × conversation
 bytes, so tool-heavy logs of the same size take it six times less (24 s at
 1600 turns).
 """
