@@ -9,10 +9,11 @@ one line at a time, into a :class:`DecodedLogRecord` whose ``data`` is already b
 from __future__ import annotations
 
 import codecs
+import functools
 import io
 import json
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, BinaryIO, Final, Generic, Literal, TypeVar
+from typing import Any, BinaryIO, Final, Generic, Literal, Protocol, TypeVar
 
 import msgspec
 import zstandard
@@ -334,9 +335,49 @@ def contiguous(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
         yield record
 
 
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def _file_chunks(file: _Readable) -> Iterator[bytes]:
+    """What ``file.read(_CHUNK_SIZE)`` gives, call after call, until it gives nothing."""
+    return iter(functools.partial(file.read, _CHUNK_SIZE), b"")
+
+
+def _at_most(chunks: Iterable[bytes], limit: int, what: str) -> Iterator[bytes]:
+    """``chunks``, raising :class:`SessionLogError` once more than ``limit`` bytes passed.
+
+    >>> list(_at_most([b"ab", b"c"], 2, "log"))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: log exceeds 2 bytes
+    """
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise SessionLogError(f"{what} exceeds {limit} bytes")
+        yield chunk
+
+
+def _held_back(chunks: Iterable[bytes], count: int) -> Iterator[bytes]:
+    """``chunks`` without their last ``count`` bytes.
+
+    >>> list(_held_back([b"abc", b"de"], 3))
+    [b'ab']
+    """
+    held = b""
+    for chunk in chunks:
+        if count:
+            held += chunk
+            cut = max(0, len(held) - count)
+            chunk, held = held[:cut], held[cut:]
+        if chunk:
+            yield chunk
+
+
 def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
     """The decompressed bytes of the zstd frames in ``file`` (from where it stands), in
-    chunks of about 1 MiB; what a torn final frame decompresses to is left out.
+    chunks of at most 256 KiB; what a torn final frame decompresses to is left out.
 
     A damaged complete frame, or output beyond ``limit`` bytes, raises
     :class:`SessionLogError`.
@@ -352,36 +393,20 @@ def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> 
     reader = zstandard.ZstdDecompressor().stream_reader(
         file, read_across_frames=True, closefd=False
     )
-    held = b""  # the last ``torn`` bytes seen, not given out until the stream ends
-    total = 0
     try:
-        while chunk := reader.read(_CHUNK_SIZE):
-            total += len(chunk)
-            if total > limit:
-                raise SessionLogError(f"decompressed log exceeds {limit} bytes")
-            if torn:
-                held += chunk
-                cut = max(0, len(held) - torn)
-                chunk, held = held[:cut], held[cut:]
-            if chunk:
-                yield chunk
+        yield from _held_back(_at_most(_file_chunks(reader), limit, "decompressed log"), torn)
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"damaged zstd frame: {exc}") from None
 
 
 def plain_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
-    """The bytes of ``file`` in chunks of at most 1 MiB; more than ``limit`` raises.
+    """The bytes of ``file`` in chunks of at most 256 KiB; more than ``limit`` raises.
 
     >>> list(plain_chunks(io.BytesIO(b"ab"))), list(plain_chunks(io.BytesIO(b"abc"), 2))
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: log exceeds 2 bytes
     """
-    total = 0
-    while chunk := file.read(_CHUNK_SIZE):
-        total += len(chunk)
-        if total > limit:
-            raise SessionLogError(f"log exceeds {limit} bytes")
-        yield chunk
+    return _at_most(_file_chunks(file), limit, "log")
 
 
 def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:
@@ -550,19 +575,6 @@ def parse_chunks(
     if header is None:
         raise SessionLogError("empty session log: no header line")
     return SessionLog(header, records)
-
-
-def parse_log(buffer: Buffer, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> SessionLog:
-    """:func:`parse_chunks` of a whole decompressed log held in memory.
-
-    >>> parse_log(b'{"id":"s","createdAt":1}\\n').header.id
-    's'
-    """
-    view = memoryview(buffer)
-    return parse_chunks(
-        (view[start : start + _CHUNK_SIZE] for start in range(0, len(view), _CHUNK_SIZE)),
-        max_line_bytes,
-    )
 
 
 def captured_through_seq(records: list[LogRecord]) -> int | None:
