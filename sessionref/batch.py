@@ -162,6 +162,32 @@ class Snapshotter:
         return {"sessionId": session_id, "label": label, "context": msgspec.to_builtins(context)}
 
 
+class DirectoryRecipe(msgspec.Struct, frozen=True):
+    """How another process opens the same :class:`DirectoryStore`: its root and limits.
+
+    Picklable and hashable, so a worker can keep one store per recipe.
+
+    >>> recipe = DirectoryRecipe.of(DirectoryStore("/data", max_line_bytes=99))
+    >>> recipe().root.as_posix(), recipe().max_line_bytes, recipe == DirectoryRecipe.of(recipe())
+    ('/data', 99, True)
+    """
+
+    root: str
+    max_bytes: int
+    max_line_bytes: int
+
+    @classmethod
+    def of(cls, store: DirectoryStore) -> DirectoryRecipe:
+        """The recipe of ``store``, its root made absolute."""
+        return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes)
+
+    def __call__(self) -> DirectoryStore:
+        """A store like the one this recipe was taken from."""
+        return DirectoryStore(
+            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes
+        )
+
+
 def _itself(store: SessionStore) -> SessionStore:
     return store
 
@@ -169,18 +195,14 @@ def _itself(store: SessionStore) -> SessionStore:
 def portable_store(store: SessionStore) -> StoreFactory:
     """A picklable recipe that rebuilds ``store`` in a worker process.
 
-    A :class:`DirectoryStore` is rebuilt from its root; any other store must pickle.
+    A :class:`DirectoryStore` is rebuilt from its root and limits; any other store must
+    pickle.
 
     >>> portable_store(DirectoryStore("/data"))().root.as_posix()
     '/data'
     """
     if isinstance(store, DirectoryStore):
-        return functools.partial(
-            DirectoryStore,
-            store.root,
-            max_bytes=store.max_bytes,
-            max_line_bytes=store.max_line_bytes,
-        )
+        return DirectoryRecipe.of(store)
     return functools.partial(_itself, store)
 
 

@@ -18,8 +18,6 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, Final
 
-import msgspec
-
 try:
     import dask
     import dask.bag as db
@@ -30,6 +28,7 @@ except ImportError as exc:  # pragma: no cover - exercised with dask hidden
 
 from sessionref.batch import (
     BatchResult,
+    DirectoryRecipe,
     Label,
     Snapshotter,
     check_options,
@@ -47,35 +46,21 @@ __all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_b
 DEFAULT_PARTITION_SIZE: Final = 16
 
 
-class _StoreSpec(msgspec.Struct, frozen=True):
-    """What a worker needs to open the same :class:`DirectoryStore`: root and limits."""
-
-    root: str
-    max_bytes: int
-    max_line_bytes: int
-
-    def open(self) -> DirectoryStore:
-        """The store this spec describes."""
-        return DirectoryStore(
-            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes
-        )
-
-
 @functools.lru_cache(maxsize=8)
 def _snapshotter(
-    store: _StoreSpec, batch: str, max_bytes: int, label: Label, target: str
+    store: DirectoryRecipe, batch: str, max_bytes: int, label: Label, target: str
 ) -> Snapshotter:
     """One store and resolver per process and bag, so a worker scans the root once.
 
     ``batch`` is unique to each bag: a later bag over the same root sees a fresh store.
     """
-    resolver = SessionReferenceResolver(store.open(), max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(store(), max_reference_bytes=max_bytes)
     return Snapshotter(resolver, Target(target), label)
 
 
 def _partition(
     session_ids: Iterable[str],
-    store: _StoreSpec,
+    store: DirectoryRecipe,
     batch: str,
     max_bytes: int,
     label: Label,
@@ -110,13 +95,12 @@ def snapshots_bag(
         raise SessionReferenceError("partition_size must be a positive integer", INVALID_CONFIG)
     if not isinstance(store, DirectoryStore):
         store = DirectoryStore(store)
-    spec = _StoreSpec(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes)
     ids = listing_order(store) if session_ids is None else list(session_ids)
     target = fresh_target(ids).id
     batch = uuid.uuid4().hex
     sessions = db.from_sequence(ids, partition_size=partition_size)  # type: ignore[no-untyped-call]
     bag: db.Bag = sessions.map_partitions(
-        _partition, spec, batch, max_reference_bytes, label, target
+        _partition, DirectoryRecipe.of(store), batch, max_reference_bytes, label, target
     )
     return bag
 
