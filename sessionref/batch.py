@@ -498,11 +498,13 @@ class Progress:
             self.stream.flush()
 
 
-def _engine_results(args: argparse.Namespace, root: Path, ids: list[str]) -> Iterator[BatchResult]:
+def _engine_results(
+    args: argparse.Namespace, store: DirectoryStore, ids: list[str]
+) -> Iterator[BatchResult]:
     """The results of ``ids`` from the engine the command line asked for."""
     if args.engine == "local":
         return build_snapshots(
-            DirectoryStore(root),
+            store,
             max_reference_bytes=args.max_bytes,
             label=args.label,
             workers=args.workers,
@@ -513,7 +515,7 @@ def _engine_results(args: argparse.Namespace, root: Path, ids: list[str]) -> Ite
     except ImportError as exc:
         raise _config_error(str(exc)) from None
     bag = dask_engine.snapshots_bag(
-        root, max_reference_bytes=args.max_bytes, label=args.label, session_ids=ids
+        store, max_reference_bytes=args.max_bytes, label=args.label, session_ids=ids
     )
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
 
@@ -527,14 +529,15 @@ def run_batch(args: argparse.Namespace) -> int:
     root = Path(args.root)
     if not root.is_dir():
         raise _config_error(f"session store {str(root)!r} is not a directory")
-    ids = listing_order(DirectoryStore(root))
+    store = DirectoryStore(root)
+    ids = listing_order(store)  # also where the store finds each log: it is not scanned again
     out = Path(args.out)
     try:
         with OutputFile(out, resume=args.resume) as output:
             todo = [session_id for session_id in ids if session_id not in output.state.done]
             failures = output.state.failures
             with Progress(len(todo), sys.stderr) as progress:
-                for result in _engine_results(args, root, todo):
+                for result in _engine_results(args, store, todo):
                     output.write(js_json(result) + b"\n")
                     failures += "error" in result
                     progress.advance()

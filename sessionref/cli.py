@@ -16,7 +16,11 @@ from sessionref.batch import add_batch_command, positive_int
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
-from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
+from sessionref.resolver import (
+    DEFAULT_CANDIDATE_LIMIT,
+    DEFAULT_MAX_REFERENCE_BYTES,
+    SessionReferenceResolver,
+)
 from sessionref.store import DirectoryStore
 from sessionref.types import Candidate, ContextMessage, MentionCandidate, Target
 
@@ -53,15 +57,15 @@ def _references(sessions: Sequence[str], labels: Sequence[str]) -> list[Referenc
 def _resolver(args: argparse.Namespace, root: str | Path) -> SessionReferenceResolver:
     return SessionReferenceResolver(
         DirectoryStore(root),
-        max_references=getattr(args, "max_references", 3),
         max_reference_bytes=getattr(args, "max_bytes", DEFAULT_MAX_REFERENCE_BYTES),
-        candidate_limit=getattr(args, "limit", None) or 50,
+        candidate_limit=getattr(args, "limit", None) or DEFAULT_CANDIDATE_LIMIT,
     )
 
 
-def _snapshot(args: argparse.Namespace, root: str | Path, target: Target) -> ContextMessage | None:
+def _snapshot(
+    args: argparse.Namespace, resolver: SessionReferenceResolver, target: Target
+) -> ContextMessage | None:
     """Print the context for ``args.sessions`` (the prompt, or with ``--json`` the message)."""
-    resolver = _resolver(args, root)
     context = resolver.snapshot(target, _references(args.sessions, args.label or []))
     if context is not None and args.json:
         _out().write(js_json(context) + b"\n")
@@ -78,7 +82,7 @@ def _target(args: argparse.Namespace) -> Target:
 
 def cmd_snapshot(args: argparse.Namespace) -> int:
     """Print the prompt of a context message for the named sessions."""
-    _snapshot(args, args.root, _target(args))
+    _snapshot(args, _resolver(args, args.root), _target(args))
     return 0
 
 
@@ -117,7 +121,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     args.sessions = [candidate.session_id for candidate in found[:2]]
     args.label = [candidate.label for candidate in found[:2]]
     _write_text(f"\nSnapshot of the first two, within {args.max_bytes} bytes each:\n\n")
-    context = _snapshot(args, root, target)
+    context = _snapshot(args, resolver, target)
     for stats in context.source.references if context is not None else []:
         _write_text(
             f"\n{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
