@@ -22,6 +22,14 @@ def user(seq: int, body: str, kind: str = "user", op: Any = "append", **extra: A
     return {"type": "user/message", "seq": seq, "time": seq, "data": data, "surfaceOp": op, **extra}
 
 
+def _step_event(
+    kind: str, seq: int, message: dict[str, Any], op: Any, extra: dict[str, Any]
+) -> Event:
+    """A surface event of turn 1, step 1 carrying ``message``."""
+    data = {"turn": 1, "step": 1, "message": message}
+    return {"type": kind, "seq": seq, "time": seq, "data": data, "surfaceOp": op, **extra}
+
+
 def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
     """An ``assistant/message`` event with reasoning and one text block."""
     message = {
@@ -30,28 +38,14 @@ def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
         "content": [{"type": "reasoning", "text": "hidden"}, text(body)],
         "source": {"kind": "model"},
     }
-    return {
-        "type": "assistant/message",
-        "seq": seq,
-        "time": seq,
-        "data": {"turn": 1, "step": 1, "message": message},
-        "surfaceOp": op,
-        **extra,
-    }
+    return _step_event("assistant/message", seq, message, op, extra)
 
 
 def tool_result(seq: int, output: str, op: Any = "append", **extra: Any) -> Event:
     """A ``tool/result`` event."""
     block = {"type": "tool-result", "toolCallId": "c1", "content": [text(output)]}
     message = {"id": f"m{seq}", "role": "user", "content": [block], "source": {"kind": "tool"}}
-    return {
-        "type": "tool/result",
-        "seq": seq,
-        "time": seq,
-        "data": {"turn": 1, "step": 1, "message": message},
-        "surfaceOp": op,
-        **extra,
-    }
+    return _step_event("tool/result", seq, message, op, extra)
 
 
 def replace(start: int, end: int) -> dict[str, Any]:
