@@ -16,7 +16,7 @@ from typing import Any
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.layout import encode_project_directory, encode_session_directory
+from sessionref.log.layout import encode_project_directory, encode_session_directory
 
 BATCH_WINDOW_MS = 200
 MIN_PACKED_RUN = 3

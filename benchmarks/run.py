@@ -42,7 +42,7 @@ from benchmarks.generate import (
 )
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.batch import build_snapshots
-from sessionref.codecs.records import (
+from sessionref.log.records import (
     DEFAULT_MAX_LINE_BYTES,
     LogRecord,
     decode_records,
@@ -209,7 +209,7 @@ def measure_batch(stores: Path, repeat: int) -> dict[str, float]:
         batch = functools.partial(build_snapshots, store, workers=workers)
         seconds = median_seconds(lambda batch=batch: list(batch()), repeat)
         rates[f"local_{workers}_workers"] = count / seconds
-    from sessionref.dask import iter_bag, snapshots_bag
+    from sessionref.batch.dask import iter_bag, snapshots_bag
 
     seconds = median_seconds(lambda: list(iter_bag(snapshots_bag(root), workers=2)), repeat)
     rates["dask_2_workers"] = count / seconds

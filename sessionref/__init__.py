@@ -15,16 +15,16 @@ from sessionref.codecs import (
     tag_safe_json,
     utf8_length,
 )
-from sessionref.codecs.records import SessionHeader, SessionLog
 from sessionref.errors import SessionLogError, SessionReferenceError
-from sessionref.resolver import SessionReferenceResolver
-from sessionref.store import (
+from sessionref.log.records import SessionHeader, SessionLog
+from sessionref.log.store import (
     DirectoryStore,
     MemoryStore,
     SessionNotFound,
     SessionStore,
     StoreProblem,
 )
+from sessionref.resolver import SessionReferenceResolver
 from sessionref.types import (
     Candidate,
     ContextMessage,

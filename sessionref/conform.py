@@ -16,8 +16,8 @@ from sessionref.codecs.uri import (
     parse_session_reference_text,
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.log.store import MemoryStore
 from sessionref.resolver import SessionReferenceResolver, as_reference
-from sessionref.store import MemoryStore
 
 Case = Mapping[str, Any]
 _CONFIG_KEYS: Final = {

@@ -10,7 +10,6 @@ from typing import Any, Final, Literal, Protocol, TypeVar
 
 import msgspec
 
-from sessionref.codecs.records import SessionHeader, latest_title
 from sessionref.codecs.uri import (
     Reference,
     format_session_reference_mention,
@@ -26,8 +25,9 @@ from sessionref.errors import (
     SessionLogError,
     SessionReferenceError,
 )
-from sessionref.pipeline import SourceSnapshot, fit_source, project_units, render
-from sessionref.store import SessionStore
+from sessionref.log.records import SessionHeader, latest_title
+from sessionref.log.store import SessionStore
+from sessionref.snapshot import SourceSnapshot, context_message, fit_source
 from sessionref.types import (
     Candidate,
     ContextMessage,
@@ -175,7 +175,7 @@ def _rank(header: SessionHeader, target: Target) -> int:
 class SessionReferenceResolver:
     """Turns ``@[label](dsh-session:…)`` references into one bounded context message.
 
-    >>> from sessionref.store import MemoryStore
+    >>> from sessionref.log.store import MemoryStore
     >>> resolver = SessionReferenceResolver(MemoryStore([]), max_references=2)
     >>> resolver.config
     {'maxReferences': 2, 'candidateLimit': 50, 'maxReferenceBytes': 65536}
@@ -217,7 +217,7 @@ class SessionReferenceResolver:
         try:
             log = self.store.read(reference.session_id)
             label = (latest_title(log) if label_from_title else None) or reference.label
-            return fit_source(log, project_units(log.records), label, self.max_reference_bytes)
+            return fit_source(log, label, self.max_reference_bytes)
         except SessionReferenceError as exc:
             return exc
         except (SessionLogError, OSError, RecursionError, MemoryError) as exc:
@@ -274,7 +274,7 @@ class SessionReferenceResolver:
             if isinstance(source, SessionReferenceError):
                 raise source
             snapshots.append(source)
-        return render(snapshots, message_id or str(uuid.uuid4()))
+        return context_message(snapshots, message_id or str(uuid.uuid4()))
 
     def prepare(
         self,

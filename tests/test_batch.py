@@ -13,21 +13,20 @@ from typing import Any
 import pytest
 import zstandard
 
-from sessionref.batch import (
+from sessionref.batch.core import (
     BatchResult,
-    Progress,
     Snapshotter,
-    build_snapshots,
     context_id,
     listing_order,
-    ordered_window,
     portable_store,
 )
+from sessionref.batch.local import build_snapshots, ordered_window
 from sessionref.cli import main
+from sessionref.cli.batch import Progress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
-from sessionref.store import DirectoryStore, MemoryStore
+from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.testing.store import SessionLog, session_file_path, write_session_store
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
 

@@ -12,7 +12,7 @@ from benchmarks import verify
 from benchmarks.generate import PROFILES, Profile, generate_store, size_session_id
 from benchmarks.run import check_targets
 from sessionref import DirectoryStore
-from sessionref.pipeline import project_units
+from sessionref.snapshot import project_units
 from sessionref.testing import projected_units
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from sessionref.cli import main, sample_root
+from sessionref.cli.app import main, sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
-from sessionref.pipeline import PROMPT_PREFIX
+from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
 from sessionref.testing.store import write_session_store
 from tests.logs import assistant, header, user
 
@@ -20,7 +20,7 @@ AUTH = "7f3c1e2a-auth-refactor"
 
 def run(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "sessionref.cli", *args],
+        [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
         env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": ""},
     )

@@ -55,7 +55,7 @@ def test_conform_command_answers_line_by_line() -> None:
     cases = [v["case"] for v in VECTORS[:60]]
     stdin = "".join(json.dumps(case) + "\n" for case in cases)
     done = subprocess.run(
-        [sys.executable, "-m", "sessionref.cli", "conform"],
+        [sys.executable, "-m", "sessionref", "conform"],
         input=stdin.encode(),
         capture_output=True,
         check=True,

@@ -13,10 +13,10 @@ import pytest
 from distributed import Client, LocalCluster
 
 from sessionref.batch import build_snapshots
+from sessionref.batch.dask import iter_bag, snapshots_bag
 from sessionref.codecs.jsjson import js_json
-from sessionref.dask import iter_bag, snapshots_bag
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.store import DirectoryStore
+from sessionref.log.store import DirectoryStore
 from tests.test_batch import LISTING, MAX_BYTES, run_batch, write_store
 
 
@@ -113,9 +113,9 @@ def test_unreachable_scheduler_is_a_one_line_error(
 def test_import_without_dask_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in [name for name in sys.modules if name == "dask" or name.startswith("dask.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    monkeypatch.delitem(sys.modules, "sessionref.dask")
+    monkeypatch.delitem(sys.modules, "sessionref.batch.dask")
     with pytest.raises(ImportError, match=r"pip install 'sessionref\[dask\]'"):
-        importlib.import_module("sessionref.dask")
+        importlib.import_module("sessionref.batch.dask")
 
 
 def test_workers_keep_the_store_limits(store_root: Path, local_lines: list[bytes]) -> None:

@@ -33,10 +33,10 @@ from hypothesis import strategies as st
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codecs import tag_safe_json
-from sessionref.codecs.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, ERROR_CODES, READ_FAILED, SessionReferenceError
-from sessionref.pipeline import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
+from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.testing import (
     MutatedLog,
     SessionLog,
@@ -313,7 +313,7 @@ def test_the_command_line_prints_one_error_line_never_a_traceback(
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "sessionref.cli", *args],
+        [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
         env={**os.environ, "PYTHONIOENCODING": "ascii", "LC_ALL": "C"},
         timeout=60,

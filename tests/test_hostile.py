@@ -28,10 +28,10 @@ from hypothesis import strategies as st
 from sessionref import DirectoryStore, MemoryStore, SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.records import DEFAULT_MAX_LINE_BYTES
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import READ_FAILED, SessionReferenceError
-from sessionref.store import SessionNotFound
+from sessionref.log.records import DEFAULT_MAX_LINE_BYTES
+from sessionref.log.store import SessionNotFound
 from sessionref.testing import (
     SessionLog,
     session_file_path,
@@ -209,14 +209,14 @@ LIMIT_KINDS: dict[str, tuple[bytes | None, bytes | None]] = {
 }
 
 WITH_STORE_LIMIT = (
-    "import functools, sys; import sessionref.cli as cli; "
+    "import functools, sys; import sessionref.cli.app as cli; "
     "cli.DirectoryStore = functools.partial(cli.DirectoryStore, max_bytes=int(sys.argv.pop(1))); "
     "sys.exit(cli.main())"
 )
 
 
 def run_cli(*args: str, limit: int | None = None) -> subprocess.CompletedProcess[bytes]:
-    prefix = ["-m", "sessionref.cli"] if limit is None else ["-c", WITH_STORE_LIMIT, str(limit)]
+    prefix = ["-m", "sessionref"] if limit is None else ["-c", WITH_STORE_LIMIT, str(limit)]
     return subprocess.run(
         [sys.executable, *prefix, *args],
         capture_output=True,

@@ -11,7 +11,7 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionref.codecs.records import (
+from sessionref.log.records import (
     SessionLogError,
     check_line_lengths,
     decompress_frames,

@@ -20,7 +20,7 @@ from sessionref.errors import (
     SELF_REFERENCE,
     TOO_MANY,
 )
-from sessionref.store import SessionStore
+from sessionref.log.store import SessionStore
 from sessionref.types import ContextMessage
 from tests.logs import assistant, header, user
 

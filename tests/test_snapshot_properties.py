@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 from sessionref import MemoryStore, SessionReferenceResolver
 from sessionref.codecs import tag_safe_json, utf8_encode, utf8_length
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
-from sessionref.pipeline import PROMPT_PREFIX, PROMPT_SUFFIX, project_units
+from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.snapshot import project_units
 from sessionref.testing import SessionLog, js_strings, projected_units, session_logs
 
 NOTICE = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
@@ -43,7 +44,7 @@ def minimal_size(log: SessionLog, units: list[dict[str, Any]], label: str) -> in
     last = len(units) - 1
     kept = [u for i, u in enumerate(units) if u["checkpoint"] or i == last]
     events = MemoryStore([log]).read(log["header"]["id"]).records
-    from sessionref.codecs.records import captured_through_seq
+    from sessionref.log.records import captured_through_seq
 
     data = {
         "sessionId": log["header"]["id"],

@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionref.codecs.jsstring import utf8_length, well_formed
-from sessionref.pipeline import cut_text
+from sessionref.pipeline.truncate import cut_text
 from sessionref.testing import js_strings
 
 

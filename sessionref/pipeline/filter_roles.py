@@ -4,27 +4,43 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from sessionref.pipeline.messages import KeptMessage, SurfaceMessage
+from sessionref.log.records import LogRecord, decode_data
+from sessionref.pipeline.messages import KeptMessage, Message, ModelMessage
 
 
-def filter_roles(messages: Iterable[SurfaceMessage]) -> Iterator[KeptMessage]:
-    """Drop injected context; a direct prompt with ``display`` shows ``display``.
+def is_checkpoint(message: Message) -> bool:
+    """A compact checkpoint: a user message put there by the ``compact`` plugin.
 
-    ``display`` holds what the user typed when ``content`` already carries solidified context,
-    so a snapshot never nests another snapshot.
-
-    >>> from sessionref.pipeline.messages import ContentBlock, Message, MessageSource
-    >>> typed = [ContentBlock("text", "hi")]
-    >>> solid = Message([ContentBlock("text", "<ctx>")], MessageSource("user"), typed)
-    >>> goal = Message([ContentBlock("text", "x")], MessageSource("goal"))
-    >>> [m.blocks for m in filter_roles([SurfaceMessage("user", solid, False),
-    ...                                   SurfaceMessage("user", goal, False)])]
-    [[ContentBlock(type='text', text='hi')]]
+    >>> from sessionref.pipeline.messages import MessageSource
+    >>> is_checkpoint(Message([], MessageSource("plugin", "compact")))
+    True
     """
-    for item in messages:
-        message = item.message
-        if item.role == "assistant" or item.checkpoint:
-            yield KeptMessage(item.role, message.content, item.checkpoint)
-        elif message.source.kind == "user":
-            blocks = message.content if message.display is None else message.display
-            yield KeptMessage("user", blocks, False)
+    return message.source.kind == "plugin" and message.source.plugin == "compact"
+
+
+def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
+    """The surface's assistant messages, checkpoints and direct user prompts; tool results
+    and injected context are dropped without being decoded.
+
+    A direct prompt with ``display`` shows ``display``: it holds what the user typed when
+    ``content`` already carries solidified context, so a snapshot never nests another.
+
+    >>> from sessionref.log.records import decode_records
+    >>> log = decode_records(b'{"type":"user/message","seq":0,"data":{"content":[],'
+    ...     b'"source":{"kind":"plugin","plugin":"compact"}}}\\n'
+    ...     b'{"type":"user/message","seq":1,"data":{"content":[],"source":{"kind":"goal"}}}\\n'
+    ...     b'{"type":"user/message","seq":2,"data":{"content":[{"type":"text","text":"<ctx>"}],'
+    ...     b'"display":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}}\\n')
+    >>> [(m.role, m.checkpoint, [b.text for b in m.blocks]) for m in filter_roles(log)]
+    [('user', True, []), ('user', False, ['hi'])]
+    """
+    for record in surface:
+        if record.type == "assistant/message":
+            yield KeptMessage("assistant", decode_data(record, ModelMessage).message.content, False)
+        elif record.type == "user/message":
+            message = decode_data(record, Message)
+            if is_checkpoint(message):
+                yield KeptMessage("user", message.content, True)
+            elif message.source.kind == "user":
+                blocks = message.content if message.display is None else message.display
+                yield KeptMessage("user", blocks, False)

@@ -35,14 +35,6 @@ class ModelMessage(msgspec.Struct, frozen=True, gc=False):
     message: Message
 
 
-class SurfaceMessage(msgspec.Struct, frozen=True):
-    """A user or assistant message on the surface; ``checkpoint`` marks a compaction."""
-
-    role: Literal["user", "assistant"]
-    message: Message
-    checkpoint: bool
-
-
 class KeptMessage(msgspec.Struct, frozen=True):
     """A message the snapshot keeps, with the blocks whose text it shows."""
 

@@ -15,8 +15,8 @@ from typing import Any, TypedDict
 
 import zstandard
 
-from sessionref.codecs.layout import encode_project_directory as project_dir_name
-from sessionref.codecs.layout import encode_session_directory as encode_session_id
+from sessionref.log.layout import encode_project_directory as project_dir_name
+from sessionref.log.layout import encode_session_directory as encode_session_id
 from sessionref.testing._js import js_stringify
 
 __all__ = [

@@ -49,10 +49,10 @@ def source_stats(snapshot: SourceSnapshot, input_index: int) -> SourceStats:
     )
 
 
-def render(snapshots: Sequence[SourceSnapshot], message_id: str) -> ContextMessage:
+def escape_and_serialize(snapshots: Sequence[SourceSnapshot], message_id: str) -> ContextMessage:
     """The context message carrying ``snapshots`` in input order.
 
-    >>> render([], "m1").source.kind
+    >>> escape_and_serialize([], "m1").source.kind
     'session-reference'
     """
     return ContextMessage(

@@ -23,10 +23,10 @@ try:
     import dask.bag as db
 except ImportError as exc:  # pragma: no cover - exercised with dask hidden
     raise ImportError(
-        "sessionref.dask needs dask and distributed: pip install 'sessionref[dask]'"
+        "sessionref.batch.dask needs dask and distributed: pip install 'sessionref[dask]'"
     ) from exc
 
-from sessionref.batch import (
+from sessionref.batch.core import (
     BatchResult,
     DirectoryRecipe,
     Label,
@@ -37,8 +37,8 @@ from sessionref.batch import (
     process_context,
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.log.store import DirectoryStore
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver, is_count
-from sessionref.store import DirectoryStore
 from sessionref.types import Target
 
 __all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_bag"]

@@ -12,16 +12,16 @@ from pathlib import Path
 from typing import BinaryIO, Final
 
 from sessionref import conform
-from sessionref.batch import add_batch_command, positive_int
+from sessionref.cli.batch import add_batch_command, positive_int
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
 from sessionref.errors import SessionReferenceError
+from sessionref.log.store import DirectoryStore
 from sessionref.resolver import (
     DEFAULT_CANDIDATE_LIMIT,
     DEFAULT_MAX_REFERENCE_BYTES,
     SessionReferenceResolver,
 )
-from sessionref.store import DirectoryStore
 from sessionref.types import Candidate, ContextMessage, MentionCandidate, Target
 
 SAMPLE_TARGET = "sample-new-session"

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from sessionref.codecs.records import LogRecord
 from sessionref.errors import SessionLogError
-from sessionref.pipeline import project_units
+from sessionref.log.records import LogRecord
+from sessionref.log.store import MemoryStore
+from sessionref.pipeline.fold_compaction import fold_compaction
 from sessionref.pipeline.read_surface import read_surface
-from sessionref.store import MemoryStore
+from sessionref.snapshot import project_units
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
 
 
@@ -20,7 +21,7 @@ def records(events: list[Event]) -> list[LogRecord]:
 
 
 def surface(events: list[Event]) -> list[int | None]:
-    return [record.seq for record in read_surface(records(events))]
+    return [record.seq for record in fold_compaction(read_surface(records(events)))]
 
 
 def test_append_and_replace_in_order() -> None:

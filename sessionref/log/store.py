@@ -13,8 +13,9 @@ import msgspec
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.layout import encode_session_directory
-from sessionref.codecs.records import (
+from sessionref.errors import SessionLogError
+from sessionref.log.layout import encode_session_directory
+from sessionref.log.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     DecodedLogRecord,
@@ -26,7 +27,6 @@ from sessionref.codecs.records import (
     plain_chunks,
     zstd_chunks,
 )
-from sessionref.errors import SessionLogError
 
 PLAIN_LOG: Final = "session.jsonl"
 ZSTD_LOG: Final = "session.jsonl.zstd"

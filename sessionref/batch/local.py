@@ -1,0 +1,141 @@
+"""The local batch engine: one process, or a pool of worker processes.
+
+>>> from sessionref.log.store import MemoryStore
+>>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
+>>> [result["sessionId"] for result in build_snapshots(store)]
+['s']
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import TypeVar
+
+from sessionref.batch.core import (
+    BatchResult,
+    Label,
+    Snapshotter,
+    StoreFactory,
+    check_options,
+    fresh_target,
+    listing_order,
+    portable_store,
+    process_context,
+)
+from sessionref.log.store import SessionStore
+from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
+from sessionref.types import Target
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+_worker: Snapshotter | None = None
+
+
+def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: Label) -> None:
+    """Pool initializer: one store and resolver per worker process."""
+    global _worker
+    resolver = SessionReferenceResolver(factory(), max_reference_bytes=max_bytes)
+    _worker = Snapshotter(resolver, target, label)
+
+
+def _run_in_worker(session_id: str) -> BatchResult:
+    assert _worker is not None, "worker used without _start_worker"
+    return _worker(session_id)
+
+
+def ordered_window(
+    submit: Callable[[T], Future[R]], items: Iterable[T], window: int
+) -> Iterator[R]:
+    """Results of ``submit(item)`` in input order, with at most ``window`` futures pending.
+
+    Items are submitted lazily, one as each result is taken, so memory stays bounded.
+
+    >>> from concurrent.futures import ThreadPoolExecutor
+    >>> with ThreadPoolExecutor(2) as pool:
+    ...     list(ordered_window(lambda x: pool.submit(pow, x, 2), range(5), 2))
+    [0, 1, 4, 9, 16]
+    """
+    pending: deque[Future[R]] = deque()
+    try:
+        for item in items:
+            if len(pending) >= window:
+                yield pending.popleft().result()
+            pending.append(submit(item))
+        while pending:
+            yield pending.popleft().result()
+    finally:
+        for future in pending:
+            future.cancel()
+
+
+def _pooled(
+    factory: StoreFactory, session_ids: list[str], max_bytes: int, label: Label, workers: int
+) -> Iterator[BatchResult]:
+    """Results from a process pool of ``workers``, at most ``workers`` sessions in flight."""
+    target = fresh_target(session_ids)
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=process_context(),
+        initializer=_start_worker,
+        initargs=(factory, max_bytes, target, label),
+    )
+
+    def submit(session_id: str) -> Future[BatchResult]:
+        return pool.submit(_run_in_worker, session_id)
+
+    try:
+        yield from ordered_window(submit, session_ids, workers)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _sequential(
+    store: SessionStore, session_ids: list[str], max_bytes: int, label: Label
+) -> Iterator[BatchResult]:
+    resolver = SessionReferenceResolver(store, max_reference_bytes=max_bytes)
+    return map(Snapshotter(resolver, fresh_target(session_ids), label), session_ids)
+
+
+def _results(
+    store: SessionStore,
+    session_ids: Iterable[str] | None,
+    max_bytes: int,
+    label: Label,
+    workers: int,
+) -> Iterator[BatchResult]:
+    ids = listing_order(store) if session_ids is None else list(session_ids)
+    if workers == 1 or len(ids) <= 1:
+        yield from _sequential(store, ids, max_bytes, label)
+    else:
+        yield from _pooled(portable_store(store), ids, max_bytes, label, min(workers, len(ids)))
+
+
+def build_snapshots(
+    store: SessionStore,
+    *,
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+    label: Label = "title",
+    workers: int = 1,
+    session_ids: Iterable[str] | None = None,
+) -> Iterator[BatchResult]:
+    """A lazy iterator of every stored session's batch result, in listing order.
+
+    Each result is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error": {"code",
+    "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
+    its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
+    process pool with at most ``workers`` sessions in flight (the store must pickle, or be a
+    :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids taken in that order).
+    Options are checked at once; the store is listed on the first ``next()``.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": [
+    ...     {"type": "session/title", "seq": 0, "data": {"title": "Hello"}}]}])
+    >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store)]
+    [('s', 'Hello')]
+    """
+    check_options(max_reference_bytes, label, workers)
+    return _results(store, session_ids, max_reference_bytes, label, workers)

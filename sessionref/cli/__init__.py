@@ -1,0 +1,5 @@
+"""The ``sessionref`` command line (argparse only)."""
+
+from sessionref.cli.app import main
+
+__all__ = ["main"]
