@@ -27,7 +27,7 @@ from sessionref.errors import (
 )
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import SessionStore
-from sessionref.snapshot import SourceSnapshot, context_message, fit_source
+from sessionref.snapshot import SourceSnapshot, context_message, snapshot_source
 from sessionref.types import (
     Candidate,
     ContextMessage,
@@ -217,7 +217,7 @@ class SessionReferenceResolver:
         try:
             log = self.store.read(reference.session_id)
             label = (latest_title(log) if label_from_title else None) or reference.label
-            return fit_source(log, label, self.max_reference_bytes)
+            return snapshot_source(log, label, self.max_reference_bytes)
         except SessionReferenceError as exc:
             return exc
         except (SessionLogError, OSError, RecursionError, MemoryError) as exc:

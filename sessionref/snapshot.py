@@ -1,32 +1,62 @@
-"""The spine: one log to one fitted source, and fitted sources to one context message.
+"""The spine: one session log to one serialized source, and sources to one context message.
 
-read surface → fold compaction → filter roles → unitize → retain under budget →
-truncate head/tail → escape and serialize. Each stage is a small pure function in
-:mod:`sessionref.pipeline`; this module is the only place that composes them.
+:func:`snapshot_source` is the whole path of a snapshot, one stage per line, in order: read
+the surface → fold compaction → filter roles → unitize → retain under the budget → truncate
+head/tail → escape and serialize. Each stage is a small pure function in
+:mod:`sessionref.pipeline` that returns a new value; this module is the only place that
+composes them. The resolver reads every referenced log, calls :func:`snapshot_source` on
+each and :func:`context_message` (stage 7's framing) on the results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 
-import toolz
+from toolz import curry, pipe
 
 from sessionref.log.records import LogRecord, SessionLog, captured_through_seq
-from sessionref.pipeline.escape_and_serialize import escape_and_serialize
+from sessionref.pipeline.escape_and_serialize import (
+    SourceSnapshot,
+    context_message,
+    escape_and_serialize,
+)
 from sessionref.pipeline.filter_roles import filter_roles
 from sessionref.pipeline.fold_compaction import fold_compaction
-from sessionref.pipeline.messages import Unit
+from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.read_surface import read_surface
-from sessionref.pipeline.retain_budget import SourceFields, retain_budget
-from sessionref.pipeline.truncate import SourceSnapshot, truncate
+from sessionref.pipeline.retain_budget import retain_budget
+from sessionref.pipeline.truncate import truncate
 from sessionref.pipeline.unitize import unitize
-from sessionref.types import ContextMessage
 
-__all__ = ["SourceSnapshot", "Unit", "context_message", "fit_source", "project_units"]
+__all__ = ["SourceSnapshot", "Unit", "context_message", "project_units", "snapshot_source"]
+
+
+def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapshot:
+    """One source read, projected, fitted into ``max_bytes`` and serialized (SPEC §2–§5).
+
+    Raises BUDGET_EXCEEDED when even the cut cannot make it fit.
+
+    >>> from sessionref.log.records import SessionHeader
+    >>> snapshot_source(SessionLog(SessionHeader("s", 0), []), "s", 1000).data_json
+    b'{"sessionId":"s","label":"s","cwd":null,"capturedThroughSeq":null,"conversation":[]}'
+    """
+    source = SourceData(log.header.id, label, log.header.cwd, captured_through_seq(log.records))
+    snapshot: SourceSnapshot = pipe(
+        log.records,  # the log's records, in file order
+        read_surface,  # 1. the surface-eligible events in seq order, checked
+        fold_compaction,  # 2. the current surface: compactions folded in
+        filter_roles,  # 3. KeptMessage: direct user text, assistant text, checkpoints
+        unitize,  # 4. Unit: one text per message
+        curry(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
+        curry(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
+        escape_and_serialize,  # 7. SourceSnapshot: the data object's tag-safe JSON
+    )
+    return snapshot
 
 
 def project_units(records: Iterable[LogRecord]) -> Iterator[Unit]:
-    """Stages 1–4: the units a snapshot of a log shows (SPEC §2–§3), in surface order.
+    """Stages 1–4 alone: the units a snapshot of a log shows, in surface order, before any
+    budget (what the tests hold against an independent model; SPEC §2–§3).
 
     >>> from sessionref.log.records import decode_records
     >>> list(project_units(decode_records(b'{"type":"assistant/message","seq":0,'
@@ -34,34 +64,5 @@ def project_units(records: Iterable[LogRecord]) -> Iterator[Unit]:
     ...     b'"source":{"kind":"model"}}}}\\n')))
     [Unit(role='assistant', text='hi', checkpoint=False)]
     """
-    units: Iterator[Unit] = toolz.pipe(
-        records, read_surface, fold_compaction, filter_roles, unitize
-    )
+    units: Iterator[Unit] = pipe(records, read_surface, fold_compaction, filter_roles, unitize)
     return units
-
-
-def fit_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapshot:
-    """Stages 1–6: one source read, folded, projected and fitted into ``max_bytes`` (SPEC §4).
-
-    Raises BUDGET_EXCEEDED when even the cut cannot make it fit.
-
-    >>> from sessionref.log.records import SessionHeader
-    >>> fit_source(SessionLog(SessionHeader("s", 0), []), "s", 1000).data_json
-    b'{"sessionId":"s","label":"s","cwd":null,"capturedThroughSeq":null,"conversation":[]}'
-    """
-    fields = SourceFields(log.header.id, label, log.header.cwd, captured_through_seq(log.records))
-    fitted: SourceSnapshot = toolz.pipe(
-        project_units(log.records),
-        lambda units: retain_budget(units, fields, max_bytes),
-        lambda retained: truncate(retained, max_bytes),
-    )
-    return fitted
-
-
-def context_message(sources: Sequence[SourceSnapshot], message_id: str) -> ContextMessage:
-    """Stage 7: the fitted sources, escaped and serialized into one context message (SPEC §5).
-
-    >>> context_message([], "m1").prompt.endswith("[]\\n</referenced-sessions>")
-    True
-    """
-    return escape_and_serialize(sources, message_id)

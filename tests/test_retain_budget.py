@@ -8,11 +8,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionref.codecs import utf8_length
-from sessionref.pipeline.messages import Unit
-from sessionref.pipeline.retain_budget import SourceFields, retain_budget
+from sessionref.pipeline.messages import SourceData, Unit
+from sessionref.pipeline.retain_budget import retain_budget
 from sessionref.testing import js_strings
 
-FIELDS = SourceFields("s", "label", None, 7)
+FIELDS = SourceData("s", "label", None, 7)
 FIXED = {"sessionId": "s", "label": "label", "cwd": None, "capturedThroughSeq": 7}
 
 units = st.lists(
@@ -63,7 +63,8 @@ def test_one_pass_drops_what_the_literal_rule_drops(items: list[Unit], max_bytes
     assert retained.dropped_bytes == sum(utf8_length(u.text) for u in dropped)
     assert retained.original_messages == len(items)
     assert retained.compacted == any(u.checkpoint for u in items)
-    assert retained.size == len(retained.data_json())
+    kept_items = [{"role": u.role, "text": u.text} for u in kept]
+    assert retained.size == tag_safe_length({**FIXED, "conversation": kept_items})
 
 
 def test_checkpoints_between_dropped_messages_stay_in_place() -> None:

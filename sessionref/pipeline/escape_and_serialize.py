@@ -1,11 +1,17 @@
-"""Stage 7: escape and serialize the fitted sources into the context message (SPEC §5)."""
+"""Stage 7: escape and serialize a fitted source, then frame the sources as one message (SPEC §5).
+
+This is the one place where a data object's JSON is built; the stages before it only measure.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Final
 
-from sessionref.pipeline.truncate import SourceSnapshot
+import msgspec
+
+from sessionref.codecs.jsjson import tag_safe_json
+from sessionref.pipeline.truncate import Fitted
 from sessionref.types import ContextMessage, ReferenceSource, SourceStats, TextBlock
 
 PROMPT_PREFIX: Final = (
@@ -19,6 +25,42 @@ PROMPT_PREFIX: Final = (
     "<referenced-sessions>\n"
 )
 PROMPT_SUFFIX: Final = "\n</referenced-sessions>"
+
+
+class SourceSnapshot(msgspec.Struct, frozen=True):
+    """One source, fitted and serialized: its data object's JSON and the numbers it reports."""
+
+    session_id: str
+    label: str
+    captured_through_seq: int | None
+    data_json: bytes
+    compacted: bool
+    original_messages: int
+    retained_messages: int
+    omitted_messages: int
+    omitted_bytes: int
+
+
+def escape_and_serialize(fitted: Fitted) -> SourceSnapshot:
+    """The tag-safe JSON of ``fitted``'s data object, built once, with its numbers.
+
+    >>> from sessionref.pipeline.messages import SourceData, Turn
+    >>> data = SourceData("s", "s", None, 0, [Turn("user", "<b>")])
+    >>> escape_and_serialize(Fitted(data, False, 1, 0, 0)).data_json[-36:]
+    b'[{"role":"user","text":"\\\\u003cb>"}]}'
+    """
+    data = fitted.data
+    return SourceSnapshot(
+        session_id=data.session_id,
+        label=data.label,
+        captured_through_seq=data.captured_through_seq,
+        data_json=tag_safe_json(data),
+        compacted=fitted.compacted,
+        original_messages=fitted.original_messages,
+        retained_messages=len(data.conversation),
+        omitted_messages=fitted.omitted_messages,
+        omitted_bytes=fitted.omitted_bytes,
+    )
 
 
 def render_prompt(snapshots: Sequence[SourceSnapshot]) -> str:
@@ -49,10 +91,10 @@ def source_stats(snapshot: SourceSnapshot, input_index: int) -> SourceStats:
     )
 
 
-def escape_and_serialize(snapshots: Sequence[SourceSnapshot], message_id: str) -> ContextMessage:
+def context_message(snapshots: Sequence[SourceSnapshot], message_id: str) -> ContextMessage:
     """The context message carrying ``snapshots`` in input order.
 
-    >>> escape_and_serialize([], "m1").source.kind
+    >>> context_message([], "m1").source.kind
     'session-reference'
     """
     return ContextMessage(

@@ -49,3 +49,24 @@ class Unit(msgspec.Struct, frozen=True):
     role: Literal["user", "assistant"]
     text: str
     checkpoint: bool = False
+
+
+class Turn(msgspec.Struct, frozen=True):
+    """One item of a data object's conversation, in wire order: ``{"role","text"}``."""
+
+    role: Literal["user", "assistant"]
+    text: str
+
+
+class SourceData(msgspec.Struct, frozen=True, rename="camel"):
+    """A source's data object, in wire order; the stages fill ``conversation`` last.
+
+    >>> msgspec.json.encode(SourceData("s", "l", None, 3))
+    b'{"sessionId":"s","label":"l","cwd":null,"capturedThroughSeq":3,"conversation":[]}'
+    """
+
+    session_id: str
+    label: str
+    cwd: str | None
+    captured_through_seq: int | None
+    conversation: list[Turn] = []

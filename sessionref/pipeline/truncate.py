@@ -8,21 +8,18 @@ import msgspec
 
 from sessionref.codecs.jsstring import utf8_encode
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.pipeline.messages import SourceData, Turn
 from sessionref.pipeline.retain_budget import Retained, SizedUnit
 
 _BOM = b"\xef\xbb\xbf"
 
 
-class SourceSnapshot(msgspec.Struct, frozen=True):
-    """One source, fitted: its data object's JSON and the numbers a reference reports."""
+class Fitted(msgspec.Struct, frozen=True):
+    """A source that fits its budget: the data object to serialize and what was left out."""
 
-    session_id: str
-    label: str
-    captured_through_seq: int | None
-    data_json: bytes
+    data: SourceData
     compacted: bool
     original_messages: int
-    retained_messages: int
     omitted_messages: int
     omitted_bytes: int
 
@@ -114,49 +111,46 @@ def cut_text(text: str, limit: int) -> tuple[str, int]:
 
 def _budget_exceeded(retained: Retained, max_bytes: int) -> SessionReferenceError:
     return SessionReferenceError(
-        f"referenced session {retained.fields.session_id!r} does not fit in "
+        f"referenced session {retained.source.session_id!r} does not fit in "
         f"maxReferenceBytes {max_bytes}",
         BUDGET_EXCEEDED,
     )
 
 
-def truncate(retained: Retained, max_bytes: int) -> SourceSnapshot:
+def truncate(retained: Retained, max_bytes: int) -> Fitted:
     """Cut the unit with the largest text (earliest on a tie) until the data object fits.
 
     Every cut starts from the unit's original text; a cut that cannot shrink the text, or
-    nothing left to cut, raises BUDGET_EXCEEDED.
+    nothing left to cut, raises BUDGET_EXCEEDED. ``retained`` is left as it was.
 
-    >>> from sessionref.pipeline.retain_budget import SourceFields, retain_budget
+    >>> from sessionref.pipeline.retain_budget import retain_budget
     >>> from sessionref.pipeline.messages import Unit
-    >>> kept = retain_budget([Unit("user", "x" * 200)], SourceFields("s", "s", None, 0), 160)
-    >>> truncate(kept, 160).omitted_bytes
-    181
+    >>> kept = retain_budget([Unit("user", "x" * 200)], SourceData("s", "s", None, 0), 160)
+    >>> fitted = truncate(kept, 160)
+    >>> fitted.omitted_bytes, len(kept.units[0].text)
+    (181, 200)
     """
-    units = retained.units
+    shown = list(retained.units)
     size = retained.size
-    heap = [(-unit.text_bytes, index) for index, unit in enumerate(units)]
+    heap = [(-unit.text_bytes, index) for index, unit in enumerate(shown)]
     heapq.heapify(heap)
     while size > max_bytes:
         if not heap or heap[0][0] == 0:
             raise _budget_exceeded(retained, max_bytes)
         _, index = heapq.heappop(heap)
-        unit = units[index]
+        unit = shown[index]
         target = max(0, unit.text_bytes - (size - max_bytes))
         text, omitted = cut_text(unit.unit.text, target)
         if text == unit.text:
             raise _budget_exceeded(retained, max_bytes)
-        units[index] = SizedUnit.of(unit.unit, text, omitted)
-        size += len(units[index].json) - len(unit.json)
-        heapq.heappush(heap, (-units[index].text_bytes, index))
-    omitted_bytes = retained.dropped_bytes + sum(unit.omitted_bytes for unit in units)
-    return SourceSnapshot(
-        session_id=retained.fields.session_id,
-        label=retained.fields.label,
-        captured_through_seq=retained.fields.captured_through_seq,
-        data_json=retained.data_json(),
+        shown[index] = SizedUnit.of(unit.unit, text, omitted)
+        size += shown[index].json_bytes - unit.json_bytes
+        heapq.heappush(heap, (-shown[index].text_bytes, index))
+    conversation = [Turn(unit.unit.role, unit.text) for unit in shown]
+    return Fitted(
+        data=msgspec.structs.replace(retained.source, conversation=conversation),
         compacted=retained.compacted,
         original_messages=retained.original_messages,
-        retained_messages=len(units),
         omitted_messages=retained.omitted_messages,
-        omitted_bytes=omitted_bytes,
+        omitted_bytes=retained.dropped_bytes + sum(unit.omitted_bytes for unit in shown),
     )
