@@ -1,4 +1,5 @@
-"""The one-pass drop phase against the SPEC §4.1 rule taken literally."""
+"""The one-pass drop phase, and the cut and serialization after it, against the SPEC §4
+procedure taken literally."""
 
 from __future__ import annotations
 
@@ -8,9 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionref.codecs import utf8_length
+from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.pipeline.escape_and_serialize import escape_and_serialize
 from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import retain_budget
-from sessionref.testing import js_strings
+from sessionref.pipeline.truncate import cut_text, truncate
+from sessionref.testing import js_stringify, js_strings
 
 FIELDS = SourceData("s", "label", None, 7)
 FIXED = {"sessionId": "s", "label": "label", "cwd": None, "capturedThroughSeq": 7}
@@ -78,3 +82,41 @@ def test_checkpoints_between_dropped_messages_stay_in_place() -> None:
     retained = retain_budget(items, FIELDS, 200)
     assert [sized.unit for sized in retained.units] == [items[1], items[3], items[4]]
     assert retained.omitted_messages == 2
+
+
+def literal_fit(items: list[Unit], max_bytes: int) -> bytes | None:
+    """The data object's tag-safe JSON after the drop and the cut as SPEC §4 words them, every
+    size taken from a fresh serialization; ``None`` where the procedure fails."""
+    kept, _ = literal_drop(items, max_bytes)
+    texts = [u.text for u in kept]
+
+    def data() -> dict[str, object]:
+        conversation = [{"role": u.role, "text": t} for u, t in zip(kept, texts, strict=True)]
+        return {**FIXED, "conversation": conversation}
+
+    while (size := tag_safe_length(data())) > max_bytes:
+        lengths = [utf8_length(t) for t in texts]
+        if not lengths or max(lengths) == 0:
+            return None
+        i = lengths.index(max(lengths))
+        cut, _ = cut_text(kept[i].text, max(0, lengths[i] - (size - max_bytes)))
+        if cut == texts[i]:
+            return None
+        texts[i] = cut
+    literal = js_stringify(data()).replace("<", "\\u003c")
+    return literal.encode("utf-16-le", "surrogatepass").decode("utf-16-le").encode()
+
+
+@given(units, st.integers(60, 400))
+def test_stages_5_to_7_give_the_literal_bytes(items: list[Unit], max_bytes: int) -> None:
+    expected = literal_fit(items, max_bytes)
+    try:
+        snapshot = escape_and_serialize(
+            truncate(retain_budget(items, FIELDS, max_bytes), max_bytes)
+        )
+    except SessionReferenceError as exc:
+        assert exc.code == BUDGET_EXCEEDED
+        assert expected is None
+        return
+    assert snapshot.data_json == expected
+    assert len(snapshot.data_json) <= max_bytes
