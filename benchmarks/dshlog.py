@@ -1,4 +1,4 @@
-"""Writing DSH session logs in the JSONL backend layout (SPEC §1–§2).
+"""Writing DSH session logs in the JSONL backend layout (docs/format.md).
 
 Paths (``encoded-id`` / ``project-key`` escapes), JavaScript-compatible JSON
 lines, zstd framing of append batches, seq assignment with per-batch packing of
@@ -98,7 +98,7 @@ class StreamKey:
     name: str | None = None
 
     def row(self, seq0: int, times: Sequence[int], members: Sequence[str]) -> dict[str, Any]:
-        """Return the packed chunk row of a run (SPEC §1 storage record)."""
+        """Return the packed chunk row of a run (docs/format.md §Packed rows)."""
         row_type, _, payload_key, _ = _STREAMS[self.kind]
         data: dict[str, Any] = {
             "turn": self.turn,
@@ -220,7 +220,7 @@ class LogWriter:
 
 
 class SurfaceModel:
-    """The current surface (SPEC §2) plus the prunable tool results on it."""
+    """The current surface (docs/snapshot.md §Surface) plus the prunable tool results on it."""
 
     def __init__(self) -> None:
         """Start with an empty surface."""

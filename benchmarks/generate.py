@@ -1,6 +1,6 @@
 """Seeded, deterministic generator of realistic DSH session stores for benchmarks.
 
-Writes the DSH JSONL backend layout (SPEC §1)::
+Writes the DSH JSONL backend layout (docs/format.md §Layout)::
 
     <root>/--<project-key>--/<encoded-id>/session.jsonl.zstd
 

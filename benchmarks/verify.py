@@ -1,8 +1,8 @@
 """Independent checker for generated benchmark stores.
 
 Walks a store root (two directory levels, dot-names included), reads every
-``session.jsonl.zstd`` / ``session.jsonl`` frame by frame and checks, per SPEC
-§1–§2: header shape, one header frame first, that the directory names derive
+``session.jsonl.zstd`` / ``session.jsonl`` frame by frame and checks, per
+docs/format.md: header shape, one header frame first, that the directory names derive
 from the header, storage-record shapes, seq contiguity after packed-row
 expansion, surfaceOp placement, ``sourceEventSeqs`` rules, surface-fold validity
 (replace ranges on the surface, checkpoints citing every replaced node, prunes
@@ -80,7 +80,7 @@ def frames(path: Path, window: int = 4096) -> Iterator[bytes]:
 
 
 def _escape_units(text: str, separators: bool) -> str:
-    """Reference escape of SPEC §1 (written independently of the generator)."""
+    """Reference escape of docs/format.md §Layout (written independently of the generator)."""
     units = text.encode("utf-16-le", "surrogatepass")
     out = []
     prev_sep = False
@@ -175,7 +175,7 @@ def read_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], int]
 
 
 def _check_sources(ev: dict[str, Any]) -> None:
-    """Check the ``sourceEventSeqs`` rules of SPEC §2."""
+    """Check the ``sourceEventSeqs`` rules of docs/format.md §Events."""
     src = ev.get("sourceEventSeqs")
     if src is None:
         return
@@ -223,7 +223,7 @@ def _check_message_matches_chunks(ev: dict[str, Any], events: list[dict[str, Any
 
 
 def fold(events: list[dict[str, Any]]) -> list[int]:
-    """Fold the log into the current surface, checking every SPEC §2 rule."""
+    """Fold the log into the current surface, checking every docs/snapshot.md §Surface rule."""
     surface: list[int] = []
     for i, ev in enumerate(events):
         _check(ev.get("seq") == i, f"seq gap at index {i}: {ev.get('seq')}")

@@ -1,4 +1,5 @@
-"""The conformance case protocol (SPEC §9): one JSON case in, one JSON result out."""
+"""The conformance case protocol (docs/api.md §Conformance):
+one JSON case in, one JSON result out."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one exception type of sessionref and its codes (SPEC §6)."""
+"""The one exception type of sessionref and its codes (docs/api.md §Errors)."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ class SessionReferenceError(Exception):
 
 
 class SessionLogError(Exception):
-    """A session log that breaks a rule of SPEC §1–§2; surfaces as READ_FAILED.
+    """A session log that breaks a rule of docs/format.md; surfaces as READ_FAILED.
 
     >>> str(SessionLogError("seq gap at line 3"))
     'seq gap at line 3'

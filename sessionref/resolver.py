@@ -283,7 +283,7 @@ class SessionReferenceResolver:
         references: Iterable[object],
         cancel: CancelToken | None = None,
     ) -> PreparedContent:
-        """A deep copy of ``content`` and the context for ``references`` (SPEC §6)."""
+        """A deep copy of ``content`` and the context for ``references`` (docs/api.md §Prepare)."""
         copied = copy.deepcopy(list(content))
         return PreparedContent(copied, self.snapshot(target, references, cancel))
 
@@ -322,7 +322,8 @@ class SessionReferenceResolver:
     def list_candidates(
         self, target: TargetLike, query: str = "", limit: int | None = None
     ) -> list[Candidate]:
-        """Sessions a user may reference: newest first, same project first (SPEC §6)."""
+        """Sessions a user may reference: newest first, same project first
+        (docs/api.md §Candidates)."""
         return self._candidates(target, query, limit, _candidate)
 
     def mention_candidates(

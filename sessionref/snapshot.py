@@ -32,7 +32,7 @@ __all__ = ["SourceSnapshot", "Unit", "context_message", "project_units", "snapsh
 
 
 def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapshot:
-    """One source read, projected, fitted into ``max_bytes`` and serialized (SPEC §2–§5).
+    """One source read, projected, fitted into ``max_bytes`` and serialized (docs/snapshot.md).
 
     Raises BUDGET_EXCEEDED when even the cut cannot make it fit.
 
@@ -56,7 +56,7 @@ def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapsh
 
 def project_units(records: Iterable[LogRecord]) -> Iterator[Unit]:
     """Stages 1–4 alone: the units a snapshot of a log shows, in surface order, before any
-    budget (what the tests hold against an independent model; SPEC §2–§3).
+    budget (what the tests hold against an independent model; docs/snapshot.md §Projection).
 
     >>> from sessionref.log.records import decode_records
     >>> list(project_units(decode_records(b'{"type":"assistant/message","seq":0,'

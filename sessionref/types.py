@@ -1,4 +1,4 @@
-"""Public data of sessionref: msgspec structs with the camelCase wire form of the SPEC."""
+"""Public data of sessionref: msgspec structs with the camelCase wire form (docs/api.md)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
 
 
 class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
-    """What one referenced source contributed to a context message (SPEC §4–§5)."""
+    """What one referenced source contributed to a context message (docs/snapshot.md §Stats)."""
 
     session_id: str
     label: str
@@ -47,7 +47,8 @@ class ReferenceSource(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class ContextMessage(msgspec.Struct, frozen=True, kw_only=True):
-    """The user message that carries the snapshots to the model (SPEC §5 key order)."""
+    """The user message that carries the snapshots to the model
+    (docs/snapshot.md §Context message)."""
 
     id: str
     role: Literal["user"] = "user"

@@ -32,7 +32,8 @@ from tests.logs import Event, assistant, header, other, replace, tool_result, us
 
 MAX_BYTES = 2048
 SURROGATE_ID = "lone \ud800 id"
-#: Sessions whose log breaks SPEC §1–§2, and the one whose title cannot fit ``MAX_BYTES``.
+#: Sessions whose log breaks a rule of docs/format.md,
+#: and the one whose title cannot fit ``MAX_BYTES``.
 BROKEN = ("seq-gap", "garbage-line", "damaged-zstd")
 HUGE_TITLE = "huge-title"
 #: Listing order: newest createdAt first, ties by id (case-insensitively).

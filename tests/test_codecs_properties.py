@@ -1,4 +1,5 @@
-"""Invariants of the codecs (SPEC §7–§8) over strings with JavaScript semantics."""
+"""Invariants of the codecs (docs/snapshot.md §Codecs, §Strings)
+over strings with JavaScript semantics."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ VECTORS = load_vectors()
 
 
 def same_answer(have: dict[str, Any], want: dict[str, Any]) -> bool:
-    """Errors match by code; ok values as parsed JSON (SPEC §9)."""
+    """Errors match by code; ok values as parsed JSON (docs/api.md §Conformance)."""
     if "error" in want:
         return have.get("error", {}).get("code") == want["error"]["code"]
     return "ok" in have and have["ok"] == want["ok"]

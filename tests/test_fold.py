@@ -1,4 +1,5 @@
-"""The surface fold (SPEC §2): what it keeps, and every rule that makes a log unreadable."""
+"""The surface fold (docs/snapshot.md §Surface):
+what it keeps, and every rule that makes a log unreadable."""
 
 from __future__ import annotations
 

@@ -126,7 +126,8 @@ def outcome(call: Callable[[], T]) -> tuple[str, T | str]:
 
 
 def check_context(context: ContextMessage, ids: list[str], max_bytes: int) -> None:
-    """A context message as SPEC §5 describes it, one data object per referenced id."""
+    """A context message as docs/snapshot.md §Context message describes it,
+    one data object per referenced id."""
     prompt = context.prompt
     assert prompt.startswith(PROMPT_PREFIX) and prompt.endswith(PROMPT_SUFFIX)
     body = prompt[len(PROMPT_PREFIX) : -len(PROMPT_SUFFIX)]

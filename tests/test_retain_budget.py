@@ -1,5 +1,5 @@
-"""The one-pass drop phase, and the cut and serialization after it, against the SPEC §4
-procedure taken literally."""
+"""The one-pass drop phase, and the cut and serialization after it, against the procedure of
+docs/snapshot.md §Retention taken literally."""
 
 from __future__ import annotations
 
@@ -45,7 +45,8 @@ def tag_safe_length(value: object) -> int:
 
 
 def literal_drop(items: list[Unit], max_bytes: int) -> tuple[list[Unit], list[Unit]]:
-    """Kept and dropped units: serialize everything again after each drop, as SPEC §4.1 says."""
+    """Kept and dropped units: serialize everything again after each drop, as
+    docs/snapshot.md §Drop says."""
     kept, dropped = list(items), []
     while True:
         conversation = [{"role": u.role, "text": u.text} for u in kept]
@@ -85,7 +86,8 @@ def test_checkpoints_between_dropped_messages_stay_in_place() -> None:
 
 
 def literal_fit(items: list[Unit], max_bytes: int) -> bytes | None:
-    """The data object's tag-safe JSON after the drop and the cut as SPEC §4 words them, every
+    """The data object's tag-safe JSON after the drop and the cut as
+    docs/snapshot.md §Retention words them, every
     size taken from a fresh serialization; ``None`` where the procedure fails."""
     kept, _ = literal_drop(items, max_bytes)
     texts = [u.text for u in kept]

@@ -1,4 +1,4 @@
-"""DirectoryStore on fixtures written in the DSH layout, plain and zstd (SPEC §1)."""
+"""DirectoryStore on fixtures written in the DSH layout, plain and zstd (docs/format.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The strategies of ``sessionref.testing`` produce what they claim.
 
-Oracles here are deliberately naive and written from SPEC.md, independent of the module under test.
+Oracles here are deliberately naive and written from docs/, independent of the module under test.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ BARE = re.compile("dsh-session:[A-Za-z0-9_-]+")
 
 
 def naive_parse(text: str) -> tuple[str, list[dict[str, str]]]:
-    """SPEC §7 parse, one position at a time; raises ValueError on a bad URI."""
+    """docs/snapshot.md §Codecs parse, one position at a time; raises ValueError on a bad URI."""
     out: list[str] = []
     refs: list[dict[str, str]] = []
     i = 0
@@ -139,7 +139,8 @@ def without_output(data: dict[str, Any]) -> str:
 
 
 def check_surface_ops(events: list[dict[str, Any]]) -> list[int]:
-    """Fold the surface, asserting every SPEC §2 rule; returns the final surface."""
+    """Fold the surface, asserting every docs/snapshot.md §Surface
+    rule; returns the final surface."""
     surface: list[int] = []
     by_seq = {e["seq"]: e for e in events}
     for event in events:

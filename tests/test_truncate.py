@@ -1,4 +1,4 @@
-"""The head/tail cut (SPEC §4.3) against a character-level reference written from the SPEC."""
+"""The head/tail cut (docs/snapshot.md §Cut) against a character-level reference written from it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Batch snapshots, the engine-independent core: one result per stored session (SPEC §10).
+"""Batch snapshots, the engine-independent core: one result per stored session
+(docs/api.md §Command line).
 
 Every session of a store is snapshotted as if a prompt written in a session outside the store
 referenced it alone. Results come in listing order (newest ``createdAt`` first, ties by id) and

@@ -1,4 +1,6 @@
-"""The ``sessionref`` command (SPEC §10). Errors print ``CODE: message`` and exit 1."""
+"""The ``sessionref`` command (docs/api.md §Command line).
+
+Errors print ``CODE: message`` and exit 1."""
 
 from __future__ import annotations
 

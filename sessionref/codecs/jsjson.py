@@ -2,7 +2,8 @@
 
 The fast path is msgspec. msgspec refuses strings that hold lone surrogates; for those the value
 is walked and each string that msgspec refuses is escaped here exactly as JavaScript does
-(SPEC §7): ``"`` ``\\`` ``\\b \\f \\n \\r \\t`` short, other U+0000–U+001F as ``\\u00xx``, lone
+(docs/snapshot.md §Codecs):
+``"`` ``\\`` ``\\b \\f \\n \\r \\t`` short, other U+0000–U+001F as ``\\u00xx``, lone
 surrogates as ``\\udxxx``, everything else literal (U+2028/U+2029 included).
 """
 

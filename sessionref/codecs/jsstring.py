@@ -1,4 +1,4 @@
-"""JavaScript string semantics for Python ``str`` (SPEC §8).
+"""JavaScript string semantics for Python ``str`` (docs/snapshot.md §Strings).
 
 JavaScript strings are UTF-16 code unit sequences and may hold lone surrogates. In Python they
 are ``str`` whose lone surrogates are code points U+D800–U+DFFF. A Python ``str`` may also hold a

@@ -1,4 +1,4 @@
-"""Session reference URIs and ``@[label](dsh-session:…)`` mentions (SPEC §7)."""
+"""Session reference URIs and ``@[label](dsh-session:…)`` mentions (docs/snapshot.md §Codecs)."""
 
 from __future__ import annotations
 

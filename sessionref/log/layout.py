@@ -1,4 +1,4 @@
-"""Names of sessions on disk in the DSH JSONL layout (SPEC §1)."""
+"""Names of sessions on disk in the DSH JSONL layout (docs/format.md §Layout)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""DSH session log records: JSONL lines, zstd frames and packed chunk rows (SPEC §1).
+"""DSH session log records: JSONL lines, zstd frames and packed chunk rows (docs/format.md).
 
 Each line is decoded into a :class:`LogRecord` envelope whose ``data`` stays undecoded
 (``msgspec.Raw``) until a later stage asks for it with :func:`decode_data`. Lines that msgspec
@@ -277,7 +277,7 @@ def _packed_members(record: LogRecord, row: PackedRow[Any]) -> Sequence[object]:
 
 
 def expand_packed_row(row: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``assistant/chunk`` events a packed chunk row stands for (SPEC §1).
+    """The ``assistant/chunk`` events a packed chunk row stands for (docs/format.md §Packed rows).
 
     >>> row = {"type": "text-chunks", "seq0": 7, "time0": 100,
     ...        "data": {"turn": 1, "step": 1, "index": 0, "dt": [5], "texts": ["a", "b"]}}
@@ -491,7 +491,8 @@ class _Title(msgspec.Struct, frozen=True):
 
 
 def latest_title(log: SessionLog) -> str | None:
-    """``data.title`` of the last ``session/title`` event, if it is a string (SPEC §2).
+    """``data.title`` of the last ``session/title`` event, if it is a string
+    (docs/format.md §Titles).
 
     >>> titled = decode_records(b'{"type":"session/title","seq":0,"data":{"title":"a"}}\\n'
     ...                         b'{"type":"session/title","seq":1,"data":{"title":7}}\\n')

@@ -1,4 +1,5 @@
-"""Stage 7: escape and serialize a fitted source, then frame the sources as one message (SPEC §5).
+"""Stage 7: escape and serialize a fitted source, then frame the sources as one message
+(docs/snapshot.md §Context message).
 
 This is the one place where a data object's JSON is built; the stages before it only measure.
 """

@@ -1,4 +1,4 @@
-"""Stage 3: keep direct user text, assistant text and checkpoints (SPEC §3)."""
+"""Stage 3: keep direct user text, assistant text and checkpoints (docs/snapshot.md §Projection)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 2: fold compactions and prunes into the current surface (SPEC §2)."""
+"""Stage 2: fold compactions and prunes into the current surface (docs/snapshot.md §Surface)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Messages on the surface, decoded only as far as the projection needs (SPEC §2–§3)."""
+"""Messages on the surface, decoded only as far as the projection needs
+(docs/snapshot.md §Projection)."""
 
 from __future__ import annotations
 
@@ -44,7 +45,7 @@ class KeptMessage(msgspec.Struct, frozen=True):
 
 
 class Unit(msgspec.Struct, frozen=True):
-    """One item of a snapshot's conversation (SPEC §3)."""
+    """One item of a snapshot's conversation (docs/snapshot.md §Projection)."""
 
     role: Literal["user", "assistant"]
     text: str

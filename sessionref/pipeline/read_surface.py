@@ -1,4 +1,4 @@
-"""Stage 1: read the events that bear on the current surface (SPEC §2).
+"""Stage 1: read the events that bear on the current surface (docs/snapshot.md §Surface).
 
 The log's events must run 0, 1, 2, … (packed chunk rows expanded); each event's own surface
 fields are checked here, so the fold sees only well-formed surface events.

@@ -1,4 +1,5 @@
-"""Stage 5: measure every unit once and drop the oldest until the source fits (SPEC §4.1).
+"""Stage 5: measure every unit once and drop the oldest until the source fits
+(docs/snapshot.md §Drop).
 
 Only byte lengths are computed here; the JSON itself is built once, by stage 7.
 """

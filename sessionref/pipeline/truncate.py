@@ -1,4 +1,5 @@
-"""Stage 6: cut the largest texts head/tail with an exact omission notice (SPEC §4.2–§4.3)."""
+"""Stage 6: cut the largest texts head/tail with an exact omission notice
+(docs/snapshot.md §Cut)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stage 4: turn kept messages into text units (SPEC §3)."""
+"""Stage 4: turn kept messages into text units (docs/snapshot.md §Projection)."""
 
 from __future__ import annotations
 

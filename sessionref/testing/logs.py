@@ -1,4 +1,4 @@
-"""A Hypothesis strategy for valid DSH session logs (SPEC §1, §2), built against a surface model.
+"""A Hypothesis strategy for valid DSH session logs (docs/format.md), built against a surface model.
 
 The builder emits storage records in seq order and folds every surface operation into its own
 model of the current surface as it goes, so every ``replace`` it emits names a real range.
@@ -52,7 +52,8 @@ class _Limits:
 
 @dataclass
 class _Builder:
-    """Emits records with contiguous seqs and tracks the current surface (SPEC §2)."""
+    """Emits records with contiguous seqs and tracks the current surface
+    (docs/snapshot.md §Surface)."""
 
     rng: random.Random
     records: list[Record] = field(default_factory=list)
@@ -393,7 +394,8 @@ def session_logs(
     max_chunks: int = 3,
     allow_incomplete: bool = True,
 ) -> st.SearchStrategy[SessionLog]:
-    """Valid session logs ``{"header", "events"}`` whose events are storage records (SPEC §1, §9).
+    """Valid session logs ``{"header", "events"}`` whose events are storage records
+    (docs/format.md §Events, docs/api.md §Conformance).
 
     Turns hold injected context (``plugin``, ``goal``, ``session-reference``), a direct prompt
     (sometimes with ``display``), and steps whose assistant messages are streamed as chunk events

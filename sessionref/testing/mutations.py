@@ -127,7 +127,8 @@ RECORD_FIELDS: tuple[JsonPath, ...] = (
     ("data", "id"),
     ("data", "name"),
 )
-"""Fields of storage records (SPEC §1–§3) that a wrong-type mutation aims at, present or not."""
+"""Fields of storage records (docs/format.md §Events, §Packed rows)
+that a wrong-type mutation aims at, present or not."""
 
 HEADER_FIELDS: tuple[JsonPath, ...] = (
     ("type",),
@@ -141,7 +142,8 @@ HEADER_FIELDS: tuple[JsonPath, ...] = (
     ("delegationDepth",),
     ("agentPreset",),
 )
-"""Fields of the header line (SPEC §1) that a wrong-type mutation aims at, present or not."""
+"""Fields of the header line (docs/format.md §Header)
+that a wrong-type mutation aims at, present or not."""
 
 WRONG_VALUES: tuple[Any, ...] = (
     None,

@@ -1,4 +1,5 @@
-"""A slow, obvious reference for reading one session log (SPEC §1 to §3).
+"""A slow, obvious reference for reading one session log (docs/format.md,
+docs/snapshot.md §Surface and §Projection).
 
 Written straight from the contract and independently of the library core, so property tests can
 compare the library's pipeline against it.
@@ -36,7 +37,7 @@ _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
 class Unit(TypedDict):
-    """One projected conversation item (SPEC §3)."""
+    """One projected conversation item (docs/snapshot.md §Projection)."""
 
     role: str
     text: str
@@ -151,7 +152,8 @@ def _replace(surface: list[int], event: Event, events: list[Event]) -> None:
 
 
 def current_surface(events: list[Event]) -> list[int]:
-    """Fold expanded events into the current surface (SPEC §2), checking every rule on the way.
+    """Fold expanded events into the current surface
+    (docs/snapshot.md §Surface), checking every rule on the way.
 
     Raises ``ValueError`` on any violation.
 
@@ -200,8 +202,9 @@ def projected_units(log: SessionLog) -> list[Unit]:
     """The units ``[{role, text, checkpoint}]`` a snapshot of this valid log is built from.
 
     Expands packed rows, folds the current surface, then keeps direct prompts (their ``display``
-    when present), compact checkpoints and assistant messages with non-empty text (SPEC §3).
-    Raises ``ValueError`` if the log breaks a rule of SPEC §1 or §2.
+    when present), compact checkpoints and assistant messages with non-empty text
+    (docs/snapshot.md §Projection).
+    Raises ``ValueError`` if the log breaks a rule of docs/format.md or docs/snapshot.md §Surface.
 
     Example::
 

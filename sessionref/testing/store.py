@@ -1,4 +1,4 @@
-"""Serialize session logs the way DSH writes them to disk (SPEC §1).
+"""Serialize session logs the way DSH writes them to disk (docs/format.md §Layout).
 
 >>> log = {"header": {"version": 0, "id": "s-1", "createdAt": 1, "delegationDepth": 0},
 ...        "events": []}
@@ -30,7 +30,8 @@ __all__ = [
 
 
 class SessionLog(TypedDict):
-    """A session as in SPEC §9: the header (without ``type``) and its storage records."""
+    """A session as in docs/api.md §Conformance:
+    the header (without ``type``) and its storage records."""
 
     header: dict[str, Any]
     events: list[dict[str, Any]]

@@ -1,6 +1,7 @@
 """Hypothesis strategies for JavaScript strings, session ids and mention texts.
 
-Everything here produces Python ``str`` with JavaScript semantics (SPEC §8): astral characters are
+Everything here produces Python ``str`` with JavaScript semantics
+(docs/snapshot.md §Strings): astral characters are
 single code points, lone surrogates may occur, and a high surrogate is never directly followed by a
 low one (that would be a pair, i.e. one astral character, in JavaScript).
 """
@@ -144,7 +145,7 @@ def _fits_on_disk(session_id: str) -> str:
 def session_ids() -> st.SearchStrategy[str]:
     """Non-empty session ids, realistic and hostile, each storable on disk.
 
-    Their encoded directory name (SPEC §1) is at most 255 characters, so
+    Their encoded directory name (docs/format.md §Layout) is at most 255 characters, so
     :func:`~sessionref.testing.write_session_store` can always write them.
 
     >>> from hypothesis import given, settings
@@ -242,7 +243,7 @@ def mention_texts(max_parts: int = 6, near_misses: bool = True) -> st.SearchStra
 
 
 class MentionSample(NamedTuple):
-    """A text with well-formed mentions and what parsing it must give (SPEC §7)."""
+    """A text with well-formed mentions and what parsing it must give (docs/snapshot.md §Codecs)."""
 
     text: str
     """The text to parse."""
