@@ -18,6 +18,7 @@ import msgspec
 from sessionref.codecs.jsstring import combine_surrogate_pairs
 
 _ENCODE: Final = msgspec.json.Encoder().encode
+NOT_SERIALIZABLE: Final = "session-reference data is not JSON-serializable"
 _NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
 _SHORT_ESCAPES: Final = {
     '"': '\\"',
@@ -77,10 +78,19 @@ def js_json(value: object) -> bytes:
 def tag_safe_json(value: object) -> bytes:
     """``js_json`` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
 
+    A value with no JSON form raises ``TypeError``, worded as the package words it.
+
     >>> tag_safe_json("</x>")
     b'"\\\\u003c/x>"'
+    >>> tag_safe_json({"f": print})
+    Traceback (most recent call last):
+    TypeError: session-reference data is not JSON-serializable
     """
-    return js_json(value).replace(b"<", b"\\u003c")
+    try:
+        serialized = js_json(value)
+    except TypeError as exc:
+        raise TypeError(NOT_SERIALIZABLE) from exc
+    return serialized.replace(b"<", b"\\u003c")
 
 
 def tag_safe_json_length(text: str) -> int:

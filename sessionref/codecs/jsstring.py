@@ -70,3 +70,64 @@ def utf8_encode(text: str) -> bytes:
         return text.encode("utf-8")
     except UnicodeEncodeError:
         return well_formed(text).encode("utf-8")
+
+
+# Letters JavaScript's `toLowerCase` lower-cases (Node 22: ICU 78, Unicode 17) that `str.lower`
+# may leave alone, as Python 3.10-3.13 know Unicode 13-15.1 only: the letters of Unicode 14
+# (Python 3.10 misses them) and of Unicode 16-17. (first, last, offset to the lower case).
+# Every other code point lowers alike (tests/test_api_lowercase.py checks every one of them).
+_JS_ONLY_LOWER_RANGES: Final = (
+    (0x1C89, 0x1C89, 1),
+    (0x2C2F, 0x2C2F, 0x30),
+    (0xA7C0, 0xA7C0, 1),
+    (0xA7CB, 0xA7CB, 0x0264 - 0xA7CB),
+    (0xA7CC, 0xA7CC, 1),
+    (0xA7CE, 0xA7CE, 1),
+    (0xA7D0, 0xA7D0, 1),
+    (0xA7D2, 0xA7D2, 1),
+    (0xA7D4, 0xA7D4, 1),
+    (0xA7D6, 0xA7D6, 1),
+    (0xA7D8, 0xA7D8, 1),
+    (0xA7DA, 0xA7DA, 1),
+    (0xA7DC, 0xA7DC, 0x019B - 0xA7DC),
+    (0x10570, 0x1057A, 0x27),
+    (0x1057C, 0x1058A, 0x27),
+    (0x1058C, 0x10592, 0x27),
+    (0x10594, 0x10595, 0x27),
+    (0x10D50, 0x10D65, 0x20),
+    (0x16EA0, 0x16EB8, 0x1B),
+)
+_JS_ONLY_LOWER: Final = {
+    code: code + offset
+    for first, last, offset in _JS_ONLY_LOWER_RANGES
+    for code in range(first, last + 1)
+}
+
+
+def js_lower(text: str) -> str:
+    """JavaScript's ``text.toLowerCase()`` (not ``str.lower``: they differ on newer letters).
+
+    >>> js_lower("ÉCOLE ΟΔΟΣ"), js_lower("\\ua7dc") == "\\u019b", js_lower("\\ud801\\udc00")
+    ('école οδος', True, '𐐨')
+    """
+    if text.isascii():
+        return text.lower()
+    return combine_surrogate_pairs(text).lower().translate(_JS_ONLY_LOWER)
+
+
+def js_includes(text: str, part: str) -> bool:
+    """JavaScript's ``text.includes(part)``: a match over UTF-16 code units.
+
+    A lone surrogate in ``part`` can match half of a character of ``text``.
+
+    >>> js_includes("a🙂b", "🙂"), js_includes("a🙂b", "\\ud83d"), js_includes("\\ude42", "\\ud83d")
+    (True, True, False)
+    """
+    if not has_surrogates(part):
+        return part in combine_surrogate_pairs(text)
+    units = text.encode("utf-16-be", "surrogatepass")
+    wanted = part.encode("utf-16-be", "surrogatepass")
+    found = units.find(wanted)
+    while found > 0 and found % 2:  # a match starts on a code unit, not inside one
+        found = units.find(wanted, found + 1)
+    return found >= 0
