@@ -16,25 +16,18 @@ from sessionref.codecs.uri import (
     format_session_reference_mention,
     parse_session_reference_text,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import ErrorInfo, SessionReferenceError
 from sessionref.log.store import MemoryStore
-from sessionref.resolver import SessionReferenceResolver, as_reference
+from sessionref.resolver import SessionReferenceResolver
 
 Case = Mapping[str, Any]
-_CONFIG_KEYS: Final = {
-    "maxReferences": "max_references",
-    "candidateLimit": "candidate_limit",
-    "maxReferenceBytes": "max_reference_bytes",
-}
 
 
 def _resolver(case: Case) -> SessionReferenceResolver:
-    config = case.get("config") or {}
-    unknown = set(config) - set(_CONFIG_KEYS)
-    if unknown:
-        raise SessionReferenceError(f"unknown config keys {sorted(unknown)}", INVALID_CONFIG)
-    options = {_CONFIG_KEYS[key]: value for key, value in config.items()}
-    return SessionReferenceResolver(MemoryStore(case.get("sessions") or []), **options)
+    """The case's store and config, checked as the package checks its config."""
+    return SessionReferenceResolver.from_config(
+        MemoryStore(case.get("sessions") or []), case.get("config")
+    )
 
 
 def _without_id(message: object) -> Any:
@@ -54,8 +47,11 @@ def _decode(case: Case) -> Any:
 
 
 def _format(case: Case) -> Any:
-    reference = as_reference(case["ref"])
-    return {"mention": format_session_reference_mention(reference.session_id, reference.label)}
+    """The package formats a reference unchecked: a missing or null label is the id."""
+    reference = case["ref"]
+    return {
+        "mention": format_session_reference_mention(reference["sessionId"], reference.get("label"))
+    }
 
 
 def _parse(case: Case) -> Any:
@@ -94,6 +90,10 @@ OPS: Final[dict[str, Callable[[Case], Any]]] = {
 }
 
 
+def _error(info: ErrorInfo) -> dict[str, Any]:
+    return {"error": msgspec.to_builtins(info)}
+
+
 def answer(case: Case) -> dict[str, Any]:
     """The result of one case: ``{"ok": …}`` or ``{"error": {"code", "message"}}``.
 
@@ -104,13 +104,13 @@ def answer(case: Case) -> dict[str, Any]:
     """
     op = OPS.get(case.get("op", ""))
     if op is None:
-        return {"error": {"code": "UNSUPPORTED", "message": f"unknown op {case.get('op')!r}"}}
+        return _error(ErrorInfo("UNSUPPORTED", f"unknown op {case.get('op')!r}"))
     try:
         return {"ok": op(case)}
     except SessionReferenceError as exc:
-        return {"error": exc.to_dict()}
+        return _error(exc.info)
     except (KeyError, TypeError, AttributeError) as exc:
-        return {"error": {"code": "BAD_CASE", "message": f"malformed case: {exc!r}"}}
+        return _error(ErrorInfo("BAD_CASE", f"malformed case: {exc!r}"))
 
 
 def run(lines: Iterable[bytes]) -> Iterator[bytes]:
@@ -121,7 +121,7 @@ def run(lines: Iterable[bytes]) -> Iterator[bytes]:
         try:
             case = json.loads(line)
         except ValueError as exc:
-            result: dict[str, Any] = {"error": {"code": "BAD_CASE", "message": str(exc)}}
+            result = _error(ErrorInfo("BAD_CASE", str(exc)))
         else:
             result = answer(case) if isinstance(case, dict) else answer({})
         yield js_json(result) + b"\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+import msgspec
+
 INVALID_REFERENCE: Final = "SESSION_REFERENCE_INVALID_REFERENCE"
 SELF_REFERENCE: Final = "SESSION_REFERENCE_SELF_REFERENCE"
 TOO_MANY: Final = "SESSION_REFERENCE_TOO_MANY"
@@ -25,6 +27,14 @@ ERROR_CODES: Final = frozenset(
 )
 
 
+class ErrorInfo(msgspec.Struct, frozen=True):
+    """The wire form of an error, ``{"code", "message"}``: in conformance answers and batch
+    results alike."""
+
+    code: str
+    message: str
+
+
 class SessionReferenceError(Exception):
     """A failure a caller can act on, with a stable ``code``.
 
@@ -43,13 +53,58 @@ class SessionReferenceError(Exception):
     def __reduce__(self) -> tuple[type[SessionReferenceError], tuple[str, str]]:
         return (type(self), (self.message, self.code))
 
+    @property
+    def info(self) -> ErrorInfo:
+        """The wire form, as a struct.
+
+        >>> SessionReferenceError("x", CANCELLED).info
+        ErrorInfo(code='SESSION_REFERENCE_CANCELLED', message='x')
+        """
+        return ErrorInfo(self.code, self.message)
+
     def to_dict(self) -> dict[str, str]:
-        """The wire form ``{"code", "message"}``.
+        """The wire form ``{"code", "message"}`` as plain data.
 
         >>> SessionReferenceError("x", CANCELLED).to_dict()
         {'code': 'SESSION_REFERENCE_CANCELLED', 'message': 'x'}
         """
-        return {"code": self.code, "message": self.message}
+        wire: dict[str, str] = msgspec.to_builtins(self.info)
+        return wire
+
+
+def cancelled() -> SessionReferenceError:
+    """The error of a call whose cancel token was set, worded as the package words it.
+
+    >>> print(cancelled())
+    session reference preparation was cancelled
+    """
+    return SessionReferenceError("session reference preparation was cancelled", CANCELLED)
+
+
+def describe(cause: BaseException) -> str:
+    """What a failure says: its message, or its type when it has none or cannot say it.
+
+    >>> describe(OSError(5, "Input/output error")), describe(KeyError("k")), describe(EOFError())
+    ('[Errno 5] Input/output error', "'k'", 'EOFError')
+    """
+    try:
+        text = str(cause)
+    except Exception:  # a foreign exception whose __str__ fails still becomes a coded error
+        text = ""
+    return text or type(cause).__name__
+
+
+def read_failed(cause: BaseException) -> SessionReferenceError:
+    """READ_FAILED for whatever a store raised, ``cause`` kept as ``__cause__``.
+
+    >>> read_failed(TimeoutError("mount hung")).message
+    'failed to read referenced session: mount hung'
+    """
+    error = SessionReferenceError(
+        f"failed to read referenced session: {describe(cause)}", READ_FAILED
+    )
+    error.__cause__ = cause
+    return error
 
 
 class SessionLogError(Exception):

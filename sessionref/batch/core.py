@@ -24,22 +24,15 @@ from sessionref.resolver import (
     SessionReferenceResolver,
     check_config,
     distinct_references,
-    is_count,
 )
-from sessionref.resolver import listing_order as ordered_headers
+from sessionref.resolver import listing_order as listing_order  # the one order, for the engines
+from sessionref.rules import positive_safe_integer
 from sessionref.types import ContextMessage, Target
 
 Label = Literal["title", "id"]
 LABELS: Final[tuple[Label, ...]] = ("title", "id")
 ENGINES: Final = ("local", "dask")
 StoreFactory = Callable[[], SessionStore]
-
-
-class ErrorInfo(TypedDict):
-    """The wire form of a :class:`SessionReferenceError`."""
-
-    code: str
-    message: str
 
 
 class ContextResult(TypedDict):
@@ -54,7 +47,7 @@ class ErrorResult(TypedDict):
     """A session that did not snapshot (unreadable log, budget exceeded…)."""
 
     sessionId: str
-    error: ErrorInfo
+    error: dict[str, str]
 
 
 BatchResult = ContextResult | ErrorResult
@@ -82,33 +75,21 @@ def fresh_target(session_ids: Collection[str]) -> Target:
     return Target(candidate)
 
 
-def listing_order(store: SessionStore) -> list[str]:
-    """Every stored session id in listing order: newest ``createdAt`` first, ties by id.
-
-    >>> from sessionref.log.store import MemoryStore
-    >>> listing_order(MemoryStore([
-    ...     {"header": {"id": "b", "createdAt": 1, "cwd": "/w"}},
-    ...     {"header": {"id": "a", "createdAt": 1}},
-    ...     {"header": {"id": "c", "createdAt": 2, "cwd": "/x"}},
-    ... ]))
-    ['c', 'a', 'b']
-    """
-    return list(dict.fromkeys(header.id for header in ordered_headers(store.headers())))
-
-
-def check_options(max_reference_bytes: int, label: str, workers: int) -> None:
+def check_options(max_reference_bytes: int, label: str, workers: int) -> int:
     """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with.
+
+    Counts follow the resolver's rule (:func:`~sessionref.rules.positive_safe_integer`);
+    the number of workers is returned as an ``int``.
 
     >>> check_options(1, "title", 0)
     Traceback (most recent call last):
     ...
-    sessionref.errors.SessionReferenceError: workers must be a positive integer
+    sessionref.errors.SessionReferenceError: workers must be a positive safe integer
     """
     check_config(max_reference_bytes=max_reference_bytes)
     if label not in LABELS:
         raise SessionReferenceError(f"label must be one of {', '.join(LABELS)}", INVALID_CONFIG)
-    if not is_count(workers):
-        raise SessionReferenceError("workers must be a positive integer", INVALID_CONFIG)
+    return positive_safe_integer(workers, "workers must be a positive safe integer")
 
 
 class Snapshotter:
@@ -142,7 +123,7 @@ class Snapshotter:
         try:
             label, context = self.context(session_id)
         except SessionReferenceError as exc:
-            return {"sessionId": session_id, "error": {"code": exc.code, "message": exc.message}}
+            return {"sessionId": session_id, "error": exc.to_dict()}
         return {"sessionId": session_id, "label": label, "context": msgspec.to_builtins(context)}
 
 

@@ -38,7 +38,8 @@ from sessionref.batch.core import (
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
-from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver, is_count
+from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
+from sessionref.rules import positive_safe_integer
 from sessionref.types import Target
 
 __all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_bag"]
@@ -91,8 +92,9 @@ def snapshots_bag(
     1
     """
     check_options(max_reference_bytes, label, 1)
-    if not is_count(partition_size):
-        raise SessionReferenceError("partition_size must be a positive integer", INVALID_CONFIG)
+    partition_size = positive_safe_integer(
+        partition_size, "partition_size must be a positive safe integer"
+    )
     if not isinstance(store, DirectoryStore):
         store = DirectoryStore(store)
     ids = listing_order(store) if session_ids is None else list(session_ids)

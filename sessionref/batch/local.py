@@ -137,5 +137,5 @@ def build_snapshots(
     >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store)]
     [('s', 'Hello')]
     """
-    check_options(max_reference_bytes, label, workers)
+    workers = check_options(max_reference_bytes, label, workers)
     return _results(store, session_ids, max_reference_bytes, label, workers)

@@ -1,0 +1,133 @@
+"""The listing order of a store, and the candidates a user may reference (SPEC §6).
+
+Listing and title reads are settled against the caller's cancel token, as the package races
+them against its signal.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+
+from sessionref.cancellation import CancelToken, settle
+from sessionref.codecs.jsstring import js_includes, js_lower
+from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.errors import READ_FAILED, SessionReferenceError, describe
+from sessionref.log.records import SessionHeader
+from sessionref.log.store import SessionStore
+from sessionref.types import Candidate, MentionCandidate, Target
+
+
+def ordered_headers(headers: Iterable[SessionHeader]) -> list[SessionHeader]:
+    """The listing order: newest ``createdAt`` first; equal times by case-folded id, then id.
+
+    >>> [h.id for h in ordered_headers([SessionHeader("b", 1), SessionHeader("a", 1),
+    ...                                 SessionHeader("c", 2)])]
+    ['c', 'a', 'b']
+    """
+    ordered = sorted(headers, key=lambda h: (h.id.casefold(), h.id))
+    ordered.sort(key=lambda h: h.created_at, reverse=True)
+    return ordered
+
+
+def listing_order(store: SessionStore) -> list[str]:
+    """Every stored session id in listing order (:func:`ordered_headers`), each once.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> listing_order(MemoryStore([
+    ...     {"header": {"id": "b", "createdAt": 1, "cwd": "/w"}},
+    ...     {"header": {"id": "a", "createdAt": 1}},
+    ...     {"header": {"id": "c", "createdAt": 2, "cwd": "/x"}},
+    ... ]))
+    ['c', 'a', 'b']
+    """
+    return list(dict.fromkeys(header.id for header in ordered_headers(store.headers())))
+
+
+def _rank(header: SessionHeader, target: Target) -> int:
+    """0 for the target's own cwd, 1 for no cwd, 2 for another one."""
+    if header.cwd is None:
+        return 1
+    return 0 if header.cwd == target.cwd else 2
+
+
+def _matches(header: SessionHeader, label: str, needle: str) -> bool:
+    """Whether the id, cwd or label contains the (lower-cased) query, as JavaScript finds it."""
+    texts = (header.id, header.cwd, label)
+    return any(text is not None and js_includes(js_lower(text), needle) for text in texts)
+
+
+def _listed(store: SessionStore) -> list[SessionHeader]:
+    """Every stored session's header in listing order; a store failure is READ_FAILED."""
+    try:
+        return ordered_headers(store.headers())
+    except Exception as exc:
+        message = f"failed to list sessions: {describe(exc)}"
+        raise SessionReferenceError(message, READ_FAILED) from exc
+
+
+def _label(store: SessionStore, header: SessionHeader) -> str:
+    """The latest title (``""`` included), or the id when there is none or it cannot be read."""
+    try:
+        title = store.title(header.id)
+    except Exception:
+        title = None
+    return header.id if title is None else title
+
+
+def _labels(store: SessionStore, headers: Sequence[SessionHeader]) -> list[str]:
+    return [_label(store, header) for header in headers]
+
+
+def candidates(
+    store: SessionStore,
+    target: Target,
+    query: str,
+    limit: int,
+    cancel: CancelToken | None = None,
+) -> list[tuple[SessionHeader, str]]:
+    """Every session but the target with its label: same cwd first, then none, then others,
+    each group in listing order; a query keeps those whose id, cwd or label contains it
+    (JavaScript lower-casing); the first ``limit``. Only the titles needed are read.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> store = MemoryStore([{"header": {"id": i, "createdAt": 1, "cwd": c}}
+    ...                      for i, c in (("a", "/x"), ("b", "/w"), ("t", "/w"))])
+    >>> [header.id for header, _ in candidates(store, Target("t", "/w"), "", 5)]
+    ['b', 'a']
+    """
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a string, not {type(query).__name__}")
+    needle = js_lower(query)
+    [headers] = settle([functools.partial(_listed, store)], cancel)
+    ranked = sorted(
+        (header for header in headers if header.id != target.id),
+        key=lambda header: _rank(header, target),
+    )
+    inspected = ranked if needle else ranked[:limit]
+    [labels] = settle([functools.partial(_labels, store, inspected)], cancel)
+    labelled = list(zip(inspected, labels, strict=True))
+    if needle:
+        labelled = [
+            (header, label) for header, label in labelled if _matches(header, label, needle)
+        ]
+    return labelled[:limit]
+
+
+def candidate(header: SessionHeader, label: str) -> Candidate:
+    """The candidate of a listed session."""
+    return Candidate(
+        session_id=header.id, label=label, cwd=header.cwd, created_at=header.created_at
+    )
+
+
+def mention_candidate(header: SessionHeader, label: str) -> MentionCandidate:
+    """The candidate of a listed session with the mention a user would type."""
+    mention = format_session_reference_mention(header.id, label)
+    return MentionCandidate(
+        session_id=header.id,
+        label=label,
+        cwd=header.cwd,
+        created_at=header.created_at,
+        mention=mention,
+    )

@@ -1,0 +1,180 @@
+"""The package's rules for what a caller passes: config values, limits, targets, references.
+
+Each check fails as the published package fails, in its order and with its wording (SPEC §6,
+FINDINGS §E). Counts are JavaScript numbers there: positive *safe* integers, integral floats
+included.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+import msgspec
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import Reference
+from sessionref.errors import (
+    INVALID_CONFIG,
+    INVALID_REFERENCE,
+    SELF_REFERENCE,
+    TOO_MANY,
+    SessionReferenceError,
+)
+from sessionref.types import Target
+
+TargetLike = Target | str | Mapping[str, Any]
+
+MAX_REFERENCES_LIMIT: Final = 3
+DEFAULT_CANDIDATE_LIMIT: Final = 50
+DEFAULT_MAX_REFERENCE_BYTES: Final = 65536
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""``Number.MAX_SAFE_INTEGER``: counts are JavaScript numbers in the package."""
+
+
+class ResolverConfig(msgspec.Struct, frozen=True, rename="camel"):
+    """A resolver's checked settings; the wire form has the package's key names."""
+
+    max_references: int = MAX_REFERENCES_LIMIT
+    candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES
+
+
+def safe_count(value: object) -> int | None:
+    """``value`` as a positive safe integer, or ``None``: ``Number.isSafeInteger(v) && v > 0``.
+
+    Integral floats count (``2.0`` is ``2`` in JavaScript); a bool is not a number.
+
+    >>> safe_count(2), safe_count(2.0), safe_count(True), safe_count(1.5), safe_count(2**53)
+    (2, 2, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    count = int(value)
+    return count if 0 < count <= MAX_SAFE_INTEGER else None
+
+
+def positive_safe_integer(value: object, message: str, code: str = INVALID_CONFIG) -> int:
+    """``value`` as a positive safe integer; anything else raises ``message`` with ``code``.
+
+    >>> positive_safe_integer(4.0, "n must be a positive safe integer")
+    4
+    >>> positive_safe_integer("4", "n must be a positive safe integer")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: n must be a positive safe integer
+    """
+    count = safe_count(value)
+    if count is None:
+        raise SessionReferenceError(message, code)
+    return count
+
+
+def check_config(
+    *,
+    max_references: object = None,
+    candidate_limit: object = None,
+    max_reference_bytes: object = None,
+) -> ResolverConfig:
+    """Settings a resolver takes, checked as the package checks them; ``None`` is the default.
+
+    Each must be a positive safe integer (checked in this order), then ``maxReferences`` at
+    most 3; else ``SESSION_REFERENCE_INVALID_CONFIG``.
+
+    >>> check_config(max_references=2.0)
+    ResolverConfig(max_references=2, candidate_limit=50, max_reference_bytes=65536)
+    >>> try:
+    ...     check_config(max_references=4, candidate_limit=0)
+    ... except SessionReferenceError as exc:
+    ...     print(exc)
+    session-reference: candidateLimit must be a positive safe integer
+    """
+    defaults = ResolverConfig()
+    given = {
+        "maxReferences": (max_references, defaults.max_references),
+        "candidateLimit": (candidate_limit, defaults.candidate_limit),
+        "maxReferenceBytes": (max_reference_bytes, defaults.max_reference_bytes),
+    }
+    counts = [
+        positive_safe_integer(
+            default if value is None else value,
+            f"session-reference: {key} must be a positive safe integer",
+        )
+        for key, (value, default) in given.items()
+    ]
+    if counts[0] > MAX_REFERENCES_LIMIT:
+        raise SessionReferenceError(
+            f"session-reference: maxReferences must not exceed {MAX_REFERENCES_LIMIT}",
+            INVALID_CONFIG,
+        )
+    return ResolverConfig(*counts)
+
+
+def as_target(target: TargetLike) -> Target:
+    """A :class:`Target` from a target, an id, or ``{"id", "cwd"?}``.
+
+    >>> as_target("s"), as_target({"id": "s", "cwd": "/w"})
+    (Target(id='s', cwd=None), Target(id='s', cwd='/w'))
+    """
+    if isinstance(target, Target):
+        return target
+    if isinstance(target, str):
+        return Target(target)
+    try:
+        return msgspec.convert(target, Target)
+    except msgspec.ValidationError as exc:
+        raise SessionReferenceError(f"invalid target: {exc}", INVALID_REFERENCE) from None
+
+
+def as_reference(value: object) -> Reference:
+    """A reference from ``{"sessionId", "label"?}`` (label defaults to the id).
+
+    A JSON primitive is not an object; an object (a list too, as in JavaScript) needs a
+    string ``sessionId`` and, if it has one, a string ``label``.
+
+    >>> as_reference({"sessionId": "s"})
+    Reference(session_id='s', label='s')
+    >>> as_reference("s")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: session reference must be an object
+    """
+    if isinstance(value, Reference):
+        return value
+    if value is None or isinstance(value, (str, int, float)):
+        raise SessionReferenceError("session reference must be an object", INVALID_REFERENCE)
+    if isinstance(value, Mapping):
+        session_id, label = value.get("sessionId"), value.get("label", value.get("sessionId"))
+        if isinstance(session_id, str) and isinstance(label, str):
+            return Reference(session_id, label)
+    raise SessionReferenceError(
+        "session reference must contain a string sessionId and optional string label",
+        INVALID_REFERENCE,
+    )
+
+
+def distinct_references(
+    target: Target, references: Iterable[object], max_references: int
+) -> list[Reference]:
+    """Check references in order; drop later duplicates (the first label wins).
+
+    >>> refs = [{"sessionId": "a", "label": "A"}, {"sessionId": "a"}, {"sessionId": "b"}]
+    >>> [r.label for r in distinct_references(Target("t"), refs, 3)]
+    ['A', 'b']
+    >>> distinct_references(Target('say "hi"'), [{"sessionId": 'say "hi"'}], 3)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: session "say \\"hi\\"" cannot reference itself
+    """
+    kept: dict[str, Reference] = {}
+    for value in references:
+        reference = as_reference(value)
+        if reference.session_id == target.id:
+            quoted = js_json(target.id).decode("utf-8")
+            raise SessionReferenceError(f"session {quoted} cannot reference itself", SELF_REFERENCE)
+        kept.setdefault(reference.session_id, reference)
+    if len(kept) > max_references:
+        raise SessionReferenceError(
+            f"a message may reference at most {max_references} sessions", TOO_MANY
+        )
+    return list(kept.values())
