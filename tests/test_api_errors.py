@@ -1,0 +1,163 @@
+"""Whatever a store raises is a coded error; counts are JavaScript safe integers (FINDINGS §E).
+
+Wording is the package's (FINDINGS §E.5); the wire cases are in test_api_package_cases.py.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from sessionref import MemoryStore, SessionReferenceError, SessionReferenceResolver, tag_safe_json
+from sessionref.batch.core import check_options
+from sessionref.errors import INVALID_CONFIG, INVALID_REFERENCE, READ_FAILED, TOO_MANY
+from sessionref.log.records import SessionHeader, SessionLog
+from tests.logs import assistant, header, user
+
+SESSIONS = [
+    {"header": header("a", 2, cwd="/w"), "events": [user(0, "hi"), assistant(1, "ok")]},
+    {"header": header("b", 1, cwd=None), "events": []},
+]
+
+
+class Unprintable(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no words")
+
+
+class FailingStore:
+    """Reads of "a" work; reads of "bad" raise ``error``; titles and listing may fail too."""
+
+    def __init__(self, error: BaseException | None = None, title: Any = None, listing: Any = None):
+        self.inner = MemoryStore(SESSIONS)
+        self.error, self.title_error, self.listing_error = error, title, listing
+
+    def headers(self) -> list[SessionHeader]:
+        if self.listing_error is not None:
+            raise self.listing_error
+        return self.inner.headers()
+
+    def read(self, session_id: str) -> SessionLog:
+        if session_id == "bad" and self.error is not None:
+            raise self.error
+        if session_id == "garbage":
+            return SessionLog(SessionHeader("garbage", 1), [42])  # type: ignore[list-item]
+        return self.inner.read(session_id)
+
+    def title(self, session_id: str) -> str | None:
+        if self.title_error is not None and session_id == "a":
+            raise self.title_error
+        return "" if session_id == "b" else self.inner.title(session_id)
+
+
+def failure(call: Any) -> SessionReferenceError:
+    with pytest.raises(SessionReferenceError) as caught:
+        call()
+    return caught.value
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (KeyError("k"), "'k'"),
+        (ValueError("bad value"), "bad value"),
+        (TimeoutError("mount hung"), "mount hung"),
+        (RuntimeError(), "RuntimeError"),
+        (Unprintable(), "Unprintable"),
+        (SessionReferenceError("too many", TOO_MANY), "too many"),
+    ],
+)
+@pytest.mark.parametrize("refs", [["bad"], ["a", "bad"]])
+def test_every_store_exception_is_read_failed(error: Exception, said: str, refs: list[str]) -> None:
+    resolver = SessionReferenceResolver(FailingStore(error))
+    caught = failure(lambda: resolver.prepare("t", [], [{"sessionId": s} for s in refs]))
+    assert (caught.code, caught.message) == (
+        READ_FAILED,
+        f"failed to read referenced session: {said}",
+    )
+    assert caught.__cause__ is error
+
+
+def test_a_log_the_pipeline_cannot_read_is_read_failed() -> None:
+    resolver = SessionReferenceResolver(FailingStore())
+    assert failure(lambda: resolver.snapshot("t", [{"sessionId": "garbage"}])).code == READ_FAILED
+
+
+def test_titles_that_fail_label_by_id_and_an_empty_title_is_kept() -> None:
+    resolver = SessionReferenceResolver(FailingStore(title=OSError("gone")))
+    assert [(c.session_id, c.label) for c in resolver.list_candidates("t")] == [
+        ("b", ""),
+        ("a", "a"),
+    ]
+
+
+def test_a_listing_that_fails_is_read_failed() -> None:
+    resolver = SessionReferenceResolver(FailingStore(listing=PermissionError("denied")))
+    caught = failure(lambda: resolver.list_candidates("t", "x"))
+    assert (caught.code, caught.message) == (READ_FAILED, "failed to list sessions: denied")
+
+
+@pytest.mark.parametrize("value", [object(), print, {"k": object()}, ["\ud800", object()]])
+def test_tag_safe_json_of_a_value_with_no_json_form(value: object) -> None:
+    with pytest.raises(TypeError, match=r"^session-reference data is not JSON-serializable$"):
+        tag_safe_json(value)
+
+
+@pytest.mark.parametrize(
+    ("options", "config"),
+    [
+        ({"max_references": 2.0}, (2, 50, 65536)),
+        ({"max_references": None, "candidate_limit": None}, (3, 50, 65536)),
+        ({"candidate_limit": 2**53 - 1, "max_reference_bytes": 1e3}, (3, 2**53 - 1, 1000)),
+    ],
+)
+def test_counts_are_javascript_numbers(options: dict[str, Any], config: tuple[int, ...]) -> None:
+    resolver = SessionReferenceResolver(MemoryStore([]), **options)
+    values = (resolver.max_references, resolver.candidate_limit, resolver.max_reference_bytes)
+    assert values == config and all(type(value) is int for value in values)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max_references", True),
+        ("candidate_limit", math.nan),
+        ("candidate_limit", math.inf),
+        ("max_reference_bytes", 2**53),
+        ("max_reference_bytes", "64"),
+        ("max_references", -1.0),
+    ],
+)
+def test_not_a_positive_safe_integer(key: str, value: object) -> None:
+    caught = failure(lambda: SessionReferenceResolver(MemoryStore([]), **{key: value}))
+    wire = {"max_references": "maxReferences", "candidate_limit": "candidateLimit"}
+    name = wire.get(key, "maxReferenceBytes")
+    assert (caught.code, caught.message) == (
+        INVALID_CONFIG,
+        f"session-reference: {name} must be a positive safe integer",
+    )
+
+
+def test_from_config_takes_the_package_keys_and_ignores_others() -> None:
+    resolver = SessionReferenceResolver.from_config(MemoryStore([]), {"maxReferences": 1, "x": 0})
+    assert resolver.config == {"maxReferences": 1, "candidateLimit": 50, "maxReferenceBytes": 65536}
+
+
+def test_candidate_limits() -> None:
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    assert len(resolver.list_candidates("t", limit=1.0)) == 1
+    caught = failure(lambda: resolver.list_candidates("t", limit=True))
+    assert (caught.code, caught.message) == (
+        INVALID_REFERENCE,
+        "candidate limit must be a positive safe integer",
+    )
+    with pytest.raises(TypeError):
+        resolver.list_candidates("t", 5)  # type: ignore[arg-type]
+
+
+def test_batch_options_follow_the_same_rule() -> None:
+    assert check_options(2.0, "title", 2.0) == 2  # type: ignore[arg-type]
+    assert failure(lambda: check_options(1, "title", True)).code == INVALID_CONFIG
+    assert failure(lambda: check_options(0, "title", 1)).code == INVALID_CONFIG

@@ -1,0 +1,49 @@
+"""Config and limit values, reference checks and the failure order of direct messages, as the
+published package answers them: code *and* message (FINDINGS §E.3-5, D.5).
+
+``tests/data/api/package_cases.jsonl.gz`` holds SPEC §9 cases made by ``make_package_cases.py``
+and answered by the real stack (``conform.mjs``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref.conform import answer
+
+CASES = Path(__file__).parent / "data" / "api" / "package_cases.jsonl.gz"
+with gzip.open(CASES, "rt", encoding="utf-8") as lines:
+    VECTORS = [json.loads(line) for line in lines if line.strip()]
+
+
+def describe(case: dict[str, Any]) -> str:
+    shown = {k: case[k] for k in ("config", "limit", "query", "references") if k in case}
+    if case["op"] == "direct":
+        shown["texts"] = [message["content"][0]["text"][:40] for message in case["messages"]]
+    return f"{case['op']} {json.dumps(shown, ensure_ascii=False)[:120]}"
+
+
+def test_the_set_covers_every_rule() -> None:
+    codes = {vector["expect"].get("error", {}).get("code") for vector in VECTORS}
+    assert {
+        f"SESSION_REFERENCE_{c}"
+        for c in (
+            "INVALID_CONFIG",
+            "INVALID_REFERENCE",
+            "SELF_REFERENCE",
+            "TOO_MANY",
+            "READ_FAILED",
+        )
+    } <= codes
+    assert {vector["case"]["op"] for vector in VECTORS} == {"prepare", "direct", "candidates"}
+
+
+@pytest.mark.parametrize("vector", VECTORS, ids=[describe(v["case"]) for v in VECTORS])
+def test_package_answer(vector: dict[str, Any]) -> None:
+    have = json.loads(json.dumps(answer(vector["case"])))
+    assert have == vector["expect"]
