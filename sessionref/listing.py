@@ -51,10 +51,16 @@ def _rank(header: SessionHeader, target: Target) -> int:
     return 0 if header.cwd == target.cwd else 2
 
 
-def _matches(header: SessionHeader, label: str, needle: str) -> bool:
-    """Whether the id, cwd or label contains the (lower-cased) query, as JavaScript finds it."""
+def _matches(header: SessionHeader, label: object, needle: str) -> bool:
+    """Whether the id, cwd or label contains the (lower-cased) query, as JavaScript finds it.
+
+    A title that is not a string (a log may hold one) is not searched; the package throws.
+
+    >>> _matches(SessionHeader("s-1", 0, cwd="/Work"), 7, "work")
+    True
+    """
     texts = (header.id, header.cwd, label)
-    return any(text is not None and js_includes(js_lower(text), needle) for text in texts)
+    return any(isinstance(text, str) and js_includes(js_lower(text), needle) for text in texts)
 
 
 def _listed(store: SessionStore) -> list[SessionHeader]:
