@@ -14,10 +14,10 @@ from sessionref import MemoryStore, SessionReferenceError, SessionReferenceResol
 from sessionref.batch.core import check_options
 from sessionref.errors import INVALID_CONFIG, INVALID_REFERENCE, READ_FAILED, TOO_MANY
 from sessionref.log.records import SessionHeader, SessionLog
-from tests.logs import assistant, header, user
+from tests.logs import header
 
 SESSIONS = [
-    {"header": header("a", 2, cwd="/w"), "events": [user(0, "hi"), assistant(1, "ok")]},
+    {"header": header("a", 2, cwd="/w"), "events": []},
     {"header": header("b", 1, cwd=None), "events": []},
 ]
 
