@@ -155,6 +155,15 @@ def cases(gen: Any) -> Iterator[Case]:
             if config:
                 case["config"] = config
             yield case
+    # between reference checks: every malformed mention first, then the messages in order
+    too_many = " ".join(mention(sid) for sid in [*ids, "s-delta"])
+    for first, second in (
+        (mention("target-session"), "@[x](dsh-session:e30)"),
+        (too_many, mention("target-session")),
+        (mention("target-session"), too_many),
+    ):
+        messages = [direct(first, number=1), direct(second, number=2)]
+        yield {"op": "direct", **base, "messages": messages, "placement": "after"}
     # candidate queries over ids and cwds that only JavaScript lower-cases
     for upper, lower in NEW_LETTERS:
         fresh = [
