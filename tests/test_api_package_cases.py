@@ -40,7 +40,12 @@ def test_the_set_covers_every_rule() -> None:
             "READ_FAILED",
         )
     } <= codes
-    assert {vector["case"]["op"] for vector in VECTORS} == {"prepare", "direct", "candidates"}
+    assert {vector["case"]["op"] for vector in VECTORS} == {
+        "prepare",
+        "direct",
+        "candidates",
+        "format",
+    }
 
 
 @pytest.mark.parametrize("vector", VECTORS, ids=[describe(v["case"]) for v in VECTORS])

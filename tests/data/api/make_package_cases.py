@@ -164,6 +164,13 @@ def cases(gen: Any) -> Iterator[Case]:
     ):
         messages = [direct(first, number=1), direct(second, number=2)]
         yield {"op": "direct", **base, "messages": messages, "placement": "after"}
+    # a mention is formatted unchecked: a missing or null label is the id
+    for ref in (
+        {"sessionId": "s-alpha", "label": None},
+        {"sessionId": "a]b"},
+        {"sessionId": "x", "label": "]"},
+    ):
+        yield {"op": "format", "ref": ref}
     # candidate queries over ids and cwds that only JavaScript lower-cases
     for upper, lower in NEW_LETTERS:
         fresh = [
