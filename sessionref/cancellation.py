@@ -1,4 +1,4 @@
-"""Cancel tokens, and work run in threads that settles against one (SPEC §6).
+"""Cancel tokens, and work run in threads that settles against one (docs/api.md §Cancellation).
 
 A call that reads sessions must settle at once when its caller cancels, even while a read
 hangs (a slow disk, a hung network mount). So :func:`settle` runs each read in a daemon

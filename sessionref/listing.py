@@ -1,4 +1,4 @@
-"""The listing order of a store, and the candidates a user may reference (SPEC §6).
+"""The listing order of a store, and the candidates a user may reference (docs/api.md §Candidates).
 
 Listing and title reads are settled against the caller's cancel token, as the package races
 them against its signal.

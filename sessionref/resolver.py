@@ -1,6 +1,6 @@
 """Policy: which references a prompt may make, reading them, and the context they yield.
 
-Errors are those of the published package, worded as it words them (SPEC §6, FINDINGS §E);
+Errors are those of the published package, worded as it words them (docs/api.md §Errors);
 the checks of what a caller passes are in :mod:`sessionref.rules`. Reads run in threads
 settled against the caller's cancel token (:mod:`sessionref.cancellation`).
 """
@@ -97,7 +97,7 @@ class SessionReferenceResolver:
         candidate_limit: float | None = None,
         max_reference_bytes: float | None = None,
     ) -> None:
-        """``None`` means the default; integral floats are integers (SPEC §6)."""
+        """``None`` means the default; integral floats are integers (docs/api.md §Configuration)."""
         self.store = store
         self.settings = check_config(
             max_references=max_references,
@@ -231,7 +231,7 @@ class SessionReferenceResolver:
         references: Iterable[object],
         cancel: CancelToken | None = None,
     ) -> PreparedContent:
-        """A deep copy of ``content`` and the context for ``references`` (SPEC §6)."""
+        """A deep copy of ``content`` and the context for ``references`` (docs/api.md §Prepare)."""
         copied = copy.deepcopy(list(content))
         return PreparedContent(copied, self.snapshot(target, references, cancel))
 
@@ -281,7 +281,8 @@ class SessionReferenceResolver:
         limit: float | None = None,
         cancel: CancelToken | None = None,
     ) -> list[Candidate]:
-        """Sessions a user may reference: newest first, same project first (SPEC §6).
+        """Sessions a user may reference: newest first, same project first
+        (docs/api.md §Candidates).
 
         ``limit`` defaults to the configured one; ``cancel`` is checked first, then raced
         against the listing and the title reads.

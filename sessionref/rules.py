@@ -1,8 +1,8 @@
 """The package's rules for what a caller passes: config values, limits, targets, references.
 
-Each check fails as the published package fails, in its order and with its wording (SPEC §6,
-FINDINGS §E). Counts are JavaScript numbers there: positive *safe* integers, integral floats
-included.
+Each check fails as the published package fails, in its order and with its wording
+(docs/api.md §Configuration, §Errors). Counts are JavaScript numbers there: positive *safe*
+integers, integral floats included.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Cancellation settles at once, as the published package's does (FINDINGS §E.1).
+"""Cancellation settles at once, as the published package's does (docs/api.md §Cancellation).
 
 ``tests/data/api/package_signals.json`` holds what the package answers in each scenario
 (``package_signals.mjs`` ran it with an AbortSignal against reads that hang or fail late);

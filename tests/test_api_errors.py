@@ -1,6 +1,6 @@
-"""Whatever a store raises is a coded error; counts are JavaScript safe integers (FINDINGS §E).
+"""Whatever a store raises is a coded error; counts are JavaScript safe integers (docs/api.md).
 
-Wording is the package's (FINDINGS §E.5); the wire cases are in test_api_package_cases.py.
+Wording is the package's (docs/api.md §Errors); the wire cases are in test_api_package_cases.py.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Config and limit values, reference checks and the failure order of direct messages, as the
-published package answers them: code *and* message (FINDINGS §E.3-5, D.5).
+published package answers them: code *and* message (docs/api.md §Configuration, §Errors,
+§Direct messages).
 
-``tests/data/api/package_cases.jsonl.gz`` holds SPEC §9 cases made by ``make_package_cases.py``
-and answered by the real stack (``conform.mjs``).
+``tests/data/api/package_cases.jsonl.gz`` holds conformance cases (docs/api.md §Conformance)
+made by ``make_package_cases.py`` and answered by the real stack (``conform.mjs``).
 """
 
 from __future__ import annotations

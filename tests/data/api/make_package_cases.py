@@ -1,4 +1,4 @@
-"""Writes the SPEC §9 cases behind tests/data/api/package_cases.jsonl (the package's API rules).
+"""Writes the conformance cases behind tests/data/api/package_cases.jsonl (the package's API rules).
 
 Config and limit values, reference checks and their wording, the failure order of direct
 messages and candidate queries that JavaScript lower-cases differently from Python. Sessions
