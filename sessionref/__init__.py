@@ -3,37 +3,96 @@
 >>> from sessionref import encode_session_reference_uri
 >>> encode_session_reference_uri("s-beta")
 'dsh-session:InMtYmV0YSI'
+
+Each name is imported from its module when first used, so ``import sessionref`` (and the
+command line's start-up) costs nothing until the library is used.
 """
 
-from sessionref.codecs import (
-    ParsedText,
-    Reference,
-    decode_session_reference_uri,
-    encode_session_reference_uri,
-    format_session_reference_mention,
-    parse_session_reference_text,
-    tag_safe_json,
-    utf8_length,
-)
-from sessionref.errors import SessionLogError, SessionReferenceError
-from sessionref.log.records import SessionHeader, SessionLog
-from sessionref.log.store import (
-    DirectoryStore,
-    MemoryStore,
-    SessionNotFound,
-    SessionStore,
-    StoreProblem,
-)
-from sessionref.resolver import SessionReferenceResolver
-from sessionref.types import (
-    Candidate,
-    ContextMessage,
-    MentionCandidate,
-    PreparedContent,
-    SourceStats,
-    Target,
-    TextBlock,
-)
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any, Final
+
+__version__ = "0.1.0"
+
+_HOMES: Final = {
+    "sessionref.codecs.uri": (
+        "ParsedText",
+        "Reference",
+        "decode_session_reference_uri",
+        "encode_session_reference_uri",
+        "format_session_reference_mention",
+        "parse_session_reference_text",
+    ),
+    "sessionref.codecs.jsjson": ("tag_safe_json",),
+    "sessionref.codecs.jsstring": ("utf8_length",),
+    "sessionref.errors": ("SessionLogError", "SessionReferenceError"),
+    "sessionref.log.records": ("SessionHeader", "SessionLog"),
+    "sessionref.log.store": (
+        "DirectoryStore",
+        "MemoryStore",
+        "SessionNotFound",
+        "SessionStore",
+        "StoreProblem",
+    ),
+    "sessionref.resolver": ("SessionReferenceResolver",),
+    "sessionref.types": (
+        "Candidate",
+        "ContextMessage",
+        "MentionCandidate",
+        "PreparedContent",
+        "SourceStats",
+        "Target",
+        "TextBlock",
+    ),
+}
+_HOME_OF: Final = {name: module for module, names in _HOMES.items() for name in names}
+
+if TYPE_CHECKING:
+    from sessionref.codecs.jsjson import tag_safe_json
+    from sessionref.codecs.jsstring import utf8_length
+    from sessionref.codecs.uri import (
+        ParsedText,
+        Reference,
+        decode_session_reference_uri,
+        encode_session_reference_uri,
+        format_session_reference_mention,
+        parse_session_reference_text,
+    )
+    from sessionref.errors import SessionLogError, SessionReferenceError
+    from sessionref.log.records import SessionHeader, SessionLog
+    from sessionref.log.store import (
+        DirectoryStore,
+        MemoryStore,
+        SessionNotFound,
+        SessionStore,
+        StoreProblem,
+    )
+    from sessionref.resolver import SessionReferenceResolver
+    from sessionref.types import (
+        Candidate,
+        ContextMessage,
+        MentionCandidate,
+        PreparedContent,
+        SourceStats,
+        Target,
+        TextBlock,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name from its module on first use (PEP 562)."""
+    home = _HOME_OF.get(name)
+    if home is None:
+        raise AttributeError(f"module 'sessionref' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_HOME_OF])
+
 
 __all__ = [
     "Candidate",

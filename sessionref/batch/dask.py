@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import functools
 import os
+import socket
 import uuid
-from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 try:
     import dask
@@ -34,8 +35,8 @@ from sessionref.batch.core import (
     check_options,
     fresh_target,
     listing_order,
-    process_context,
 )
+from sessionref.batch.local import worker_pool
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
@@ -45,6 +46,8 @@ from sessionref.types import Target
 __all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_bag"]
 
 DEFAULT_PARTITION_SIZE: Final = 16
+CONNECT_SECONDS: Final = 5.0
+"""How long reaching a ``distributed`` scheduler may take before the batch gives up."""
 
 
 @functools.lru_cache(maxsize=8)
@@ -122,11 +125,35 @@ def iter_partitions(bag: db.Bag, window: int, **compute: Any) -> Iterator[Any]:
             yield from items
 
 
+def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless a TCP scheduler address answers.
+
+    ``distributed`` itself retries a refused connection for 30 seconds; this fails at once.
+    Addresses of other transports are left to ``distributed``.
+
+    >>> check_reachable("tcp://127.0.0.1:9")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: cannot reach the dask scheduler tcp://127.0.0.1:9: Connection refused
+    """
+    parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme not in ("tcp", "tls"):
+        return
+    try:
+        with socket.create_connection((parts.hostname or "", parts.port or 8786), seconds):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        message = f"cannot reach the dask scheduler {address}: {reason}"
+        raise SessionReferenceError(message, INVALID_CONFIG) from None
+
+
 def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     from distributed import Client
 
+    check_reachable(address)
     try:
-        client = Client(address, set_as_default=False)  # type: ignore[no-untyped-call]
+        client = Client(address, set_as_default=False, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError) as exc:
         message = f"cannot connect to the dask scheduler {address}: {exc}"
         raise SessionReferenceError(message, INVALID_CONFIG) from None
@@ -136,10 +163,13 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
         yield from iter_partitions(bag, window, scheduler=client)
 
 
-def iter_bag(bag: db.Bag, *, workers: int = 1, scheduler: str | None = None) -> Iterator[Any]:
+def iter_bag(
+    bag: db.Bag, *, workers: int = 1, scheduler: str | None = None
+) -> Generator[Any, None, None]:
     """The bag's items in order, on a local scheduler or the ``distributed`` one at ``scheduler``.
 
-    Locally, one worker computes in this process; more run a pool of ``workers`` processes.
+    Locally, one worker computes in this process; more run a pool of ``workers`` processes,
+    which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt).
 
     >>> list(iter_bag(db.from_sequence(["a", "b"])))
     ['a', 'b']
@@ -149,5 +179,5 @@ def iter_bag(bag: db.Bag, *, workers: int = 1, scheduler: str | None = None) -> 
     elif workers == 1:
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:
-        with ProcessPoolExecutor(workers, mp_context=process_context()) as pool:
+        with worker_pool(workers) as pool:
             yield from iter_partitions(bag, workers, scheduler="processes", pool=pool)

@@ -8,10 +8,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import signal
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import TypeVar
+from typing import Any, Final, TypeVar
 
 from sessionref.batch.core import (
     BatchResult,
@@ -31,8 +33,60 @@ from sessionref.types import Target
 T = TypeVar("T")
 R = TypeVar("R")
 
+WORKER_EXIT_SECONDS: Final = 5.0
+"""How long an ended worker may take to go before it is killed."""
 
 _worker: Snapshotter | None = None
+
+
+def _ignore_interrupts_then(initializer: Callable[..., None] | None, *initargs: Any) -> None:
+    """Pool initializer: Ctrl-C is the parent's to handle, so a worker ignores SIGINT (the
+    terminal sends it to the whole process group) and is ended by the parent instead."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def end_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down without waiting for its work, and end its worker processes.
+
+    Used when the consumer stops early (an interrupt, an error, an abandoned iterator): a
+    plain ``shutdown(wait=True)`` would wait for every session in flight, and at exit the
+    interpreter waits for the pool's workers, which have no reason to stop.
+    """
+    processes = list((pool._processes or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(WORKER_EXIT_SECONDS)
+        if process.is_alive():  # pragma: no cover - a worker stuck in uninterruptible I/O
+            process.kill()
+            process.join()
+
+
+@contextlib.contextmanager
+def worker_pool(
+    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+) -> Iterator[ProcessPoolExecutor]:
+    """A process pool whose workers ignore SIGINT; ended at once unless the block completes.
+
+    >>> with worker_pool(1) as pool:
+    ...     pool.submit(pow, 2, 5).result()
+    32
+    """
+    pool = ProcessPoolExecutor(
+        workers,
+        mp_context=process_context(),
+        initializer=_ignore_interrupts_then,
+        initargs=(initializer, *initargs),
+    )
+    try:
+        yield pool
+    except BaseException:
+        end_pool(pool)
+        raise
+    pool.shutdown(wait=True)
 
 
 def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: Label) -> None:
@@ -77,20 +131,13 @@ def _pooled(
 ) -> Iterator[BatchResult]:
     """Results from a process pool of ``workers``, at most ``workers`` sessions in flight."""
     target = fresh_target(session_ids)
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=process_context(),
-        initializer=_start_worker,
-        initargs=(factory, max_bytes, target, label),
-    )
+    initargs = (factory, max_bytes, target, label)
+    with worker_pool(workers, _start_worker, initargs) as pool:
 
-    def submit(session_id: str) -> Future[BatchResult]:
-        return pool.submit(_run_in_worker, session_id)
+        def submit(session_id: str) -> Future[BatchResult]:
+            return pool.submit(_run_in_worker, session_id)
 
-    try:
         yield from ordered_window(submit, session_ids, workers)
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _sequential(
@@ -106,7 +153,7 @@ def _results(
     max_bytes: int,
     label: Label,
     workers: int,
-) -> Iterator[BatchResult]:
+) -> Generator[BatchResult, None, None]:
     ids = listing_order(store) if session_ids is None else list(session_ids)
     if workers == 1 or len(ids) <= 1:
         yield from _sequential(store, ids, max_bytes, label)
@@ -121,7 +168,7 @@ def build_snapshots(
     label: Label = "title",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
-) -> Iterator[BatchResult]:
+) -> Generator[BatchResult, None, None]:
     """A lazy iterator of every stored session's batch result, in listing order.
 
     Each result is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error": {"code",
@@ -129,7 +176,8 @@ def build_snapshots(
     its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
     process pool with at most ``workers`` sessions in flight (the store must pickle, or be a
     :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids taken in that order).
-    Options are checked at once; the store is listed on the first ``next()``.
+    Options are checked at once; the store is listed on the first ``next()``. Pool workers
+    ignore Ctrl-C; closing the iterator early (or an interrupt while it waits) ends them.
 
     >>> from sessionref.log.store import MemoryStore
     >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": [

@@ -6,45 +6,76 @@ import argparse
 import json
 import os
 import sys
-import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Generator
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Final
 
 import msgspec
+from tqdm import tqdm
 
-from sessionref.batch.core import ENGINES, LABELS, BatchResult, check_options, listing_order
+from sessionref.batch.core import ENGINES, BatchResult, listing_order
 from sessionref.batch.local import build_snapshots
+from sessionref.cli.common import (
+    OpenStore,
+    add_store_arguments,
+    config_error,
+    note,
+    positive_int,
+    quoted,
+)
+from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.log.store import DirectoryStore
-from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES
+
+DESCRIPTION = """\
+Snapshot every session of a store into a JSON-lines file, one line per session in listing
+order (newest first): {"sessionId", "label", "context"} as `snapshot --json` prints it, or
+{"sessionId", "error": {"code", "message"}}. A broken session does not stop the batch.
+
+The file appears when the batch is done; an interrupted batch (Ctrl-C) keeps the lines it
+finished, and --resume continues it.
+"""
+EPILOG = """\
+examples:
+  sessionref batch --root ~/.dsh/sessions --out snapshots.jsonl --workers 4
+  sessionref batch --root ~/.dsh/sessions --out snapshots.jsonl --resume
+  sessionref batch --root DIR --out FILE --engine dask --scheduler tcp://10.0.0.5:8786
+"""
+NAMED_FAILURES: Final = 3
+"""How many failed sessions the summary line names."""
 
 
-def positive_int(value: str) -> int:
-    """An argparse type: a positive integer.
-
-    >>> positive_int("3")
-    3
-    """
-    number = int(value)
-    if number < 1:
-        raise argparse.ArgumentTypeError("must be a positive integer")
-    return number
-
-
-def _config_error(message: str) -> SessionReferenceError:
-    return SessionReferenceError(message, INVALID_CONFIG)
-
-
-class ResumeState(msgspec.Struct, frozen=True):
-    """What an existing output file already holds."""
-
-    done: frozenset[str]
-    failures: int
-    intact_bytes: int
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref batch``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.set_defaults(parser=parser)
+    add_store_arguments(parser)
+    parser.add_argument("--out", required=True, metavar="FILE", help="the JSON-lines file to write")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="append to --out, skipping the sessions it already holds (a torn last line is "
+        "dropped)",
+    )
+    add_budget_argument(parser)
+    add_label_arguments(parser, explicit=False)
+    engine = parser.add_argument_group("engine")
+    engine.add_argument(
+        "--workers", type=positive_int, default=1, metavar="N", help="worker processes"
+    )
+    engine.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="local",
+        help="a process pool here, or a dask bag (needs the dask extra)",
+    )
+    engine.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the dask.distributed scheduler to run on (with --engine dask)",
+    )
 
 
 def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
@@ -54,8 +85,16 @@ def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
     except (ValueError, UnicodeDecodeError):
         value = None
     if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
-        raise _config_error(f"{path}: line {number} is not a batch result; cannot resume")
+        raise config_error(f"{path}: line {number} is not a batch result; cannot --resume")
     return value["sessionId"], "error" in value
+
+
+class ResumeState(msgspec.Struct, frozen=True):
+    """What an existing output file already holds."""
+
+    done: frozenset[str]
+    failures: int
+    intact_bytes: int
 
 
 def read_resume_state(path: Path) -> ResumeState:
@@ -86,7 +125,10 @@ def read_resume_state(path: Path) -> ResumeState:
 
 class OutputFile:
     """Where batch lines go: a temporary file renamed over ``path`` at the end, or ``path``
-    itself, appended to, when resuming. Nothing is renamed unless the batch completes.
+    itself, appended to, when resuming.
+
+    Nothing replaces ``path`` if the batch fails; an interrupted batch (``KeyboardInterrupt``)
+    that finished some lines puts them in ``path``, for ``--resume`` to continue.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -102,6 +144,7 @@ class OutputFile:
         self.path = path
         self.resume = resume
         self.state = read_resume_state(path) if resume else ResumeState(frozenset(), 0, 0)
+        self.lines = 0
         self._temporary: Path | None = None
         self._file: IO[bytes] | None = None
 
@@ -119,6 +162,7 @@ class OutputFile:
         """Write one line; a resumed file is flushed per line so an interruption loses none."""
         assert self._file is not None, "OutputFile used outside its with block"
         self._file.write(line)
+        self.lines += 1
         if self.resume:
             self._file.flush()
 
@@ -129,145 +173,146 @@ class OutputFile:
         trace: TracebackType | None,
     ) -> None:
         assert self._file is not None
+        keep = kind is None or (kind is KeyboardInterrupt and self.lines > 0)
         try:
-            if kind is None and self._temporary is not None:
+            if keep and self._temporary is not None:
                 self._file.flush()
                 os.fsync(self._file.fileno())
         finally:
             self._file.close()
             if self._temporary is not None:
                 try:
-                    if kind is None:
+                    if keep:
                         os.replace(self._temporary, self.path)
                 finally:
                     self._temporary.unlink(missing_ok=True)
 
 
-class Progress:
-    """A ``done/total`` bar with the rate, redrawn on a terminal at most 10 times a second.
+class Tally(msgspec.Struct):
+    """What a batch run did, for its summary line."""
+
+    sessions: int
+    earlier: int
+    earlier_failures: int
+    written: int = 0
+    failed: list[str] = msgspec.field(default_factory=list)
+
+    def count(self, result: BatchResult) -> None:
+        """Count one result written."""
+        self.written += 1
+        if "error" in result:
+            self.failed.append(result["sessionId"])
+
+    @property
+    def failures(self) -> int:
+        """Failed sessions in the output file, this run's and earlier ones."""
+        return self.earlier_failures + len(self.failed)
+
+    def summary(self, out: Path) -> str:
+        """``N sessions: W written, F failed → FILE``, naming the first failures.
+
+        >>> tally = Tally(5, 1, 0)
+        >>> for result in ({"sessionId": "a", "error": {}}, {"sessionId": "b", "context": {}}):
+        ...     tally.count(result)  # type: ignore[arg-type]
+        >>> tally.summary(Path("out.jsonl"))
+        '5 sessions: 1 already in the file, 2 written, 1 failed → out.jsonl (failed: "a")'
+        """
+        earlier = f"{self.earlier} already in the file, " if self.earlier else ""
+        line = f"{self.sessions} sessions: {earlier}{self.written} written, "
+        line += f"{len(self.failed)} failed → {out}"
+        if self.failed:
+            named = ", ".join(quoted(session_id) for session_id in self.failed[:NAMED_FAILURES])
+            more = len(self.failed) - NAMED_FAILURES
+            line += f" (failed: {named}{f' and {more} more' if more > 0 else ''})"
+        if self.earlier_failures:
+            line += f"; {self.earlier_failures} failed in an earlier run"
+        return line
+
+    def interrupted(self, out: Path, resume: bool) -> str:
+        """The one line an interrupted run prints.
+
+        >>> Tally(9, 0, 0).interrupted(Path("o"), False)
+        'interrupted before any session was done: o is unchanged'
+        """
+        done = self.earlier + self.written
+        if not self.written and not resume:
+            return f"interrupted before any session was done: {out} is unchanged"
+        return (
+            f"interrupted: {done} of {self.sessions} sessions are in {out}; "
+            "run the same command with --resume to do the rest"
+        )
+
+
+def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
+    """A progress bar on ``stream`` when it is a terminal; silent otherwise.
 
     >>> import io
-    >>> class Tty(io.StringIO):
-    ...     def isatty(self) -> bool: return True
-    >>> stream = Tty()
-    >>> with Progress(2, stream, width=4) as bar:
-    ...     bar.advance(); bar.advance()
-    >>> stream.getvalue().split("\\r")[-1].split("  ")[:2]
-    ['[####]', '2/2']
-    >>> with Progress(2, io.StringIO()) as bar:  # not a terminal: silent
-    ...     bar.advance()
+    >>> with progress_bar(2, io.StringIO()) as bar:
+    ...     bar.update()
+    ...     bar.disable
+    True
     """
-
-    def __init__(self, total: int, stream: IO[str], *, width: int = 30) -> None:
-        self.total = total
-        self.done = 0
-        self.width = width
-        self.stream = stream if stream.isatty() else None
-        self.started = self.drawn = time.monotonic()
-        self.shown = -1
-
-    def __enter__(self) -> Progress:
-        self._draw()
-        return self
-
-    def advance(self) -> None:
-        """Count one finished session."""
-        self.done += 1
-        if self.done == self.total or time.monotonic() - self.drawn >= 0.1:
-            self._draw()
-
-    def _draw(self) -> None:
-        if self.stream is None:
-            return
-        self.drawn, self.shown = time.monotonic(), self.done
-        rate = self.done / max(self.drawn - self.started, 1e-9)
-        filled = self.width * self.done // max(self.total, 1)
-        bar = "#" * filled + "-" * (self.width - filled)
-        self.stream.write(f"\r[{bar}]  {self.done}/{self.total}  {rate:.1f} sessions/s")
-        self.stream.flush()
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self.stream is not None:
-            if self.shown != self.done:
-                self._draw()
-            self.stream.write("\n")
-            self.stream.flush()
+    return tqdm(
+        total=total,
+        file=stream,
+        disable=not stream.isatty(),
+        unit="session",
+        dynamic_ncols=True,
+        smoothing=0.1,
+    )
 
 
-def _engine_results(
-    args: argparse.Namespace, store: DirectoryStore, ids: list[str]
-) -> Iterator[BatchResult]:
+def engine_results(
+    args: argparse.Namespace, opened: OpenStore, ids: list[str]
+) -> Generator[BatchResult, None, None]:
     """The results of ``ids`` from the engine the command line asked for."""
     if args.engine == "local":
         return build_snapshots(
-            store,
+            opened.store,
             max_reference_bytes=args.max_bytes,
-            label=args.label,
+            label=args.label_from,
             workers=args.workers,
             session_ids=ids,
         )
     try:
+        # Only here: dask is an optional dependency, and heavy to import.
         from sessionref.batch import dask as dask_engine
     except ImportError as exc:
-        raise _config_error(str(exc)) from None
+        raise config_error(f"--engine dask: {exc}") from None
     bag = dask_engine.snapshots_bag(
-        store, max_reference_bytes=args.max_bytes, label=args.label, session_ids=ids
+        opened.store, max_reference_bytes=args.max_bytes, label=args.label_from, session_ids=ids
     )
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
 
 
-def run_batch(args: argparse.Namespace) -> int:
-    """Snapshot every stored session into a JSON-lines file (exit 1 if any failed)."""
-    if args.scheduler is not None and args.engine == "local":
+def run(args: argparse.Namespace) -> int:
+    """Snapshot every session of a store into a JSON-lines file (exit 1 if any failed)."""
+    if args.scheduler is not None and args.engine != "dask":
         args.parser.error("--scheduler needs --engine dask")
-    args.engine = args.engine or ("dask" if args.scheduler else "local")
-    check_options(args.max_bytes, args.label, args.workers)
-    root = Path(args.root)
-    if not root.is_dir():
-        raise _config_error(f"session store {str(root)!r} is not a directory")
-    store = DirectoryStore(root)
-    ids = listing_order(store)  # also where the store finds each log: it is not scanned again
+    opened = OpenStore.of(args)
+    ids = listing_order(opened.listed)
     out = Path(args.out)
+    tally = Tally(len(ids), 0, 0)
     try:
         with OutputFile(out, resume=args.resume) as output:
-            todo = [session_id for session_id in ids if session_id not in output.state.done]
-            failures = output.state.failures
-            with Progress(len(todo), sys.stderr) as progress:
-                for result in _engine_results(args, store, todo):
-                    output.write(js_json(result) + b"\n")
-                    failures += "error" in result
-                    progress.advance()
+            done = output.state.done
+            todo = [session_id for session_id in ids if session_id not in done]
+            tally.earlier, tally.earlier_failures = len(ids) - len(todo), output.state.failures
+            results = engine_results(args, opened, todo)
+            try:
+                with progress_bar(len(todo), sys.stderr) as bar:
+                    for result in results:
+                        output.write(js_json(result) + b"\n")
+                        tally.count(result)
+                        bar.update()
+            finally:
+                results.close()
+    except KeyboardInterrupt:
+        note(tally.interrupted(out, args.resume))
+        return 130
     except OSError as exc:
-        raise _config_error(f"cannot write {out}: {exc.strerror or exc}") from None
-    return 1 if failures else 0
-
-
-def add_batch_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Register ``sessionref batch`` on the subcommands of the ``sessionref`` parser.
-
-    >>> parser = argparse.ArgumentParser(prog="sessionref")
-    >>> add_batch_command(parser.add_subparsers(dest="command"))
-    >>> args = parser.parse_args(["batch", "--root", "r", "--out", "o", "--workers", "2"])
-    >>> args.workers, args.engine, args.label, args.resume
-    (2, None, 'title', False)
-    """
-    batch = commands.add_parser("batch", help=(run_batch.__doc__ or "").strip())
-    batch.set_defaults(run=run_batch, parser=batch)
-    batch.add_argument("--root", required=True, help="the DSH session store directory")
-    batch.add_argument("--out", required=True, help="the JSON-lines file to write")
-    batch.add_argument(
-        "--max-bytes",
-        type=positive_int,
-        default=DEFAULT_MAX_REFERENCE_BYTES,
-        metavar="N",
-        help="budget of each snapshot",
-    )
-    batch.add_argument(
-        "--workers", type=positive_int, default=1, metavar="N", help="worker processes (default 1)"
-    )
-    batch.add_argument("--engine", choices=ENGINES, help="local (default) or dask")
-    batch.add_argument(
-        "--scheduler", metavar="ADDRESS", help="a dask.distributed scheduler (dask engine)"
-    )
-    batch.add_argument("--resume", action="store_true", help="append, skipping ids in --out")
-    batch.add_argument("--label", choices=LABELS, default="title", help="title (default) or id")
+        raise config_error(f"--out {out}: {exc.strerror or exc}") from None
+    note(tally.summary(out))
+    if not args.verbose:
+        opened.report_problems()
+    return 1 if tally.failures else 0

@@ -1,0 +1,112 @@
+"""``sessionref candidates``: the sessions a prompt could mention, as a picker would list them."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from sessionref.cli.common import (
+    OpenStore,
+    add_store_arguments,
+    note,
+    positive_int,
+    quoted,
+    session_id_argument,
+    write_bytes,
+    write_text,
+)
+from sessionref.codecs.jsjson import js_json
+from sessionref.resolver import DEFAULT_CANDIDATE_LIMIT, SessionReferenceResolver
+from sessionref.types import Candidate, Target
+
+DESCRIPTION = """\
+List the sessions a prompt could mention, as a mention picker would.
+
+Order: sessions of the project given by --cwd first, then sessions without a cwd, then
+those of other projects; within each group newest first (equal times by id). --query
+keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
+Labels are titles (the id when a session has none).
+"""
+EPILOG = """\
+examples:
+  sessionref candidates --root ~/.dsh/sessions --cwd "$PWD"
+  sessionref candidates --root ~/.dsh/sessions --query auth --limit 5 --json
+"""
+COLUMNS = ("CREATED (UTC)", "ID", "CWD", "LABEL")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref candidates``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    add_store_arguments(parser)
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="the project the prompt is written in: listed first"
+    )
+    parser.add_argument(
+        "--query", metavar="Q", default="", help="keep sessions whose id, cwd or title has Q"
+    )
+    parser.add_argument(
+        "--limit",
+        type=positive_int,
+        default=DEFAULT_CANDIDATE_LIMIT,
+        metavar="N",
+        help="list at most N sessions",
+    )
+    parser.add_argument(
+        "--target", metavar="ID", help="the session the prompt is written in (not listed)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print a JSON array, each with its mention"
+    )
+
+
+def printable(text: str) -> str:
+    """``text`` on one line: control and other unprintable characters become spaces.
+
+    >>> printable("a\\tb\\nc")
+    'a b c'
+    """
+    return "".join(c if c.isprintable() else " " for c in text)
+
+
+def table(candidates: Sequence[Candidate]) -> str:
+    """Candidates as aligned columns under a header line.
+
+    >>> print(table([Candidate("s-1", "Fix CI", "/w", 0)]), end="")
+    CREATED (UTC)     ID   CWD  LABEL
+    1970-01-01 00:00  s-1  /w   Fix CI
+    """
+    rows = [COLUMNS] + [
+        (
+            f"{datetime.fromtimestamp(c.created_at / 1000, tz=timezone.utc):%Y-%m-%d %H:%M}",
+            printable(c.session_id),
+            printable(c.cwd or "-"),
+            printable(c.label),
+        )
+        for c in candidates
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    return "".join(
+        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]) + "\n"
+        for row in rows
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """List the sessions a prompt could mention."""
+    target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
+    opened = OpenStore.of(args)
+    resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
+    found = resolver.mention_candidates(Target(target_id, args.cwd), args.query, args.limit)
+    if args.json:
+        write_bytes(js_json(found) + b"\n")
+    elif found:
+        write_text(table(found))
+    if not found:
+        note(f"(no sessions match {quoted(args.query)})" if args.query else "(no sessions)")
+    if not args.verbose:
+        opened.report_problems()
+    return 0

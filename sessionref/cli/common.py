@@ -1,0 +1,284 @@
+"""What the commands share: option types, the store check, output, errors in command-line terms."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
+from sessionref.errors import (
+    BUDGET_EXCEEDED,
+    INVALID_CONFIG,
+    READ_FAILED,
+    SessionReferenceError,
+)
+from sessionref.log.records import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    SessionHeader,
+    SessionLog,
+)
+from sessionref.log.store import (
+    DirectoryStore,
+    SessionNotFound,
+    SessionStore,
+    StoreProblem,
+)
+
+LABEL_SOURCES: Final = ("title", "id")
+
+
+def positive_int(value: str) -> int:
+    """An argparse type: a positive integer, said in those words when it is not one.
+
+    >>> positive_int("3")
+    3
+    >>> positive_int("x")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'x' is not a positive integer
+    """
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive integer")
+    return number
+
+
+def session_id_argument(value: str) -> str:
+    """A session named by its id or by its ``dsh-session:`` URI.
+
+    >>> session_id_argument("dsh-session:InMtYmV0YSI"), session_id_argument("plain")
+    ('s-beta', 'plain')
+    """
+    return decode_session_reference_uri(value) if value.startswith(SCHEME) else value
+
+
+def quoted(text: str) -> str:
+    """A session id or text as JSON quotes it: safe to print, however odd.
+
+    >>> quoted('a "b"\\n')
+    '"a \\\\"b\\\\"\\\\n"'
+    """
+    return js_json(text).decode("utf-8")
+
+
+def write_text(text: str) -> None:
+    """Write UTF-8 to stdout whatever the locale; a lone surrogate shows as U+FFFD."""
+    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
+
+
+def write_bytes(data: bytes) -> None:
+    """Write bytes to stdout as they are."""
+    sys.stdout.buffer.write(data)
+
+
+def note(text: str) -> None:
+    """One line on stderr that is not an error (a hint, a summary)."""
+    sys.stderr.buffer.write(f"{text}\n".encode("utf-8", "replace"))
+    sys.stderr.flush()
+
+
+def config_error(message: str) -> SessionReferenceError:
+    """A ``SESSION_REFERENCE_INVALID_CONFIG`` error: the command line asked for the impossible."""
+    return SessionReferenceError(message, INVALID_CONFIG)
+
+
+def add_store_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--root`` and the options every command reading a store takes."""
+    store = parser.add_argument_group("session store")
+    store.add_argument(
+        "--root", required=True, metavar="DIR", help="the DSH session store directory"
+    )
+    store.add_argument(
+        "--max-log-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_DECOMPRESSED_BYTES,
+        metavar="N",
+        help="a log larger than this (decompressed) is a read failure",
+    )
+    store.add_argument(
+        "--max-line-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help="a log with a longer line is a read failure",
+    )
+    store.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="list every log the store passed over, and why",
+    )
+
+
+def check_root(root: Path) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless ``root`` is a directory.
+
+    >>> check_root(Path("/nonexistent"))
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --root /nonexistent: no such directory
+    """
+    if not root.exists():
+        raise config_error(f"--root {root}: no such directory")
+    if not root.is_dir():
+        raise config_error(f"--root {root}: not a directory")
+
+
+def problems_hint(problems: Sequence[StoreProblem]) -> str:
+    """How many logs were passed over, for a one-line message ('' when none).
+
+    >>> problems_hint([StoreProblem("a", "x"), StoreProblem("b", "y")])
+    '2 logs passed over (--verbose lists them)'
+    """
+    if not problems:
+        return ""
+    count = len(problems)
+    return f"{count} log{'s' if count > 1 else ''} passed over (--verbose lists them)"
+
+
+class ListedStore:
+    """A store whose listing was taken once: ``headers()`` does not scan the root again.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> memory = MemoryStore([{"header": {"id": "s", "createdAt": 1}}])
+    >>> listed = ListedStore(memory, memory.headers())
+    >>> [h.id for h in listed.headers()], listed.title("s")
+    (['s'], None)
+    """
+
+    def __init__(self, store: SessionStore, headers: list[SessionHeader]) -> None:
+        self.store = store
+        self._headers = headers
+
+    def headers(self) -> list[SessionHeader]:
+        """The headers listed when the store was opened."""
+        return list(self._headers)
+
+    def read(self, session_id: str) -> SessionLog:
+        """The session's log, from the store."""
+        return self.store.read(session_id)
+
+    def title(self, session_id: str) -> str | None:
+        """The session's latest title, from the store."""
+        return self.store.title(session_id)
+
+
+class OpenStore:
+    """The store a command reads, checked: the root exists, is a directory, holds DSH logs.
+
+    It is listed once, here; ``listed`` serves that listing to the resolver, and reads find
+    each log where the listing found it.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        verbose: bool = False,
+    ) -> None:
+        path = Path(root).expanduser()
+        check_root(path)
+        self.store = DirectoryStore(path, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+        self.listed = ListedStore(self.store, self.store.headers())
+        self.problems = self.store.problems()
+        if not self.listed.headers() and not self.problems and _has_entries(path):
+            raise config_error(
+                f"--root {path}: not a DSH session store "
+                "(no session.jsonl or session.jsonl.zstd two levels down)"
+            )
+        if verbose:
+            for problem in self.problems:
+                note(f"passed over {problem.path}: {problem.message}")
+
+    @classmethod
+    def of(cls, args: argparse.Namespace) -> OpenStore:
+        """The store the options of :func:`add_store_arguments` name."""
+        return cls(
+            args.root,
+            max_bytes=args.max_log_bytes,
+            max_line_bytes=args.max_line_bytes,
+            verbose=args.verbose,
+        )
+
+    def report_problems(self) -> None:
+        """Without ``--verbose``, one line saying how many logs were passed over, if any."""
+        hint = problems_hint(self.problems)
+        if hint:
+            note(f"note: {hint}")
+
+    def where(self, session_id: str) -> str:
+        """The log file of a session, for a message ('' when it is not in the store)."""
+        try:
+            return str(self.store.path_of(session_id))
+        except SessionNotFound:
+            return ""
+
+    def in_cli_terms(self, error: SessionReferenceError, references: Sequence[Reference]) -> str:
+        """The message of an error raised while snapshotting ``references``, worded for the
+        command line: option names instead of API names, the session, its file."""
+        return in_cli_terms(error, references, self)
+
+
+def _has_entries(root: Path) -> bool:
+    try:
+        with os.scandir(root) as entries:
+            return any(True for _ in entries)
+    except OSError:
+        return False
+
+
+_BUDGET = re.compile(r"referenced session (?P<id>.*) does not fit in maxReferenceBytes (?P<n>\d+)")
+_READ_FAILED_PREFIX: Final = "failed to read referenced session: "
+
+
+def in_cli_terms(
+    error: SessionReferenceError, references: Sequence[Reference], store: OpenStore | None
+) -> str:
+    """An API error message as the command line words it.
+
+    >>> refs = [Reference("x", "x")]
+    >>> budget = SessionReferenceError(
+    ...     "referenced session 'x' does not fit in maxReferenceBytes 100", BUDGET_EXCEEDED)
+    >>> in_cli_terms(budget, refs, None)
+    '--max-bytes 100 is too small for session "x": even cut short, its snapshot needs more'
+    >>> read = SessionReferenceError(
+    ...     "failed to read referenced session: seq gap: expected 2, found 3", READ_FAILED)
+    >>> in_cli_terms(read, refs, None)
+    'cannot read session "x": seq gap: expected 2, found 3'
+    """
+    message = error.message
+    budget = _BUDGET.fullmatch(message)
+    if error.code == BUDGET_EXCEEDED and budget is not None:
+        named = budget["id"]
+        for reference in references:
+            if repr(reference.session_id) == named:
+                named = quoted(reference.session_id)
+        return (
+            f"--max-bytes {budget['n']} is too small for session {named}: "
+            "even cut short, its snapshot needs more"
+        )
+    if error.code == READ_FAILED and message.startswith(_READ_FAILED_PREFIX):
+        cause = message.removeprefix(_READ_FAILED_PREFIX)
+        if cause.startswith("session ") and cause.endswith(" not found") and store is not None:
+            hint = problems_hint(store.problems)
+            return f"{cause} in --root {store.store.root}" + (f"; {hint}" if hint else "")
+        if len(references) != 1:
+            return f"cannot read a session: {cause}"
+        session_id = references[0].session_id
+        where = store.where(session_id) if store is not None else ""
+        return f"cannot read session {quoted(session_id)}" + (
+            f" from {where}: {cause}" if where else f": {cause}"
+        )
+    return message

@@ -1,0 +1,75 @@
+"""``sessionref demo``: the sample store shipped inside the package, listed and snapshotted."""
+
+from __future__ import annotations
+
+import argparse
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+import msgspec
+
+from sessionref.cli.candidates import table
+from sessionref.cli.common import OpenStore, write_bytes, write_text
+from sessionref.cli.snapshot import add_budget_argument, context_for, print_context
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import Reference
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.types import ContextMessage, Target
+
+SAMPLE_TARGET: Final = "sample-new-session"
+SAMPLE_CWD: Final = "/home/dev/payments-api"
+DEMO_MAX_BYTES: Final = 2048
+EPILOG = """\
+examples:
+  sessionref demo
+  sessionref demo --max-bytes 600 --json
+"""
+
+
+def sample_root() -> Path:
+    """The sample store shipped inside the package."""
+    return Path(str(resources.files("sessionref") / "sample"))
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref demo``."""
+    parser.description = (
+        "Snapshot the sample store shipped inside the package, as a host would for a new\n"
+        f"prompt in {SAMPLE_CWD} that mentions its two first candidates."
+    )
+    parser.epilog = EPILOG
+    add_budget_argument(parser)
+    parser.set_defaults(max_bytes=DEMO_MAX_BYTES)
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help='print one JSON object: {"candidates": [...], "context": {...}}',
+    )
+
+
+def _stats_lines(context: ContextMessage) -> str:
+    return "".join(
+        f"\n{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
+        f"messages, omitted {stats.omitted_bytes} bytes{', compacted' if stats.compacted else ''}"
+        for stats in context.source.references
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Snapshot the sample store's sessions, as a host would for a new prompt."""
+    opened = OpenStore(sample_root())
+    target = Target(SAMPLE_TARGET, SAMPLE_CWD)
+    found = SessionReferenceResolver(opened.listed).mention_candidates(target)
+    references = [Reference(c.session_id, c.label) for c in found[:2]]
+    context = context_for(opened, references, max_bytes=args.max_bytes, label_from_title=False)
+    if args.json:
+        document = {"candidates": msgspec.to_builtins(found), "context": context}
+        write_bytes(js_json(document) + b"\n")
+        return 0
+    write_text("Sessions in the sample store (this project first, newest first):\n\n")
+    write_text(table(found))
+    write_text(f"\nSnapshot of the first two, within {args.max_bytes} bytes each:\n\n")
+    print_context(context, as_json=False)
+    write_text((_stats_lines(context) if context is not None else "") + "\n")
+    return 0

@@ -1,0 +1,148 @@
+"""``sessionref snapshot``: the context message a prompt mentioning some sessions would get."""
+
+from __future__ import annotations
+
+import argparse
+import uuid
+from collections.abc import Sequence
+
+from sessionref.cli.common import (
+    LABEL_SOURCES,
+    OpenStore,
+    add_store_arguments,
+    positive_int,
+    session_id_argument,
+    write_bytes,
+    write_text,
+)
+from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import Reference
+from sessionref.errors import SessionReferenceError
+from sessionref.resolver import (
+    DEFAULT_MAX_REFERENCE_BYTES,
+    MAX_REFERENCES_LIMIT,
+    FittedSource,
+    SessionReferenceResolver,
+    distinct_references,
+)
+from sessionref.types import ContextMessage, Target
+
+DESCRIPTION = f"""\
+Print the prompt a model gets for a message that mentions SESSION (up to {MAX_REFERENCES_LIMIT}):
+each session's conversation, cut to --max-bytes, in one tag-safe <referenced-sessions> block.
+Sessions are labelled by their latest title unless --label or --label-from id says otherwise.
+"""
+EPILOG = """\
+examples:
+  sessionref snapshot --root ~/.dsh/sessions 7f3c1e2a-auth-refactor
+  sessionref snapshot --root ~/.dsh/sessions --max-bytes 8192 --json a-session another
+  sessionref snapshot --root DIR --label "the auth work" 'dsh-session:Ijdm...'
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref snapshot``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.add_argument(
+        "sessions",
+        nargs="+",
+        metavar="SESSION",
+        help="a session id, or its dsh-session: URI (for ids a shell cannot pass)",
+    )
+    add_store_arguments(parser)
+    add_budget_argument(parser)
+    add_label_arguments(parser)
+    parser.add_argument(
+        "--target", metavar="ID", help="the session the prompt is written in (never referenced)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the whole context message as JSON"
+    )
+
+
+def add_budget_argument(parser: argparse.ArgumentParser) -> None:
+    """``--max-bytes``: the budget of each session's snapshot."""
+    parser.add_argument(
+        "--max-bytes",
+        type=positive_int,
+        default=DEFAULT_MAX_REFERENCE_BYTES,
+        metavar="N",
+        help="the most bytes of JSON each session's snapshot may take",
+    )
+
+
+def add_label_arguments(parser: argparse.ArgumentParser, *, explicit: bool = True) -> None:
+    """``--label-from`` (how sessions are labelled) and, with ``explicit``, ``--label``."""
+    parser.add_argument(
+        "--label-from",
+        choices=LABEL_SOURCES,
+        default="title",
+        help="label each session by its latest title (its id when it has none) or by its id",
+    )
+    if explicit:
+        parser.add_argument(
+            "--label",
+            action="append",
+            metavar="TEXT",
+            help="the label of each SESSION, in order: once per session, or not at all",
+        )
+
+
+def references_of(args: argparse.Namespace) -> list[Reference]:
+    """The sessions named on the command line, each labelled by ``--label`` or its id."""
+    ids = [session_id_argument(value) for value in args.sessions]
+    labels = args.label or ids
+    if len(labels) != len(ids):
+        args.parser.error(f"--label is given {len(labels)} times for {len(ids)} sessions")
+    return [Reference(session_id, label) for session_id, label in zip(ids, labels, strict=True)]
+
+
+def context_for(
+    opened: OpenStore,
+    distinct: Sequence[Reference],
+    *,
+    max_bytes: int,
+    label_from_title: bool,
+) -> ContextMessage | None:
+    """The context message for references checked by ``distinct_references``, with errors
+    worded for the command line.
+
+    Sessions are read one by one in order, so a read failure names its session and file;
+    as in the library, every read failure comes before any budget failure.
+    """
+    if not distinct:
+        return None
+    resolver = SessionReferenceResolver(opened.store, max_reference_bytes=max_bytes)
+    sources: list[FittedSource] = []
+    for reference in distinct:
+        try:
+            sources += resolver.read_sources([reference], label_from_title=label_from_title)
+        except SessionReferenceError as exc:
+            raise SessionReferenceError(opened.in_cli_terms(exc, [reference]), exc.code) from None
+    try:
+        return resolver.render_sources(sources)
+    except SessionReferenceError as exc:
+        raise SessionReferenceError(opened.in_cli_terms(exc, distinct), exc.code) from None
+
+
+def print_context(context: ContextMessage | None, as_json: bool) -> None:
+    """The prompt, or with ``as_json`` the whole message, on stdout."""
+    if context is not None and as_json:
+        write_bytes(js_json(context) + b"\n")
+    elif context is not None:
+        write_text(context.prompt + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the snapshot of the named sessions."""
+    target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
+    references = distinct_references(Target(target_id), references_of(args), MAX_REFERENCES_LIMIT)
+    context = context_for(
+        OpenStore.of(args),
+        references,
+        max_bytes=args.max_bytes,
+        label_from_title=not args.label and args.label_from == "title",
+    )
+    print_context(context, args.json)
+    return 0
