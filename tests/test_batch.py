@@ -22,7 +22,7 @@ from sessionref.batch.core import (
 )
 from sessionref.batch.local import build_snapshots, ordered_window
 from sessionref.cli import main
-from sessionref.cli.batch import Progress
+from sessionref.cli.batch import progress_bar
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
@@ -163,12 +163,22 @@ def snapshot_cli(root: Path, session_id: str, label: str, capsys: Any) -> dict[s
     """What ``sessionref snapshot --json`` answers for one session: the context or the error."""
     uri = encode_session_reference_uri(session_id)
     argv = ["snapshot", "--root", str(root), "--max-bytes", str(MAX_BYTES), "--json"]
-    status = main([*argv, "--label", label, uri])
+    status = main([*argv, "--label-from", label, uri])
     captured = capsys.readouterr()
     if status == 0:
         return {"context": json.loads(captured.out)}
     code, message = captured.err.rstrip("\n").split(": ", 1)
     return {"error": {"code": code, "message": message}}
+
+
+def in_cli_terms(api: str, cli: str) -> None:
+    """The command line words an API error its own way, but says the same thing."""
+    if api.startswith("failed to read referenced session: "):
+        assert cli.startswith("cannot read session ")
+        assert cli.endswith(": " + api.removeprefix("failed to read referenced session: "))
+    else:
+        assert api.endswith(f"does not fit in maxReferenceBytes {MAX_BYTES}"), api
+        assert cli.startswith(f"--max-bytes {MAX_BYTES} is too small for session "), cli
 
 
 def without_id(context: dict[str, Any]) -> dict[str, Any]:
@@ -184,18 +194,25 @@ def test_each_line_is_what_snapshot_prints(
     store_root: Path, tmp_path: Path, label: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out.jsonl"
-    assert run_batch(store_root, out, "--max-bytes", str(MAX_BYTES), "--label", label) == 1
-    assert capsys.readouterr().err == ""  # not a terminal: no progress bar
+    assert run_batch(store_root, out, "--max-bytes", str(MAX_BYTES), "--label-from", label) == 1
+    failures = len(BROKEN) + (label == "title")
+    assert capsys.readouterr().err == (  # not a terminal: no progress bar, one summary line
+        f"{len(LISTING)} sessions: {len(LISTING)} written, {failures} failed → {out} "
+        f'(failed: "seq-gap", "garbage-line", "damaged-zstd"'
+        f"{' and 1 more' if label == 'title' else ''})\n"
+        "note: 1 log passed over (--verbose lists them)\n"
+    )
     lines = read_lines(out)
     assert [line["sessionId"] for line in lines] == LISTING
     failed = {line["sessionId"] for line in lines if "error" in line}
     assert failed == {*BROKEN, *([HUGE_TITLE] if label == "title" else [])}
     for line in lines:
         session_id = line["sessionId"]
-        expected = snapshot_cli(store_root, session_id, expected_label(session_id, label), capsys)
+        expected = snapshot_cli(store_root, session_id, label, capsys)
         if "error" in line:
             assert set(line) == {"sessionId", "error"}
-            assert line["error"] == expected["error"]
+            assert line["error"]["code"] == expected["error"]["code"]
+            in_cli_terms(line["error"]["message"], expected["error"]["message"])
             continue
         assert list(line) == ["sessionId", "label", "context"]
         assert line["label"] == expected_label(session_id, label)
@@ -310,7 +327,7 @@ def test_resume_refuses_a_file_that_is_not_batch_output(
     assert run_batch(store_root, out, "--resume") == 1
     assert (
         capsys.readouterr().err
-        == f"{INVALID_CONFIG}: {out}: line 1 is not a batch result; cannot resume\n"
+        == f"{INVALID_CONFIG}: {out}: line 1 is not a batch result; cannot --resume\n"
     )
     assert out.read_bytes() == b"hello\n{}\n"
 
@@ -343,46 +360,79 @@ def test_output_appears_only_when_complete(
     assert os.listdir(tmp_path) == ["out.jsonl"]
 
 
-def test_interrupt_leaves_no_temporary_file(
-    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def interrupt_at(call: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the batch (one process) snapshots its ``call``-th session."""
+    real = Snapshotter.__call__
+    calls = 0
+
     def interrupted(self: Snapshotter, session_id: str) -> BatchResult:
-        raise KeyboardInterrupt
+        nonlocal calls
+        calls += 1
+        if calls == call:
+            raise KeyboardInterrupt
+        return real(self, session_id)
 
     monkeypatch.setattr(Snapshotter, "__call__", interrupted)
-    assert run_batch(store_root, tmp_path / "out.jsonl") == 130
-    assert os.listdir(tmp_path) == []
+
+
+def test_an_interrupt_keeps_the_finished_lines_for_resume(
+    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"previous run\n")
+    interrupt_at(4, monkeypatch)
+    capsys.readouterr()
+    assert run_batch(store_root, out) == 130
+    assert capsys.readouterr().err == (
+        f"interrupted: 3 of {len(LISTING)} sessions are in {out}; "
+        "run the same command with --resume to do the rest\n"
+    )
+    assert out.read_bytes() == b"".join(full.read_bytes().splitlines(keepends=True)[:3])
+    assert sorted(os.listdir(tmp_path)) == ["full.jsonl", "out.jsonl"]
+    monkeypatch.undo()
+    assert run_batch(store_root, out, "--resume") == 1
+    assert out.read_bytes() == full.read_bytes()
+
+
+def test_an_interrupt_before_any_line_leaves_the_file_alone(
+    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"previous run\n")
+    interrupt_at(1, monkeypatch)
+    assert run_batch(store_root, out) == 130
+    err = capsys.readouterr().err
+    assert err == f"interrupted before any session was done: {out} is unchanged\n"
+    assert out.read_bytes() == b"previous run\n"
+    assert os.listdir(tmp_path) == ["out.jsonl"]
 
 
 @pytest.mark.parametrize(
-    ("root", "out", "message"),
+    ("out", "message"),
     [
-        ("missing", "out.jsonl", "session store {root!r} is not a directory"),
-        (".", "no-such-dir/out.jsonl", "cannot write {out}: No such file or directory"),
-        (".", "a-directory", "cannot write {out}: Is a directory"),
+        ("no-such-dir/out.jsonl", "--out {out}: No such file or directory"),
+        ("a-directory", "--out {out}: Is a directory"),
     ],
 )
 def test_errors_are_one_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], root: str, out: str, message: str
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], out: str, message: str
 ) -> None:
-    root_path, out_path = str(tmp_path / root), tmp_path / out
+    out_path = tmp_path / out
     (tmp_path / "a-directory").mkdir()
-    assert run_batch(Path(root_path), out_path) == 1
+    assert run_batch(store_root, out_path) == 1
     err = capsys.readouterr().err
-    assert err == f"{INVALID_CONFIG}: {message.format(root=root_path, out=out_path)}\n"
+    assert err == f"{INVALID_CONFIG}: {message.format(out=out_path)}\n"
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
 
 
-def test_an_empty_store_writes_an_empty_file(tmp_path: Path) -> None:
+def test_an_empty_store_writes_an_empty_file(tmp_path: Path, capsys: Any) -> None:
+    (tmp_path / "store").mkdir()
     out = tmp_path / "out.jsonl"
-    assert run_batch(tmp_path, out) == 0
+    assert run_batch(tmp_path / "store", out) == 0
     assert out.read_bytes() == b""
-
-
-def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
-    with pytest.raises(SystemExit) as exit_:
-        run_batch(tmp_path, tmp_path / "o", "--engine", "local", "--scheduler", "tcp://x:1")
-    assert exit_.value.code == 2
+    assert capsys.readouterr().err == f"0 sessions: 0 written, 0 failed → {out}\n"
 
 
 def test_progress_bar_only_on_a_terminal() -> None:
@@ -391,15 +441,13 @@ def test_progress_bar_only_on_a_terminal() -> None:
             return True
 
     screen = Terminal()
-    with Progress(3, screen, width=6) as bar:
+    with progress_bar(3, screen) as bar:
         for _ in range(3):
-            bar.advance()
-    final = screen.getvalue().rstrip("\n").rsplit("\r", 1)[-1]
-    assert final.startswith("[######]  3/3  ") and final.endswith(" sessions/s")
-    assert screen.getvalue().endswith("\n")
+            bar.update()
+    assert "3/3" in screen.getvalue().rsplit("\r", 1)[-1]
     quiet = io.StringIO()
-    with Progress(3, quiet) as bar:
-        bar.advance()
+    with progress_bar(3, quiet) as bar:
+        bar.update()
     assert quiet.getvalue() == ""
 
 

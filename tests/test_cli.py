@@ -1,21 +1,26 @@
-"""The command line as a user meets it: output, exit codes, one-line errors."""
+"""The command line as a user meets it: output, help, exit codes, one-line errors in its terms."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from sessionref.cli.app import main, sample_root
+from sessionref.cli.app import COMMANDS, build_parser, main
+from sessionref.cli.demo import sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
 from sessionref.testing.store import write_session_store
-from tests.logs import assistant, header, user
+from tests.logs import assistant, header, other, user
 
 AUTH = "7f3c1e2a-auth-refactor"
+AUTH_TITLE = "Refactor auth middleware to JWT"
+README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -26,56 +31,165 @@ def run(*args: str) -> subprocess.CompletedProcess[bytes]:
     )
 
 
+def one_error_line(done: subprocess.CompletedProcess[bytes], code: str) -> str:
+    """The message of the single ``CODE: message`` line a failed command printed."""
+    assert done.returncode == 1, done.stderr
+    assert done.stdout == b""
+    lines = done.stderr.decode("utf-8").splitlines()
+    assert len(lines) == 1 and lines[0].startswith(code + ": "), lines
+    return lines[0].removeprefix(code + ": ")
+
+
+def titled_store(root: Path) -> Path:
+    """Two sessions, one titled, plus a log whose header does not read."""
+    events = [user(0, "中文 🙂"), assistant(1, "é"), other(2, "session/title", data={"title": "T"})]
+    write_session_store(root, [{"header": header("s", cwd=None), "events": events}])
+    write_session_store(root, [{"header": header("u", cwd="/w"), "events": [user(0, "q")]}])
+    broken = root / "--w--" / "broken" / "session.jsonl"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"not a header\n")
+    return root
+
+
 def test_demo_prints_one_bounded_snapshot() -> None:
     done = run("demo")
     assert done.returncode == 0, done.stderr
     out = done.stdout.decode("utf-8")
     assert out.count("<referenced-sessions>") == 1
     assert out.count("</referenced-sessions>") == 1
-    assert "Refactor auth middleware to JWT" in out
+    assert AUTH_TITLE in out
     assert "\\u003c/referenced-sessions>" in out
 
 
+def test_demo_json_is_one_json_document() -> None:
+    done = run("demo", "--json")
+    assert done.returncode == 0, done.stderr
+    document = json.loads(done.stdout)
+    assert [c["sessionId"] for c in document["candidates"]][0] == AUTH
+    labels = [stats["label"] for stats in document["context"]["source"]["references"]]
+    assert labels == [c["label"] for c in document["candidates"][:2]]
+
+
 def test_snapshot_output_is_utf8_whatever_the_locale(tmp_path: Path) -> None:
-    log = {"header": header("s", cwd=None), "events": [user(0, "中文 🙂"), assistant(1, "é")]}
-    write_session_store(tmp_path, [log])
-    done = run("snapshot", "--root", str(tmp_path), "s")
+    done = run("snapshot", "--root", str(titled_store(tmp_path)), "s")
     assert done.returncode == 0, done.stderr
     prompt = done.stdout.decode("utf-8")
     assert prompt.startswith(PROMPT_PREFIX) and prompt.endswith("</referenced-sessions>\n")
     assert "中文 🙂" in prompt
 
 
-def test_sessions_by_uri_and_json_output(capsys: pytest.CaptureFixture[str]) -> None:
+def labels_of(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
+    assert main(["snapshot", "--json", *argv]) == 0
+    return [stats["label"] for stats in json.loads(capsys.readouterr().out)["source"]["references"]]
+
+
+def test_labels_by_title_by_default_as_batch_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = ["--root", str(titled_store(tmp_path))]
+    assert labels_of(capsys, *root, "s", "u") == ["T", "u"]
+    assert labels_of(capsys, *root, "--label-from", "id", "s", "u") == ["s", "u"]
+    assert labels_of(capsys, *root, "--label", "A", "--label", "B", "s", "u") == ["A", "B"]
+    with pytest.raises(SystemExit) as usage:
+        main(["snapshot", *root, "--label", "A", "s", "u"])
+    assert usage.value.code == 2
+    assert "--label is given 1 times for 2 sessions" in capsys.readouterr().err
+
+
+def test_sessions_by_uri() -> None:
     uri = encode_session_reference_uri(AUTH)
-    assert main(["snapshot", "--root", str(sample_root()), "--json", "--label", "auth", uri]) == 0
-    message = json.loads(capsys.readouterr().out)
-    assert message["role"] == "user" and message["id"]
-    (stats,) = message["source"]["references"]
-    assert stats["sessionId"] == AUTH and stats["label"] == "auth" and stats["compacted"]
+    done = run("snapshot", "--root", str(sample_root()), "--json", uri)
+    (stats,) = json.loads(done.stdout)["source"]["references"]
+    assert stats["sessionId"] == AUTH and stats["label"] == AUTH_TITLE and stats["compacted"]
 
 
 @pytest.mark.parametrize(
     ("args", "code"),
     [
-        (["snapshot", "--root", "/nonexistent", "missing"], "SESSION_REFERENCE_READ_FAILED"),
         (["snapshot", "--root", "/x", "dsh-session:!!"], "SESSION_REFERENCE_INVALID_REFERENCE"),
         (["snapshot", "--root", "/x", "a", "b", "c", "d"], "SESSION_REFERENCE_TOO_MANY"),
         (["snapshot", "--root", "/x", "--target", "a", "a"], "SESSION_REFERENCE_SELF_REFERENCE"),
     ],
 )
-def test_errors_are_one_line_and_exit_1(args: list[str], code: str) -> None:
-    done = run(*args)
-    assert done.returncode == 1
-    assert done.stdout == b""
-    lines = done.stderr.decode("utf-8").splitlines()
-    assert len(lines) == 1 and lines[0].startswith(code + ": ")
+def test_argument_errors_come_before_the_store_is_read(args: list[str], code: str) -> None:
+    one_error_line(run(*args), code)
 
 
-def test_budget_exceeded_through_the_cli() -> None:
+@pytest.mark.parametrize("command", ["snapshot", "candidates", "batch"])
+@pytest.mark.parametrize(
+    ("root", "complaint"),
+    [
+        ("missing", "no such directory"),
+        ("file", "not a directory"),
+        ("other", "not a DSH session store"),
+    ],
+)
+def test_a_wrong_root_is_one_line_and_exit_1(
+    tmp_path: Path, command: str, root: str, complaint: str
+) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "other" / "etc").mkdir(parents=True)
+    (tmp_path / "other" / "passwd").write_text("x")
+    path = tmp_path / root
+    extra = {"snapshot": ["s"], "candidates": [], "batch": ["--out", str(tmp_path / "o.jsonl")]}
+    message = one_error_line(
+        run(command, "--root", str(path), *extra[command]), "SESSION_REFERENCE_INVALID_CONFIG"
+    )
+    assert message.startswith(f"--root {path}: {complaint}")
+    assert not (tmp_path / "o.jsonl").exists()
+
+
+def test_an_empty_directory_is_an_empty_store(tmp_path: Path) -> None:
+    done = run("candidates", "--root", str(tmp_path))
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"(no sessions)\n")
+
+
+def test_logs_passed_over_are_counted_and_listed_with_verbose(tmp_path: Path) -> None:
+    root = str(titled_store(tmp_path))
+    done = run("candidates", "--root", root)
+    assert done.returncode == 0
+    assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
+    verbose = run("candidates", "--root", root, "--verbose")
+    broken = tmp_path / "--w--" / "broken" / "session.jsonl"
+    assert verbose.stderr.decode().startswith(f"passed over {broken}: unreadable header: ")
+    missing = one_error_line(
+        run("snapshot", "--root", root, "nope"), "SESSION_REFERENCE_READ_FAILED"
+    )
+    assert missing == (
+        f'session "nope" not found in --root {tmp_path}; 1 log passed over (--verbose lists them)'
+    )
+
+
+def test_errors_speak_the_command_line() -> None:
     done = run("snapshot", "--root", str(sample_root()), "--max-bytes", "50", AUTH)
-    assert done.returncode == 1
-    assert done.stderr.decode().startswith("SESSION_REFERENCE_BUDGET_EXCEEDED: ")
+    message = one_error_line(done, "SESSION_REFERENCE_BUDGET_EXCEEDED")
+    assert message.startswith(f'--max-bytes 50 is too small for session "{AUTH}"')
+    usage = run("snapshot", "--root", "x", "--max-bytes", "lots", "s")
+    assert usage.returncode == 2
+    assert usage.stderr.decode().endswith(
+        "argument --max-bytes: 'lots' is not a positive integer\n"
+    )
+
+
+def test_a_read_failure_names_the_file(tmp_path: Path) -> None:
+    (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q")]}])
+    with path.open("ab") as log:
+        log.write(b'{"type":"turn/start","seq":5,"time":5,"data":{"turn":1}}\n')
+    message = one_error_line(
+        run("snapshot", "--root", str(tmp_path), "s"), "SESSION_REFERENCE_READ_FAILED"
+    )
+    assert message.startswith(f'cannot read session "s" from {path}: ')
+
+
+def test_store_limits_on_the_command_line(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q" * 500)]}])
+    assert run("snapshot", "--root", str(tmp_path), "s").returncode == 0
+    for option, words in (
+        ("--max-log-bytes", "exceeds 400 bytes"),
+        ("--max-line-bytes", "longer than 400"),
+    ):
+        done = run("snapshot", "--root", str(tmp_path), option, "400", "s")
+        assert words in one_error_line(done, "SESSION_REFERENCE_READ_FAILED")
 
 
 def test_usage_errors_exit_2() -> None:
@@ -84,12 +198,97 @@ def test_usage_errors_exit_2() -> None:
     assert run("nope").returncode == 2
 
 
-def test_candidates_this_project_first(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bare_command_helps_and_version_answers() -> None:
+    bare = run()
+    assert bare.returncode == 0 and bare.stdout == run("--help").stdout
+    shown = bare.stdout.decode()
+    assert "{snapshot,candidates,batch,demo}" in shown and "conform" not in shown
+    assert "exit status:" in shown and "130" in shown
+    version = run("--version")
+    assert re.fullmatch(rb"sessionref \d+\.\d+\.\d+\S*\n", version.stdout), version.stdout
+
+
+def test_every_option_is_explained_with_its_default() -> None:
+    for name, sub in subcommands().items():
+        assert sub.epilog and "examples:" in sub.epilog or name == "conform", name
+        for action in sub._actions:
+            assert action.help, (name, action.option_strings)
+            default = action.default
+            if action.option_strings and default not in (None, False, "==SUPPRESS=="):
+                assert f"(default: {default})" in " ".join(sub.format_help().split()), (
+                    name,
+                    action.option_strings,
+                )
+
+
+def test_candidates_table_has_a_header_and_ids(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["candidates", "--root", str(sample_root()), "--cwd", "/home/dev/payments-api"]
     assert main([*argv, "--json"]) == 0
     found = json.loads(capsys.readouterr().out)
-    assert [c["cwd"] for c in found[:2]] == ["/home/dev/payments-api"] * 2
+    assert [c.get("cwd") for c in found] == [
+        "/home/dev/payments-api",
+        "/home/dev/payments-api",
+        None,
+        "/home/dev/docs-site",
+    ]
     assert all(c["mention"].startswith("@[") for c in found)
+    assert main(argv) == 0
+    head, *rows = capsys.readouterr().out.splitlines()
+    assert head.split() == ["CREATED", "(UTC)", "ID", "CWD", "LABEL"]
+    assert [row.split()[2] for row in rows] == [c["sessionId"] for c in found]
     assert main([*argv, "--query", "DARK", "--limit", "1"]) == 0
-    (line,) = capsys.readouterr().out.splitlines()
+    (_, line) = capsys.readouterr().out.splitlines()
     assert "Docs site: dark mode" in line
+
+
+def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["candidates", "--root", str(sample_root()), "--query", "zz\n"]) == 0
+    assert capsys.readouterr() == ("", '(no sessions match "zz\\n")\n')
+
+
+def test_candidates_help_explains_the_order() -> None:
+    shown = run("candidates", "--help").stdout.decode()
+    assert "--cwd first, then sessions without a cwd, then" in " ".join(shown.split())
+    assert "newest first" in shown
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
+    done = run("batch", "--root", str(tmp_path), "--out", "o", "--scheduler", "tcp://x:1")
+    assert done.returncode == 2
+    assert done.stderr.decode().endswith("error: --scheduler needs --engine dask\n")
+
+
+def subcommands() -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser, as ``sessionref COMMAND --help`` shows it."""
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def synopsis() -> dict[str, set[str]]:
+    """The options of each command in the README's command-line synopsis."""
+    found = re.search(r"## Command line\n\n```\n(.*?)```", README.read_text("utf-8"), re.S)
+    assert found is not None
+    block = found.group(1)
+    store_line = re.search(r"^\s*STORE OPTIONS:(.*)$", block, re.M)
+    assert store_line is not None
+    option = re.compile(r"(?<![\w-])(--?[a-z][a-z-]*)")
+    options: dict[str, set[str]] = {}
+    command = ""
+    for line in block[: store_line.start()].splitlines():
+        words = line.split("#")[0].split()
+        if words[:1] == ["sessionref"]:
+            command = words[1]
+            options[command] = set()
+        options[command] |= set(option.findall(" ".join(words)))
+        if "[STORE OPTIONS]" in line:
+            options[command] |= set(option.findall(store_line.group(1)))
+    return options
+
+
+def test_the_readme_synopsis_is_the_help() -> None:
+    readme = synopsis()
+    assert list(readme) == [command.name for command in COMMANDS]
+    for name, sub in subcommands().items():
+        named = {sub._option_string_actions[option].dest for option in readme[name]}
+        in_help = {action.dest for action in sub._actions if action.option_strings} - {"help"}
+        assert named == in_help, name

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sessionref.cli.app import sample_root
+from sessionref.cli.demo import sample_root
 from sessionref.types import ContextMessage
 
 README = Path(__file__).resolve().parent.parent / "README.md"

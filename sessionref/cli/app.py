@@ -89,7 +89,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
         if load is None or command.name in load:
             module = importlib.import_module(command.module)
             module.add_arguments(sub)
-            sub.set_defaults(run=module.run)
+            sub.set_defaults(run=module.run, parser=sub)
     return parser
 
 

@@ -50,7 +50,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref batch``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.set_defaults(parser=parser)
     add_store_arguments(parser)
     parser.add_argument("--out", required=True, metavar="FILE", help="the JSON-lines file to write")
     parser.add_argument(

@@ -88,9 +88,10 @@ def table(candidates: Sequence[Candidate]) -> str:
         )
         for c in candidates
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS) - 1)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    widths[-1] = 0  # the last column is not padded
     return "".join(
-        "  ".join([*(cell.ljust(width) for cell, width in zip(row, widths)), row[-1]]) + "\n"
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
         for row in rows
     )
 
