@@ -65,7 +65,7 @@ def test_demo_json_is_one_json_document() -> None:
     done = run("demo", "--json")
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
-    assert [c["sessionId"] for c in document["candidates"]][0] == AUTH
+    assert document["candidates"][0]["sessionId"] == AUTH
     labels = [stats["label"] for stats in document["context"]["source"]["references"]]
     assert labels == [c["label"] for c in document["candidates"][:2]]
 
@@ -210,7 +210,7 @@ def test_bare_command_helps_and_version_answers() -> None:
 
 def test_every_option_is_explained_with_its_default() -> None:
     for name, sub in subcommands().items():
-        assert sub.epilog and "examples:" in sub.epilog or name == "conform", name
+        assert (sub.epilog and "examples:" in sub.epilog) or name == "conform", name
         for action in sub._actions:
             assert action.help, (name, action.option_strings)
             default = action.default

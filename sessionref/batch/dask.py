@@ -36,7 +36,7 @@ from sessionref.batch.core import (
     fresh_target,
     listing_order,
 )
-from sessionref.batch.local import worker_pool
+from sessionref.batch.pool import worker_pool
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver

@@ -8,12 +8,10 @@
 
 from __future__ import annotations
 
-import contextlib
-import signal
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from typing import Any, Final, TypeVar
+from concurrent.futures import Future
+from typing import TypeVar
 
 from sessionref.batch.core import (
     BatchResult,
@@ -24,8 +22,8 @@ from sessionref.batch.core import (
     fresh_target,
     listing_order,
     portable_store,
-    process_context,
 )
+from sessionref.batch.pool import worker_pool
 from sessionref.log.store import SessionStore
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
 from sessionref.types import Target
@@ -33,60 +31,7 @@ from sessionref.types import Target
 T = TypeVar("T")
 R = TypeVar("R")
 
-WORKER_EXIT_SECONDS: Final = 5.0
-"""How long an ended worker may take to go before it is killed."""
-
 _worker: Snapshotter | None = None
-
-
-def _ignore_interrupts_then(initializer: Callable[..., None] | None, *initargs: Any) -> None:
-    """Pool initializer: Ctrl-C is the parent's to handle, so a worker ignores SIGINT (the
-    terminal sends it to the whole process group) and is ended by the parent instead."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if initializer is not None:
-        initializer(*initargs)
-
-
-def end_pool(pool: ProcessPoolExecutor) -> None:
-    """Shut ``pool`` down without waiting for its work, and end its worker processes.
-
-    Used when the consumer stops early (an interrupt, an error, an abandoned iterator): a
-    plain ``shutdown(wait=True)`` would wait for every session in flight, and at exit the
-    interpreter waits for the pool's workers, which have no reason to stop.
-    """
-    processes = list((pool._processes or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in processes:
-        process.terminate()
-    for process in processes:
-        process.join(WORKER_EXIT_SECONDS)
-        if process.is_alive():  # pragma: no cover - a worker stuck in uninterruptible I/O
-            process.kill()
-            process.join()
-
-
-@contextlib.contextmanager
-def worker_pool(
-    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
-) -> Iterator[ProcessPoolExecutor]:
-    """A process pool whose workers ignore SIGINT; ended at once unless the block completes.
-
-    >>> with worker_pool(1) as pool:
-    ...     pool.submit(pow, 2, 5).result()
-    32
-    """
-    pool = ProcessPoolExecutor(
-        workers,
-        mp_context=process_context(),
-        initializer=_ignore_interrupts_then,
-        initargs=(initializer, *initargs),
-    )
-    try:
-        yield pool
-    except BaseException:
-        end_pool(pool)
-        raise
-    pool.shutdown(wait=True)
 
 
 def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: Label) -> None:

@@ -144,6 +144,7 @@ class OutputFile:
         self.resume = resume
         self.state = read_resume_state(path) if resume else ResumeState(frozenset(), 0, 0)
         self.lines = 0
+        self.kept = False
         self._temporary: Path | None = None
         self._file: IO[bytes] | None = None
 
@@ -173,6 +174,7 @@ class OutputFile:
     ) -> None:
         assert self._file is not None
         keep = kind is None or (kind is KeyboardInterrupt and self.lines > 0)
+        self.kept = keep or self.resume
         try:
             if keep and self._temporary is not None:
                 self._file.flush()
@@ -227,19 +229,32 @@ class Tally(msgspec.Struct):
             line += f"; {self.earlier_failures} failed in an earlier run"
         return line
 
-    def interrupted(self, out: Path, resume: bool) -> str:
-        """The one line an interrupted run prints.
+    def interrupted(self, out: Path, kept: bool) -> str:
+        """The one line an interrupted run prints; ``kept``: whether ``out`` holds its lines.
 
-        >>> Tally(9, 0, 0).interrupted(Path("o"), False)
-        'interrupted before any session was done: o is unchanged'
+        >>> Tally(9, 0, 0).interrupted(Path("/nonexistent"), False)
+        'interrupted before any session was done: /nonexistent is unchanged'
         """
-        done = self.earlier + self.written
-        if not self.written and not resume:
+        if not kept:
             return f"interrupted before any session was done: {out} is unchanged"
         return (
-            f"interrupted: {done} of {self.sessions} sessions are in {out}; "
+            f"interrupted: {complete_lines(out)} of {self.sessions} sessions are in {out}; "
             "run the same command with --resume to do the rest"
         )
+
+
+def complete_lines(path: Path) -> int:
+    """How many lines of ``path`` end in a newline (a torn last one does not count).
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as file:
+    ...     _ = file.write(b"a\\nb\\nc")
+    ...     file.flush()
+    ...     complete_lines(Path(file.name))
+    2
+    """
+    with path.open("rb") as file:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 20), b""))
 
 
 def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
@@ -292,8 +307,10 @@ def run(args: argparse.Namespace) -> int:
     ids = listing_order(opened.listed)
     out = Path(args.out)
     tally = Tally(len(ids), 0, 0)
+    output: OutputFile | None = None
     try:
-        with OutputFile(out, resume=args.resume) as output:
+        output = OutputFile(out, resume=args.resume)
+        with output:
             done = output.state.done
             todo = [session_id for session_id in ids if session_id not in done]
             tally.earlier, tally.earlier_failures = len(ids) - len(todo), output.state.failures
@@ -307,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 results.close()
     except KeyboardInterrupt:
-        note(tally.interrupted(out, args.resume))
+        note(tally.interrupted(out, output is not None and output.kept))
         return 130
     except OSError as exc:
         raise config_error(f"--out {out}: {exc.strerror or exc}") from None

@@ -75,7 +75,8 @@ def printable(text: str) -> str:
 def table(candidates: Sequence[Candidate]) -> str:
     """Candidates as aligned columns under a header line.
 
-    >>> print(table([Candidate("s-1", "Fix CI", "/w", 0)]), end="")
+    >>> found = [Candidate(session_id="s-1", label="Fix CI", cwd="/w", created_at=0)]
+    >>> print(table(found), end="")
     CREATED (UTC)     ID   CWD  LABEL
     1970-01-01 00:00  s-1  /w   Fix CI
     """

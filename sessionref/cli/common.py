@@ -18,6 +18,7 @@ from sessionref.errors import (
     READ_FAILED,
     SessionReferenceError,
 )
+from sessionref.log.layout import encode_session_directory
 from sessionref.log.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
@@ -218,6 +219,16 @@ class OpenStore:
         if hint:
             note(f"note: {hint}")
 
+    def not_found_hint(self, references: Sequence[Reference]) -> str:
+        """Why a session may be missing: the log passed over in its directory, or how many
+        logs were passed over ('' when none)."""
+        homes = {encode_session_directory(reference.session_id) for reference in references}
+        for problem in self.problems:
+            if Path(problem.path).parent.name in homes:
+                return f"; its log {problem.path} was passed over: {problem.message}"
+        hint = problems_hint(self.problems)
+        return f"; {hint}" if hint else ""
+
     def where(self, session_id: str) -> str:
         """The log file of a session, for a message ('' when it is not in the store)."""
         try:
@@ -272,8 +283,7 @@ def in_cli_terms(
     if error.code == READ_FAILED and message.startswith(_READ_FAILED_PREFIX):
         cause = message.removeprefix(_READ_FAILED_PREFIX)
         if cause.startswith("session ") and cause.endswith(" not found") and store is not None:
-            hint = problems_hint(store.problems)
-            return f"{cause} in --root {store.store.root}" + (f"; {hint}" if hint else "")
+            return f"{cause} in --root {store.store.root}" + store.not_found_hint(references)
         if len(references) != 1:
             return f"cannot read a session: {cause}"
         session_id = references[0].session_id

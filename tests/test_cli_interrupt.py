@@ -1,0 +1,131 @@
+"""Ctrl-C on a running ``sessionref batch``: a real process group gets SIGINT, as from a terminal.
+
+The batch must exit 130 with one line on stderr, keep every finished line in ``--out`` (so
+``--resume`` completes it), and leave no temporary file and no process behind.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sessionref.testing.mutations import log_lines
+from tests.logs import assistant, header, user
+
+SESSIONS = 600
+PATIENCE = 120.0
+"""Seconds to wait for a state the test needs (the batch mid-run, processes gone): a bound on
+a hung run, not a speed requirement."""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Many sessions of many turns each: enough work that a batch is mid-run when stopped."""
+    root = tmp_path_factory.mktemp("store")
+    turns = [
+        (user if seq % 2 == 0 else assistant)(seq, f"turn {seq} " + "words " * 80)
+        for seq in range(120)
+    ]
+    head = {key: value for key, value in header("s-0").items() if key != "type"}
+    template = log_lines({"header": head, "events": turns})
+    body = b"".join(line + b"\n" for line in template[1:])
+    for index in range(SESSIONS):
+        session_id = f"s-{index}"
+        path = root / "--w--" / session_id / "session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(json.dumps(header(session_id, index)).encode() + b"\n" + body)
+    return root
+
+
+def group_members(group: int) -> list[int]:
+    """The processes of a process group, from /proc (no psutil)."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path("/proc", entry, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == group and fields[0] != "Z":
+            members.append(int(entry))
+    return members
+
+
+def wait_for(condition: object, what: str) -> None:
+    started = time.monotonic()
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() - started < PATIENCE, f"gave up waiting for {what}"
+        time.sleep(0.01)
+
+
+def temporary_files(directory: Path) -> list[Path]:
+    return [path for path in directory.iterdir() if path.name.endswith(".tmp")]
+
+
+def batch(store: Path, out: Path, *options: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sessionref",
+            "batch",
+            "--root",
+            str(store),
+            "--out",
+            str(out),
+            *options,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
+
+
+@pytest.mark.parametrize("engine", ["local", "dask"])
+def test_ctrl_c_stops_the_batch_and_keeps_its_finished_lines(
+    store: Path, tmp_path: Path, engine: str
+) -> None:
+    out = tmp_path / "out.jsonl"
+    running = batch(store, out, "--workers", "2", "--engine", engine)
+    group = running.pid
+
+    def mid_run() -> bool:
+        assert running.poll() is None, "the batch ended before it could be interrupted"
+        return any(path.stat().st_size for path in temporary_files(tmp_path))
+
+    try:
+        wait_for(mid_run, "the first finished lines")
+        assert len(group_members(group)) > 2, "the worker processes should be running"
+        os.killpg(group, signal.SIGINT)
+        _, err = running.communicate(timeout=PATIENCE)
+    finally:
+        if running.poll() is None:  # pragma: no cover - only when the test already failed
+            os.killpg(group, signal.SIGKILL)
+            running.wait()
+    wait_for(lambda: not group_members(group), "every process of the batch to end")
+
+    assert running.returncode == 130, err
+    lines = out.read_bytes().splitlines(keepends=True)
+    assert 0 < len(lines) < SESSIONS
+    assert all(line.endswith(b"\n") and json.loads(line)["context"] for line in lines)
+    assert err.decode() == (
+        f"interrupted: {len(lines)} of {SESSIONS} sessions are in {out}; "
+        "run the same command with --resume to do the rest\n"
+    )
+    assert temporary_files(tmp_path) == []
+
+    resumed = batch(store, out, "--workers", "2", "--resume")
+    _, err = resumed.communicate(timeout=PATIENCE)
+    assert resumed.returncode == 0, err
+    done = [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()]
+    assert done == [f"s-{index}" for index in reversed(range(SESSIONS))]
