@@ -1,0 +1,71 @@
+"""Start-up imports only what is used: ``import sessionref`` and ``sessionref --help`` stay light.
+
+Checked on fresh processes through ``sys.modules`` once they are done; how fast they start is
+measured by the benchmarks, not here.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = {"sessionref.batch", "sessionref.batch.dask", "multiprocessing", "hypothesis", "dask"}
+LIBRARY = {"msgspec", "zstandard", "sessionref.resolver", "sessionref.log.store"}
+
+
+REPORT = (
+    "import atexit, sys; atexit.register(lambda: sys.__stderr__.write(repr(sorted(sys.modules))))"
+)
+
+
+def imported_by(*args: str) -> set[str]:
+    """Every module a fresh ``python ARGS`` process has imported when it exits."""
+    if args[0] == "-c":
+        command = [sys.executable, "-c", f"{REPORT}\n{args[1]}"]
+    else:  # -m MODULE ARGS: run the module as -m would, after installing the report
+        argv = f"sys.argv = {list(args[1:])!r}"
+        run = f"import runpy; runpy.run_module({args[1]!r}, run_name='__main__')"
+        command = [sys.executable, "-c", f"{REPORT}\n{argv}\n{run}"]
+    done = subprocess.run(command, capture_output=True, check=False)
+    last = done.stderr.decode().rsplit("\n", 1)[-1]
+    return set(ast.literal_eval(last[last.index("[") :]))
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sessionref",
+        "from sessionref import SessionReferenceResolver, DirectoryStore, Target",
+        "import sessionref.cli",
+    ],
+)
+def test_the_library_does_not_import_batch_engines_or_test_tools(code: str) -> None:
+    modules = imported_by("-c", code)
+    assert "sessionref" in modules
+    assert not modules & HEAVY, sorted(modules & HEAVY)
+
+
+def test_import_sessionref_loads_nothing_until_used() -> None:
+    modules = imported_by("-c", "import sessionref")
+    assert not modules & LIBRARY, sorted(modules & LIBRARY)
+    used = imported_by("-c", "import sessionref; sessionref.DirectoryStore")
+    assert {"sessionref.log.store", "msgspec"} <= used
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["--version"], []])
+def test_help_loads_no_command(argv: list[str]) -> None:
+    modules = imported_by("-m", "sessionref", *argv)
+    assert not modules & (LIBRARY | HEAVY), sorted(modules & (LIBRARY | HEAVY))
+    assert not {name for name in modules if name.startswith("sessionref.cli.")} - {
+        "sessionref.cli.app"
+    }
+
+
+def test_a_command_loads_its_own_module_only() -> None:
+    modules = imported_by("-m", "sessionref", "candidates", "--help")
+    assert "sessionref.cli.candidates" in modules
+    assert not {"sessionref.cli.batch", "sessionref.cli.demo"} & modules
+    assert not modules & HEAVY, sorted(modules & HEAVY)
