@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from sessionref.batch.core import LABELS
 from sessionref.cli.app import COMMANDS, build_parser, main
+from sessionref.cli.common import LABEL_SOURCES
 from sessionref.cli.demo import sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
@@ -219,6 +221,10 @@ def test_every_option_is_explained_with_its_default() -> None:
                     name,
                     action.option_strings,
                 )
+
+
+def test_label_choices_are_the_engines() -> None:
+    assert LABEL_SOURCES == LABELS
 
 
 def test_candidates_table_has_a_header_and_ids(capsys: pytest.CaptureFixture[str]) -> None:

@@ -11,6 +11,7 @@ listing order, partitioned by session files; every scheduler gives identical res
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import socket
@@ -149,7 +150,18 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
         raise SessionReferenceError(message, INVALID_CONFIG) from None
 
 
+def _ignore_abandoned_gathers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """An exception handler for the client's event loop: an interrupted ``compute`` leaves a
+    gather that ends with ``AllExit`` when the client closes; nobody awaits it, and asyncio
+    would print its traceback. Everything else goes to the default handler."""
+    from distributed.client import AllExit
+
+    if not isinstance(context.get("exception"), AllExit):
+        loop.default_exception_handler(context)
+
+
 def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
+    # Imported here: distributed is heavy, and only a --scheduler run needs it.
     from distributed import Client
 
     check_reachable(address)
@@ -158,6 +170,8 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     except (OSError, TimeoutError) as exc:
         message = f"cannot connect to the dask scheduler {address}: {exc}"
         raise SessionReferenceError(message, INVALID_CONFIG) from None
+    io_loop: Any = client.loop  # tornado's AsyncIOLoop, around the asyncio loop
+    io_loop.asyncio_loop.set_exception_handler(_ignore_abandoned_gathers)
     with client:
         threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
         window = max(workers, sum(threads.values()))

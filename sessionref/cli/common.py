@@ -33,6 +33,7 @@ from sessionref.log.store import (
 )
 
 LABEL_SOURCES: Final = ("title", "id")
+"""How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
 
 
 def positive_int(value: str) -> int:
