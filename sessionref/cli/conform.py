@@ -1,4 +1,4 @@
-"""``sessionref conform``: the conformance protocol of SPEC §9 (for test harnesses)."""
+"""``sessionref conform``: the conformance protocol (docs/api.md §Conformance), for harnesses."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``sessionref conform`` takes no options."""
     parser.description = (
         "Answer conformance cases: one JSON case per line on stdin, one JSON answer per line "
-        "on stdout (SPEC §9). For harnesses comparing implementations."
+        "on stdout (docs/api.md §Conformance). For harnesses comparing implementations."
     )
 
 
