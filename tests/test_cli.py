@@ -106,15 +106,29 @@ def test_sessions_by_uri() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "code"),
+    ("args", "code", "message"),
     [
-        (["snapshot", "--root", "/x", "dsh-session:!!"], "SESSION_REFERENCE_INVALID_REFERENCE"),
-        (["snapshot", "--root", "/x", "a", "b", "c", "d"], "SESSION_REFERENCE_TOO_MANY"),
-        (["snapshot", "--root", "/x", "--target", "a", "a"], "SESSION_REFERENCE_SELF_REFERENCE"),
+        (
+            ["dsh-session:!!"],
+            "SESSION_REFERENCE_INVALID_REFERENCE",
+            'invalid session reference URI "dsh-session:!!"',
+        ),
+        (
+            ["a", "b", "c", "d", "a"],
+            "SESSION_REFERENCE_TOO_MANY",
+            "4 sessions given: at most 3 sessions may be referenced at once",
+        ),
+        (
+            ["--target", "a", "a"],
+            "SESSION_REFERENCE_SELF_REFERENCE",
+            '--target "a" is also a SESSION: a session cannot reference itself',
+        ),
     ],
 )
-def test_argument_errors_come_before_the_store_is_read(args: list[str], code: str) -> None:
-    one_error_line(run(*args), code)
+def test_argument_errors_come_before_the_store_is_read(
+    args: list[str], code: str, message: str
+) -> None:
+    assert one_error_line(run("snapshot", "--root", "/nonexistent", *args), code) == message
 
 
 @pytest.mark.parametrize("command", ["snapshot", "candidates", "batch"])

@@ -11,13 +11,14 @@ from sessionref.cli.common import (
     OpenStore,
     add_store_arguments,
     positive_int,
+    quoted,
     session_id_argument,
     write_bytes,
     write_text,
 )
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
-from sessionref.errors import SessionReferenceError
+from sessionref.errors import SELF_REFERENCE, SessionReferenceError
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
@@ -98,6 +99,27 @@ def references_of(args: argparse.Namespace) -> list[Reference]:
     return [Reference(session_id, label) for session_id, label in zip(ids, labels, strict=True)]
 
 
+def checked_references(target: Target, references: list[Reference]) -> list[Reference]:
+    """The distinct sessions to snapshot; too many, or the target among them, is an error
+    worded for the command line.
+
+    >>> checked_references(Target("a"), [Reference("a", "a")])
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --target "a" is also a SESSION: a session cannot \
+reference itself
+    """
+    try:
+        return distinct_references(target, references, MAX_REFERENCES_LIMIT)
+    except SessionReferenceError as exc:
+        if exc.code == SELF_REFERENCE:
+            message = f"--target {quoted(target.id)} is also a SESSION: {exc.message}"
+        else:
+            distinct = len({reference.session_id for reference in references})
+            message = f"{distinct} sessions given: {exc.message}"
+        raise SessionReferenceError(message, exc.code) from None
+
+
 def context_for(
     opened: OpenStore,
     distinct: Sequence[Reference],
@@ -137,7 +159,7 @@ def print_context(context: ContextMessage | None, as_json: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     """Print the snapshot of the named sessions."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
-    references = distinct_references(Target(target_id), references_of(args), MAX_REFERENCES_LIMIT)
+    references = checked_references(Target(target_id), references_of(args))
     context = context_for(
         OpenStore.of(args),
         references,
