@@ -150,19 +150,22 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
         raise SessionReferenceError(message, INVALID_CONFIG) from None
 
 
-def _ignore_abandoned_gathers(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    """An exception handler for the client's event loop: an interrupted ``compute`` leaves a
-    gather that ends with ``AllExit`` when the client closes; nobody awaits it, and asyncio
-    would print its traceback. Everything else goes to the default handler."""
-    from distributed.client import AllExit
+def _ignoring(
+    kind: type[BaseException], loop: asyncio.AbstractEventLoop, context: dict[str, Any]
+) -> None:
+    """An asyncio exception handler that drops exceptions of ``kind`` and passes on the rest.
 
-    if not isinstance(context.get("exception"), AllExit):
+    An interrupted ``compute`` leaves a gather that ends with ``AllExit`` when the client
+    closes; nobody awaits it, and asyncio would print its traceback.
+    """
+    if not isinstance(context.get("exception"), kind):
         loop.default_exception_handler(context)
 
 
 def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     # Imported here: distributed is heavy, and only a --scheduler run needs it.
     from distributed import Client
+    from distributed.client import AllExit
 
     check_reachable(address)
     try:
@@ -171,7 +174,7 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
         message = f"cannot connect to the dask scheduler {address}: {exc}"
         raise SessionReferenceError(message, INVALID_CONFIG) from None
     io_loop: Any = client.loop  # tornado's AsyncIOLoop, around the asyncio loop
-    io_loop.asyncio_loop.set_exception_handler(_ignore_abandoned_gathers)
+    io_loop.asyncio_loop.set_exception_handler(functools.partial(_ignoring, AllExit))
     with client:
         threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
         window = max(workers, sum(threads.values()))
