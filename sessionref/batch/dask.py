@@ -127,19 +127,25 @@ def iter_partitions(bag: db.Bag, window: int, **compute: Any) -> Iterator[Any]:
 
 
 def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
-    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless a TCP scheduler address answers.
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless a scheduler address answers.
 
     ``distributed`` itself retries a refused connection for 30 seconds; this fails at once.
-    Addresses of other transports are left to ``distributed``.
+    An in-process address is no use to another process; UCX addresses are left to
+    ``distributed``.
 
-    >>> try:
-    ...     check_reachable("tcp://127.0.0.1:9")
-    ... except SessionReferenceError as exc:
-    ...     print(exc.message)
+    >>> for address in ("tcp://127.0.0.1:9", "inproc://10.0.0.1/42/1"):
+    ...     try:
+    ...         check_reachable(address)
+    ...     except SessionReferenceError as exc:
+    ...         print(exc.message)
     cannot reach the dask scheduler tcp://127.0.0.1:9: Connection refused
+    cannot reach the dask scheduler inproc://10.0.0.1/42/1: an in-process address
     """
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme not in ("tcp", "tls"):
+    if parts.scheme == "inproc":
+        message = f"cannot reach the dask scheduler {address}: an in-process address"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+    if parts.scheme not in ("tcp", "tls", "ws", "wss"):
         return
     try:
         with socket.create_connection((parts.hostname or "", parts.port or 8786), seconds):
@@ -170,7 +176,7 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     check_reachable(address)
     try:
         client = Client(address, set_as_default=False, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]
-    except (OSError, TimeoutError) as exc:
+    except (OSError, TimeoutError, ValueError) as exc:
         message = f"cannot connect to the dask scheduler {address}: {exc}"
         raise SessionReferenceError(message, INVALID_CONFIG) from None
     io_loop: Any = client.loop  # tornado's AsyncIOLoop, around the asyncio loop
