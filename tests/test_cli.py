@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import subprocess
@@ -116,12 +117,12 @@ def test_sessions_by_uri() -> None:
         (
             ["a", "b", "c", "d", "a"],
             "SESSION_REFERENCE_TOO_MANY",
-            "4 sessions given: at most 3 sessions may be referenced at once",
+            "4 sessions given; at most 3 at once",
         ),
         (
             ["--target", "a", "a"],
             "SESSION_REFERENCE_SELF_REFERENCE",
-            '--target "a" is also a SESSION: a session cannot reference itself',
+            '--target "a" is also given as a SESSION',
         ),
     ],
 )
@@ -237,6 +238,12 @@ def test_every_option_is_explained_with_its_default() -> None:
                 )
 
 
+def test_every_command_reports_its_errors_as_one_line() -> None:
+    for command in COMMANDS:
+        run = importlib.import_module(command.module).run
+        assert run.__wrapped__, f"{command.module}.run needs @reporting_errors"
+
+
 def test_label_choices_are_the_engines() -> None:
     assert LABEL_SOURCES == LABELS
 
@@ -272,10 +279,14 @@ def test_candidates_help_explains_the_order() -> None:
     assert "newest first" in shown
 
 
-def test_scheduler_needs_the_dask_engine(tmp_path: Path) -> None:
+def test_scheduler_needs_the_dask_engine_and_a_reachable_address(tmp_path: Path) -> None:
     done = run("batch", "--root", str(tmp_path), "--out", "o", "--scheduler", "tcp://x:1")
     assert done.returncode == 2
     assert done.stderr.decode().endswith("error: --scheduler needs --engine dask\n")
+    options = ("--engine", "dask", "--scheduler", "inproc://10.0.0.1/42/1")
+    done = run("batch", "--root", str(tmp_path), "--out", "o", *options)
+    assert done.returncode == 2
+    assert done.stderr.decode().endswith("an inproc:// address is not reachable from here\n")
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

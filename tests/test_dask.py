@@ -34,7 +34,11 @@ def local_lines(store_root: Path) -> list[bytes]:
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[LocalCluster]:
     with LocalCluster(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+        processes=False,
+        protocol="tcp",  # an address a command-line process could reach
+        n_workers=1,
+        threads_per_worker=2,
+        dashboard_address=None,
     ) as local:
         yield local
 

@@ -130,21 +130,15 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
     """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless a scheduler address answers.
 
     ``distributed`` itself retries a refused connection for 30 seconds; this fails at once.
-    An in-process address is no use to another process; UCX addresses are left to
-    ``distributed``.
+    In-process and UCX addresses are left to ``distributed``.
 
-    >>> for address in ("tcp://127.0.0.1:9", "inproc://10.0.0.1/42/1"):
-    ...     try:
-    ...         check_reachable(address)
-    ...     except SessionReferenceError as exc:
-    ...         print(exc.message)
+    >>> try:
+    ...     check_reachable("tcp://127.0.0.1:9")
+    ... except SessionReferenceError as exc:
+    ...     print(exc.message)
     cannot reach the dask scheduler tcp://127.0.0.1:9: Connection refused
-    cannot reach the dask scheduler inproc://10.0.0.1/42/1: an in-process address
     """
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
-    if parts.scheme == "inproc":
-        message = f"cannot reach the dask scheduler {address}: an in-process address"
-        raise SessionReferenceError(message, INVALID_CONFIG)
     if parts.scheme not in ("tcp", "tls", "ws", "wss"):
         return
     try:

@@ -14,7 +14,6 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final, NamedTuple
 
 import sessionref
-from sessionref.errors import SessionReferenceError
 
 
 class Command(NamedTuple):
@@ -45,10 +44,6 @@ exit status:
 
 `sessionref COMMAND --help` describes a command and gives examples.
 """
-
-_LINE_BREAKS: Final = {
-    ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-}
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -103,17 +98,9 @@ def command_named(argv: Sequence[str]) -> str | None:
     return first if first in {command.name for command in COMMANDS} else None
 
 
-def error_line(error: SessionReferenceError) -> str:
-    """``CODE: message`` as exactly one line, whatever the message quotes from a log.
-
-    >>> error_line(SessionReferenceError("a\\nb", "SESSION_REFERENCE_READ_FAILED"))
-    'SESSION_REFERENCE_READ_FAILED: a\\\\u000ab\\n'
-    """
-    return f"{error.code}: {error.message.translate(_LINE_BREAKS)}\n"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; a :class:`SessionReferenceError` becomes ``CODE: message``, exit 1."""
+    """Run one command; its errors are ``CODE: message`` lines and exit 1 (each command's
+    ``run`` reports them: see ``cli.common.reporting_errors``)."""
     argv = sys.argv[1:] if argv is None else list(argv)
     named = command_named(argv)
     parser = build_parser([named] if named else [])
@@ -123,9 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         status: int = args.run(args)
-    except SessionReferenceError as exc:
-        sys.stderr.buffer.write(error_line(exc).encode("utf-8", "replace"))
-        return 1
     except BrokenPipeError:
         return 1
     except KeyboardInterrupt:

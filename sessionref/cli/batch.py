@@ -24,6 +24,7 @@ from sessionref.cli.common import (
     note,
     positive_int,
     quoted,
+    reporting_errors,
 )
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 from sessionref.codecs.jsjson import js_json
@@ -299,10 +300,13 @@ def engine_results(
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Snapshot every session of a store into a JSON-lines file (exit 1 if any failed)."""
     if args.scheduler is not None and args.engine != "dask":
         args.parser.error("--scheduler needs --engine dask")
+    if args.scheduler is not None and args.scheduler.startswith("inproc://"):
+        args.parser.error("--scheduler: an inproc:// address is not reachable from here")
     opened = OpenStore.of(args)
     ids = listing_order(opened.listed)
     out = Path(args.out)

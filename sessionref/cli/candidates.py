@@ -13,6 +13,7 @@ from sessionref.cli.common import (
     note,
     positive_int,
     quoted,
+    reporting_errors,
     session_id_argument,
     write_bytes,
     write_text,
@@ -97,6 +98,7 @@ def table(candidates: Sequence[Candidate]) -> str:
     )
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"

@@ -3,21 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
-import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.uri import SCHEME, Reference, decode_session_reference_uri
-from sessionref.errors import (
-    BUDGET_EXCEEDED,
-    INVALID_CONFIG,
-    READ_FAILED,
-    SessionReferenceError,
-)
+from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
+from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.log.layout import encode_session_directory
 from sessionref.log.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -136,7 +131,7 @@ def check_root(root: Path) -> None:
         raise config_error(f"--root {root}: not a directory")
 
 
-def problems_hint(problems: Sequence[StoreProblem]) -> str:
+def problems_hint(problems: list[StoreProblem]) -> str:
     """How many logs were passed over, for a one-line message ('' when none).
 
     >>> problems_hint([StoreProblem("a", "x"), StoreProblem("b", "y")])
@@ -220,12 +215,12 @@ class OpenStore:
         if hint:
             note(f"note: {hint}")
 
-    def not_found_hint(self, references: Sequence[Reference]) -> str:
+    def not_found_hint(self, session_id: str) -> str:
         """Why a session may be missing: the log passed over in its directory, or how many
         logs were passed over ('' when none)."""
-        homes = {encode_session_directory(reference.session_id) for reference in references}
+        home = encode_session_directory(session_id)
         for problem in self.problems:
-            if Path(problem.path).parent.name in homes:
+            if Path(problem.path).parent.name == home:
                 return f"; its log {problem.path} was passed over: {problem.message}"
         hint = problems_hint(self.problems)
         return f"; {hint}" if hint else ""
@@ -237,11 +232,6 @@ class OpenStore:
         except SessionNotFound:
             return ""
 
-    def in_cli_terms(self, error: SessionReferenceError, references: Sequence[Reference]) -> str:
-        """The message of an error raised while snapshotting ``references``, worded for the
-        command line: option names instead of API names, the session, its file."""
-        return in_cli_terms(error, references, self)
-
 
 def _has_entries(root: Path) -> bool:
     try:
@@ -251,45 +241,57 @@ def _has_entries(root: Path) -> bool:
         return False
 
 
-_BUDGET = re.compile(r"referenced session (?P<id>.*) does not fit in maxReferenceBytes (?P<n>\d+)")
 _READ_FAILED_PREFIX: Final = "failed to read referenced session: "
 
 
-def in_cli_terms(
-    error: SessionReferenceError, references: Sequence[Reference], store: OpenStore | None
-) -> str:
-    """An API error message as the command line words it.
+def read_failure(
+    error: SessionReferenceError, session_id: str, store: OpenStore | None
+) -> SessionReferenceError:
+    """A ``READ_FAILED`` error of one session, worded for the command line: the session,
+    its log file, and what went wrong there (with the line or byte the reader names).
 
-    >>> refs = [Reference("x", "x")]
-    >>> budget = SessionReferenceError(
-    ...     "referenced session 'x' does not fit in maxReferenceBytes 100", BUDGET_EXCEEDED)
-    >>> in_cli_terms(budget, refs, None)
-    '--max-bytes 100 is too small for session "x": even cut short, its snapshot needs more'
     >>> read = SessionReferenceError(
     ...     "failed to read referenced session: seq gap: expected 2, found 3", READ_FAILED)
-    >>> in_cli_terms(read, refs, None)
-    'cannot read session "x": seq gap: expected 2, found 3'
+    >>> print(read_failure(read, "x", None))
+    cannot read session "x": seq gap: expected 2, found 3
     """
-    message = error.message
-    budget = _BUDGET.fullmatch(message)
-    if error.code == BUDGET_EXCEEDED and budget is not None:
-        named = budget["id"]
-        for reference in references:
-            if repr(reference.session_id) == named:
-                named = quoted(reference.session_id)
-        return (
-            f"--max-bytes {budget['n']} is too small for session {named}: "
-            "even cut short, its snapshot needs more"
-        )
-    if error.code == READ_FAILED and message.startswith(_READ_FAILED_PREFIX):
-        cause = message.removeprefix(_READ_FAILED_PREFIX)
-        if cause.startswith("session ") and cause.endswith(" not found") and store is not None:
-            return f"{cause} in --root {store.store.root}" + store.not_found_hint(references)
-        if len(references) != 1:
-            return f"cannot read a session: {cause}"
-        session_id = references[0].session_id
+    cause = error.__cause__
+    reason = str(cause) if cause is not None else error.message.removeprefix(_READ_FAILED_PREFIX)
+    if isinstance(cause, SessionNotFound) and store is not None:
+        message = f"{reason} in --root {store.store.root}" + store.not_found_hint(session_id)
+    else:
         where = store.where(session_id) if store is not None else ""
-        return f"cannot read session {quoted(session_id)}" + (
-            f" from {where}: {cause}" if where else f": {cause}"
-        )
-    return message
+        message = f"cannot read session {quoted(session_id)}" + (f" from {where}" if where else "")
+        message += f": {reason}"
+    return SessionReferenceError(message, READ_FAILED)
+
+
+def reporting_errors(
+    run: Callable[[argparse.Namespace], int],
+) -> Callable[[argparse.Namespace], int]:
+    """``run`` with a :class:`SessionReferenceError` printed as one ``CODE: message`` line on
+    stderr, and exit status 1."""
+
+    @functools.wraps(run)
+    def reporting(args: argparse.Namespace) -> int:
+        try:
+            return run(args)
+        except SessionReferenceError as exc:
+            sys.stderr.buffer.write(error_line(exc).encode("utf-8", "replace"))
+            return 1
+
+    return reporting
+
+
+_LINE_BREAKS: Final = {
+    ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+}
+
+
+def error_line(error: SessionReferenceError) -> str:
+    """``CODE: message`` as exactly one line, whatever the message quotes from a log.
+
+    >>> error_line(SessionReferenceError("a\\nb", "SESSION_REFERENCE_READ_FAILED"))
+    'SESSION_REFERENCE_READ_FAILED: a\\\\u000ab\\n'
+    """
+    return f"{error.code}: {error.message.translate(_LINE_BREAKS)}\n"

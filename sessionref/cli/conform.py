@@ -6,16 +6,24 @@ import argparse
 import sys
 
 from sessionref import conform
+from sessionref.cli.common import reporting_errors
+
+EPILOG = """\
+example:
+  echo '{"op":"encode","id":"s"}' | sessionref conform     # {"ok":{"uri":"dsh-session:InMi"}}
+"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``sessionref conform`` takes no options."""
     parser.description = (
-        "Answer conformance cases: one JSON case per line on stdin, one JSON answer per line "
+        "Answer conformance cases: one JSON case per line on stdin, one JSON answer per line\n"
         "on stdout (docs/api.md §Conformance). For harnesses comparing implementations."
     )
+    parser.epilog = EPILOG
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Answer conformance cases, one JSON line each, from stdin."""
     out = sys.stdout.buffer

@@ -10,7 +10,7 @@ from typing import Final
 import msgspec
 
 from sessionref.cli.candidates import table
-from sessionref.cli.common import OpenStore, write_bytes, write_text
+from sessionref.cli.common import OpenStore, reporting_errors, write_bytes, write_text
 from sessionref.cli.snapshot import add_budget_argument, context_for, print_context
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
@@ -56,6 +56,7 @@ def _stats_lines(context: ContextMessage) -> str:
     )
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Snapshot the sample store's sessions, as a host would for a new prompt."""
     opened = OpenStore(sample_root())

@@ -12,13 +12,15 @@ from sessionref.cli.common import (
     add_store_arguments,
     positive_int,
     quoted,
+    read_failure,
+    reporting_errors,
     session_id_argument,
     write_bytes,
     write_text,
 )
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
-from sessionref.errors import SELF_REFERENCE, SessionReferenceError
+from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, SessionReferenceError
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
@@ -106,17 +108,16 @@ def checked_references(target: Target, references: list[Reference]) -> list[Refe
     >>> checked_references(Target("a"), [Reference("a", "a")])
     Traceback (most recent call last):
     ...
-    sessionref.errors.SessionReferenceError: --target "a" is also a SESSION: a session cannot \
-reference itself
+    sessionref.errors.SessionReferenceError: --target "a" is also given as a SESSION
     """
     try:
         return distinct_references(target, references, MAX_REFERENCES_LIMIT)
     except SessionReferenceError as exc:
         if exc.code == SELF_REFERENCE:
-            message = f"--target {quoted(target.id)} is also a SESSION: {exc.message}"
+            message = f"--target {quoted(target.id)} is also given as a SESSION"
         else:
-            distinct = len({reference.session_id for reference in references})
-            message = f"{distinct} sessions given: {exc.message}"
+            count = len({reference.session_id for reference in references})
+            message = f"{count} sessions given; at most {MAX_REFERENCES_LIMIT} at once"
         raise SessionReferenceError(message, exc.code) from None
 
 
@@ -141,11 +142,17 @@ def context_for(
         try:
             sources += resolver.read_sources([reference], label_from_title=label_from_title)
         except SessionReferenceError as exc:
-            raise SessionReferenceError(opened.in_cli_terms(exc, [reference]), exc.code) from None
-    try:
-        return resolver.render_sources(sources)
-    except SessionReferenceError as exc:
-        raise SessionReferenceError(opened.in_cli_terms(exc, distinct), exc.code) from None
+            if exc.code != READ_FAILED:
+                raise
+            raise read_failure(exc, reference.session_id, opened) from None
+    for reference, source in zip(distinct, sources, strict=True):
+        if isinstance(source, SessionReferenceError) and source.code == BUDGET_EXCEEDED:
+            raise SessionReferenceError(
+                f"--max-bytes {max_bytes} is too small for session "
+                f"{quoted(reference.session_id)}: even cut short, its snapshot needs more",
+                BUDGET_EXCEEDED,
+            )
+    return resolver.render_sources(sources)
 
 
 def print_context(context: ContextMessage | None, as_json: bool) -> None:
@@ -156,6 +163,7 @@ def print_context(context: ContextMessage | None, as_json: bool) -> None:
         write_text(context.prompt + "\n")
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Print the snapshot of the named sessions."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
