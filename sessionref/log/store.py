@@ -1,36 +1,58 @@
-"""Where session logs come from: a DSH directory on disk, or records held in memory."""
+"""Where session logs come from: a DSH directory on disk, or sessions held in memory.
+
+Both list sessions by :mod:`sessionref.log.discovery` and load them with the one reader of
+:mod:`sessionref.log.reader`: a :class:`MemoryStore` renders its sessions as the bytes of a
+plain-JSONL store and reads those, so it answers exactly as that store on disk would.
+"""
 
 from __future__ import annotations
 
-import io
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
-import msgspec
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.layout import encode_session_directory
-from sessionref.log.records import (
+from sessionref.log.discovery import (
+    LOG_NAMES,
+    PLAIN_LOG,
+    ZSTD_LOG,
+    Listing,
+    LogFile,
+    StoreProblem,
+    list_sessions,
+)
+from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
-    DecodedLogRecord,
-    SessionHeader,
-    SessionLog,
-    decode_header,
-    latest_title,
-    parse_chunks,
-    plain_chunks,
-    zstd_chunks,
+    check_header_frame,
+    decompress_frame,
+    scan_frames,
 )
+from sessionref.log.layout import encode_project_directory, encode_session_directory
+from sessionref.log.reader import read_plain, read_plain_file, read_zstd
+from sessionref.log.records import latest_title
+from sessionref.log.structs import SessionHeader, SessionLog
+from sessionref.log.surface import current_surface
 
-PLAIN_LOG: Final = "session.jsonl"
-ZSTD_LOG: Final = "session.jsonl.zstd"
-_HEADER_PROBE: Final = 1 << 16
+__all__ = [
+    "PLAIN_LOG",
+    "ZSTD_LOG",
+    "DirectoryStore",
+    "MemoryStore",
+    "SessionNotFound",
+    "SessionStore",
+    "StoreProblem",
+    "read_title",
+    "render_session",
+    "zstd_first_line",
+]
+
+_PROBE = 1 << 16
 
 
 class SessionNotFound(SessionLogError):
@@ -49,62 +71,74 @@ class SessionStore(Protocol):
     """What the resolver needs from a store."""
 
     def headers(self) -> list[SessionHeader]:
-        """The header of every readable stored session (reads nothing else)."""
+        """The header of every stored session (reads nothing else)."""
         ...
 
     def read(self, session_id: str) -> SessionLog:
         """The whole log; raises :class:`SessionNotFound` or :class:`SessionLogError`."""
         ...
 
-    def title(self, session_id: str) -> str | None:
-        """The latest title; ``None`` when there is none or the log cannot be read."""
+    def title(self, session_id: str) -> Any:
+        """The latest title (see :func:`~sessionref.log.records.latest_title`); ``None`` when
+        there is none or the log cannot be loaded."""
         ...
 
 
-def read_title(store: SessionStore, session_id: str) -> str | None:
-    """The latest title of a session read from ``store``, or ``None`` (see ``title``).
+def read_title(store: SessionStore, session_id: str) -> Any:
+    """The title of a session of ``store``: ``None`` when it has none or cannot be loaded
+    (its surface fold included, as the harness loads it before folding the title).
 
     >>> read_title(MemoryStore([]), "missing") is None
     True
     """
     try:
-        return latest_title(store.read(session_id))
+        log = store.read(session_id)
+        current_surface(log.records)
     except (SessionLogError, OSError, RecursionError):
         return None
+    return latest_title(log)
 
 
-class StoreProblem(msgspec.Struct, frozen=True):
-    """A log file the store passed over or could not place, and why."""
-
-    path: str
-    message: str
-
-
-def _read_header_line(path: Path, limit: int) -> bytes:
-    """The first line of a log file; of a zstd log only the first frame is decompressed."""
-    with path.open("rb") as raw:
-        stream: io.BufferedIOBase | Any = raw
-        if path.name == ZSTD_LOG:
-            stream = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=False)
-        line = b""
-        while b"\n" not in line:
-            chunk = stream.read(_HEADER_PROBE)
+def _plain_first_line(path: Path, limit: int) -> bytes | None:
+    """Line 1 of a plain log, ``None`` when the file has no newline (in ``limit`` bytes)."""
+    with path.open("rb") as file:
+        head = b""
+        while b"\n" not in head:
+            chunk = file.read(_PROBE)
             if not chunk:
-                break
-            line += chunk
-            if len(line) > limit and b"\n" not in line[: limit + 1]:
+                return None
+            head += chunk
+            if len(head) > limit and b"\n" not in head[: limit + 1]:
                 raise SessionLogError(f"header line is longer than {limit} bytes")
-    return line.split(b"\n", 1)[0]
+    return head.split(b"\n", 1)[0]
+
+
+def zstd_first_line(read: Any, limit: int) -> bytes | None:
+    """Line 1 of a zstd log from its first frame, read ``_PROBE`` bytes at a time by
+    ``read``; ``None`` when the file holds no complete first frame."""
+    head = b""
+    while True:
+        chunk = read(_PROBE)
+        if not chunk:
+            return None
+        head += chunk
+        frames = scan_frames(head, 1).frames
+        if frames:
+            plaintext = decompress_frame(head[: frames[0][1]])
+            check_header_frame(plaintext)
+            return plaintext[:-1]
+        if len(head) > limit:
+            raise SessionLogError(f"header frame is longer than {limit} bytes")
 
 
 class DirectoryStore:
-    """Sessions in the DSH JSONL layout below ``root``, found by walking two levels.
+    """Sessions in the DSH JSONL layout below ``root``, listed as the harness lists them.
 
-    The header, not the path, says which session a file holds; directory names may start
-    with ``.``. Links that lead out of ``root`` are not followed. A log bigger than
-    ``max_bytes`` once decompressed, or with a line longer than ``max_line_bytes``, is a read
-    failure rather than a memory hazard. What a listing passes over is kept in
-    :meth:`problems`.
+    Only real directories are walked (links are not followed); the header, checked against
+    its directory, says which session a file holds. A log bigger than ``max_bytes`` once
+    decompressed, or with a line longer than ``max_line_bytes``, is a read failure rather
+    than a memory hazard. What the harness would refuse the whole root for is kept in
+    :meth:`problems`, and the rest is served.
 
     >>> DirectoryStore("/nonexistent").headers()
     []
@@ -120,102 +154,90 @@ class DirectoryStore:
         self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
-        self._paths: dict[str, Path] = {}
-        self._problems: list[StoreProblem] = []
-        self._titles: dict[str, tuple[tuple[Path, int, int], str | None]] = {}
+        self._listing = Listing([], {}, [])
+        self._titles: dict[str, tuple[tuple[str, int, int], Any]] = {}
         self._lock = threading.Lock()
 
-    def _log_files(self) -> Iterable[Path]:
-        """Every ``session.jsonl[.zstd]`` two levels down, sorted, inside the root."""
-        root = self.root.resolve()
-        try:
-            projects = sorted(os.scandir(root), key=lambda entry: entry.name)
-        except OSError:
-            return
-        for project in projects:
-            if not project.is_dir():
-                continue
+    def _walk(self) -> tuple[list[LogFile], list[str]]:
+        """Every log two directory levels down, and every flat artifact, sorted by name."""
+        files: list[LogFile] = []
+        flat: list[str] = []
+        for project in _directories(str(self.root)):
             try:
-                sessions = sorted(os.scandir(project.path), key=lambda entry: entry.name)
+                entries = sorted(os.scandir(project.path), key=lambda entry: entry.name)
             except OSError:
                 continue
-            for session in sessions:
-                for name in (ZSTD_LOG, PLAIN_LOG):
-                    path = Path(session.path, name)
-                    if path.is_file() and path.resolve().is_relative_to(root):
-                        yield path
-                        break
+            for entry in entries:
+                if entry.is_file() and entry.name.endswith((".jsonl", ".jsonl.zstd")):
+                    flat.append(entry.path)
+                elif entry.is_dir(follow_symlinks=False):
+                    for name in LOG_NAMES:
+                        path = os.path.join(entry.path, name)
+                        if os.path.isfile(path):
+                            files.append(LogFile(project.name, entry.name, name, path))
+        return files, flat
 
-    def _scan(self) -> list[SessionHeader]:
-        """Read every header; an id found twice is served from the directory its name gives."""
-        headers: dict[str, SessionHeader] = {}
-        paths: dict[str, Path] = {}
-        problems: list[StoreProblem] = []
-        for path in self._log_files():
+    def _first_line(self, file: LogFile) -> bytes | None:
+        path = Path(file.location)
+        if file.name == PLAIN_LOG:
+            return _plain_first_line(path, self.max_line_bytes)
+        with path.open("rb") as raw:
             try:
-                header = decode_header(_read_header_line(path, self.max_line_bytes))
-            except (SessionLogError, OSError, zstandard.ZstdError) as exc:
-                problems.append(StoreProblem(str(path), f"unreadable header: {exc}"))
-                continue
-            at_home = path.parent.name == encode_session_directory(header.id)
-            if not at_home:
-                named = js_json(header.id).decode("utf-8")
-                problems.append(StoreProblem(str(path), f"header names session {named}"))
-            first = header.id not in headers
-            if first or (at_home and paths[header.id].parent.name != path.parent.name):
-                headers[header.id], paths[header.id] = header, path
-            if not first:
-                problems.append(StoreProblem(str(path), "a second log of the same session"))
+                return zstd_first_line(raw.read, self.max_line_bytes)
+            except zstandard.ZstdError as exc:
+                raise SessionLogError(f"corrupt zstd header frame: {exc}") from None
+
+    def _scan(self) -> Listing:
+        files, flat = self._walk()
+        listing = list_sessions(files, flat, self._first_line)
         with self._lock:
-            self._paths, self._problems = paths, problems
-        return list(headers.values())
+            self._listing = listing
+        return listing
 
     def headers(self) -> list[SessionHeader]:
-        """The header of every session whose header line reads."""
-        return self._scan()
+        """The header of every session served."""
+        return list(self._scan().headers)
 
     def problems(self) -> list[StoreProblem]:
-        """What the last listing passed over: unreadable headers, misplaced or twice-stored logs."""
+        """What the last listing did not serve although the harness would look at it."""
         with self._lock:
-            return list(self._problems)
+            return list(self._listing.problems)
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session; raises :class:`SessionNotFound`."""
         with self._lock:
-            path = self._paths.get(session_id)
-        if path is None:
-            self._scan()
-            with self._lock:
-                path = self._paths.get(session_id)
-        if path is None:
+            file = self._listing.files.get(session_id)
+        if file is None:
+            file = self._scan().files.get(session_id)
+        if file is None:
             raise SessionNotFound(session_id)
-        return path
+        return Path(file.location)
 
     def read(self, session_id: str) -> SessionLog:
-        """Read and decode one session's log."""
+        """Load one session's log as the harness does."""
         path = self.path_of(session_id)
-        chunks = zstd_chunks if path.name == ZSTD_LOG else plain_chunks
         try:
             with path.open("rb") as file:
-                log = parse_chunks(chunks(file, self.max_bytes), self.max_line_bytes)
+                if path.name == ZSTD_LOG:
+                    return read_zstd(
+                        file.read(), session_id, str(path), self.max_bytes, self.max_line_bytes
+                    )
+                return read_plain_file(
+                    file, session_id, str(path), self.max_bytes, self.max_line_bytes
+                )
         except OSError as exc:
-            raise SessionLogError(f"cannot read {path.name}: {exc.strerror}") from None
-        if log.header.id != session_id:
-            raise SessionLogError(f"header of {path} no longer names {session_id!r}")
-        return log
+            raise SessionLogError(f"cannot read {path}: {exc.strerror}") from None
 
-    def title(self, session_id: str) -> str | None:
-        """The latest title, remembered per file version (path, size, modification time).
-
-        Listing candidates with a query asks every session for its title: only logs that
-        changed since the last time are read again.
-        """
+    def title(self, session_id: str) -> Any:
+        """The title, remembered per file version (path, size, modification time): listing
+        candidates with a query asks every session for it, and only logs that changed since
+        are read again."""
         try:
             path = self.path_of(session_id)
             stat = path.stat()
         except (SessionLogError, OSError):
             return None
-        version = (path, stat.st_size, stat.st_mtime_ns)
+        version = (str(path), stat.st_size, stat.st_mtime_ns)
         with self._lock:
             known = self._titles.get(session_id)
         if known is not None and known[0] == version:
@@ -226,43 +248,82 @@ class DirectoryStore:
         return title
 
 
-class MemoryStore:
-    """Sessions given as ``{"header": {...}, "events": [storage records]}`` objects.
+def _directories(path: str) -> list[os.DirEntry[str]]:
+    """The real directories (not links) in ``path``, by name; none if it cannot be listed."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
 
-    >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
+
+def _js_string(value: object) -> str:
+    """``String(value)`` for the values a header id may be."""
+    return value if isinstance(value, str) else js_json(value).decode("utf-8", "surrogatepass")
+
+
+def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
+    """Where a SPEC §9 session lies in a plain-JSONL store, and its file's bytes: the header
+    line ``{"type":"session",…header}``, one line per entry of ``events``, a final newline.
+
+    >>> render_session({"header": {"id": "s", "createdAt": 1}, "events": [5]})
+    ('_no-cwd', 's', b'{"type":"session","id":"s","createdAt":1}\\n5\\n')
+    """
+    header = session.get("header")
+    line = {"type": "session", **header} if isinstance(header, dict) and "type" not in header else header
+    cwd = header.get("cwd") if isinstance(header, dict) else None
+    session_id = header.get("id") if isinstance(header, dict) else None
+    project = encode_project_directory(cwd) if isinstance(cwd, str) else encode_project_directory(None)
+    lines = [line, *(session.get("events") or [])]
+    return project, encode_session_directory(_js_string(session_id)), b"".join(
+        js_json(value) + b"\n" for value in lines
+    )
+
+
+class MemoryStore:
+    """Sessions given as SPEC §9 ``{"header": {...}, "events": [storage records]}`` objects,
+    read exactly as if they lay in a plain-JSONL store (a later session written to the same
+    directory replaces an earlier one, as a file would).
+
+    >>> store = MemoryStore([{"header": {"version": 0, "id": "s", "createdAt": 1,
+    ...                                  "delegationDepth": 0}, "events": []}])
     >>> [h.id for h in store.headers()], store.read("s").records
     (['s'], [])
     """
 
     def __init__(self, sessions: Iterable[Mapping[str, Any]]) -> None:
-        self._sessions: dict[str, tuple[SessionHeader, Sequence[Any]]] = {}
-        self._headers: list[SessionHeader] = []
+        self._files: dict[tuple[str, str], bytes] = {}
         for session in sessions:
-            try:
-                header = msgspec.convert(session["header"], SessionHeader)
-            except (KeyError, TypeError, msgspec.ValidationError):
-                continue  # like a file whose header does not read: not listed, not found
-            self._sessions.setdefault(header.id, (header, session.get("events") or []))
-            self._headers.append(header)
+            project, directory, content = render_session(session)
+            self._files[project, directory] = content
+        files = [
+            LogFile(project, directory, PLAIN_LOG, f"{project}/{directory}/{PLAIN_LOG}")
+            for project, directory in self._files
+        ]
+        self._listing = list_sessions(files, [], self._first_line)
+
+    def _first_line(self, file: LogFile) -> bytes | None:
+        content = self._files[file.project, file.session]
+        end = content.find(b"\n")
+        return None if end < 0 else content[:end]
 
     def headers(self) -> list[SessionHeader]:
-        """The headers, in the order given."""
-        return list(self._headers)
+        """The headers of the sessions served, in the order given."""
+        return list(self._listing.headers)
+
+    def problems(self) -> list[StoreProblem]:
+        """What is not served although the harness would look at it."""
+        return list(self._listing.problems)
 
     def read(self, session_id: str) -> SessionLog:
-        """The session's records, checked the way a file's lines are."""
-        found = self._sessions.get(session_id)
-        if found is None:
+        """The session, read from its rendered bytes by the one reader."""
+        file = self._listing.files.get(session_id)
+        if file is None:
             raise SessionNotFound(session_id)
-        header, events = found
-        try:
-            records = msgspec.convert(list(events), list[DecodedLogRecord])
-        except msgspec.ValidationError as exc:
-            raise SessionLogError(f"bad record: {exc}") from None
-        except RecursionError:
-            raise SessionLogError("a record nests too deeply") from None
-        return SessionLog(header, list(records))
+        content = self._files[file.project, file.session]
+        return read_plain([content], session_id, file.location)
 
-    def title(self, session_id: str) -> str | None:
-        """The latest title, read from the records each time."""
+    def title(self, session_id: str) -> Any:
+        """The title, read from the records each time."""
         return read_title(self, session_id)
+

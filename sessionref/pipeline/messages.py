@@ -9,10 +9,15 @@ import msgspec
 
 
 class ContentBlock(msgspec.Struct, frozen=True, gc=False):
-    """A content block; only ``text`` blocks matter, other kinds are kept opaque."""
+    """A content block; only ``text`` blocks whose text is a string matter."""
 
-    type: str
+    type: Any = None
     text: Any = None
+
+
+Block = ContentBlock | str | int | float | bool | list[Any] | None
+"""An entry of ``content``: a block, or any other JSON value, which shows nothing (``null``
+makes the harness fail the read, as reading ``null.type`` throws)."""
 
 
 class MessageSource(msgspec.Struct, frozen=True, gc=False):
@@ -25,9 +30,9 @@ class MessageSource(msgspec.Struct, frozen=True, gc=False):
 class Message(msgspec.Struct, frozen=True, gc=False):
     """``{id, role, content, source}``; a direct user prompt may also carry ``display``."""
 
-    content: list[ContentBlock]
+    content: list[Block]
     source: MessageSource
-    display: list[ContentBlock] | None = None
+    display: list[Block] | None = None
 
 
 class ModelMessage(msgspec.Struct, frozen=True, gc=False):
@@ -40,7 +45,7 @@ class KeptMessage(msgspec.Struct, frozen=True):
     """A message the snapshot keeps, with the blocks whose text it shows."""
 
     role: Literal["user", "assistant"]
-    blocks: list[ContentBlock]
+    blocks: list[Block]
     checkpoint: bool
 
 

@@ -5,19 +5,25 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 
 from sessionref.errors import SessionLogError
-from sessionref.pipeline.messages import ContentBlock, KeptMessage, Unit
+from sessionref.pipeline.messages import Block, ContentBlock, KeptMessage, Unit
 
 
-def message_text(blocks: list[ContentBlock]) -> str:
-    """The ``text`` blocks' strings joined with a newline; other blocks are dropped.
+def message_text(blocks: list[Block]) -> str:
+    """The strings of the ``text`` blocks joined with a newline; other blocks, and a text
+    block whose ``text`` is not a string, are dropped. A ``null`` block fails, as it does in
+    the harness.
 
     >>> message_text([ContentBlock("text", "a"), ContentBlock("reasoning", "r"),
-    ...               ContentBlock("text", "b")])
+    ...               ContentBlock("text", 5), "x", ContentBlock("text", "b")])
     'a\\nb'
     """
-    texts = [block.text for block in blocks if block.type == "text"]
-    if not all(isinstance(text, str) for text in texts):
-        raise SessionLogError("text block whose text is not a string")
+    texts = []
+    for block in blocks:
+        if type(block) is ContentBlock:
+            if block.type == "text" and type(block.text) is str:
+                texts.append(block.text)
+        elif block is None:
+            raise SessionLogError("a content block is null")
     return "\n".join(texts)
 
 

@@ -1,0 +1,140 @@
+"""Which sessions a store holds: the harness's listing, with sessionref's whole-root rule.
+
+The listing walks ``<root>/<project>/<session>/session.jsonl[.zstd]`` (real directories only)
+and reads line 1 of each log: a header it does not take (no ``delegationDepth``, a fractional
+``createdAt``, no complete first line, …) means the session is simply not in the store.
+
+Where the harness refuses the WHOLE root (a legacy flat ``<project>/<id>.jsonl`` file, logs
+of both encodings, a duplicate id, a header whose id or cwd does not name its directory, a
+retired header field, a zstd header frame that is damaged or holds more than the header line),
+sessionref serves every other session: **[sessionref]** (SPEC §1a). The offending sessions
+(every copy of a duplicate id) are not served, and each offending file is reported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from typing import Final, NamedTuple
+
+import msgspec
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.errors import SessionLogError
+from sessionref.log.header import listed_header, parse_header_line
+from sessionref.log.layout import encode_project_directory, encode_session_directory
+from sessionref.log.structs import SessionHeader
+
+PLAIN_LOG: Final = "session.jsonl"
+ZSTD_LOG: Final = "session.jsonl.zstd"
+LOG_NAMES: Final = (PLAIN_LOG, ZSTD_LOG)
+
+
+class StoreProblem(msgspec.Struct, frozen=True):
+    """A log file the store does not serve although the harness would have looked at it, and
+    why (the harness would refuse the whole root for it)."""
+
+    path: str
+    message: str
+
+
+class LogFile(NamedTuple):
+    """A log file found by the walk: its project and session directory names, its file name
+    and how to name it in a message."""
+
+    project: str
+    session: str
+    name: str
+    location: str
+
+
+class Listing(msgspec.Struct, frozen=True):
+    """What a walk found: the sessions served (in walk order) and the problems."""
+
+    headers: list[SessionHeader]
+    files: dict[str, LogFile]
+    problems: list[StoreProblem]
+
+
+FirstLine = Callable[[LogFile], "bytes | None"]
+"""Line 1 of a log without its newline, ``None`` when there is no complete one; raises
+:class:`SessionLogError` for a zstd header frame the harness refuses."""
+
+
+def _encoding(files: list[LogFile]) -> str:
+    """The encoding a root is read in: the one most of its logs use; on a tie, the one of
+    its first log in walk order (a root of one encoding is simply read in it).
+
+    >>> _encoding([LogFile("p", "a", ZSTD_LOG, "x"), LogFile("p", "b", PLAIN_LOG, "y")])
+    'session.jsonl.zstd'
+    """
+    counts = Counter(file.name for file in files)
+    if counts[PLAIN_LOG] == counts[ZSTD_LOG]:
+        return files[0].name if files else ZSTD_LOG
+    return PLAIN_LOG if counts[PLAIN_LOG] > counts[ZSTD_LOG] else ZSTD_LOG
+
+
+def _misplaced(file: LogFile, header: SessionHeader) -> str | None:
+    """Why a header does not name the directory its log lies in, if it does not."""
+    cwd = header.cwd
+    if cwd is not None and (type(cwd) is not str or cwd == ""):
+        return "header cwd cannot name a storage path"
+    project = encode_project_directory(cwd)
+    session = encode_session_directory(header.id)
+    if (file.project, file.session) != (project, session):
+        named = js_json(header.id).decode("utf-8")
+        return f"header id {named} and cwd identify {project}/{session}"
+    return None
+
+
+def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) -> Listing:
+    """The listing of a root whose logs are ``files`` and whose flat artifacts are ``flat``.
+
+    >>> line = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}'
+    >>> found = list_sessions([LogFile("_no-cwd", "a", PLAIN_LOG, "x")], [], lambda f: line)
+    >>> [h.id for h in found.headers], found.problems
+    (['a'], [])
+    """
+    problems = [StoreProblem(path, "uses the unsupported flat-file layout") for path in flat]
+    encoding = _encoding(files)
+    dirs = Counter((file.project, file.session) for file in files)
+    taken: list[tuple[SessionHeader, LogFile]] = []
+    for file in files:
+        if file.name != encoding:
+            problems.append(StoreProblem(file.location, f"a {file.name} log in a {encoding} root"))
+            continue
+        if dirs[file.project, file.session] > 1:
+            problems.append(StoreProblem(file.location, "its directory holds logs of both encodings"))
+            continue
+        try:
+            line = first_line(file)
+            header = None if line is None else _header(line)
+        except SessionLogError as exc:
+            problems.append(StoreProblem(file.location, str(exc)))
+            continue
+        if header is None:
+            continue
+        misplaced = _misplaced(file, header)
+        if misplaced is not None:
+            problems.append(StoreProblem(file.location, misplaced))
+            continue
+        taken.append((header, file))
+    ids = Counter(header.id for header, _ in taken)
+    headers, found = [], {}
+    for header, file in taken:
+        if ids[header.id] > 1:
+            named = js_json(header.id).decode("utf-8")
+            problems.append(StoreProblem(file.location, f"duplicate session id {named}"))
+            continue
+        headers.append(header)
+        found[header.id] = file
+    return Listing(headers, found, problems)
+
+
+def _header(line: bytes) -> SessionHeader | None:
+    """The header the listing takes from line 1 (``None``: the session is not listed)."""
+    try:
+        value = parse_header_line(line)
+    except SessionLogError:
+        return None
+    return listed_header(value)

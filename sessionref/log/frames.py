@@ -1,0 +1,277 @@
+"""Bytes of a log file as the harness takes them in: plain chunks, or zstd frames one by one.
+
+A zstd log is a run of independent frames; the first holds exactly the header line. Frames
+are located by their structure before any is decompressed, as the harness does: a complete
+frame that does not decompress (checksum, data), a reserved bit, a skippable frame or any
+other bytes where a frame should start make the log corrupt; an incomplete last frame (fewer
+than 4 stray bytes included) is a torn write, decoded as far as it goes.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO, Final, Protocol
+
+import msgspec
+import zstandard
+
+from sessionref.errors import SessionLogError
+
+DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
+DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
+ZSTD_MAGIC: Final = 0xFD2FB528
+CHUNK_SIZE: Final = 1 << 18
+Chunk = bytes | bytearray | memoryview
+
+
+class FrameScan(msgspec.Struct, frozen=True):
+    """Where the complete frames of a zstd log lie, and where a torn last frame starts."""
+
+    frames: list[tuple[int, int]]
+    torn_start: int | None = None
+
+
+def _frame_end(buffer: bytes, start: int) -> int | None:
+    """End of the frame starting at ``start``; ``None`` if the buffer ends inside it."""
+    size = len(buffer)
+    if size - start < 4:
+        return None
+    if int.from_bytes(buffer[start : start + 4], "little") != ZSTD_MAGIC:
+        raise SessionLogError(f"corrupt zstd log: invalid frame magic at byte {start}")
+    offset = start + 4
+    if offset == size:
+        return None
+    descriptor = buffer[offset]
+    offset += 1
+    if descriptor & 0x18:
+        raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {offset - 1}")
+    size_flag, single_segment, dictionary = descriptor >> 6, descriptor & 0x20, descriptor & 3
+    content_size_bytes = (1 if single_segment else 0) if size_flag == 0 else 1 << size_flag
+    offset += (0 if single_segment else 1) + (4 if dictionary == 3 else dictionary)
+    offset += content_size_bytes
+    if offset > size:
+        return None
+    while True:
+        if size - offset < 3:
+            return None
+        block = buffer[offset] | buffer[offset + 1] << 8 | buffer[offset + 2] << 16
+        offset += 3
+        block_type = block >> 1 & 3
+        if block_type == 3:
+            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {offset - 3}")
+        offset += 1 if block_type == 1 else block >> 3
+        if offset > size:
+            return None
+        if block & 1:
+            break
+    if descriptor & 4:
+        offset += 4
+        if offset > size:
+            return None
+    return offset
+
+
+def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
+    """The complete frames of ``buffer`` (at most ``max_frames``) and a torn tail's start.
+
+    >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
+    >>> scan_frames(frame + frame[:5]) == FrameScan([(0, len(frame))], len(frame))
+    True
+    >>> scan_frames(frame + b"\\x00\\x00\\x00\\x00")
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: corrupt zstd log: invalid frame magic at byte 11
+    """
+    frames: list[tuple[int, int]] = []
+    start = 0
+    while start < len(buffer):
+        end = _frame_end(buffer, start)
+        if end is None:
+            return FrameScan(frames, start)
+        frames.append((start, end))
+        if max_frames is not None and len(frames) == max_frames:
+            break
+        start = end
+    return FrameScan(frames)
+
+
+class _Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
+
+
+def file_chunks(file: _Readable) -> Iterator[bytes]:
+    """What ``file.read(CHUNK_SIZE)`` gives, call after call, until it gives nothing."""
+    return iter(functools.partial(file.read, CHUNK_SIZE), b"")
+
+
+def at_most(chunks: Iterable[bytes], limit: int, what: str) -> Iterator[bytes]:
+    """``chunks``, raising :class:`SessionLogError` once more than ``limit`` bytes passed.
+
+    >>> list(at_most([b"ab", b"c"], 2, "log"))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: log exceeds 2 bytes
+    """
+    total = 0
+    for chunk in chunks:
+        total += len(chunk)
+        if total > limit:
+            raise SessionLogError(f"{what} exceeds {limit} bytes")
+        yield chunk
+
+
+def plain_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
+    """The bytes of ``file`` in chunks of at most 256 KiB; more than ``limit`` raises.
+
+    >>> list(plain_chunks(io.BytesIO(b"ab"))), list(plain_chunks(io.BytesIO(b"abc"), 2))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: log exceeds 2 bytes
+    """
+    return at_most(file_chunks(file), limit, "log")
+
+
+def decompress_frame(frame: bytes) -> bytes:
+    """One complete frame's plaintext; a damaged frame raises :class:`SessionLogError`.
+
+    >>> decompress_frame(zstandard.ZstdCompressor().compress(b"a\\n"))
+    b'a\\n'
+    """
+    try:
+        decompressor = zstandard.ZstdDecompressor().decompressobj()
+        plaintext = decompressor.decompress(frame)
+    except zstandard.ZstdError as exc:
+        raise SessionLogError(f"corrupt zstd log: frame failed validation: {exc}") from None
+    if not decompressor.eof:
+        raise SessionLogError("corrupt zstd log: frame failed validation")
+    return plaintext
+
+
+def torn_frame_prefix(frame_start: bytes) -> bytes:
+    """What an incomplete frame decompresses to as far as it goes (nothing if it cannot).
+
+    >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress(b"abc\\n" * 100)
+    >>> torn_frame_prefix(frame[:-2]) == b"abc\\n" * 100, torn_frame_prefix(b"\\x00\\x00")
+    (True, b'')
+    """
+    try:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(frame_start)
+    except zstandard.ZstdError:
+        return b""
+
+
+class ZstdLog(msgspec.Struct, frozen=True):
+    """A zstd log located: its header frame's plaintext, the byte range of the other complete
+    frames, and the torn last frame's start (``None`` when the log ends on a frame)."""
+
+    header: bytes
+    body: tuple[int, int]
+    torn_start: int | None
+
+
+def locate_zstd_log(buffer: bytes) -> ZstdLog:
+    """Scan ``buffer``'s frames and decompress the header frame, which must be one line.
+
+    >>> one = zstandard.ZstdCompressor().compress
+    >>> locate_zstd_log(one(b"h\\n") + one(b"a\\n")).header
+    b'h\\n'
+    >>> locate_zstd_log(one(b"h\\na\\n"))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: corrupt zstd log: first frame is not exactly one header line
+    """
+    scan = scan_frames(buffer)
+    if not scan.frames:
+        raise SessionLogError("empty or header-less zstd session log")
+    first_start, first_end = scan.frames[0]
+    header = decompress_frame(buffer[first_start:first_end])
+    check_header_frame(header)
+    body_end = scan.frames[-1][1]
+    return ZstdLog(header, (first_end, body_end), scan.torn_start)
+
+
+def check_header_frame(plaintext: bytes) -> None:
+    """The first frame must hold exactly one line, its newline last."""
+    if not plaintext or plaintext.find(b"\n") != len(plaintext) - 1:
+        raise SessionLogError("corrupt zstd log: first frame is not exactly one header line")
+
+
+def body_chunks(buffer: bytes, body: tuple[int, int], limit: int) -> Iterator[bytes]:
+    """The plaintext of the complete frames in ``buffer[body[0]:body[1]]``, in 256 KiB chunks,
+    decompressed across frames in one pass; a damaged frame raises :class:`SessionLogError`.
+    The frames were located by :func:`scan_frames`, so none is skippable or torn."""
+    start, end = body
+    reader = zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(memoryview(buffer)[start:end]), read_across_frames=True, closefd=False
+    )
+    try:
+        yield from at_most(file_chunks(reader), limit, "decompressed log")
+    except zstandard.ZstdError as exc:
+        raise SessionLogError(f"corrupt zstd log: a frame failed validation: {exc}") from None
+
+
+def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
+    """The plaintext of every complete frame in ``file`` (header frame included) in chunks;
+    what a torn last frame holds is left out.
+
+    >>> frames = b"".join(zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n"))
+    >>> list(zstd_chunks(io.BytesIO(frames))), list(zstd_chunks(io.BytesIO(frames[:-2])))
+    ([b'a\\nb\\n'], [b'a\\n'])
+    """
+    buffer = file.read()
+    scan = scan_frames(buffer)
+    if scan.frames:
+        yield from body_chunks(buffer, (scan.frames[0][0], scan.frames[-1][1]), limit)
+
+
+def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:
+    """:func:`zstd_chunks` of ``compressed`` as one buffer.
+
+    >>> decompress_frames(zstandard.ZstdCompressor().compress(b"a\\n"))
+    bytearray(b'a\\n')
+    """
+    return bytearray().join(zstd_chunks(io.BytesIO(compressed), limit))
+
+
+def line_pieces(chunks: Iterable[Chunk], max_line_bytes: int) -> Iterator[tuple[int, bytearray]]:
+    """Regroup ``chunks`` into pieces of whole lines: ``(number of its first line, piece)``.
+
+    Every piece but the last ends with a newline; a line longer than ``max_line_bytes``
+    raises :class:`SessionLogError` as soon as it is seen.
+
+    >>> list(line_pieces([b"a\\nb", b"c\\nd"], 10))
+    [(1, bytearray(b'a\\n')), (2, bytearray(b'bc\\n')), (3, bytearray(b'd'))]
+    """
+    carry = bytearray()
+    line = 1
+    for chunk in chunks:
+        piece = carry
+        piece += chunk
+        cut = piece.rfind(b"\n") + 1
+        carry = piece[cut:]
+        del piece[cut:]
+        if len(carry) > max_line_bytes:
+            number = line + piece.count(b"\n")
+            raise SessionLogError(f"line {number} is longer than {max_line_bytes} bytes")
+        if piece:
+            check_line_lengths(piece, max_line_bytes, line)
+            yield line, piece
+            line += piece.count(b"\n")
+    if carry:
+        yield line, carry
+
+
+def check_line_lengths(buffer: bytes | bytearray, limit: int, first_line: int = 1) -> None:
+    """Raise :class:`SessionLogError` if a line of ``buffer`` is longer than ``limit`` bytes.
+
+    >>> check_line_lengths(b"ab\\ncd\\n", 2)
+    >>> check_line_lengths(b"ab\\ncde\\n", 2)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: line 2 is longer than 2 bytes
+    """
+    start = 0
+    while len(buffer) - start > limit:
+        # The last newline within the next limit + 1 bytes: none means a line that long.
+        newline = buffer.rfind(b"\n", start, start + limit + 1)
+        if newline < 0:
+            number = first_line + buffer.count(b"\n", 0, start)
+            raise SessionLogError(f"line {number} is longer than {limit} bytes")
+        start = newline + 1

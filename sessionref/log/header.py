@@ -1,0 +1,132 @@
+"""The header line: what the harness's listing takes, and what loading a session requires.
+
+The listing reads only line 1 and skips a session whose header is not well-formed there
+(no ``delegationDepth``, a fractional ``createdAt``, …). Loading checks more: ``version`` 0
+(another version is refused with an upgrade message), an absolute ``cwd``, typed optional
+fields. Retired fields make the harness refuse the whole root (SPEC §1a).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.errors import SessionLogError
+from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int
+from sessionref.log.lines import parse_json, repair_utf8
+from sessionref.log.structs import SessionHeader
+
+RETIRED_FIELDS: Final = ("sandboxMode", "approvalPolicy")
+
+
+class RetiredHeader(SessionLogError):
+    """A header with a retired policy field: the harness refuses the whole root for it."""
+
+
+def parse_header_line(line: bytes) -> Any:
+    """``JSON.parse`` of the header line (invalid UTF-8 replaced by U+FFFD).
+
+    >>> parse_header_line(b'{"id":"s"}')
+    {'id': 's'}
+    >>> parse_header_line(b'\\xef\\xbb\\xbf{}')
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: header line is not valid JSON
+    """
+    try:
+        return parse_json(bytes(repair_utf8(line)))
+    except (ValueError, RecursionError):
+        raise SessionLogError("header line is not valid JSON") from None
+
+
+def _not_negative_zero(value: Any) -> bool:
+    return not (type(value) is float and value == 0 and str(value).startswith("-"))
+
+
+def listed_header(value: Any) -> SessionHeader | None:
+    """The header the listing takes from a parsed line 1, or ``None`` when it skips it.
+
+    >>> listed_header({"type": "session", "version": 0, "id": "s", "createdAt": 1.0,
+    ...                "delegationDepth": 0}).created_at
+    1
+    >>> listed_header({"type": "session", "version": 0, "id": "s", "createdAt": 1}) is None
+    True
+    """
+    if type(value) is not dict:
+        return None
+    created_at, depth = value.get("createdAt"), value.get("delegationDepth")
+    if not (
+        value.get("type") == "session"
+        and type(value.get("version")) in (int, float)
+        and type(value.get("id")) is str
+        and is_safe_int(created_at, 0)
+        and _not_negative_zero(created_at)
+        and is_safe_int(depth, 0)
+        and _not_negative_zero(depth)
+        and value.get("origin", "subagent") == "subagent"
+        and type(value.get("agentPreset", "")) is str
+    ):
+        return None
+    if any(field in value for field in RETIRED_FIELDS):
+        raise RetiredHeader("session header uses retired policy baseline fields")
+    cwd = value.get("cwd", UNDEFINED)
+    return SessionHeader(
+        id=value["id"],
+        created_at=js_int(created_at) or 0,
+        version=value["version"],
+        cwd=None if cwd is UNDEFINED else cwd,
+        parent_session=value.get("parentSession"),
+        delegation_depth=js_int(depth) or 0,
+    )
+
+
+def _upgrade_message(value: Any) -> str | None:
+    """The harness's refusal of another format version, before any other check."""
+    if type(value) is not dict:
+        return None
+    version = value.get("version")
+    if type(version) not in (int, float) or version == 0:
+        return None
+    session_id = value.get("id")
+    named = session_id if type(session_id) is str else json.dumps(session_id)
+    return (
+        f"session {js_json(named).decode('utf-8')} uses log format v{version}, but this "
+        "harness reads v0; upgrade the harness to read it"
+    )
+
+
+def _field_problem(value: dict[str, Any]) -> str | None:
+    """What loading refuses in a listed header (SPEC §1a), if anything."""
+    cwd = value.get("cwd", UNDEFINED)
+    if cwd is not UNDEFINED and (type(cwd) is not str or not cwd.startswith("/")):
+        return "session header cwd must be an absolute path"
+    if "parentSession" in value and type(value["parentSession"]) is not str:
+        return "session header parentSession must be a string"
+    if "seedLength" in value and not is_safe_int(value["seedLength"], 0):
+        return "session header seedLength must be a non-negative safe integer"
+    return None
+
+
+def loaded_header(value: Any, session_id: str) -> SessionHeader:
+    """The header of a log being loaded as ``session_id``, checked as the harness checks it.
+
+    >>> loaded_header({"type": "session", "version": 0, "id": "s", "createdAt": 1,
+    ...                "cwd": "w", "delegationDepth": 0}, "s")
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: session header cwd must be an absolute path
+    """
+    upgrade = _upgrade_message(value)
+    if upgrade is not None:
+        raise SessionLogError(upgrade)
+    header = listed_header(value)
+    if header is None:
+        raise SessionLogError("corrupt session log: first line is not a session header")
+    if header.id != session_id:
+        raise SessionLogError(
+            f"stored session identity mismatch: requested {js_json(session_id).decode()}, "
+            f"header contains {js_json(header.id).decode()}"
+        )
+    problem = _field_problem(value)
+    if problem is not None:
+        raise SessionLogError(problem)
+    return header

@@ -1,0 +1,141 @@
+"""One session log, bytes to a loaded :class:`SessionLog`, exactly as the harness loads it.
+
+bytes → lines (:mod:`~sessionref.log.frames`, :mod:`~sessionref.log.lines`) → the committed
+prefix (:mod:`~sessionref.log.scanner`) → header and event validation with legacy migrations
+(:mod:`~sessionref.log.header`, :mod:`~sessionref.log.validate`) → closers
+(:mod:`~sessionref.log.closers`). Every read failure names the file and, where there is one,
+the line or byte offset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, BinaryIO
+
+from sessionref.errors import SessionLogError
+from sessionref.log.closers import interrupted_turn_closers
+from sessionref.log.frames import (
+    DEFAULT_MAX_DECOMPRESSED_BYTES,
+    DEFAULT_MAX_LINE_BYTES,
+    Chunk,
+    body_chunks,
+    line_pieces,
+    locate_zstd_log,
+    plain_chunks,
+    torn_frame_prefix,
+)
+from sessionref.log.header import loaded_header, parse_header_line
+from sessionref.log.scanner import PrefixScanner
+from sessionref.log.structs import LogRecord, SessionLog
+from sessionref.log.validate import validate_events
+
+
+def _scan(
+    scanner: PrefixScanner, pieces: Iterable[tuple[int, bytearray]], shift: int
+) -> tuple[bool, int]:
+    """Feed ``scanner`` the whole lines of ``pieces`` (numbered from 1, shifted by ``shift``);
+    returns whether the input ended on a newline, and the number its next line would have."""
+    ended, following = True, 1 + shift
+    for number, piece in pieces:
+        cut = piece.rfind(b"\n") + 1
+        if cut:
+            scanner.feed(piece if cut == len(piece) else piece[:cut], number + shift)
+        ended = cut == len(piece)
+        following = number + shift + piece.count(b"\n")
+    return ended, following
+
+
+def _header_and_rest(pieces: Iterator[tuple[int, bytearray]], path: str) -> tuple[Any, Iterator[tuple[int, bytearray]]]:
+    """The parsed header line of a plain log, and the pieces of the lines after it."""
+    first = next(pieces, None)
+    end = -1 if first is None else first[1].find(b"\n")
+    if first is None or end < 0:
+        raise SessionLogError(f"{path}: empty or header-less session log")
+    header = parse_header_line(bytes(first[1][:end]))
+
+    def rest() -> Iterator[tuple[int, bytearray]]:
+        if end + 1 < len(first[1]):
+            yield first[0], first[1][end + 1 :]
+        yield from pieces
+
+    return header, rest()
+
+
+def load(header: Any, records: list[LogRecord], session_id: str, path: str) -> SessionLog:
+    """Validate a scanned log as ``session_id`` and close an interrupted last turn."""
+    try:
+        loaded = loaded_header(header, session_id)
+        validate_events(records, session_id)
+        records += interrupted_turn_closers(records)
+    except SessionLogError as exc:
+        raise SessionLogError(f"{path}: {exc}") from None
+    return SessionLog(loaded, records)
+
+
+def read_plain(
+    chunks: Iterable[Chunk],
+    session_id: str,
+    path: str = "session.jsonl",
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> SessionLog:
+    """A plain JSONL log given in chunks, loaded as the harness loads it.
+
+    >>> log = read_plain([b'{"type":"session","version":0,"id":"s","createdAt":1,'
+    ...     b'"delegationDepth":0}\\n{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\\n'
+    ...     b'{"type":"step/st'], "s")
+    >>> [(r.type, r.seq) for r in log.records]
+    [('turn/start', 0), ('turn/end', 1)]
+    """
+    pieces = line_pieces(chunks, max_line_bytes)
+    header, rest = _header_and_rest(pieces, path)
+    scanner = PrefixScanner(path)
+    _scan(scanner, ((number, piece) for number, piece in rest), 0)
+    return load(header, scanner.records, session_id, path)
+
+
+def read_plain_file(
+    file: BinaryIO,
+    session_id: str,
+    path: str,
+    max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> SessionLog:
+    """:func:`read_plain` of an open file, at most ``max_bytes`` of it."""
+    return read_plain(plain_chunks(file, max_bytes), session_id, path, max_line_bytes)
+
+
+def read_zstd(
+    buffer: bytes,
+    session_id: str,
+    path: str = "session.jsonl.zstd",
+    max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> SessionLog:
+    """A zstd log, frame by frame: complete frames must hold only whole, committed records;
+    the complete lines of a torn last frame are kept as far as they continue the log.
+
+    >>> import zstandard
+    >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress
+    >>> head = frame(b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}\\n')
+    >>> body = frame(b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\\n')
+    >>> [r.seq for r in read_zstd(head + body[:-3], "s").records]
+    [0, 1]
+    """
+    try:
+        located = locate_zstd_log(buffer)
+    except SessionLogError as exc:
+        raise SessionLogError(f"{path}: {exc}") from None
+    header = parse_header_line(located.header[:-1])
+    scanner = PrefixScanner(path)
+    pieces = line_pieces(body_chunks(buffer, located.body, max_bytes), max_line_bytes)
+    ended, following = _scan(scanner, pieces, 1)
+    if not ended or not scanner.committed:
+        where = "" if scanner.issue is None else f" ({scanner.issue})"
+        raise SessionLogError(f"{path}: corrupt zstd log: a complete frame holds a torn or "
+                              f"unparsable record{where}")
+    if located.torn_start is not None:
+        torn = torn_frame_prefix(buffer[located.torn_start :])
+        if len(torn) > max_bytes:
+            raise SessionLogError(f"{path}: decompressed log exceeds {max_bytes} bytes")
+        _scan(scanner, line_pieces([torn], max_line_bytes), following - 1)
+    return load(header, scanner.records, session_id, path)

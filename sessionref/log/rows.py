@@ -1,0 +1,131 @@
+"""Packed chunk rows: the strict shape the harness requires before it expands one (SPEC §1).
+
+A row is ``{type, seq0, time0, data}`` exactly; ``data`` is ``{turn, step, index, dt, texts}``
+(``{turn, step, index, id, name?, dt, args}`` for tool calls) exactly, with numbers for turn,
+step and index, a non-empty array of strings for the members, ``dt`` an array of safe
+integers one shorter than the members, and every member's seq and time safe integers. A row
+that breaks any of this is an unparsable line to the harness.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import msgspec
+
+from sessionref.log.jsvalue import MAX_SAFE_INTEGER, has_exact_keys, is_number, is_safe_int
+from sessionref.log.structs import PACKED_CHUNK_TYPES, LogRecord, SafeInt
+
+
+class MalformedRow(ValueError):
+    """A packed row the harness refuses to expand."""
+
+
+class _TextRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    turn: int | float
+    step: int | float
+    index: int | float
+    dt: list[SafeInt]
+    texts: list[str]
+
+
+class _ToolRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    turn: int | float
+    step: int | float
+    index: int | float
+    id: str
+    dt: list[SafeInt]
+    args: list[str]
+    name: str | msgspec.UnsetType = msgspec.UNSET
+
+
+_TEXT_ROW: Final = msgspec.json.Decoder(_TextRow)
+_TOOL_ROW: Final = msgspec.json.Decoder(_ToolRow)
+
+
+def _check_members(members: Sequence[object], dt: Sequence[Any], seq0: int, time0: int) -> None:
+    """Members non-empty, one ``dt`` fewer than members, member seqs and times safe."""
+    if not members:
+        raise MalformedRow("members must be a non-empty string array")
+    if len(dt) != len(members) - 1:
+        raise MalformedRow(f"dt length {len(dt)} does not match {len(members)} members")
+    if seq0 + len(members) - 1 > MAX_SAFE_INTEGER:
+        raise MalformedRow("member seqs must stay safe integers")
+    if abs(time0) + sum(map(abs, dt)) <= MAX_SAFE_INTEGER:
+        return
+    time = time0
+    for gap in dt:
+        time += int(gap)
+        if abs(time) > MAX_SAFE_INTEGER:
+            raise MalformedRow("member times must stay safe integers")
+
+
+def check_fast_row(record: LogRecord) -> bool:
+    """Whether a row decoded by the fast decoder is well-formed; ``False`` means "look again
+    with :func:`check_row_value`", which says exactly what is wrong, if anything."""
+    unset = msgspec.UNSET
+    if (
+        record.seq0 is unset
+        or record.time0 is unset
+        or not len(record.data)
+        or record.seq is not unset
+        or record.time is not unset
+        or record.surface_op is not unset
+        or record.source_event_seqs is not unset
+        or record.ignorable is not unset
+    ):
+        return False
+    try:
+        row: _TextRow | _ToolRow
+        if record.type == "tool-call-chunks":
+            row = _TOOL_ROW.decode(record.data)
+            members: list[str] = row.args
+        else:
+            row = _TEXT_ROW.decode(record.data)
+            members = row.texts
+        _check_members(members, row.dt, record.seq0, record.time0)
+    except (msgspec.ValidationError, msgspec.DecodeError, MalformedRow):
+        return False
+    return True
+
+
+def check_row_value(value: dict[str, Any]) -> None:
+    """Raise :class:`MalformedRow` unless ``value`` (a parsed row line) is a well-formed row.
+
+    >>> row = {"type": "text-chunks", "seq0": 1, "time0": 5.0,
+    ...        "data": {"turn": 1, "step": 1, "index": 0, "dt": [2.0], "texts": ["a", "b"]}}
+    >>> check_row_value(row)
+    >>> try:
+    ...     check_row_value({**row, "data": {**row["data"], "dt": [2, 1]}})
+    ... except MalformedRow as exc:
+    ...     print(exc)
+    dt length 2 does not match 2 members
+    """
+    tag = value["type"]
+    if not has_exact_keys(value, ("type", "seq0", "time0", "data")):
+        raise MalformedRow("envelope must be exactly {type, seq0, time0, data}")
+    if not is_safe_int(value["seq0"], 0):
+        raise MalformedRow("seq0 must be a non-negative safe integer")
+    if not is_safe_int(value["time0"]):
+        raise MalformedRow("time0 must be a safe integer")
+    data = value["data"]
+    if type(data) is not dict:
+        raise MalformedRow("data must be an object")
+    field = PACKED_CHUNK_TYPES[tag][1]
+    if tag == "tool-call-chunks":
+        keys = ("turn", "step", "index", "id", "dt", "args")
+        if not has_exact_keys(data, keys, ("name",)):
+            raise MalformedRow("data must be exactly {turn, step, index, id, name?, dt, args}")
+        if type(data["id"]) is not str or type(data.get("name", "")) is not str:
+            raise MalformedRow("id (and name when present) must be strings")
+    elif not has_exact_keys(data, ("turn", "step", "index", "dt", "texts")):
+        raise MalformedRow("data must be exactly {turn, step, index, dt, texts}")
+    if not all(is_number(data[key]) for key in ("turn", "step", "index")):
+        raise MalformedRow("turn/step/index must be numbers")
+    members, dt = data[field], data["dt"]
+    if type(members) is not list or any(type(member) is not str for member in members):
+        raise MalformedRow(f"{field} must be a non-empty string array")
+    if type(dt) is not list or not all(is_safe_int(gap) for gap in dt):
+        raise MalformedRow("dt must be an array of safe integers")
+    _check_members(members, dt, int(value["seq0"]), int(value["time0"]))

@@ -1,0 +1,117 @@
+"""The committed prefix of a log: which records the harness keeps after a crash (SPEC §1a).
+
+Records are taken in order while their seqs run 0, 1, 2, … (a packed row counts for its
+members). The first line that does not parse (a blank line and a malformed packed row
+included) or that breaks the run is an *issue*: the prefix ends there, unless a LATER line that
+parses holds a ``turn/end``, which makes the log corrupt. A final fragment without its newline
+is a torn write and is never looked at.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from sessionref.errors import SessionLogError
+from sessionref.log.lines import Line, decode_piece
+from sessionref.log.structs import (
+    PACKED_CHUNK_TYPES,
+    LogRecord,
+    raw_data,
+    record_span,
+)
+from sessionref.log.rows import MalformedRow, check_fast_row, check_row_value
+
+
+def _row_value(record: LogRecord) -> dict[str, Any]:
+    """A fast-decoded row as the parsed line it came from."""
+    value = {
+        name: getattr(record, attr)
+        for name, attr in (
+            ("type", "type"),
+            ("seq", "seq"),
+            ("time", "time"),
+            ("seq0", "seq0"),
+            ("time0", "time0"),
+            ("surfaceOp", "surface_op"),
+            ("sourceEventSeqs", "source_event_seqs"),
+            ("ignorable", "ignorable"),
+        )
+    }
+    value["data"] = raw_data(record)
+    return {key: item for key, item in value.items() if item is not msgspec.UNSET}
+
+
+def _well_formed(record: LogRecord) -> bool:
+    """A record taken as it is (a fast-decoded packed row is checked here)."""
+    if type(record) is not LogRecord or record.type not in PACKED_CHUNK_TYPES:
+        return True
+    if check_fast_row(record):
+        return True
+    try:
+        check_row_value(_row_value(record))
+    except MalformedRow:
+        return False
+    return True
+
+
+class PrefixScanner:
+    """Feed it pieces of whole lines in order; :attr:`records` is the committed prefix."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.records: list[LogRecord] = []
+        self.expected = 0
+        self.issue: str | None = None
+        self.committed = True
+        """Whether every line fed so far is in the prefix (no issue yet)."""
+
+    def feed(self, piece: bytes | bytearray, first_line: int) -> None:
+        """Take the lines of ``piece`` (each ending with a newline); the first is line
+        ``first_line`` of the file. Raises :class:`SessionLogError` when the log is corrupt."""
+        lines = decode_piece(piece)
+        if self.issue is None and self._take_all(lines):
+            return
+        for offset, line in enumerate(lines):
+            self._take(line, first_line + offset)
+
+    def _take_all(self, lines: list[Line]) -> bool:
+        """The common case, inline: every line a record continuing the run."""
+        expected = self.expected
+        rows = PACKED_CHUNK_TYPES
+        for line in lines:
+            if line is None:
+                return False
+            if line.seq == expected and line.type not in rows:
+                expected += 1
+                continue
+            if line.seq0 != expected or not _well_formed(line):
+                return False
+            expected += record_span(line)[1]
+        self.records += lines  # type: ignore[arg-type]  # no None among them
+        self.expected = expected
+        return True
+
+    def _take(self, line: Line, number: int) -> None:
+        if line is None or not _well_formed(line):
+            if self.issue is None:
+                self.issue = f"unparsable committed event at line {number}"
+                self.committed = False
+            return
+        if self.issue is not None:
+            if line.type == "turn/end":
+                raise SessionLogError(f"corrupt session log {self.path}: {self.issue}")
+            return
+        first = line.seq if line.type not in PACKED_CHUNK_TYPES else line.seq0
+        if first != self.expected:
+            self.issue = (
+                f"seq gap in committed region at line {number} "
+                f"(expected {self.expected}, got {'none' if first is msgspec.UNSET else first})"
+            )
+            self.committed = False
+            if line.type == "turn/end":
+                raise SessionLogError(f"corrupt session log {self.path}: {self.issue}")
+            return
+        self.records.append(line)
+        self.expected += record_span(line)[1]

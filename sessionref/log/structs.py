@@ -1,0 +1,178 @@
+"""The structs a DSH session log decodes to (SPEC §1).
+
+Each line is decoded into a :class:`LogRecord` whose envelope is checked by its type and whose
+``data`` stays undecoded (``msgspec.Raw``) until a stage asks for it with :func:`decode_data`.
+A line the fast decoder refuses (a lone-surrogate escape, an integral float, an odd key) is
+decoded alone by :mod:`sessionref.log.lines` into a :class:`DecodedLogRecord`, whose ``data``
+is already built and which carries what is wrong with its envelope, if anything.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final
+
+import msgspec
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.errors import SessionLogError
+from sessionref.log.jsvalue import MAX_SAFE_INTEGER
+
+PACKED_CHUNK_TYPES: Final = {
+    "text-chunks": ("text-delta", "texts"),
+    "reasoning-chunks": ("reasoning-delta", "texts"),
+    "tool-call-chunks": ("tool-call-delta", "args"),
+}
+SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
+Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
+ABSENT: Final = msgspec.Raw()
+"""``data`` of a record whose line has no ``data`` key."""
+
+
+class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
+    """Line 1 of a session log, as the harness's listing reads it."""
+
+    id: str
+    created_at: int
+    type: str = "session"
+    version: int | float = 0
+    cwd: str | None = None
+    parent_session: Any = None
+    delegation_depth: int = 0
+
+
+class LogRecord(
+    msgspec.Struct, frozen=True, gc=False, rename="camel", forbid_unknown_fields=True
+):
+    """A storage record: an event (``seq``) or a packed chunk row (``seq0``), data undecoded.
+
+    The fast decoder takes only lines whose keys are envelope keys and whose numbers are safe
+    integers; which keys an event or a row must have is checked later. Not tracked by the
+    cyclic garbage collector (``gc=False``): a log has a million of these, none in a cycle.
+    """
+
+    type: str
+    seq: Seq | msgspec.UnsetType = msgspec.UNSET
+    time: SafeInt | msgspec.UnsetType = msgspec.UNSET
+    seq0: Seq | msgspec.UnsetType = msgspec.UNSET
+    time0: SafeInt | msgspec.UnsetType = msgspec.UNSET
+    data: msgspec.Raw = ABSENT
+    surface_op: Any = msgspec.UNSET
+    source_event_seqs: Any = msgspec.UNSET
+    ignorable: Any = msgspec.UNSET
+
+
+class DecodedLogRecord(LogRecord, frozen=True):
+    """A record decoded alone, its ``data`` already built (``UNSET`` when the line has none).
+
+    ``problem`` says why its envelope is not one the harness accepts; such a record still
+    takes its place in the log, and the log fails validation when it is reached.
+    """
+
+    data: Any = msgspec.UNSET
+    problem: str | None = None
+
+
+class SessionLog(msgspec.Struct, frozen=True):
+    """A whole session as the harness loads it: its header and its storage records in order,
+    migrated and validated, the closers of an interrupted last turn included at the end."""
+
+    header: SessionHeader
+    records: list[LogRecord]
+
+
+def split_header(buffer: bytes | bytearray) -> tuple[bytes, int]:
+    """The header line of a decompressed log and the offset where its records start.
+
+    >>> split_header(b'{"id":"s"}\\n{"type":"a"}\\n')
+    (b'{"id":"s"}', 11)
+    """
+    end = buffer.find(b"\n")
+    return (bytes(buffer), len(buffer)) if end < 0 else (bytes(buffer[:end]), end + 1)
+
+
+_DATA_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+def _data_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
+    """One decoder per target type, built on first use."""
+    decoder = _DATA_DECODERS.get(kind)
+    if decoder is None:
+        decoder = _DATA_DECODERS.setdefault(kind, msgspec.json.Decoder(kind))
+    return decoder
+
+
+def raw_data(record: LogRecord) -> Any:
+    """A record's ``data`` as a plain JSON value (``UNSET`` when the line has none).
+
+    >>> raw_data(LogRecord("x", data=msgspec.Raw(b'{"a":[1]}')))
+    {'a': [1]}
+    """
+    if type(record) is not LogRecord:
+        return record.data
+    if not len(record.data):
+        return msgspec.UNSET
+    return _data_decoder(Any).decode(record.data)
+
+
+def where(record: LogRecord) -> str:
+    """A record named for an error message; its type is quoted, as it may be anything.
+
+    >>> where(LogRecord("x\\ny", seq=3))
+    'event 3 ("x\\\\ny")'
+    """
+    position = f"row {record.seq0}" if record.seq is msgspec.UNSET else f"event {record.seq}"
+    return f"{position} ({js_json(record.type).decode('utf-8')})"
+
+
+def is_packed_row(record: LogRecord) -> bool:
+    """Whether ``record`` is a packed chunk row (it stands for several events).
+
+    >>> is_packed_row(LogRecord("text-chunks", seq0=1)), is_packed_row(LogRecord("a", seq=1))
+    (True, False)
+    """
+    return record.type in PACKED_CHUNK_TYPES
+
+
+class _Members(msgspec.Struct, frozen=True):
+    texts: list[msgspec.Raw] | None = None
+    args: list[msgspec.Raw] | None = None
+
+
+_MEMBERS: Final = msgspec.json.Decoder(_Members)
+
+
+def record_span(record: LogRecord) -> tuple[int, int]:
+    """``(first seq, number of events)`` a storage record stands for; a row has been checked
+    when it was read, so its members are only counted here.
+
+    >>> record_span(LogRecord("turn/start", seq=4))
+    (4, 1)
+    >>> record_span(LogRecord("text-chunks", seq0=2, data=msgspec.Raw(b'{"texts":["a","b"]}')))
+    (2, 2)
+    """
+    if record.type not in PACKED_CHUNK_TYPES:
+        if record.seq is msgspec.UNSET:
+            raise SessionLogError(f"{where(record)} has no seq")
+        return record.seq, 1
+    if record.seq0 is msgspec.UNSET:
+        raise SessionLogError(f"{where(record)} has no seq0")
+    field = PACKED_CHUNK_TYPES[record.type][1]
+    if type(record) is LogRecord:
+        members: Any = getattr(_MEMBERS.decode(record.data), field)
+    else:
+        members = record.data.get(field)
+    return record.seq0, len(members or ())
+
+
+def captured_through_seq(records: list[LogRecord]) -> int | None:
+    """The seq of the last event of the log, or ``None`` for an empty log.
+
+    >>> captured_through_seq([LogRecord("a", seq=0), LogRecord("b", seq=1)])
+    1
+    """
+    if not records:
+        return None
+    first, count = record_span(records[-1])
+    return first + count - 1
+
+

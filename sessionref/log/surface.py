@@ -1,0 +1,202 @@
+"""The current surface: a validated log folded in seq order (SPEC §2).
+
+Only ``user/message``, ``assistant/message`` and ``tool/result`` may (and must) carry
+``surfaceOp``; an append pushes the event, a replace swaps a range for it. Every rule the
+harness checks on the way makes the log unreadable. A session whose fold fails cannot be
+loaded, so its title does not count either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, Final
+
+import msgspec
+
+from sessionref.codecs.jsjson import js_json
+from sessionref.errors import SessionLogError
+from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
+from sessionref.log.structs import LogRecord, raw_data
+
+SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
+
+
+def _kind(record: LogRecord) -> str:
+    """A record's type for an error message, quoted: it comes from the log.
+
+    >>> _kind(LogRecord("a\\nb"))
+    '"a\\\\nb"'
+    """
+    return js_json(record.type).decode("utf-8")
+
+
+def surface_events(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
+    """The surface-eligible events of a log in seq order; an event of another type that
+    carries ``surfaceOp`` or ``sourceEventSeqs`` fails.
+
+    >>> events = [LogRecord("turn/start", seq=0), LogRecord("user/message", seq=1,
+    ...           surface_op="append")]
+    >>> [r.seq for r in surface_events(events)]
+    [1]
+    >>> list(surface_events([LogRecord("turn/start", seq=0, surface_op="append")]))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: event 0: "turn/start" is not surface-eligible and cannot carry surfaceOp
+    """
+    unset = msgspec.UNSET
+    for record in records:
+        if record.type in SURFACE_TYPES:
+            yield record
+        elif record.surface_op is not unset:
+            raise SessionLogError(
+                f"event {record.seq}: {_kind(record)} is not surface-eligible and cannot carry surfaceOp"
+            )
+        elif record.source_event_seqs is not unset:
+            raise SessionLogError(
+                f"event {record.seq}: {_kind(record)} is not surface-eligible and cannot "
+                "carry sourceEventSeqs"
+            )
+
+
+def _replace_range(op: Any, seq: int, record: LogRecord) -> tuple[int, int]:
+    """``(start, end)`` of a replace op shaped exactly ``{op, start, end}``."""
+    if type(op) is not dict:
+        raise SessionLogError(f"event {seq}: {_kind(record)} carries an invalid surfaceOp")
+    if not (
+        has_exact_keys(op, ("op", "start", "end"))
+        and op["op"] == "replace"
+        and is_safe_int(op["start"], 0)
+        and is_safe_int(op["end"], 0)
+    ):
+        raise SessionLogError(f"event {seq}: {_kind(record)} carries an invalid replace surfaceOp")
+    return js_int(op["start"]) or 0, js_int(op["end"]) or 0
+
+
+def _sources(record: LogRecord, seq: int) -> set[int]:
+    """``sourceEventSeqs``: distinct non-negative integers below the event's own seq, empty
+    only on an assistant message."""
+    raw = record.source_event_seqs
+    if raw is msgspec.UNSET:
+        return set()
+    if type(raw) is not list:
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must be an array when present")
+    if not raw and record.type != "assistant/message":
+        raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {_kind(record)}")
+    if not all(is_safe_int(source, 0) for source in raw):
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must be non-negative safe integers")
+    sources = {js_int(source) or 0 for source in raw}
+    if len(sources) != len(raw):
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must not contain duplicates")
+    if sources and max(sources) >= seq:
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must reference earlier events")
+    return sources
+
+
+class _Surface:
+    """The current surface as a doubly linked list of seqs, so a replace costs what it removes."""
+
+    def __init__(self) -> None:
+        self.records: dict[int, LogRecord] = {}
+        self.next: dict[int, int | None] = {}
+        self.prev: dict[int, int | None] = {}
+        self.head: int | None = None
+        self.tail: int | None = None
+
+    def __iter__(self) -> Iterator[LogRecord]:
+        node = self.head
+        while node is not None:
+            yield self.records[node]
+            node = self.next[node]
+
+    def _link(self, seq: int, record: LogRecord, before: int | None, after: int | None) -> None:
+        self.records[seq] = record
+        self.prev[seq], self.next[seq] = before, after
+        if before is None:
+            self.head = seq
+        else:
+            self.next[before] = seq
+        if after is None:
+            self.tail = seq
+        else:
+            self.prev[after] = seq
+
+    def append(self, seq: int, record: LogRecord) -> None:
+        self._link(seq, record, self.tail, None)
+
+    def span(self, start: int, end: int) -> list[int]:
+        """The seqs from ``start`` through ``end`` in surface order."""
+        if start not in self.records or end not in self.records:
+            raise SessionLogError(f"replace of {start}..{end}: not on the current surface")
+        nodes = [start]
+        while nodes[-1] != end:
+            following = self.next[nodes[-1]]
+            if following is None:
+                raise SessionLogError(f"replace of {start}..{end}: start is after end")
+            nodes.append(following)
+        return nodes
+
+    def replace(self, nodes: list[int], seq: int, record: LogRecord) -> None:
+        before, after = self.prev[nodes[0]], self.next[nodes[-1]]
+        for node in nodes:
+            del self.records[node], self.next[node], self.prev[node]
+        self._link(seq, record, before, after)
+
+
+def _without_first_content(data: Any) -> Any:
+    """``data`` of a tool result with ``message.content[0].content`` set to null: what a prune
+    may not change (later blocks are not compared).
+
+    >>> _without_first_content({"message": {"content": [{"type": "t", "content": 1}, 2]}})
+    {'message': {'content': [{'type': 't', 'content': None}]}}
+    """
+    message = data["message"]
+    first = message["content"][0]
+    return {**data, "message": {**message, "content": [{**first, "content": None}]}}
+
+
+def _check_prune(surface: _Surface, nodes: list[int], record: LogRecord) -> None:
+    """A replacing tool result replaces one tool result and edits only its first content."""
+    replaced = surface.records[nodes[0]]
+    if len(nodes) != 1 or replaced.type != "tool/result":
+        raise SessionLogError(f"tool result {record.seq} must replace exactly one tool result")
+    old, new = (_without_first_content(raw_data(r)) for r in (replaced, record))
+    if old != new:
+        raise SessionLogError(f"tool result {record.seq} changes more than its content")
+
+
+def _apply(surface: _Surface, record: LogRecord) -> None:
+    seq = record.seq
+    assert isinstance(seq, int), "surface events have seqs"
+    op = record.surface_op
+    if op == "append":
+        _sources(record, seq)
+        surface.append(seq, record)
+        return
+    if op is msgspec.UNSET:
+        raise SessionLogError(f"event {seq}: {_kind(record)} requires a surfaceOp")
+    start, end = _replace_range(op, seq, record)
+    nodes = surface.span(start, end)
+    if not set(nodes) <= _sources(record, seq):
+        raise SessionLogError(f"event {seq}: sourceEventSeqs must include every replaced node")
+    if record.type == "tool/result":
+        _check_prune(surface, nodes, record)
+    surface.replace(nodes, seq, record)
+
+
+def fold_surface(events: Iterable[LogRecord]) -> list[LogRecord]:
+    """The current surface: appends push, replaces swap a range for one event, in order.
+
+    >>> appended = [LogRecord("user/message", seq=s, surface_op="append") for s in (0, 1)]
+    >>> compaction = LogRecord("user/message", seq=2,
+    ...     surface_op={"op": "replace", "start": 0, "end": 1}, source_event_seqs=[0, 1])
+    >>> [r.seq for r in fold_surface([*appended, compaction])]
+    [2]
+    """
+    surface = _Surface()
+    for record in events:
+        _apply(surface, record)
+    return list(surface)
+
+
+def current_surface(records: Iterable[LogRecord]) -> list[LogRecord]:
+    """:func:`fold_surface` of :func:`surface_events`: the surface a loaded log shows."""
+    return fold_surface(surface_events(records))

@@ -1,0 +1,339 @@
+"""Event validation as the harness loads a log (SPEC §1a): envelopes, message shapes, event
+types, request headers, legacy migrations.
+
+Message events are checked through small msgspec Structs that accept only well-formed
+messages (built once, decoding no text); an event they do not accept is decoded whole and
+checked by the plain rules below, which say what is wrong (or migrate a legacy shape).
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any, Final
+
+import msgspec
+
+from sessionref.errors import SessionLogError
+from sessionref.log.jsvalue import UNDEFINED, JsTypeError, is_record, js_get
+from sessionref.log.migrate import (
+    check_turn_end,
+    describe,
+    migrate_message,
+    migrate_steering,
+    migrate_turn_start,
+)
+from sessionref.log.structs import (
+    PACKED_CHUNK_TYPES,
+    DecodedLogRecord,
+    LogRecord,
+    raw_data,
+    record_span,
+)
+
+KNOWN_EVENT_TYPES: Final = frozenset(
+    "agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy "
+    "assistant/chunk assistant/message command/done command/run compaction/end compaction/prune "
+    "compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result "
+    "llm/retry llm/retry-started permission/preset plan/mode request/context request/header "
+    "sandbox/mode schedule/change session/end-seed session/title session/title-llm-request "
+    "step/end step/start subagent/descriptor team/member team/message/delivered "
+    "team/message/queued team/task todo/write tool-workflow/agent-end "
+    "tool-workflow/agent-start tool-workflow/run-end tool-workflow/run-start tool/call "
+    "tool/code-dispatch tool/code-dispatch-start tool/result turn/end turn/start user/message "
+    "web/deepseek-search-llm-request".split()
+)
+"""Every event type the harness (rc.8) knows; others load only when ``ignorable: true``."""
+RETIRED_EVENT_TYPES: Final = frozenset({"request/header-delta", "mode/set"})
+
+
+class _Source(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    kind: str
+    provider: Any = None
+    model: Any = None
+    call_id: Any = None
+
+
+class _Block(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    type: Any = None
+    tool_call_id: Any = None
+    content: list[msgspec.Raw] | None = None
+
+
+class _Message(msgspec.Struct, frozen=True, gc=False):
+    id: str
+    role: str
+    source: _Source
+    content: list[_Block]
+
+
+class _Wrapped(msgspec.Struct, frozen=True, gc=False):
+    message: _Message
+
+
+class _UserMessage(msgspec.Struct, frozen=True, gc=False):
+    id: str
+    role: str
+    source: _Source
+    content: list[msgspec.Raw]
+
+
+_USER: Final = msgspec.json.Decoder(_UserMessage)
+_WRAPPED: Final = msgspec.json.Decoder(_Wrapped)
+
+
+def _named(value: Any) -> bool:
+    return type(value) is str and value != ""
+
+
+def _fast_message_ok(kind: str, data: msgspec.Raw) -> bool:
+    """Whether a message event's raw data is surely well-formed (``False``: look closer)."""
+    try:
+        if kind == "user/message":
+            user = _USER.decode(data)
+            return user.id != "" and user.role == "user" and user.source.kind != ""
+        message = _WRAPPED.decode(data).message
+    except (msgspec.ValidationError, msgspec.DecodeError):
+        return False
+    source = message.source
+    if message.id == "" or source.kind == "":
+        return False
+    if kind == "assistant/message":
+        return (
+            message.role == "assistant"
+            and source.kind == "model"
+            and _named(source.provider)
+            and _named(source.model)
+        )
+    if len(message.content) != 1:
+        return False
+    block = message.content[0]
+    return (
+        message.role == "user"
+        and source.kind == "tool"
+        and _named(source.call_id)
+        and block.type == "tool-result"
+        and block.content is not None
+        and block.tool_call_id == source.call_id
+    )
+
+
+def check_message(kind: str, data: Any, subject: str) -> None:
+    """The harness's message-event rules on parsed ``data``; raises :class:`SessionLogError`.
+
+    >>> check_message("user/message", {"id": "", "role": "user"}, "event 1")
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: event 1 lacks an identified message
+    """
+    message = data if kind == "user/message" else (data.get("message") if is_record(data) else None)
+    if type(message) is not dict or not _named(message.get("id")):
+        raise SessionLogError(f"{subject} lacks an identified message")
+    role = "assistant" if kind == "assistant/message" else "user"
+    if message.get("role") != role:
+        raise SessionLogError(f'{subject} message must have role "{role}"')
+    source = message.get("source")
+    if type(source) is not dict or not _named(source.get("kind")):
+        raise SessionLogError(f"{subject} message has invalid source")
+    content = message.get("content")
+    if type(content) is not list:
+        raise SessionLogError(f"{subject} message has invalid content")
+    if kind == "assistant/message":
+        if source["kind"] != "model" or not (
+            _named(source.get("provider")) and _named(source.get("model"))
+        ):
+            raise SessionLogError(f"{subject} message must have model source")
+        if any(block is None for block in content):
+            raise SessionLogError(f"{subject} message has a null content block")
+    elif kind == "tool/result":
+        if source["kind"] != "tool" or not _named(source.get("callId")):
+            raise SessionLogError(f"{subject} message must have tool source")
+        block = content[0] if len(content) == 1 else None
+        if (
+            type(block) is not dict
+            or block.get("type") != "tool-result"
+            or type(block.get("content")) is not list
+        ):
+            raise SessionLogError(f"{subject} message must contain one tool-result block")
+        if block.get("toolCallId", UNDEFINED) != source["callId"]:
+            raise SessionLogError(f"{subject} message has mismatched tool call ids")
+
+
+def check_request_header(data: Any, subject: str) -> None:
+    """A ``request/header`` must name a provider and model, with valid adapter defaults."""
+    header = js_get_safe(data, "header")
+    config = header.get("config") if is_record(header) else UNDEFINED
+    if not (type(config) is dict and _named(config.get("provider")) and _named(config.get("model"))):
+        raise SessionLogError(f"{subject} lacks provider/model")
+    effort = config.get("reasoningEffort", UNDEFINED)
+    if effort is not UNDEFINED and not _named(effort):
+        raise SessionLogError(f"{subject} has an invalid reasoningEffort")
+    defaults = header.get("adapterDefaults", UNDEFINED)
+    if defaults is UNDEFINED:
+        return
+    if (
+        type(defaults) is not dict
+        or any(key not in ("reasoningEffort", "maxTokens") for key in defaults)
+        or any(marker is not True for marker in defaults.values())
+        or any(key not in config for key in defaults)
+    ):
+        raise SessionLogError(f"{subject} has invalid adapterDefaults")
+
+
+def _envelope_ok(record: LogRecord) -> bool:
+    """A fast-decoded event's envelope: a safe-integer time, data, no row keys, and
+    ``ignorable`` only ``true``."""
+    unset = msgspec.UNSET
+    return (
+        record.time is not unset
+        and len(record.data) > 0
+        and record.seq0 is unset
+        and record.time0 is unset
+        and (record.ignorable is unset or record.ignorable is True)
+    )
+
+
+class _Log:
+    """The records being validated, with what a legacy replacing tool result needs: the
+    message id of the event at a given seq."""
+
+    def __init__(self, records: list[LogRecord], session_id: str) -> None:
+        self.records = records
+        self.session_id = session_id
+        self._firsts: list[int] | None = None
+
+    def message_id_at(self, seq: Any) -> Any:
+        if self._firsts is None:
+            self._firsts = [record_span(record)[0] for record in self.records]
+        index = bisect.bisect_right(self._firsts, seq) - 1 if type(seq) is int else -1
+        if index < 0 or self._firsts[index] != seq:
+            return UNDEFINED
+        record = self.records[index]
+        data = raw_data(record)
+        message = data if record.type == "user/message" else js_get_safe(data, "message")
+        found = js_get_safe(message, "id")
+        return found if type(found) is str else UNDEFINED
+
+
+def js_get_safe(value: Any, key: str) -> Any:
+    """``value?.[key]``.
+
+    >>> js_get_safe(None, "a")
+    undefined
+    """
+    return value.get(key, UNDEFINED) if type(value) is dict else UNDEFINED
+
+
+def _replaced_start(record: LogRecord) -> Any:
+    op = record.surface_op
+    if is_record(op) and op.get("op") == "replace" and type(op.get("start")) in (int, float):
+        return op["start"]
+    return None
+
+
+def _check_event(log: _Log, index: int, record: LogRecord) -> None:
+    """One event: envelope, type, and the rules of its kind; a legacy shape is replaced in
+    ``log.records`` by its migration."""
+    kind = record.type
+    if type(record) is LogRecord:
+        if not _envelope_ok(record):
+            raise SessionLogError(f"session event at index {index} has an invalid event envelope")
+    elif record.problem is not None:  # type: ignore[attr-defined]
+        raise SessionLogError(f"session event at index {index} has an invalid event envelope")
+    if kind in RETIRED_EVENT_TYPES:
+        raise SessionLogError(f"unsupported legacy {kind} event at seq {record.seq}")
+    seq = record.seq
+    assert isinstance(seq, int), "the scanner passes events with seqs only"
+    subject = describe(kind, seq)
+    if kind in ("user/message", "assistant/message", "tool/result"):
+        if type(record) is LogRecord and _fast_message_ok(kind, record.data):
+            return
+        data = raw_data(record)
+        migrated = migrate_message(
+            kind, data, seq, log.session_id, _replaced_start(record), log.message_id_at
+        )
+        check_message(kind, migrated, subject)
+        if migrated is not data:
+            log.records[index] = msgspec.structs.replace(_decoded(record), data=migrated)
+        return
+    if kind == "steering/message":
+        migrated = migrate_steering(raw_data(record), seq, log.session_id)
+        check_message("user/message", migrated, subject)
+        log.records[index] = msgspec.structs.replace(
+            _decoded(record), type="user/message", data=migrated
+        )
+        return
+    if kind not in KNOWN_EVENT_TYPES and record.ignorable is not True:
+        raise SessionLogError(
+            f"event type {kind!r} (seq {seq}) is unknown to this harness and not marked ignorable"
+        )
+    if kind in ("turn/start", "step/start", "tool/call", "turn/end", "request/header"):
+        _check_small(log, index, record, subject)
+
+
+def _check_small(log: _Log, index: int, record: LogRecord, subject: str) -> None:
+    """The events whose data the harness reads while loading (closers, migrations)."""
+    kind, data = record.type, raw_data(record)
+    if kind == "turn/end":
+        check_turn_end(data, record.seq)  # type: ignore[arg-type]
+        return
+    if kind == "request/header":
+        try:
+            if js_get(data, "reason") == "fallback":
+                raise SessionLogError(f'{subject}: unsupported legacy request/header reason "fallback"')
+        except JsTypeError:
+            raise SessionLogError(f"{subject} has null data") from None
+        check_request_header(data, subject)
+        return
+    if data is None:  # the closers read data.turn, data.step, data.callId
+        raise SessionLogError(f"{subject} has null data")
+    if kind == "turn/start":
+        migrated = migrate_turn_start(data, record.seq)  # type: ignore[arg-type]
+        if migrated is not data:
+            log.records[index] = msgspec.structs.replace(_decoded(record), data=migrated)
+
+
+def _decoded(record: LogRecord) -> DecodedLogRecord:
+    """``record`` with its data built, so a migration can replace it."""
+    if type(record) is DecodedLogRecord:
+        return record
+    fields = {field: getattr(record, field) for field in record.__struct_fields__}
+    fields["data"] = raw_data(record)
+    return DecodedLogRecord(**fields)
+
+
+def validate_events(records: list[LogRecord], session_id: str) -> None:
+    """Check every event of a scanned log as the harness does, migrating legacy shapes in
+    place; raises :class:`SessionLogError` naming the event at fault."""
+    log = _Log(records, session_id)
+    rows, special, known, unset = PACKED_CHUNK_TYPES, _SPECIAL, KNOWN_EVENT_TYPES, msgspec.UNSET
+    for index, record in enumerate(records):
+        kind = record.type
+        if kind in rows:
+            continue
+        if (  # the common case inline: a known event whose data loading never reads
+            kind not in special
+            and kind in known
+            and type(record) is LogRecord
+            and record.time is not unset
+            and record.data
+            and record.seq0 is unset
+            and record.time0 is unset
+            and record.ignorable is unset
+        ):
+            continue
+        _check_event(log, index, record)
+
+
+_SPECIAL: Final = frozenset(
+    {
+        "user/message",
+        "assistant/message",
+        "tool/result",
+        "steering/message",
+        "turn/start",
+        "step/start",
+        "tool/call",
+        "turn/end",
+        "request/header",
+    }
+)
+"""Event types whose data the harness reads while loading (shapes, migrations, closers)."""

@@ -1,0 +1,133 @@
+"""Every reproduction store of the oracle, answered as the real DSH stack answered it.
+
+``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases`` and
+``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for the store's
+path). For every session of every case: readable or refused alike, the same prompt bytes
+(``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
+order. Where the harness refuses the whole root, sessionref serves every other session as
+the same log is served elsewhere, and refuses the offending ones (SPEC §1a [sessionref]).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from sessionref import DirectoryStore, SessionReferenceError, SessionReferenceResolver, Target
+from sessionref.errors import READ_FAILED
+
+CASES = Path(__file__).parent / "data" / "oracle-cases"
+TARGET = Target("oracle-target-session")
+OFFENDING = {
+    "duplicate-id": {"dup"},
+    "flat-artifact": set(),
+    "header-dir-mismatch": {"other-dir", "real-id"},
+    "header-wrong-project": {"wrong-project"},
+    "header-retired-field": {"header-retired-field"},
+    "mixed-encoding": {"other-encoding"},
+    "zstd-header-frame-with-events": {"hdr-frame-events"},
+}
+"""The sessions of each whole-root case that sessionref does not serve (from its DESC)."""
+
+
+def roots() -> Iterator[tuple[str, Path, dict[str, Any]]]:
+    for case in sorted(CASES.iterdir()):
+        for sub in ("root", "zroot"):
+            report = case / f"{sub}.real.json"
+            if report.exists():
+                yield case.name, case / sub, json.loads(report.read_text(encoding="utf-8"))
+
+
+ROOTS = list(roots())
+
+
+def served_elsewhere() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """What the harness answered for a session id wherever a root held it and was not
+    refused whole (the answer and the candidate entry); an id answered differently in two
+    roots is left out."""
+    answers: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for name, _, report in ROOTS:
+        if name in OFFENDING:
+            continue
+        candidates = {c["sessionId"]: c for c in report["candidates"].get("ok", [])}
+        for session_id, entry in report["sessions"].items():
+            if entry.get("prompt") is not None and session_id in candidates:
+                answers.setdefault(session_id, []).append(
+                    (recorded(entry), candidates[session_id])
+                )
+    return {
+        session_id: found[0]
+        for session_id, found in answers.items()
+        if all(other == found[0] for other in found)
+    }
+
+
+def answer(resolver: SessionReferenceResolver, session_id: str) -> dict[str, Any]:
+    """sessionref's snapshot of one session, in the report's terms."""
+    try:
+        context = resolver.snapshot(TARGET, [{"sessionId": session_id}])
+    except SessionReferenceError as exc:
+        return {"error": exc.code}
+    assert context is not None
+    wire = msgspec.to_builtins(context)
+    return {"prompt": wire["content"][0]["text"], "references": wire["source"]["references"]}
+
+
+def recorded(entry: dict[str, Any]) -> dict[str, Any]:
+    if entry.get("error") is not None:
+        return {"error": READ_FAILED}
+    return {"prompt": entry["prompt"], "references": entry["references"]}
+
+
+ELSEWHERE = served_elsewhere()
+
+
+def store_labels(store: DirectoryStore, resolver: SessionReferenceResolver) -> list[Any]:
+    """The candidates as ``[sessionId, label, cwd, createdAt]``: order from the resolver,
+    labels by the harness's rule on the store's title (the title, else the id)."""
+    out = []
+    for candidate in resolver.list_candidates(TARGET, "", 1000):
+        title = store.title(candidate.session_id)
+        label = candidate.session_id if title is None else title
+        out.append([candidate.session_id, label, candidate.cwd, candidate.created_at])
+    return out
+
+
+@pytest.mark.parametrize(
+    ("name", "root", "report"), ROOTS, ids=[f"{name}/{root.name}" for name, root, _ in ROOTS]
+)
+def test_every_session_as_the_harness_answers(
+    name: str, root: Path, report: dict[str, Any]
+) -> None:
+    store = DirectoryStore(root)
+    resolver = SessionReferenceResolver(store)
+    offending = OFFENDING.get(name)
+    for session_id, entry in report["sessions"].items():
+        have = answer(resolver, session_id)
+        if offending is None:
+            want = recorded(entry)
+        elif session_id in offending:
+            want = {"error": READ_FAILED}
+        else:
+            assert session_id in ELSEWHERE, f"{session_id!r} is served nowhere else"
+            want = ELSEWHERE[session_id][0]
+        assert have == want, session_id
+    have_candidates = store_labels(store, resolver)
+    if offending is None:
+        want_candidates = [
+            [c["sessionId"], c["label"], c.get("cwd"), c["createdAt"]]
+            for c in report["candidates"]["ok"]
+        ]
+    else:
+        want_candidates = []
+        for session_id in report["sessions"]:
+            if session_id not in offending:
+                c = ELSEWHERE[session_id][1]
+                want_candidates.append([c["sessionId"], c["label"], c.get("cwd"), c["createdAt"]])
+        assert {p.path for p in store.problems()}, "a whole-root refusal is reported"
+    assert have_candidates == want_candidates
