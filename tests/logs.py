@@ -36,7 +36,7 @@ def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
         "id": f"m{seq}",
         "role": "assistant",
         "content": [{"type": "reasoning", "text": "hidden"}, text(body)],
-        "source": {"kind": "model"},
+        "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
     }
     return _step_event("assistant/message", seq, message, op, extra)
 
@@ -44,7 +44,8 @@ def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
 def tool_result(seq: int, output: str, op: Any = "append", **extra: Any) -> Event:
     """A ``tool/result`` event."""
     block = {"type": "tool-result", "toolCallId": "c1", "content": [text(output)]}
-    message = {"id": f"m{seq}", "role": "user", "content": [block], "source": {"kind": "tool"}}
+    source = {"kind": "tool", "callId": "c1"}
+    message = {"id": f"m{seq}", "role": "user", "content": [block], "source": source}
     return _step_event("tool/result", seq, message, op, extra)
 
 

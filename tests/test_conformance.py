@@ -25,7 +25,7 @@ def same_answer(have: dict[str, Any], want: dict[str, Any]) -> bool:
 def test_every_op_is_covered() -> None:
     ops = {vector["case"]["op"] for vector in VECTORS}
     assert ops == {"encode", "decode", "format", "parse", "prepare", "direct", "candidates"}
-    assert len(VECTORS) == 949
+    assert len(VECTORS) == 942
 
 
 @pytest.mark.parametrize(
@@ -37,18 +37,22 @@ def test_vector(vector: dict[str, Any]) -> None:
 
 
 def test_error_messages_match_where_the_spec_gives_them() -> None:
+    """INVALID_REFERENCE messages, and READ_FAILED for a missing session; the harness's own
+    words for a damaged log are not part of the contract (SPEC §9: errors by code)."""
+    checked = 0
     for vector in VECTORS:
         want = vector["expect"].get("error")
         if (
             want
-            and want["code"]
-            in (
-                "SESSION_REFERENCE_INVALID_REFERENCE",
-                "SESSION_REFERENCE_READ_FAILED",
-            )
             and vector["case"]["op"] in ("decode", "parse", "prepare")
+            and (
+                want["code"] == "SESSION_REFERENCE_INVALID_REFERENCE"
+                or want["message"].endswith("not found")
+            )
         ):
             assert answer(vector["case"])["error"]["message"] == want["message"]
+            checked += 1
+    assert checked > 20
 
 
 def test_conform_command_answers_line_by_line() -> None:

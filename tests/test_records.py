@@ -1,4 +1,4 @@
-"""Record-level codecs: line limits, packed-row expansion, zstd frames."""
+"""Record-level codecs: line limits, zstd frames, error positions."""
 
 from __future__ import annotations
 
@@ -11,14 +11,9 @@ import zstandard
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionref.log.records import (
-    SessionLogError,
-    check_line_lengths,
-    decompress_frames,
-    expand_packed_row,
-    parse_chunks,
-    zstd_chunks,
-)
+from sessionref.errors import SessionLogError
+from sessionref.log.frames import check_line_lengths, decompress_frames, zstd_chunks
+from sessionref.log.reader import read_plain
 
 
 def first_long_line(buffer: bytes, limit: int) -> int | None:
@@ -36,36 +31,6 @@ def test_line_limit_finds_the_first_long_line(buffer: bytes, limit: int) -> None
     except SessionLogError as exc:
         found = int(str(exc).split()[1])
     assert found == first_long_line(buffer, limit)
-
-
-def test_tool_call_rows_expand_with_ids_and_names() -> None:
-    row = {
-        "type": "tool-call-chunks",
-        "seq0": 3,
-        "time0": 10,
-        "data": {
-            "turn": 1,
-            "step": 2,
-            "index": 1,
-            "dt": [1, 2],
-            "args": ["{", "}", ""],
-            "id": "c1",
-            "name": "bash",
-        },
-    }
-    events = expand_packed_row(row)
-    assert [(e["seq"], e["time"]) for e in events] == [(3, 10), (4, 11), (5, 13)]
-    assert events[1]["data"] == {
-        "turn": 1,
-        "step": 2,
-        "chunk": {
-            "type": "tool-call-delta",
-            "index": 1,
-            "id": "c1",
-            "name": "bash",
-            "argumentsDelta": "}",
-        },
-    }
 
 
 @given(st.lists(st.binary(min_size=1, max_size=40), min_size=1, max_size=6), st.integers(1, 12))
@@ -97,14 +62,17 @@ def test_a_torn_last_frame_longer_than_the_tail_window_is_dropped(tmp_path: Path
         assert b"".join(zstd_chunks(file)) == b"header\n" + body
 
 
-@given(st.integers(1, 40), st.integers(2, 3000), st.sampled_from(["json", "utf8", "long"]))
+@given(st.integers(1, 40), st.integers(2, 3000), st.sampled_from(["json", "gap", "long"]))
 def test_errors_name_the_line_whatever_the_chunking(bad: int, chunk: int, defect: str) -> None:
-    """Line ``bad + 1`` (after the header) is damaged; pieces must not shift its number."""
-    lines = [b'{"id":"s","createdAt":1}']
-    lines += [b'{"type":"turn/start","seq":%d}' % seq for seq in range(45)]
-    lines[bad] = {"json": b"{oops", "utf8": b'{"type":"\xff"}', "long": b" " * 200}[defect]
+    """Line ``bad + 1`` of the file is damaged before the last ``turn/end``, which makes the
+    log corrupt; pieces must not shift the line number in the message."""
+    lines = [b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}']
+    lines += [b'{"type":"turn/start","seq":%d,"time":1,"data":{"turn":1}}' % s for s in range(45)]
+    lines.append(b'{"type":"turn/end","seq":45,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}')
+    damaged = {"json": b"{oops", "gap": b'{"type":"turn/start","seq":99}', "long": b" " * 200}
+    lines[bad] = damaged[defect]
     log = b"\n".join(lines) + b"\n"
     chunks = [log[i : i + chunk] for i in range(0, len(log), chunk)]
     with pytest.raises(SessionLogError) as caught:
-        parse_chunks(chunks, max_line_bytes=100)
+        read_plain(chunks, "s", max_line_bytes=120)
     assert f"line {bad + 1}" in str(caught.value)

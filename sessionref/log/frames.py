@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import io
+import struct
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO, Final, Protocol
 
@@ -33,44 +34,50 @@ class FrameScan(msgspec.Struct, frozen=True):
     torn_start: int | None = None
 
 
-def _frame_end(buffer: bytes, start: int) -> int | None:
-    """End of the frame starting at ``start``; ``None`` if the buffer ends inside it."""
-    size = len(buffer)
+_U32: Final = struct.Struct("<I")
+
+
+def _frame_end(buffer: bytes, start: int, size: int) -> int:
+    """End of the frame starting at ``start``; ``-1`` if the buffer ends inside it."""
     if size - start < 4:
-        return None
-    if int.from_bytes(buffer[start : start + 4], "little") != ZSTD_MAGIC:
+        return -1
+    if _U32.unpack_from(buffer, start)[0] != ZSTD_MAGIC:
         raise SessionLogError(f"corrupt zstd log: invalid frame magic at byte {start}")
     offset = start + 4
     if offset == size:
-        return None
+        return -1
     descriptor = buffer[offset]
-    offset += 1
     if descriptor & 0x18:
-        raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {offset - 1}")
-    size_flag, single_segment, dictionary = descriptor >> 6, descriptor & 0x20, descriptor & 3
-    content_size_bytes = (1 if single_segment else 0) if size_flag == 0 else 1 << size_flag
-    offset += (0 if single_segment else 1) + (4 if dictionary == 3 else dictionary)
-    offset += content_size_bytes
-    if offset > size:
-        return None
-    while True:
-        if size - offset < 3:
-            return None
-        block = buffer[offset] | buffer[offset + 1] << 8 | buffer[offset + 2] << 16
-        offset += 3
-        block_type = block >> 1 & 3
-        if block_type == 3:
-            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {offset - 3}")
-        offset += 1 if block_type == 1 else block >> 3
-        if offset > size:
-            return None
+        raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {offset}")
+    offset += _HEADER_BYTES[descriptor]
+    unpack = _U32.unpack_from
+    while True:  # blocks: a 3-byte header each, then 1 byte (RLE) or its size
+        if size - offset < 4:  # the last block may be an empty one at the very end
+            if size - offset < 3:
+                return -1
+            block = int.from_bytes(buffer[offset : offset + 3], "little")
+        else:
+            block = unpack(buffer, offset)[0] & 0xFFFFFF
+        kind = block & 6
+        if kind == 6:
+            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {offset}")
+        offset += 4 if kind == 2 else 3 + (block >> 3)
         if block & 1:
             break
     if descriptor & 4:
         offset += 4
-        if offset > size:
-            return None
-    return offset
+    return offset if offset <= size else -1
+
+
+def _header_bytes(descriptor: int) -> int:
+    """Bytes from the frame header descriptor to the first block: the descriptor itself, the
+    window byte, the dictionary id and the content size, as the descriptor declares them."""
+    size_flag, single_segment, dictionary = descriptor >> 6, descriptor & 0x20, descriptor & 3
+    content_size = (1 if single_segment else 0) if size_flag == 0 else 1 << size_flag
+    return 1 + (0 if single_segment else 1) + (4 if dictionary == 3 else dictionary) + content_size
+
+
+_HEADER_BYTES: Final = [_header_bytes(descriptor) for descriptor in range(256)]
 
 
 def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
@@ -84,10 +91,10 @@ def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
     sessionref.errors.SessionLogError: corrupt zstd log: invalid frame magic at byte 11
     """
     frames: list[tuple[int, int]] = []
-    start = 0
-    while start < len(buffer):
-        end = _frame_end(buffer, start)
-        if end is None:
+    start, size = 0, len(buffer)
+    while start < size:
+        end = _frame_end(buffer, start, size)
+        if end < 0:
             return FrameScan(frames, start)
         frames.append((start, end))
         if max_frames is not None and len(frames) == max_frames:

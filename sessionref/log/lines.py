@@ -146,9 +146,9 @@ def decode_piece(piece: bytes | bytearray) -> list[Line]:
     piece = repair_utf8(piece)
     count = piece.count(b"\n")
     view = memoryview(piece)
-    records = _bulk(view, count)
+    records: list[Line] | None = _bulk(view, count)  # type: ignore[assignment]
     if records is not None:
-        return list(records)
+        return records
     starts = [0]
     for _ in range(count):
         starts.append(piece.index(b"\n", starts[-1]) + 1)

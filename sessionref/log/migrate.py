@@ -176,10 +176,18 @@ def migrate_message(
     return {**rest, "message": message}
 
 
-def describe(kind: str, seq: int) -> str:
-    """How errors name an event.
+class Subject:
+    """How an error names an event, worded only when an error needs it.
 
-    >>> describe("user/message", 3)
+    >>> str(Subject("user/message", 3))
     'session event at seq 3 ("user/message")'
     """
-    return f"session event at seq {seq} ({js_json(kind).decode('utf-8')})"
+
+    __slots__ = ("kind", "seq")
+
+    def __init__(self, kind: str, seq: int) -> None:
+        self.kind = kind
+        self.seq = seq
+
+    def __str__(self) -> str:
+        return f"session event at seq {self.seq} ({js_json(self.kind).decode('utf-8')})"

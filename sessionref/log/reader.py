@@ -35,14 +35,13 @@ def _scan(
 ) -> tuple[bool, int]:
     """Feed ``scanner`` the whole lines of ``pieces`` (numbered from 1, shifted by ``shift``);
     returns whether the input ended on a newline, and the number its next line would have."""
-    ended, following = True, 1 + shift
+    ended, last = True, (1, bytearray())
     for number, piece in pieces:
         cut = piece.rfind(b"\n") + 1
         if cut:
             scanner.feed(piece if cut == len(piece) else piece[:cut], number + shift)
-        ended = cut == len(piece)
-        following = number + shift + piece.count(b"\n")
-    return ended, following
+        ended, last = cut == len(piece), (number, piece)
+    return ended, last[0] + shift + last[1].count(b"\n")
 
 
 def _header_and_rest(pieces: Iterator[tuple[int, bytearray]], path: str) -> tuple[Any, Iterator[tuple[int, bytearray]]]:
@@ -55,7 +54,7 @@ def _header_and_rest(pieces: Iterator[tuple[int, bytearray]], path: str) -> tupl
 
     def rest() -> Iterator[tuple[int, bytearray]]:
         if end + 1 < len(first[1]):
-            yield first[0], first[1][end + 1 :]
+            yield first[0] + 1, first[1][end + 1 :]
         yield from pieces
 
     return header, rest()

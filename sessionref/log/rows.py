@@ -61,9 +61,9 @@ def _check_members(members: Sequence[object], dt: Sequence[Any], seq0: int, time
             raise MalformedRow("member times must stay safe integers")
 
 
-def check_fast_row(record: LogRecord) -> bool:
-    """Whether a row decoded by the fast decoder is well-formed; ``False`` means "look again
-    with :func:`check_row_value`", which says exactly what is wrong, if anything."""
+def check_fast_row(record: LogRecord) -> int | None:
+    """The number of members of a well-formed row decoded by the fast decoder; ``None`` means
+    "look again with :func:`check_row_value`", which says exactly what is wrong, if anything."""
     unset = msgspec.UNSET
     if (
         record.seq0 is unset
@@ -75,7 +75,7 @@ def check_fast_row(record: LogRecord) -> bool:
         or record.source_event_seqs is not unset
         or record.ignorable is not unset
     ):
-        return False
+        return None
     try:
         row: _TextRow | _ToolRow
         if record.type == "tool-call-chunks":
@@ -86,16 +86,18 @@ def check_fast_row(record: LogRecord) -> bool:
             members = row.texts
         _check_members(members, row.dt, record.seq0, record.time0)
     except (msgspec.ValidationError, msgspec.DecodeError, MalformedRow):
-        return False
-    return True
+        return None
+    return len(members)
 
 
-def check_row_value(value: dict[str, Any]) -> None:
-    """Raise :class:`MalformedRow` unless ``value`` (a parsed row line) is a well-formed row.
+def check_row_value(value: dict[str, Any]) -> int:
+    """The number of members of ``value``, a parsed row line; raises :class:`MalformedRow`
+    unless it is a well-formed row.
 
     >>> row = {"type": "text-chunks", "seq0": 1, "time0": 5.0,
     ...        "data": {"turn": 1, "step": 1, "index": 0, "dt": [2.0], "texts": ["a", "b"]}}
     >>> check_row_value(row)
+    2
     >>> try:
     ...     check_row_value({**row, "data": {**row["data"], "dt": [2, 1]}})
     ... except MalformedRow as exc:
@@ -129,3 +131,4 @@ def check_row_value(value: dict[str, Any]) -> None:
     if type(dt) is not list or not all(is_safe_int(gap) for gap in dt):
         raise MalformedRow("dt must be an array of safe integers")
     _check_members(members, dt, int(value["seq0"]), int(value["time0"]))
+    return len(members)

@@ -56,14 +56,15 @@ _PROBE = 1 << 16
 
 
 class SessionNotFound(SessionLogError):
-    """No session with that id in the store.
+    """No session with that id in the store; worded as the harness words it (the id as it is,
+    not escaped).
 
-    >>> str(SessionNotFound("a"))
-    'session "a" not found'
+    >>> str(SessionNotFound('a"b'))
+    'session "a"b" not found'
     """
 
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {js_json(session_id).decode('utf-8')} not found")
+        super().__init__(f'session "{session_id}" not found')
         self.session_id = session_id
 
 

@@ -81,9 +81,14 @@ def _sources(record: LogRecord, seq: int) -> set[int]:
         raise SessionLogError(f"event {seq}: sourceEventSeqs must be an array when present")
     if not raw and record.type != "assistant/message":
         raise SessionLogError(f"event {seq}: empty sourceEventSeqs on {_kind(record)}")
-    if not all(is_safe_int(source, 0) for source in raw):
+    if set(map(type, raw)) <= {int}:  # the common case: plain integers
+        sources = set(raw)
+        if sources and min(sources) < 0:
+            raise SessionLogError(f"event {seq}: sourceEventSeqs must be non-negative safe integers")
+    elif all(is_safe_int(source, 0) for source in raw):
+        sources = {js_int(source) or 0 for source in raw}
+    else:
         raise SessionLogError(f"event {seq}: sourceEventSeqs must be non-negative safe integers")
-    sources = {js_int(source) or 0 for source in raw}
     if len(sources) != len(raw):
         raise SessionLogError(f"event {seq}: sourceEventSeqs must not contain duplicates")
     if sources and max(sources) >= seq:

@@ -17,7 +17,7 @@ from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, JsTypeError, is_record, js_get
 from sessionref.log.migrate import (
     check_turn_end,
-    describe,
+    Subject,
     migrate_message,
     migrate_steering,
     migrate_turn_start,
@@ -117,7 +117,7 @@ def _fast_message_ok(kind: str, data: msgspec.Raw) -> bool:
     )
 
 
-def check_message(kind: str, data: Any, subject: str) -> None:
+def check_message(kind: str, data: Any, subject: object) -> None:
     """The harness's message-event rules on parsed ``data``; raises :class:`SessionLogError`.
 
     >>> check_message("user/message", {"id": "", "role": "user"}, "event 1")
@@ -157,7 +157,7 @@ def check_message(kind: str, data: Any, subject: str) -> None:
             raise SessionLogError(f"{subject} message has mismatched tool call ids")
 
 
-def check_request_header(data: Any, subject: str) -> None:
+def check_request_header(data: Any, subject: object) -> None:
     """A ``request/header`` must name a provider and model, with valid adapter defaults."""
     header = js_get_safe(data, "header")
     config = header.get("config") if is_record(header) else UNDEFINED
@@ -242,7 +242,7 @@ def _check_event(log: _Log, index: int, record: LogRecord) -> None:
         raise SessionLogError(f"unsupported legacy {kind} event at seq {record.seq}")
     seq = record.seq
     assert isinstance(seq, int), "the scanner passes events with seqs only"
-    subject = describe(kind, seq)
+    subject = Subject(kind, seq)
     if kind in ("user/message", "assistant/message", "tool/result"):
         if type(record) is LogRecord and _fast_message_ok(kind, record.data):
             return
@@ -269,9 +269,25 @@ def _check_event(log: _Log, index: int, record: LogRecord) -> None:
         _check_small(log, index, record, subject)
 
 
-def _check_small(log: _Log, index: int, record: LogRecord, subject: str) -> None:
+def _is_null(record: LogRecord) -> bool:
+    """Whether a record's data is ``null``, decoding nothing."""
+    if type(record) is LogRecord:
+        return len(record.data) == 4 and bytes(record.data) == b"null"
+    return record.data is None
+
+
+def _check_small(log: _Log, index: int, record: LogRecord, subject: object) -> None:
     """The events whose data the harness reads while loading (closers, migrations)."""
-    kind, data = record.type, raw_data(record)
+    kind = record.type
+    if kind in ("step/start", "tool/call"):  # the closers read data.step, data.callId
+        if _is_null(record):
+            raise SessionLogError(f"{subject} has null data")
+        return
+    if kind == "turn/start" and type(record) is LogRecord and b"trigger" not in bytes(record.data):
+        if _is_null(record):
+            raise SessionLogError(f"{subject} has null data")
+        return
+    data = raw_data(record)
     if kind == "turn/end":
         check_turn_end(data, record.seq)  # type: ignore[arg-type]
         return
@@ -283,7 +299,7 @@ def _check_small(log: _Log, index: int, record: LogRecord, subject: str) -> None
             raise SessionLogError(f"{subject} has null data") from None
         check_request_header(data, subject)
         return
-    if data is None:  # the closers read data.turn, data.step, data.callId
+    if data is None:  # the closers read data.turn
         raise SessionLogError(f"{subject} has null data")
     if kind == "turn/start":
         migrated = migrate_turn_start(data, record.seq)  # type: ignore[arg-type]
@@ -309,20 +325,25 @@ def validate_events(records: list[LogRecord], session_id: str) -> None:
         kind = record.type
         if kind in rows:
             continue
-        if (  # the common case inline: a known event whose data loading never reads
-            kind not in special
+        if (  # the common case inline: a known event with a well-formed envelope
+            type(record) is LogRecord
             and kind in known
-            and type(record) is LogRecord
             and record.time is not unset
-            and record.data
             and record.seq0 is unset
             and record.time0 is unset
             and record.ignorable is unset
         ):
-            continue
+            data = record.data
+            if kind not in special:
+                if data:
+                    continue
+            elif kind in _NOT_NULL and data and (len(data) != 4 or bytes(data) != b"null"):
+                continue
         _check_event(log, index, record)
 
 
+_NOT_NULL: Final = frozenset({"step/start", "tool/call"})
+"""Event types whose data only has to be there and not be ``null`` (the closers read it)."""
 _SPECIAL: Final = frozenset(
     {
         "user/message",

@@ -1,0 +1,161 @@
+"""Which sessions a store serves (SPEC §1a; FINDINGS B.3, B.11, B.12, D.3).
+
+The harness's listing skips headers it does not take and never follows a link; where it
+refuses a whole root, sessionref serves every other session, does not serve the offending ones
+(every copy of a duplicate id) and reports them in ``problems()`` (**[sessionref]**).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref import DirectoryStore, MemoryStore
+from sessionref.errors import SessionLogError
+from sessionref.log.records import captured_through_seq
+from sessionref.log.store import render_session
+from tests.logfiles import (
+    frame,
+    header,
+    line,
+    log_bytes,
+    two_turns,
+    write_plain,
+    write_zstd,
+    zstd_bytes,
+)
+
+
+def served(root: Path) -> set[str]:
+    store = DirectoryStore(root)
+    ids = {h.id for h in store.headers()}
+    for session_id in ids:
+        store.read(session_id)
+    return ids
+
+
+def problem_paths(root: Path) -> set[str]:
+    store = DirectoryStore(root)
+    store.headers()
+    return {os.path.relpath(p.path, root) for p in store.problems()}
+
+
+def test_a_linked_session_directory_is_not_followed(tmp_path: Path) -> None:
+    write_plain(tmp_path, log_bytes(two_turns()))
+    target = write_plain(tmp_path / ".store", log_bytes(two_turns(), header("x")), "x").parent
+    (tmp_path / "--w--" / "x").symlink_to(target)
+    assert served(tmp_path) == {"s"}
+
+
+def test_a_linked_project_directory_is_not_followed(tmp_path: Path) -> None:
+    write_plain(tmp_path / "elsewhere", log_bytes(two_turns()))
+    (tmp_path / "--w--").symlink_to(tmp_path / "elsewhere" / "--w--")
+    assert served(tmp_path) == set()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", line(header())[:-1], b"\xef\xbb\xbf" + log_bytes(two_turns())],
+    ids=["empty", "no-newline", "bom"],
+)
+def test_a_header_the_listing_does_not_take_is_not_a_session(tmp_path: Path, content: bytes) -> None:
+    write_plain(tmp_path, content)
+    write_plain(tmp_path, log_bytes(two_turns(), header("b")), "b")
+    assert served(tmp_path) == {"b"}
+    assert problem_paths(tmp_path) == set()
+
+
+def test_a_zstd_log_without_a_complete_first_frame_is_not_a_session(tmp_path: Path) -> None:
+    write_zstd(tmp_path, frame(line(header()))[:-3])
+    assert served(tmp_path) == set()
+
+
+def whole_root(tmp_path: Path, kind: str) -> None:
+    """A root the harness refuses whole, for ``kind``; the session ``b`` is a bystander."""
+    if kind.startswith("zstd"):
+        write_zstd(tmp_path, zstd_bytes([two_turns()], header("b", cwd="/o")), "b", cwd="/o")
+    else:
+        write_plain(tmp_path, log_bytes(two_turns(), header("b", cwd="/o")), "b", cwd="/o")
+    if kind == "duplicate-id":
+        write_plain(tmp_path, log_bytes(two_turns(), header("d", cwd="/x")), "d", cwd="/x")
+        write_plain(tmp_path, log_bytes(two_turns(), header("d", cwd="/y")), "d", cwd="/y")
+    elif kind == "flat-artifact":
+        (tmp_path / "--o--" / "flat.jsonl").write_bytes(log_bytes(two_turns()))
+    elif kind == "header-dir-mismatch":
+        write_plain(tmp_path, log_bytes(two_turns(), header("real")), "other")
+    elif kind == "header-wrong-project":
+        write_plain(tmp_path, log_bytes(two_turns(), header("w", cwd="/a")), "w", cwd="/b")
+    elif kind == "header-retired-field":
+        write_plain(tmp_path, log_bytes(two_turns(), header("r", sandboxMode="x")), "r")
+    elif kind == "mixed-encoding":
+        write_plain(tmp_path, log_bytes(two_turns(), header("c", cwd="/o")), "c", cwd="/o")
+        write_zstd(tmp_path, zstd_bytes([two_turns()], header("z")), "z")
+    elif kind == "zstd-header-frame-with-events":
+        write_zstd(tmp_path, frame(log_bytes(two_turns(), header("h"))), "h")
+
+
+WHOLE_ROOT: dict[str, tuple[set[str], set[str]]] = {
+    "duplicate-id": ({"b"}, {"--x--/d/session.jsonl", "--y--/d/session.jsonl"}),
+    "flat-artifact": ({"b"}, {"--o--/flat.jsonl"}),
+    "header-dir-mismatch": ({"b"}, {"--w--/other/session.jsonl"}),
+    "header-wrong-project": ({"b"}, {"--b--/w/session.jsonl"}),
+    "header-retired-field": ({"b"}, {"--w--/r/session.jsonl"}),
+    "mixed-encoding": ({"b", "c"}, {"--w--/z/session.jsonl.zstd"}),
+    "zstd-header-frame-with-events": ({"b"}, {"--w--/h/session.jsonl.zstd"}),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(WHOLE_ROOT))
+def test_a_root_the_harness_refuses_whole_serves_the_others(tmp_path: Path, kind: str) -> None:
+    whole_root(tmp_path, kind)
+    want_served, want_problems = WHOLE_ROOT[kind]
+    assert served(tmp_path) == want_served
+    assert problem_paths(tmp_path) == want_problems
+
+
+def test_logs_of_both_encodings_in_one_directory_are_not_served(tmp_path: Path) -> None:
+    write_plain(tmp_path, log_bytes(two_turns()))
+    write_zstd(tmp_path, zstd_bytes([two_turns()]))
+    write_plain(tmp_path, log_bytes(two_turns(), header("p")), "p")
+    assert served(tmp_path) == {"p"}
+    assert problem_paths(tmp_path) == {"--w--/s/session.jsonl.zstd", "--w--/s/session.jsonl"}
+
+
+SESSIONS: list[dict[str, Any]] = [
+    {"header": {"version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "delegationDepth": 0},
+     "events": [*two_turns()[:-1], "a string entry", ["an", "array"]]},
+    {"header": {"version": 0, "id": "\ud800", "createdAt": 2, "delegationDepth": 0},
+     "events": two_turns()},
+    {"header": {"version": 0, "id": "t", "createdAt": 3, "delegationDepth": 0},
+     "events": [{**e, "time": 1.5} if e["seq"] == 2 else e for e in two_turns()]},
+]
+
+
+def test_a_memory_store_reads_as_the_same_plain_store_on_disk(tmp_path: Path) -> None:
+    for session in SESSIONS:
+        project, directory, content = render_session(session)
+        (tmp_path / project / directory).mkdir(parents=True)
+        (tmp_path / project / directory / "session.jsonl").write_bytes(content)
+    memory, disk = MemoryStore(SESSIONS), DirectoryStore(tmp_path)
+    assert sorted(h.id for h in memory.headers()) == sorted(h.id for h in disk.headers())
+    for session in SESSIONS:
+        session_id = session["header"]["id"]
+        answers = []
+        for store in (memory, disk):
+            try:
+                answers.append(captured_through_seq(store.read(session_id).records))
+            except SessionLogError:
+                answers.append("refused")
+        assert answers[0] == answers[1]
+    assert captured_through_seq(memory.read("s").records) == 11  # prefix ends, turn closed
+    with pytest.raises(SessionLogError):
+        memory.read("t")
+
+
+def test_a_later_session_in_the_same_directory_replaces_the_earlier() -> None:
+    first = {"header": SESSIONS[0]["header"], "events": two_turns()}
+    second = {"header": SESSIONS[0]["header"], "events": two_turns()[:6]}
+    assert captured_through_seq(MemoryStore([first, second]).read("s").records) == 5

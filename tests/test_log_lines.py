@@ -1,0 +1,49 @@
+"""Lines to records (issue 13.1): a piece goes through msgspec in bulk; the lines msgspec
+refuses (lone-surrogate escapes, integral floats, blank or broken lines) are decoded alone, with
+the same outcome as decoding every line alone."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sessionref.log.lines import decode_line, decode_piece
+from sessionref.log.records import raw_data
+from sessionref.log.structs import LogRecord
+
+KINDS = {
+    "plain": b'{"type":"turn/start","seq":%d,"time":1,"data":{"turn":1}}',
+    "surrogate": b'{"type":"user/message","seq":%d,"time":1,"data":{"text":"\\ud800 lone"}}',
+    "float": b'{"type":"step/end","seq":%d,"time":1.0,"data":{}}',
+    "broken": b'{"type":"x","seq":%d',
+    "blank": b"",
+    "array": b"[%d]",
+    "extra-key": b'{"type":"x","seq":%d,"time":1,"data":1,"odd":true}',
+}
+
+
+def outcome(line: LogRecord | None) -> Any:
+    """What a decoded line says, whichever way it was decoded."""
+    if line is None:
+        return None
+    fields = {f: getattr(line, f) for f in LogRecord.__struct_fields__ if f != "data"}
+    return fields, raw_data(line), getattr(line, "problem", None) is None
+
+
+@given(st.lists(st.sampled_from(sorted(KINDS)), min_size=1, max_size=60))
+def test_a_piece_decodes_as_its_lines_decoded_alone(kinds: list[str]) -> None:
+    lines = [KINDS[kind].replace(b"%d", str(seq).encode()) for seq, kind in enumerate(kinds)]
+    piece = b"".join(line + b"\n" for line in lines)
+    assert [outcome(r) for r in decode_piece(piece)] == [outcome(decode_line(line)) for line in lines]
+
+
+def test_lone_surrogates_keep_their_neighbours_in_bulk() -> None:
+    lines = [KINDS["plain"].replace(b"%d", b"%d" % seq) for seq in range(200)]
+    lines[57] = KINDS["surrogate"].replace(b"%d", b"57")
+    records = decode_piece(b"".join(line + b"\n" for line in lines))
+    assert [type(r) is LogRecord for r in records].count(False) == 1
+    assert raw_data(records[57]) == {"text": "\ud800 lone"}
+    assert all(isinstance(r.data, msgspec.Raw) for i, r in enumerate(records) if i != 57 and r)

@@ -1,0 +1,150 @@
+"""Recovery as the harness reads a log (SPEC §1a; FINDINGS A.1, A.2, A.4, A.5, B.9, B.10,
+B.12, C.1–C.4): which records a damaged log keeps, and the ``capturedThroughSeq`` after closers.
+
+Each store below was read by the real DSH stack (``real.mjs surface``); ``READABLE[name]`` is
+the ``capturedThroughSeq`` it answered (``"empty"`` for a log without events), ``None``
+where it refused the log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sessionref import DirectoryStore
+from sessionref.errors import SessionLogError
+from sessionref.log.records import captured_through_seq
+from sessionref.snapshot import project_units
+from tests.logfiles import (
+    assistant,
+    event,
+    frame,
+    header,
+    line,
+    log_bytes,
+    tool_result,
+    two_turns,
+    user,
+    write_plain,
+    write_zstd,
+    zstd_bytes,
+)
+
+
+OPEN = [event("turn/start", 12, {"turn": 3}), user(13, "third question")]
+LATER = [event("step/start", 14, {"turn": 3, "step": 1}), assistant(15, "late", turn=3)]
+GARBAGE = {
+    "garbage": b"not json\n",
+    "blank": b"\n",
+    "gap": line(event("step/start", 20, {"turn": 3, "step": 1})),
+    "dup": line(user(13, "again")),
+    "array": b"[1,2]\n",
+    "row": line({"type": "text-chunks", "seq0": 14, "time0": 1,
+                 "data": {"turn": 3, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b"]}}),
+}
+PENDING_CALL = [
+    event("turn/start", 12, {"turn": 3}),
+    user(13, "run it"),
+    event("step/start", 14, {"turn": 3, "step": 1}),
+    assistant(15, "calling", {"type": "tool-call", "id": "c1", "name": "bash", "input": {}},
+              {"type": "tool-call", "id": "c2", "name": "bash", "input": {}}, turn=3),
+    event("tool/call", 16, {"turn": 3, "step": 1, "callId": "c1"}),
+]
+TURN_END = line(event("turn/end", 21, {"turn": 3, "reason": {"kind": "completed"}}))
+
+PLAIN: dict[str, bytes] = {
+    **{f"after-last-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER])
+       for k, g in GARBAGE.items()},
+    **{f"before-a-later-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER, TURN_END])
+       for k, g in GARBAGE.items()},
+    "last-line-without-newline": log_bytes([*two_turns(), *OPEN])[:-1],
+    "valid-last-line-without-newline": log_bytes([*two_turns(), *OPEN, *LATER])[:-1],
+    "pending-calls": log_bytes([*two_turns(), *PENDING_CALL]),
+    "pending-call-resolved": log_bytes([*two_turns(), *PENDING_CALL, tool_result(17, "c2", "ok")]),
+    "invalid-utf8": log_bytes([*two_turns()]).replace(b"first question", b"first \xff\xfe"),
+    "integral-floats": log_bytes(two_turns()).replace(b'"seq":1,"time":1001', b'"seq":1.0,"time":1001.0'),
+    "lone-surrogate": log_bytes(two_turns()).replace(b"first question", b"first \\ud800"),
+}
+TURN1, TURN2 = two_turns()[:6], two_turns()[6:]
+HEAD = frame(line(header()))
+FRAME1, FRAME2 = (frame(b"".join(line(e) for e in batch)) for batch in (TURN1, TURN2))
+SKIPPABLE = b"\x50\x2a\x4d\x18\x04\x00\x00\x00abcd"
+ZSTD: dict[str, bytes] = {
+    "torn-frame-complete-records": HEAD + FRAME1 + FRAME2[:-2],
+    "torn-frame-mid-record": HEAD + FRAME1 + FRAME2[:-40],
+    "trailing-3-bytes": HEAD + FRAME1 + FRAME2 + b"\x00\x00\x00",
+    "trailing-4-bytes": HEAD + FRAME1 + FRAME2 + b"\x00\x00\x00\x00",
+    "skippable-frame": HEAD + FRAME1 + SKIPPABLE + FRAME2,
+    "garbage-after-last-turn-end": zstd_bytes([two_turns(), [*OPEN, b"not json\n"]]),
+    "frame-ends-inside-a-record": HEAD + FRAME1 + frame(b"".join(line(e) for e in TURN2)[:-1]),
+    "header-frame-only": HEAD,
+}
+READABLE: dict[str, int | str | None] = {
+    **{f"after-last-turn-end-{k}": 14 for k in GARBAGE},
+    **{f"before-a-later-turn-end-{k}": None for k in GARBAGE},
+    "last-line-without-newline": 13,
+    "valid-last-line-without-newline": 16,
+    "pending-calls": 20,
+    "pending-call-resolved": 20,
+    "invalid-utf8": 11,
+    "integral-floats": 11,
+    "lone-surrogate": 11,
+    "torn-frame-complete-records": 11,
+    "torn-frame-mid-record": 5,
+    "trailing-3-bytes": 11,
+    "trailing-4-bytes": None,
+    "skippable-frame": None,
+    "garbage-after-last-turn-end": None,
+    "frame-ends-inside-a-record": None,
+    "header-frame-only": "empty",
+}
+
+
+def read_cts(root: Path) -> int | str | None:
+    """``READABLE``'s answer for the session ``s`` stored under ``root``."""
+    try:
+        log = DirectoryStore(root).read("s")
+        list(project_units(log.records))
+    except SessionLogError:
+        return None
+    found = captured_through_seq(log.records)
+    return "empty" if found is None else found
+
+
+@pytest.mark.parametrize("name", sorted(PLAIN))
+def test_plain_logs_keep_what_the_harness_keeps(tmp_path: Path, name: str) -> None:
+    write_plain(tmp_path, PLAIN[name])
+    assert read_cts(tmp_path) == READABLE[name]
+
+
+@pytest.mark.parametrize("name", sorted(ZSTD))
+def test_zstd_logs_keep_what_the_harness_keeps(tmp_path: Path, name: str) -> None:
+    write_zstd(tmp_path, ZSTD[name])
+    assert read_cts(tmp_path) == READABLE[name]
+
+
+def texts(root: Path) -> list[str]:
+    return [unit.text for unit in project_units(DirectoryStore(root).read("s").records)]
+
+
+def test_invalid_utf8_becomes_replacement_characters(tmp_path: Path) -> None:
+    write_plain(tmp_path, PLAIN["invalid-utf8"])
+    assert texts(tmp_path)[0] == "first \ufffd\ufffd"
+
+
+def test_a_lone_surrogate_survives(tmp_path: Path) -> None:
+    write_plain(tmp_path, PLAIN["lone-surrogate"])
+    assert texts(tmp_path)[0] == "first \ud800"
+
+
+def test_closers_never_show(tmp_path: Path) -> None:
+    write_plain(tmp_path, PLAIN["pending-calls"])
+    log = DirectoryStore(tmp_path).read("s")
+    assert [r.type for r in log.records[-4:]] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    assert texts(tmp_path)[-2:] == ["run it", "calling"]
+
+
+def test_a_torn_frame_keeps_its_complete_lines(tmp_path: Path) -> None:
+    write_zstd(tmp_path, ZSTD["torn-frame-complete-records"])
+    assert texts(tmp_path) == ["first question", "first answer", "second question", "second answer"]
