@@ -20,7 +20,12 @@ SOURCE = {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"}
 
 def line(value: Any) -> bytes:
     """One JSON line as JavaScript writes it (no spaces, non-ASCII literal)."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n"
+    return (
+        json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode(
+            "utf-8", "surrogatepass"
+        )
+        + b"\n"
+    )
 
 
 def header(session_id: str = "s", cwd: str | None = "/w", **extra: Any) -> Event:
@@ -39,25 +44,46 @@ def event(kind: str, seq: int, data: Any, **extra: Any) -> Event:
 
 def user(seq: int, text: str, **extra: Any) -> Event:
     """A direct user prompt on the surface."""
-    message = {"id": f"u{seq}", "role": "user", "content": [{"type": "text", "text": text}],
-               "source": {"kind": "user"}}
+    message = {
+        "id": f"u{seq}",
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
     return event("user/message", seq, message, surfaceOp="append", **extra)
 
 
 def assistant(seq: int, text: str, *blocks: Any, turn: int = 1, **extra: Any) -> Event:
     """An assistant answer on the surface (extra content blocks after its text)."""
-    message = {"id": f"a{seq}", "role": "assistant",
-               "content": [{"type": "text", "text": text}, *blocks], "source": SOURCE}
-    return event("assistant/message", seq, {"turn": turn, "step": 1, "message": message},
-                 surfaceOp="append", **extra)
+    message = {
+        "id": f"a{seq}",
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}, *blocks],
+        "source": SOURCE,
+    }
+    return event(
+        "assistant/message",
+        seq,
+        {"turn": turn, "step": 1, "message": message},
+        surfaceOp="append",
+        **extra,
+    )
 
 
 def tool_result(seq: int, call_id: str, output: str, **extra: Any) -> Event:
     """A tool result on the surface."""
-    block = {"type": "tool-result", "toolCallId": call_id, "isError": False,
-             "content": [{"type": "text", "text": output}]}
-    message = {"id": f"t{seq}", "role": "user", "content": [block],
-               "source": {"kind": "tool", "callId": call_id}}
+    block = {
+        "type": "tool-result",
+        "toolCallId": call_id,
+        "isError": False,
+        "content": [{"type": "text", "text": output}],
+    }
+    message = {
+        "id": f"t{seq}",
+        "role": "user",
+        "content": [block],
+        "source": {"kind": "tool", "callId": call_id},
+    }
     extra.setdefault("surfaceOp", "append")
     return event("tool/result", seq, {"turn": 1, "step": 1, "message": message}, **extra)
 
@@ -76,8 +102,10 @@ def turn(first: int, number: int, question: str, answer: str) -> list[Event]:
 
 def two_turns() -> list[Event]:
     """Two closed turns, seqs 0–11."""
-    return [*turn(0, 1, "first question", "first answer"),
-            *turn(6, 2, "second question", "second answer")]
+    return [
+        *turn(0, 1, "first question", "first answer"),
+        *turn(6, 2, "second question", "second answer"),
+    ]
 
 
 def log_bytes(events: list[Any], head: Event | None = None) -> bytes:
@@ -93,8 +121,9 @@ def frame(data: bytes) -> bytes:
 def zstd_bytes(batches: list[list[Any]], head: Event | None = None) -> bytes:
     """A zstd log: the header frame, then one frame per batch of events."""
     frames = [frame(line(head or header()))]
-    frames += [frame(b"".join(e if isinstance(e, bytes) else line(e) for e in batch))
-               for batch in batches]
+    frames += [
+        frame(b"".join(e if isinstance(e, bytes) else line(e) for e in batch)) for batch in batches
+    ]
     return b"".join(frames)
 
 

@@ -78,6 +78,9 @@ def test_text_blocks_join_with_newline() -> None:
     assert [u.text for u in project_units(records([event]))] == ["one\ntwo"]
 
 
+END = {"turn": 1, "reason": {"kind": "completed"}}
+
+
 def _with(event: Event, **changes: Any) -> Event:
     return {**event, **changes}
 
@@ -130,9 +133,8 @@ BROKEN: dict[str, list[Event]] = {
         tool_result(0, "x"),
         tool_result(1, "y", op=replace(0, 0), sourceEventSeqs=[0]),
     ],
-    "seq gap": [user(0, "a"), user(2, "b")],
-    "seq repeated": [user(0, "a"), user(0, "b")],
-    "text that is not a string": [user(0, "a", data={"content": [{"type": "text", "text": 5}]})],
+    "seq gap before a turn/end": [user(0, "a"), user(2, "b"), other(3, "turn/end", data=END)],
+    "seq repeated before a turn/end": [user(0, "a"), user(0, "b"), other(1, "turn/end", data=END)],
     "message without content": [user(0, "a", data={"content": None})],
 }
 
@@ -152,4 +154,4 @@ def test_packed_rows_occupy_their_seqs() -> None:
     }
     assert surface([user(0, "q"), row, assistant(4, "abc", sourceEventSeqs=[1, 2, 3])]) == [0, 4]
     with pytest.raises(SessionLogError, match="seq gap"):
-        surface([user(0, "q"), row, assistant(3, "abc")])
+        surface([user(0, "q"), row, assistant(3, "abc"), other(4, "turn/end", data=END)])

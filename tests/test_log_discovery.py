@@ -61,7 +61,9 @@ def test_a_linked_project_directory_is_not_followed(tmp_path: Path) -> None:
     [b"", line(header())[:-1], b"\xef\xbb\xbf" + log_bytes(two_turns())],
     ids=["empty", "no-newline", "bom"],
 )
-def test_a_header_the_listing_does_not_take_is_not_a_session(tmp_path: Path, content: bytes) -> None:
+def test_a_header_the_listing_does_not_take_is_not_a_session(
+    tmp_path: Path, content: bytes
+) -> None:
     write_plain(tmp_path, content)
     write_plain(tmp_path, log_bytes(two_turns(), header("b")), "b")
     assert served(tmp_path) == {"b"}
@@ -125,12 +127,18 @@ def test_logs_of_both_encodings_in_one_directory_are_not_served(tmp_path: Path) 
 
 
 SESSIONS: list[dict[str, Any]] = [
-    {"header": {"version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "delegationDepth": 0},
-     "events": [*two_turns()[:-1], "a string entry", ["an", "array"]]},
-    {"header": {"version": 0, "id": "\ud800", "createdAt": 2, "delegationDepth": 0},
-     "events": two_turns()},
-    {"header": {"version": 0, "id": "t", "createdAt": 3, "delegationDepth": 0},
-     "events": [{**e, "time": 1.5} if e["seq"] == 2 else e for e in two_turns()]},
+    {
+        "header": {"version": 0, "id": "s", "createdAt": 1, "cwd": "/w", "delegationDepth": 0},
+        "events": [*two_turns()[:-1], "a string entry", ["an", "array"]],
+    },
+    {
+        "header": {"version": 0, "id": "\ud800", "createdAt": 2, "delegationDepth": 0},
+        "events": two_turns(),
+    },
+    {
+        "header": {"version": 0, "id": "t", "createdAt": 3, "delegationDepth": 0},
+        "events": [{**e, "time": 1.5} if e["seq"] == 2 else e for e in two_turns()],
+    },
 ]
 
 

@@ -37,7 +37,9 @@ def outcome(line: LogRecord | None) -> Any:
 def test_a_piece_decodes_as_its_lines_decoded_alone(kinds: list[str]) -> None:
     lines = [KINDS[kind].replace(b"%d", str(seq).encode()) for seq, kind in enumerate(kinds)]
     piece = b"".join(line + b"\n" for line in lines)
-    assert [outcome(r) for r in decode_piece(piece)] == [outcome(decode_line(line)) for line in lines]
+    assert [outcome(r) for r in decode_piece(piece)] == [
+        outcome(decode_line(line)) for line in lines
+    ]
 
 
 def test_lone_surrogates_keep_their_neighbours_in_bulk() -> None:

@@ -57,9 +57,7 @@ def served_elsewhere() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
         candidates = {c["sessionId"]: c for c in report["candidates"].get("ok", [])}
         for session_id, entry in report["sessions"].items():
             if entry.get("prompt") is not None and session_id in candidates:
-                answers.setdefault(session_id, []).append(
-                    (recorded(entry), candidates[session_id])
-                )
+                answers.setdefault(session_id, []).append((recorded(entry), candidates[session_id]))
     return {
         session_id: found[0]
         for session_id, found in answers.items()

@@ -31,7 +31,6 @@ from tests.logfiles import (
     zstd_bytes,
 )
 
-
 OPEN = [event("turn/start", 12, {"turn": 3}), user(13, "third question")]
 LATER = [event("step/start", 14, {"turn": 3, "step": 1}), assistant(15, "late", turn=3)]
 GARBAGE = {
@@ -40,30 +39,47 @@ GARBAGE = {
     "gap": line(event("step/start", 20, {"turn": 3, "step": 1})),
     "dup": line(user(13, "again")),
     "array": b"[1,2]\n",
-    "row": line({"type": "text-chunks", "seq0": 14, "time0": 1,
-                 "data": {"turn": 3, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b"]}}),
+    "row": line(
+        {
+            "type": "text-chunks",
+            "seq0": 14,
+            "time0": 1,
+            "data": {"turn": 3, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b"]},
+        }
+    ),
 }
 PENDING_CALL = [
     event("turn/start", 12, {"turn": 3}),
     user(13, "run it"),
     event("step/start", 14, {"turn": 3, "step": 1}),
-    assistant(15, "calling", {"type": "tool-call", "id": "c1", "name": "bash", "input": {}},
-              {"type": "tool-call", "id": "c2", "name": "bash", "input": {}}, turn=3),
+    assistant(
+        15,
+        "calling",
+        {"type": "tool-call", "id": "c1", "name": "bash", "input": {}},
+        {"type": "tool-call", "id": "c2", "name": "bash", "input": {}},
+        turn=3,
+    ),
     event("tool/call", 16, {"turn": 3, "step": 1, "callId": "c1"}),
 ]
 TURN_END = line(event("turn/end", 21, {"turn": 3, "reason": {"kind": "completed"}}))
 
 PLAIN: dict[str, bytes] = {
-    **{f"after-last-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER])
-       for k, g in GARBAGE.items()},
-    **{f"before-a-later-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER, TURN_END])
-       for k, g in GARBAGE.items()},
+    **{
+        f"after-last-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER])
+        for k, g in GARBAGE.items()
+    },
+    **{
+        f"before-a-later-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER, TURN_END])
+        for k, g in GARBAGE.items()
+    },
     "last-line-without-newline": log_bytes([*two_turns(), *OPEN])[:-1],
     "valid-last-line-without-newline": log_bytes([*two_turns(), *OPEN, *LATER])[:-1],
     "pending-calls": log_bytes([*two_turns(), *PENDING_CALL]),
     "pending-call-resolved": log_bytes([*two_turns(), *PENDING_CALL, tool_result(17, "c2", "ok")]),
     "invalid-utf8": log_bytes([*two_turns()]).replace(b"first question", b"first \xff\xfe"),
-    "integral-floats": log_bytes(two_turns()).replace(b'"seq":1,"time":1001', b'"seq":1.0,"time":1001.0'),
+    "integral-floats": log_bytes(two_turns()).replace(
+        b'"seq":1,"time":1001', b'"seq":1.0,"time":1001.0'
+    ),
     "lone-surrogate": log_bytes(two_turns()).replace(b"first question", b"first \\ud800"),
 }
 TURN1, TURN2 = two_turns()[:6], two_turns()[6:]
@@ -141,7 +157,12 @@ def test_a_lone_surrogate_survives(tmp_path: Path) -> None:
 def test_closers_never_show(tmp_path: Path) -> None:
     write_plain(tmp_path, PLAIN["pending-calls"])
     log = DirectoryStore(tmp_path).read("s")
-    assert [r.type for r in log.records[-4:]] == ["tool/result", "tool/result", "step/end", "turn/end"]
+    assert [r.type for r in log.records[-4:]] == [
+        "tool/result",
+        "tool/result",
+        "step/end",
+        "turn/end",
+    ]
     assert texts(tmp_path)[-2:] == ["run it", "calling"]
 
 

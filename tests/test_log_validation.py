@@ -19,7 +19,16 @@ from sessionref.errors import SessionLogError
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import SessionNotFound
 from sessionref.snapshot import project_units
-from tests.logfiles import SOURCE, event, header, line, log_bytes, tool_result, two_turns, write_plain
+from tests.logfiles import (
+    SOURCE,
+    event,
+    header,
+    line,
+    log_bytes,
+    tool_result,
+    two_turns,
+    write_plain,
+)
 
 USER, STEP, ASSISTANT, TURN_END = 1, 2, 3, 5
 
@@ -60,8 +69,12 @@ def with_header(**fields: Any) -> bytes:
     return log_bytes(two_turns(), head)
 
 
-ROW = {"type": "text-chunks", "seq0": 2, "time0": 5,
-       "data": {"turn": 1, "step": 1, "index": 0, "dt": [], "texts": ["a"]}}
+ROW = {
+    "type": "text-chunks",
+    "seq0": 2,
+    "time0": 5,
+    "data": {"turn": 1, "step": 1, "index": 0, "dt": [], "texts": ["a"]},
+}
 
 
 def row(**changes: Any) -> bytes:
@@ -74,8 +87,16 @@ def row(**changes: Any) -> bytes:
     return log_bytes(events)
 
 
-PRUNE = [tool_result(12, "c1", "long output"), tool_result(13, "c1", "[pruned]",
-         surfaceOp={"op": "replace", "start": 12, "end": 12}, sourceEventSeqs=[12])]
+PRUNE = [
+    tool_result(12, "c1", "long output"),
+    tool_result(
+        13,
+        "c1",
+        "[pruned]",
+        surfaceOp={"op": "replace", "start": 12, "end": 12},
+        sourceEventSeqs=[12],
+    ),
+]
 
 
 def pruned(change: Any = None) -> bytes:
@@ -115,32 +136,61 @@ PLAIN: dict[str, bytes] = {
     "message-no-source": changed(USER, set_path("data.source", None, delete=True)),
     "message-content-not-array": changed(USER, set_path("data.content", "text")),
     "assistant-no-provider": changed(ASSISTANT, set_path("data.message.source", {"kind": "model"})),
-    "assistant-source-user": changed(ASSISTANT, set_path("data.message.source", {**SOURCE, "kind": "user"})),
+    "assistant-source-user": changed(
+        ASSISTANT, set_path("data.message.source", {**SOURCE, "kind": "user"})
+    ),
     "assistant-wrong-role": changed(ASSISTANT, set_path("data.message.role", "user")),
     "assistant-null-block": changed(ASSISTANT, set_path("data.message.content.0", None)),
-    "assistant-string-block": changed(ASSISTANT, lambda e: e["data"]["message"]["content"].append("x")),
+    "assistant-string-block": changed(
+        ASSISTANT, lambda e: e["data"]["message"]["content"].append("x")
+    ),
     "text-not-string": changed(ASSISTANT, set_path("data.message.content.0.text", 5)),
     "toolresult-callid-mismatch": pruned(set_path("data.message.content.0.toolCallId", "c2")),
-    "toolresult-two-blocks": pruned(lambda e: e["data"]["message"]["content"].append({"type": "text", "text": "x"})),
+    "toolresult-two-blocks": pruned(
+        lambda e: e["data"]["message"]["content"].append({"type": "text", "text": "x"})
+    ),
     "prune": pruned(),
     "prune-changes-isError": pruned(set_path("data.message.content.0.isError", True)),
     "prune-changes-id": pruned(set_path("data.message.id", "other")),
     "turnend-reason-extra-key": changed(TURN_END, set_path("data.reason.note", "x")),
     "turnend-turn-zero": changed(TURN_END, set_path("data.turn", 0)),
     "turnend-legacy-disposed": changed(TURN_END, set_path("data.reason", {"kind": "disposed"})),
-    "turnend-legacy-error": changed(TURN_END, set_path("data.reason", {"kind": "error", "step": 1, "message": "m"})),
-    "turnend-unknown-kind": changed(TURN_END, set_path("data.reason", {"kind": "whatever", "x": 1})),
+    "turnend-legacy-error": changed(
+        TURN_END, set_path("data.reason", {"kind": "error", "step": 1, "message": "m"})
+    ),
+    "turnend-unknown-kind": changed(
+        TURN_END, set_path("data.reason", {"kind": "whatever", "x": 1})
+    ),
     "unknown-event-type": changed(STEP, set_path("type", "widget/added")),
-    "unknown-event-ignorable": changed(STEP, lambda e: e.update(type="widget/added", ignorable=True)),
+    "unknown-event-ignorable": changed(
+        STEP, lambda e: e.update(type="widget/added", ignorable=True)
+    ),
     "request-header-delta": changed(STEP, set_path("type", "request/header-delta")),
-    "request-header-no-provider": changed(STEP, lambda e: e.update(type="request/header", data={"header": {"config": {}}})),
-    "request-header": changed(STEP, lambda e: e.update(type="request/header", data={"header": {"config": {"provider": "p", "model": "m"}}})),
+    "request-header-no-provider": changed(
+        STEP, lambda e: e.update(type="request/header", data={"header": {"config": {}}})
+    ),
+    "request-header": changed(
+        STEP,
+        lambda e: e.update(
+            type="request/header", data={"header": {"config": {"provider": "p", "model": "m"}}}
+        ),
+    ),
     "turnstart-data-null": changed(0, set_path("data", None)),
     "sources-on-non-eligible": changed(STEP, set_path("sourceEventSeqs", [1])),
     "surfaceop-on-non-eligible": changed(STEP, set_path("surfaceOp", "append")),
     "surfaceop-null": changed(USER, set_path("surfaceOp", None)),
-    "replace-extra-key": changed(ASSISTANT, lambda e: e.update(surfaceOp={"op": "replace", "start": 1, "end": 1, "x": 0}, sourceEventSeqs=[1])),
-    "replace-integral-floats": changed(ASSISTANT, lambda e: e.update(surfaceOp={"op": "replace", "start": 1.0, "end": 1.0}, sourceEventSeqs=[1.0])),
+    "replace-extra-key": changed(
+        ASSISTANT,
+        lambda e: e.update(
+            surfaceOp={"op": "replace", "start": 1, "end": 1, "x": 0}, sourceEventSeqs=[1]
+        ),
+    ),
+    "replace-integral-floats": changed(
+        ASSISTANT,
+        lambda e: e.update(
+            surfaceOp={"op": "replace", "start": 1.0, "end": 1.0}, sourceEventSeqs=[1.0]
+        ),
+    ),
     "row": row(),
     "row-dt-extra": row(data__dt=[1]),
     "row-dt-float": row(data__dt=[1.5]),
@@ -149,11 +199,53 @@ PLAIN: dict[str, bytes] = {
     "row-envelope-extra-key": row(foo=1),
     "row-turn-string": row(data__turn="1"),
     "row-texts-empty": row(data__texts=[]),
-    "legacy-turnstart-trigger": changed(0, set_path("data", {"turn": 1, "trigger": {"kind": "user"}})),
-    "legacy-user-message": changed(USER, set_path("data", {"content": [{"type": "text", "text": "old"}], "source": {"kind": "user"}})),
-    "legacy-assistant-message": changed(ASSISTANT, set_path("data", {"turn": 1, "step": 1, "content": [{"type": "text", "text": "old"}], "provenance": {"provider": "p", "model": "m"}})),
-    "legacy-steering-message": changed(USER, lambda e: e.update(type="steering/message", data={"turn": 1, "content": [{"type": "text", "text": "steer"}], "source": {"kind": "user"}})),
-    "legacy-steering-wrapped": changed(USER, lambda e: e.update(type="steering/message", data={"turn": 1, "message": {"id": "x", "role": "user", "content": [{"type": "text", "text": "wrapped"}], "source": {"kind": "user"}}})),
+    "legacy-turnstart-trigger": changed(
+        0, set_path("data", {"turn": 1, "trigger": {"kind": "user"}})
+    ),
+    "legacy-user-message": changed(
+        USER,
+        set_path(
+            "data", {"content": [{"type": "text", "text": "old"}], "source": {"kind": "user"}}
+        ),
+    ),
+    "legacy-assistant-message": changed(
+        ASSISTANT,
+        set_path(
+            "data",
+            {
+                "turn": 1,
+                "step": 1,
+                "content": [{"type": "text", "text": "old"}],
+                "provenance": {"provider": "p", "model": "m"},
+            },
+        ),
+    ),
+    "legacy-steering-message": changed(
+        USER,
+        lambda e: e.update(
+            type="steering/message",
+            data={
+                "turn": 1,
+                "content": [{"type": "text", "text": "steer"}],
+                "source": {"kind": "user"},
+            },
+        ),
+    ),
+    "legacy-steering-wrapped": changed(
+        USER,
+        lambda e: e.update(
+            type="steering/message",
+            data={
+                "turn": 1,
+                "message": {
+                    "id": "x",
+                    "role": "user",
+                    "content": [{"type": "text", "text": "wrapped"}],
+                    "source": {"kind": "user"},
+                },
+            },
+        ),
+    ),
 }
 CWD = {"header-dot-cwd": ".", "header-windows-cwd": "C:\\w"}
 READABLE: dict[str, int | str | None] = {
@@ -274,8 +366,10 @@ def test_a_text_block_whose_text_is_not_a_string_is_skipped(tmp_path: Path) -> N
 
 
 def test_a_session_that_cannot_be_loaded_is_labelled_by_its_id(tmp_path: Path) -> None:
-    titled = [*two_turns(), event("session/title", 12, {"title": "T", "messageSeqs": [1],
-                                                         "source": {"kind": "user"}})]
+    titled = [
+        *two_turns(),
+        event("session/title", 12, {"title": "T", "messageSeqs": [1], "source": {"kind": "user"}}),
+    ]
     write_plain(tmp_path, log_bytes(titled, header("good")), session_id="good")
     broken = [*titled[:3], {**titled[3], "type": "widget/added"}, *titled[4:]]
     write_plain(tmp_path, log_bytes(broken, header("bad")), session_id="bad")

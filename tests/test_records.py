@@ -68,7 +68,9 @@ def test_errors_name_the_line_whatever_the_chunking(bad: int, chunk: int, defect
     log corrupt; pieces must not shift the line number in the message."""
     lines = [b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}']
     lines += [b'{"type":"turn/start","seq":%d,"time":1,"data":{"turn":1}}' % s for s in range(45)]
-    lines.append(b'{"type":"turn/end","seq":45,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}')
+    lines.append(
+        b'{"type":"turn/end","seq":45,"time":1,"data":{"turn":1,"reason":{"kind":"completed"}}}'
+    )
     damaged = {"json": b"{oops", "gap": b'{"type":"turn/start","seq":99}', "long": b" " * 200}
     lines[bad] = damaged[defect]
     log = b"\n".join(lines) + b"\n"

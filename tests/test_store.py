@@ -14,6 +14,7 @@ from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.testing.store import SessionLog, write_session_store
+from tests.logfiles import line
 from tests.logs import Event, assistant, header, other, user
 
 HOSTILE_IDS = ["..", ".", ".x", "a/b", "a]b\\c", "\ud800x", "id with spaces", "🙂~"]
@@ -29,12 +30,20 @@ def conversation(session_id: str, created_at: int = 1, cwd: str | None = "/w") -
     events = [
         other(0),
         user(1, f"question about {session_id} <b>"),
-        other(2, "step/start"),
+        other(2, "step/start", data={"turn": 1, "step": 1}),
         packed,
         assistant(5, "Hello", sourceEventSeqs=[3, 4]),
-        other(6, "session/title", data={"title": f"title of {session_id}"}),
+        other(6, "step/end", data={"turn": 1, "step": 1}),
+        titled(7, f"title of {session_id}"),
+        other(8, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}),
     ]
     return {"header": header(session_id, created_at, cwd), "events": events}
+
+
+def titled(seq: int, title: str, **data: Any) -> Event:
+    """A ``session/title`` event the harness's title fold takes."""
+    title_data = {"title": title, "messageSeqs": [1], "source": {"kind": "user"}, **data}
+    return other(seq, "session/title", data=title_data)
 
 
 def prompt_of(root: Path, session_id: str, capsys: pytest.CaptureFixture[str]) -> str:
@@ -55,7 +64,7 @@ def test_hostile_ids_round_trip(tmp_path: Path, compress: bool) -> None:
     for sid in HOSTILE_IDS:
         log = store.read(sid)
         assert log.header.id == sid
-        assert len(log.records) == 6
+        assert len(log.records) == 8
 
 
 def test_plain_and_zstd_print_the_same_prompt(
@@ -79,11 +88,11 @@ def test_torn_last_line_is_dropped(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
     with path.open("ab") as log:
-        log.write(b'{"type":"user/message","seq":7,"da')
-    assert len(DirectoryStore(tmp_path).read("s").records) == 6
+        log.write(b'{"type":"user/message","seq":9,"da')
+    assert len(DirectoryStore(tmp_path).read("s").records) == 8
 
 
-def test_unparsable_middle_line_fails(tmp_path: Path) -> None:
+def test_unparsable_line_before_the_last_turn_end_fails(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
     lines = path.read_bytes().split(b"\n")
@@ -93,14 +102,17 @@ def test_unparsable_middle_line_fails(tmp_path: Path) -> None:
         DirectoryStore(tmp_path).read("s")
 
 
-def test_torn_final_frame_is_dropped(tmp_path: Path) -> None:
+def test_a_torn_final_frame_keeps_its_complete_lines(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")], compress=True)
     path = _only_file(tmp_path)
-    extra = zstandard.ZstdCompressor().compress(b'{"type":"turn/end","seq":7}\n')
-    path.write_bytes(path.read_bytes() + extra[:-4])
-    assert len(DirectoryStore(tmp_path).read("s").records) == 6
-    path.write_bytes(path.read_bytes() + extra[-4:])
-    assert DirectoryStore(tmp_path).read("s").records[-1].type == "turn/end"
+    extra = zstandard.ZstdCompressor(write_checksum=True).compress(line(titled(9, "again")))
+    whole = path.read_bytes()
+    path.write_bytes(whole + extra[:3])  # a torn frame start: nothing of it survives
+    assert len(DirectoryStore(tmp_path).read("s").records) == 8
+    path.write_bytes(whole + extra[:-4])  # only the checksum lost: its line is complete
+    assert DirectoryStore(tmp_path).read("s").records[-1].type == "session/title"
+    path.write_bytes(whole + extra)
+    assert len(DirectoryStore(tmp_path).read("s").records) == 9
 
 
 def test_damaged_complete_frame_fails(tmp_path: Path) -> None:
@@ -125,11 +137,16 @@ def test_listing_reads_headers_only(tmp_path: Path) -> None:
     assert [(c.session_id, c.label) for c in found] == [("bad", "bad"), ("good", "title of good")]
 
 
-def test_header_is_trusted_not_the_path(tmp_path: Path) -> None:
-    write_session_store(tmp_path, [conversation("real")])
-    path = _only_file(tmp_path)
-    path.parent.rename(path.parent.with_name("renamed"))
-    assert DirectoryStore(tmp_path).read("real").header.id == "real"
+def test_a_header_that_does_not_name_its_directory_is_not_served(tmp_path: Path) -> None:
+    """The harness refuses the whole root for it; sessionref reports it and serves the rest."""
+    write_session_store(tmp_path, [conversation("real"), conversation("other")])
+    path = DirectoryStore(tmp_path).path_of("real")
+    renamed = path.parent.rename(path.parent.with_name("renamed"))
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["other"]
+    assert [p.path for p in store.problems()] == [str(renamed / "session.jsonl")]
+    with pytest.raises(SessionLogError, match="not found"):
+        store.read("real")
 
 
 def test_dot_directories_are_found(tmp_path: Path) -> None:
@@ -165,7 +182,7 @@ def test_a_misplaced_log_is_reported_and_not_used_twice(tmp_path: Path) -> None:
     assert sorted(h.id for h in store.headers()) == ["other", "real"]
     assert store.path_of("real") == home
     messages = [p.message for p in store.problems() if p.path == str(copy)]
-    assert messages == ['header names session "real"', "a second log of the same session"]
+    assert messages == ['header id "real" and cwd identify --w--/real']
 
 
 def test_a_damaged_later_frame_still_lists_but_fails_to_read(tmp_path: Path) -> None:
@@ -176,18 +193,18 @@ def test_a_damaged_later_frame_still_lists_but_fails_to_read(tmp_path: Path) -> 
     path.write_bytes(data[: second + 4] + b"\xff" * 6 + data[second + 10 :])
     store = DirectoryStore(tmp_path)
     assert [h.id for h in store.headers()] == ["s"]
-    with pytest.raises(SessionLogError, match="damaged zstd frame"):
+    with pytest.raises(SessionLogError, match="corrupt zstd log"):
         store.read("s")
 
 
 def test_a_zstd_bomb_stops_at_the_size_limit(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")], compress=True)
     path = _only_file(tmp_path)
-    bomb = b'{"type":"turn/end","seq":7,"data":{"pad":"' + b"x" * (8 << 20) + b'"}}\n'
+    bomb = line(titled(9, "bomb", pad="x" * (8 << 20)))
     path.write_bytes(path.read_bytes() + zstandard.ZstdCompressor().compress(bomb))
     with pytest.raises(SessionLogError, match="exceeds 1048576 bytes"):
         DirectoryStore(tmp_path, max_bytes=1 << 20).read("s")
-    assert DirectoryStore(tmp_path).read("s").records[-1].type == "turn/end"
+    assert DirectoryStore(tmp_path).read("s").records[-1].type == "session/title"
 
 
 def test_a_plain_log_over_the_size_limit_is_not_loaded(tmp_path: Path) -> None:
@@ -199,9 +216,8 @@ def test_a_plain_log_over_the_size_limit_is_not_loaded(tmp_path: Path) -> None:
 def test_a_line_over_the_length_limit_fails(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
-    line = b'{"type":"turn/end","seq":7,"data":{"pad":"' + b"x" * 5000 + b'"}}\n'
-    path.write_bytes(path.read_bytes() + line)
-    with pytest.raises(SessionLogError, match="line 8 is longer than 4096 bytes"):
+    path.write_bytes(path.read_bytes() + line(titled(9, "long", pad="x" * 5000)))
+    with pytest.raises(SessionLogError, match="line 10 is longer than 4096 bytes"):
         DirectoryStore(tmp_path, max_line_bytes=4096).read("s")
 
 
@@ -209,8 +225,10 @@ def test_deep_nesting_is_a_read_failure_not_a_recursion_error(tmp_path: Path) ->
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
     deep = b"[" * 100_000 + b"]" * 100_000
-    path.write_bytes(path.read_bytes() + b'{"type":"turn/end","seq":7,"data":' + deep + b"}\n")
-    with pytest.raises(SessionLogError, match="nests too deeply"):
+    turn_end = line(other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}))
+    nested = b'{"type":"session/title","seq":9,"time":9,"data":' + deep + b"}\n"
+    path.write_bytes(path.read_bytes() + nested + turn_end)  # unparsable, then a turn/end
+    with pytest.raises(SessionLogError, match="unparsable committed event at line 10"):
         DirectoryStore(tmp_path).read("s")
 
 
@@ -231,7 +249,7 @@ def test_titles_are_read_again_only_when_the_log_changes(
     assert reads == ["a", "b"]
 
     retitled = conversation("a")
-    retitled["events"].append(other(7, "session/title", data={"title": "renamed"}))
+    retitled["events"].append(titled(9, "renamed"))
     write_session_store(tmp_path, [retitled], compress=compress)
     assert store.title("a") == "renamed"
     assert store.title("b") == "title of b"
@@ -242,6 +260,7 @@ def test_a_title_is_none_when_the_log_cannot_be_read(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("a")])
     store = DirectoryStore(tmp_path)
     path = store.path_of("a")
-    path.write_bytes(path.read_bytes() + b"{not json\n")
+    turn_end = line(other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}))
+    path.write_bytes(path.read_bytes() + b"{not json\n" + turn_end)
     assert store.title("a") is None
     assert store.title("missing") is None

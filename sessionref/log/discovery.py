@@ -104,7 +104,9 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
             problems.append(StoreProblem(file.location, f"a {file.name} log in a {encoding} root"))
             continue
         if dirs[file.project, file.session] > 1:
-            problems.append(StoreProblem(file.location, "its directory holds logs of both encodings"))
+            problems.append(
+                StoreProblem(file.location, "its directory holds logs of both encodings")
+            )
             continue
         try:
             line = first_line(file)

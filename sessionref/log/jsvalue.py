@@ -92,7 +92,9 @@ def js_get(value: Any, key: str) -> Any:
     return UNDEFINED
 
 
-def has_exact_keys(value: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()) -> bool:
+def has_exact_keys(
+    value: dict[str, Any], required: tuple[str, ...], optional: tuple[str, ...] = ()
+) -> bool:
     """Every ``required`` key present and no key outside ``required`` and ``optional``.
 
     >>> has_exact_keys({"a": 1}, ("a",)), has_exact_keys({"a": 1, "b": 2}, ("a",), ("b",))

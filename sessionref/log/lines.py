@@ -15,8 +15,8 @@ from typing import Any, Final
 import msgspec
 
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
-from sessionref.log.structs import PACKED_CHUNK_TYPES, DecodedLogRecord, LogRecord
 from sessionref.log.rows import MalformedRow, check_row_value
+from sessionref.log.structs import PACKED_CHUNK_TYPES, DecodedLogRecord, LogRecord
 
 Line = LogRecord | None
 """A decoded line: its record, or ``None`` for a line the harness cannot parse."""

@@ -74,7 +74,11 @@ def check_turn_end(data: Any, seq: int) -> None:
     ):
         raise _malformed("turn/end", seq)
     kind = reason["kind"]
-    if kind in _PLAIN_REASONS or kind == "disposed" or (kind == "aborted" and "reason" not in reason):
+    if (
+        kind in _PLAIN_REASONS
+        or kind == "disposed"
+        or (kind == "aborted" and "reason" not in reason)
+    ):
         if not has_exact_keys(reason, ("kind",)):
             raise _malformed("turn/end", seq)
     elif kind == "error" and "error" not in reason and not _legacy_error(reason):
@@ -85,9 +89,11 @@ def _legacy_error(reason: dict[str, Any]) -> bool:
     """An old ``{kind: "error", step, failure}`` or ``{kind: "error", step, message, code?}``."""
     if not is_safe_int(reason.get("step"), 0):
         return False
-    failure = reason.get("failure")
-    if is_record(failure) and has_exact_keys(reason, ("kind", "step", "failure")):
-        if (
+    failure: Any = reason.get("failure")
+    if (
+        is_record(failure)
+        and has_exact_keys(reason, ("kind", "step", "failure"))
+        and (
             has_exact_keys(
                 failure, ("message", "code"), ("status", "providerRetryAfterMs", "requestId")
             )
@@ -96,8 +102,9 @@ def _legacy_error(reason: dict[str, Any]) -> bool:
             and type(failure.get("status", 0)) in (int, float)
             and type(failure.get("providerRetryAfterMs", 0)) in (int, float)
             and type(failure.get("requestId", "")) is str
-        ):
-            return True
+        )
+    ):
+        return True
     code = reason.get("code", UNDEFINED)
     keys = ("kind", "step", "message") + (() if code is UNDEFINED else ("code",))
     return (
@@ -116,7 +123,11 @@ def migrate_steering(data: Any, seq: int, session_id: str) -> Any:
     if not is_record(data):
         raise _malformed("steering/message", seq)
     wrapped = data.get("message")
-    if is_record(wrapped) and is_safe_int(data.get("turn")) and has_exact_keys(data, ("turn", "message")):
+    if (
+        is_record(wrapped)
+        and is_safe_int(data.get("turn"))
+        and has_exact_keys(data, ("turn", "message"))
+    ):
         return wrapped
     if not is_safe_int(data.get("turn")) or not has_exact_keys(data, ("turn", "content", "source")):
         raise _malformed("steering/message", seq)
@@ -166,7 +177,9 @@ def migrate_message(
         "content": data["content"],
         "isError": data["isError"],
     }
-    message_id = legacy_message_id(session_id, seq) if replaced_start is None else id_at(replaced_start)
+    message_id = (
+        legacy_message_id(session_id, seq) if replaced_start is None else id_at(replaced_start)
+    )
     message = {
         "id": message_id,
         "role": "user",

@@ -44,7 +44,9 @@ def _scan(
     return ended, last[0] + shift + last[1].count(b"\n")
 
 
-def _header_and_rest(pieces: Iterator[tuple[int, bytearray]], path: str) -> tuple[Any, Iterator[tuple[int, bytearray]]]:
+def _header_and_rest(
+    pieces: Iterator[tuple[int, bytearray]], path: str
+) -> tuple[Any, Iterator[tuple[int, bytearray]]]:
     """The parsed header line of a plain log, and the pieces of the lines after it."""
     first = next(pieces, None)
     end = -1 if first is None else first[1].find(b"\n")
@@ -115,7 +117,8 @@ def read_zstd(
 
     >>> import zstandard
     >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress
-    >>> head = frame(b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}\\n')
+    >>> head = frame(b'{"type":"session","version":0,"id":"s","createdAt":1,'
+    ...              b'"delegationDepth":0}\\n')
     >>> body = frame(b'{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\\n')
     >>> [r.seq for r in read_zstd(head + body[:-3], "s").records]
     [0, 1]
@@ -130,8 +133,9 @@ def read_zstd(
     ended, following = _scan(scanner, pieces, 1)
     if not ended or not scanner.committed:
         where = "" if scanner.issue is None else f" ({scanner.issue})"
-        raise SessionLogError(f"{path}: corrupt zstd log: a complete frame holds a torn or "
-                              f"unparsable record{where}")
+        raise SessionLogError(
+            f"{path}: corrupt zstd log: a complete frame holds a torn or unparsable record{where}"
+        )
     if located.torn_start is not None:
         torn = torn_frame_prefix(buffer[located.torn_start :])
         if len(torn) > max_bytes:

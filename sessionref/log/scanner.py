@@ -15,13 +15,13 @@ import msgspec
 
 from sessionref.errors import SessionLogError
 from sessionref.log.lines import Line, decode_piece
+from sessionref.log.rows import MalformedRow, check_fast_row, check_row_value
 from sessionref.log.structs import (
     PACKED_CHUNK_TYPES,
     LogRecord,
     raw_data,
     record_span,
 )
-from sessionref.log.rows import MalformedRow, check_fast_row, check_row_value
 
 
 def _row_value(record: LogRecord) -> dict[str, Any]:

@@ -271,13 +271,21 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
     ('_no-cwd', 's', b'{"type":"session","id":"s","createdAt":1}\\n5\\n')
     """
     header = session.get("header")
-    line = {"type": "session", **header} if isinstance(header, dict) and "type" not in header else header
+    line = (
+        {"type": "session", **header}
+        if isinstance(header, dict) and "type" not in header
+        else header
+    )
     cwd = header.get("cwd") if isinstance(header, dict) else None
     session_id = header.get("id") if isinstance(header, dict) else None
-    project = encode_project_directory(cwd) if isinstance(cwd, str) else encode_project_directory(None)
+    project = (
+        encode_project_directory(cwd) if isinstance(cwd, str) else encode_project_directory(None)
+    )
     lines = [line, *(session.get("events") or [])]
-    return project, encode_session_directory(_js_string(session_id)), b"".join(
-        js_json(value) + b"\n" for value in lines
+    return (
+        project,
+        encode_session_directory(_js_string(session_id)),
+        b"".join(js_json(value) + b"\n" for value in lines),
     )
 
 
@@ -327,4 +335,3 @@ class MemoryStore:
     def title(self, session_id: str) -> Any:
         """The title, read from the records each time."""
         return read_title(self, session_id)
-

@@ -22,6 +22,59 @@ PACKED_CHUNK_TYPES: Final = {
     "reasoning-chunks": ("reasoning-delta", "texts"),
     "tool-call-chunks": ("tool-call-delta", "args"),
 }
+KNOWN_EVENT_TYPES: Final = frozenset(
+    {
+        "agent-preset/selected",
+        "agent/inbox/spliced",
+        "approval/asked",
+        "approval/decided",
+        "approval/policy",
+        "assistant/chunk",
+        "assistant/message",
+        "command/done",
+        "command/run",
+        "compaction/end",
+        "compaction/prune",
+        "compaction/start",
+        "compaction/summary",
+        "feedback/record",
+        "goal/change",
+        "hook/invoked",
+        "hook/result",
+        "llm/retry",
+        "llm/retry-started",
+        "permission/preset",
+        "plan/mode",
+        "request/context",
+        "request/header",
+        "sandbox/mode",
+        "schedule/change",
+        "session/end-seed",
+        "session/title",
+        "session/title-llm-request",
+        "step/end",
+        "step/start",
+        "subagent/descriptor",
+        "team/member",
+        "team/message/delivered",
+        "team/message/queued",
+        "team/task",
+        "todo/write",
+        "tool-workflow/agent-end",
+        "tool-workflow/agent-start",
+        "tool-workflow/run-end",
+        "tool-workflow/run-start",
+        "tool/call",
+        "tool/code-dispatch",
+        "tool/code-dispatch-start",
+        "tool/result",
+        "turn/end",
+        "turn/start",
+        "user/message",
+        "web/deepseek-search-llm-request",
+    }
+)
+"""Every event type the harness (rc.8) knows; others load only when ``ignorable: true``."""
 SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)]
 Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
 ABSENT: Final = msgspec.Raw()
@@ -40,9 +93,7 @@ class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
     delegation_depth: int = 0
 
 
-class LogRecord(
-    msgspec.Struct, frozen=True, gc=False, rename="camel", forbid_unknown_fields=True
-):
+class LogRecord(msgspec.Struct, frozen=True, gc=False, rename="camel", forbid_unknown_fields=True):
     """A storage record: an event (``seq``) or a packed chunk row (``seq0``), data undecoded.
 
     The fast decoder takes only lines whose keys are envelope keys and whose numbers are safe
@@ -160,7 +211,7 @@ def record_span(record: LogRecord) -> tuple[int, int]:
     if type(record) is LogRecord:
         members: Any = getattr(_MEMBERS.decode(record.data), field)
     else:
-        members = record.data.get(field)
+        members = raw_data(record).get(field)
     return record.seq0, len(members or ())
 
 
@@ -174,5 +225,3 @@ def captured_through_seq(records: list[LogRecord]) -> int | None:
         return None
     first, count = record_span(records[-1])
     return first + count - 1
-
-

@@ -40,20 +40,17 @@ def surface_events(records: Iterable[LogRecord]) -> Iterator[LogRecord]:
     [1]
     >>> list(surface_events([LogRecord("turn/start", seq=0, surface_op="append")]))
     Traceback (most recent call last):
-    sessionref.errors.SessionLogError: event 0: "turn/start" is not surface-eligible and cannot carry surfaceOp
+    sessionref.errors.SessionLogError: event 0: "turn/start" cannot carry surfaceOp
     """
     unset = msgspec.UNSET
     for record in records:
         if record.type in SURFACE_TYPES:
             yield record
         elif record.surface_op is not unset:
-            raise SessionLogError(
-                f"event {record.seq}: {_kind(record)} is not surface-eligible and cannot carry surfaceOp"
-            )
+            raise SessionLogError(f"event {record.seq}: {_kind(record)} cannot carry surfaceOp")
         elif record.source_event_seqs is not unset:
             raise SessionLogError(
-                f"event {record.seq}: {_kind(record)} is not surface-eligible and cannot "
-                "carry sourceEventSeqs"
+                f"event {record.seq}: {_kind(record)} cannot carry sourceEventSeqs"
             )
 
 
@@ -84,7 +81,9 @@ def _sources(record: LogRecord, seq: int) -> set[int]:
     if set(map(type, raw)) <= {int}:  # the common case: plain integers
         sources = set(raw)
         if sources and min(sources) < 0:
-            raise SessionLogError(f"event {seq}: sourceEventSeqs must be non-negative safe integers")
+            raise SessionLogError(
+                f"event {seq}: sourceEventSeqs must be non-negative safe integers"
+            )
     elif all(is_safe_int(source, 0) for source in raw):
         sources = {js_int(source) or 0 for source in raw}
     else:

@@ -16,13 +16,14 @@ import msgspec
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, JsTypeError, is_record, js_get
 from sessionref.log.migrate import (
-    check_turn_end,
     Subject,
+    check_turn_end,
     migrate_message,
     migrate_steering,
     migrate_turn_start,
 )
 from sessionref.log.structs import (
+    KNOWN_EVENT_TYPES,
     PACKED_CHUNK_TYPES,
     DecodedLogRecord,
     LogRecord,
@@ -30,19 +31,6 @@ from sessionref.log.structs import (
     record_span,
 )
 
-KNOWN_EVENT_TYPES: Final = frozenset(
-    "agent-preset/selected agent/inbox/spliced approval/asked approval/decided approval/policy "
-    "assistant/chunk assistant/message command/done command/run compaction/end compaction/prune "
-    "compaction/start compaction/summary feedback/record goal/change hook/invoked hook/result "
-    "llm/retry llm/retry-started permission/preset plan/mode request/context request/header "
-    "sandbox/mode schedule/change session/end-seed session/title session/title-llm-request "
-    "step/end step/start subagent/descriptor team/member team/message/delivered "
-    "team/message/queued team/task todo/write tool-workflow/agent-end "
-    "tool-workflow/agent-start tool-workflow/run-end tool-workflow/run-start tool/call "
-    "tool/code-dispatch tool/code-dispatch-start tool/result turn/end turn/start user/message "
-    "web/deepseek-search-llm-request".split()
-)
-"""Every event type the harness (rc.8) knows; others load only when ``ignorable: true``."""
 RETIRED_EVENT_TYPES: Final = frozenset({"request/header-delta", "mode/set"})
 
 
@@ -161,7 +149,9 @@ def check_request_header(data: Any, subject: object) -> None:
     """A ``request/header`` must name a provider and model, with valid adapter defaults."""
     header = js_get_safe(data, "header")
     config = header.get("config") if is_record(header) else UNDEFINED
-    if not (type(config) is dict and _named(config.get("provider")) and _named(config.get("model"))):
+    if not (
+        type(config) is dict and _named(config.get("provider")) and _named(config.get("model"))
+    ):
         raise SessionLogError(f"{subject} lacks provider/model")
     effort = config.get("reasoningEffort", UNDEFINED)
     if effort is not UNDEFINED and not _named(effort):
@@ -294,7 +284,9 @@ def _check_small(log: _Log, index: int, record: LogRecord, subject: object) -> N
     if kind == "request/header":
         try:
             if js_get(data, "reason") == "fallback":
-                raise SessionLogError(f'{subject}: unsupported legacy request/header reason "fallback"')
+                raise SessionLogError(
+                    f'{subject}: unsupported legacy request/header reason "fallback"'
+                )
         except JsTypeError:
             raise SessionLogError(f"{subject} has null data") from None
         check_request_header(data, subject)
