@@ -1,4 +1,4 @@
-"""Which sessions a store serves (SPEC §1a; FINDINGS B.3, B.11, B.12, D.3).
+"""Which sessions a store serves (docs/format.md; FINDINGS B.3, B.11, B.12, D.3).
 
 The harness's listing skips headers it does not take and never follows a link; where it
 refuses a whole root, sessionref serves every other session, does not serve the offending ones

@@ -5,7 +5,8 @@
 path). For every session of every case: readable or refused alike, the same prompt bytes
 (``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
 order. Where the harness refuses the whole root, sessionref serves every other session as
-the same log is served elsewhere, and refuses the offending ones (SPEC §1a [sessionref]).
+the same log is served elsewhere, and refuses the offending ones ([sessionref] in
+docs/differences.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Recovery as the harness reads a log (SPEC §1a; FINDINGS A.1, A.2, A.4, A.5, B.9, B.10,
+"""Recovery as the harness reads a log (docs/format.md; FINDINGS A.1, A.2, A.4, A.5, B.9, B.10,
 B.12, C.1–C.4): which records a damaged log keeps, and the ``capturedThroughSeq`` after closers.
 
 Each store below was read by the real DSH stack (``real.mjs surface``); ``READABLE[name]`` is

@@ -1,5 +1,5 @@
-"""Validation and migration as the harness loads a log (SPEC §1a, §2; FINDINGS A.3, A.5,
-A.6, B.1–B.8, D.1): one change to a valid two-turn log at a time.
+"""Validation and migration as the harness loads a log (docs/format.md, docs/snapshot.md
+§Surface; FINDINGS A.3, A.5, A.6, B.1–B.8, D.1): one change to a valid two-turn log at a time.
 
 Each store was read by the real DSH stack (``real.mjs surface``): ``READABLE[name]`` is the
 ``capturedThroughSeq`` it answered, ``None`` where it refused the log, ``"absent"`` where its

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
@@ -165,8 +165,8 @@ class ListedStore:
         """The session's log, from the store."""
         return self.store.read(session_id)
 
-    def title(self, session_id: str) -> str | None:
-        """The session's latest title, from the store."""
+    def title(self, session_id: str) -> Any:
+        """The session's latest title, from the store (any JSON value a log holds there)."""
         return self.store.title(session_id)
 
 

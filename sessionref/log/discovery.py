@@ -7,8 +7,8 @@ and reads line 1 of each log: a header it does not take (no ``delegationDepth``,
 Where the harness refuses the WHOLE root (a legacy flat ``<project>/<id>.jsonl`` file, logs
 of both encodings, a duplicate id, a header whose id or cwd does not name its directory, a
 retired header field, a zstd header frame that is damaged or holds more than the header line),
-sessionref serves every other session: **[sessionref]** (SPEC §1a). The offending sessions
-(every copy of a duplicate id) are not served, and each offending file is reported.
+sessionref serves every other session (**[sessionref]**, docs/differences.md). The offending
+sessions (every copy of a duplicate id) are not served, and each offending file is reported.
 """
 
 from __future__ import annotations

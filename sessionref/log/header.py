@@ -3,7 +3,7 @@
 The listing reads only line 1 and skips a session whose header is not well-formed there
 (no ``delegationDepth``, a fractional ``createdAt``, …). Loading checks more: ``version`` 0
 (another version is refused with an upgrade message), an absolute ``cwd``, typed optional
-fields. Retired fields make the harness refuse the whole root (SPEC §1a).
+fields. Retired fields make the harness refuse the whole root (docs/format.md).
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def _upgrade_message(value: Any) -> str | None:
 
 
 def _field_problem(value: dict[str, Any]) -> str | None:
-    """What loading refuses in a listed header (SPEC §1a), if anything."""
+    """What loading refuses in a listed header (docs/format.md), if anything."""
     cwd = value.get("cwd", UNDEFINED)
     if cwd is not UNDEFINED and (type(cwd) is not str or not cwd.startswith("/")):
         return "session header cwd must be an absolute path"

@@ -1,4 +1,4 @@
-"""Legacy event shapes the harness still loads, migrated as it migrates them (SPEC §1a).
+"""Legacy event shapes the harness still loads, migrated as it migrates them (docs/format.md).
 
 The old ``turn/start {turn, trigger}``, ``turn/end`` reasons, ``steering/message`` (a user
 message now), and the messages written before messages had ids: ``user/message {content,

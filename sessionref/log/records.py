@@ -1,4 +1,4 @@
-"""DSH session log records: decoding lines into records, and records' ``data`` (SPEC §1).
+"""DSH session log records: decoding lines into records, and records' ``data`` (docs/format.md).
 
 The structs live in :mod:`sessionref.log.structs`, line decoding in :mod:`sessionref.log.lines`;
 this module gathers what stages and tools use.
@@ -100,9 +100,9 @@ def decode_data(record: LogRecord, kind: type[T]) -> T:
 def latest_title(log: SessionLog) -> Any:
     """The harness's title fold: the *last* ``session/title`` event only, and only when its
     ``data.messageSeqs`` is iterable and its ``data.source.kind`` is ``fallback``,
-    ``provider`` or ``user`` (SPEC §2). ``None`` when there is no title; the title otherwise,
-    whatever JSON value the log holds there (the harness labels a candidate with it as it is:
-    ``""`` and ``7`` are labels too).
+    ``provider`` or ``user`` (docs/format.md §Titles). ``None`` when there is no title; the
+    title otherwise, whatever JSON value the log holds there (the harness labels a candidate
+    with it as it is: ``""`` and ``7`` are labels too).
 
     >>> def titled(*datas):
     ...     return SessionLog(SessionHeader("s", 0), [DecodedLogRecord("session/title", seq=i,

@@ -1,4 +1,4 @@
-"""Packed chunk rows: the strict shape the harness requires before it expands one (SPEC §1).
+"""Packed chunk rows: the strict shape the harness requires before it expands one (docs/format.md).
 
 A row is ``{type, seq0, time0, data}`` exactly; ``data`` is ``{turn, step, index, dt, texts}``
 (``{turn, step, index, id, name?, dt, args}`` for tool calls) exactly, with numbers for turn,

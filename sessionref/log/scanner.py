@@ -1,4 +1,4 @@
-"""The committed prefix of a log: which records the harness keeps after a crash (SPEC §1a).
+"""The committed prefix of a log: which records the harness keeps after a crash (docs/format.md).
 
 Records are taken in order while their seqs run 0, 1, 2, … (a packed row counts for its
 members). The first line that does not parse (a blank line and a malformed packed row

@@ -264,8 +264,9 @@ def _js_string(value: object) -> str:
 
 
 def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
-    """Where a SPEC §9 session lies in a plain-JSONL store, and its file's bytes: the header
-    line ``{"type":"session",…header}``, one line per entry of ``events``, a final newline.
+    """Where a conformance session (docs/api.md §Conformance) lies in a plain-JSONL store, and
+    its file's bytes: the header line ``{"type":"session",…header}`` (the header as it is when
+    it already has a ``type``), one line per entry of ``events``, a final newline.
 
     >>> render_session({"header": {"id": "s", "createdAt": 1}, "events": [5]})
     ('_no-cwd', 's', b'{"type":"session","id":"s","createdAt":1}\\n5\\n')
@@ -290,7 +291,7 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
 
 
 class MemoryStore:
-    """Sessions given as SPEC §9 ``{"header": {...}, "events": [storage records]}`` objects,
+    """Sessions given as conformance ``{"header": {...}, "events": [storage records]}`` objects,
     read exactly as if they lay in a plain-JSONL store (a later session written to the same
     directory replaces an earlier one, as a file would).
 

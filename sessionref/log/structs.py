@@ -1,4 +1,4 @@
-"""The structs a DSH session log decodes to (SPEC §1).
+"""The structs a DSH session log decodes to (docs/format.md).
 
 Each line is decoded into a :class:`LogRecord` whose envelope is checked by its type and whose
 ``data`` stays undecoded (``msgspec.Raw``) until a stage asks for it with :func:`decode_data`.

@@ -1,4 +1,4 @@
-"""The current surface: a validated log folded in seq order (SPEC §2).
+"""The current surface: a validated log folded in seq order (docs/snapshot.md §Surface).
 
 Only ``user/message``, ``assistant/message`` and ``tool/result`` may (and must) carry
 ``surfaceOp``; an append pushes the event, a replace swaps a range for it. Every rule the

@@ -1,4 +1,4 @@
-"""Event validation as the harness loads a log (SPEC §1a): envelopes, message shapes, event
+"""Event validation as the harness loads a log (docs/format.md): envelopes, message shapes, event
 types, request headers, legacy migrations.
 
 Message events are checked through small msgspec Structs that accept only well-formed

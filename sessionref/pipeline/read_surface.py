@@ -1,4 +1,4 @@
-"""Stage 1: the events that bear on the current surface (SPEC §2).
+"""Stage 1: the events that bear on the current surface (docs/snapshot.md §Surface).
 
 The reader has already made the log's seqs run 0, 1, 2, … and checked every envelope; this
 stage keeps the surface-eligible events and fails on surface fields anywhere else.
