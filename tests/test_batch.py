@@ -67,8 +67,19 @@ def chat(*turns: str, title: str | None = None, first: int = 0) -> list[Event]:
     for offset, body in enumerate(turns, first):
         events.append((user if offset % 2 == 0 else assistant)(offset, body))
     if title is not None:
-        events.append(other(first + len(turns), "session/title", data={"title": title}))
+        events.append(titled(first + len(turns), title))
     return events
+
+
+def titled(seq: int, title: str) -> Event:
+    """A ``session/title`` event the harness's title fold takes (docs/format.md §Titles)."""
+    data = {"title": title, "messageSeqs": [], "source": {"kind": "user"}}
+    return other(seq, "session/title", data=data)
+
+
+def turn_end(seq: int) -> Event:
+    """A ``turn/end``: damage before it makes a log corrupt (docs/format.md §Recovery)."""
+    return other(seq, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})
 
 
 def session(
@@ -82,14 +93,14 @@ def session(
 def plain_logs() -> list[SessionLog]:
     """The sessions stored as ``session.jsonl``."""
     alpha = chat("hello", "hi there", title="Alpha")
-    alpha += [other(3, "session/title", data={"title": TITLES["alpha"]})]
+    alpha += [titled(3, TITLES["alpha"])]
     long = chat(*(f"message {i} " + "x" * 400 for i in range(12)), title=TITLES["long"])
     compacted = [
         *chat("old question", "old answer"),
         user(2, "summary of the above", kind="compact", op=replace(0, 1), sourceEventSeqs=[0, 1]),
         *chat("new question", "new answer", first=3),
     ]
-    seq_gap = chat("one", "two", "three")
+    seq_gap = [*chat("one", "two", "three"), turn_end(3)]
     del seq_gap[1]
     no_cwd = [user(0, "run it"), tool_result(1, "tool output"), assistant(2, "done")]
     return [
@@ -100,10 +111,10 @@ def plain_logs() -> list[SessionLog]:
         session("compacted", 60, compacted),
         session("torn-tail", 50, chat("kept", "also kept")),
         session("seq-gap", 40, seq_gap),
-        session("garbage-line", 30, chat("a", "b", "c")),
+        session("garbage-line", 30, [*chat("a", "b", "c"), turn_end(3)]),
         session(HUGE_TITLE, 10, chat("short", title=TITLES[HUGE_TITLE])),
         session("no-cwd", 5, no_cwd, cwd=None),
-        session(".", 1.5, chat("dot")),
+        session(".", 1, chat("dot")),
     ]
 
 
