@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import io
+import mmap
 import struct
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO, Final, Protocol
+from typing import IO, BinaryIO, Final, Protocol, cast
 
 import msgspec
 import zstandard
@@ -25,6 +26,8 @@ DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 ZSTD_MAGIC: Final = 0xFD2FB528
 CHUNK_SIZE: Final = 1 << 18
 Chunk = bytes | bytearray | memoryview
+Compressed = bytes | mmap.mmap
+"""A whole zstd log: its bytes, or the file mapped into memory (not copied onto the heap)."""
 
 
 class FrameScan(msgspec.Struct, frozen=True):
@@ -37,7 +40,7 @@ class FrameScan(msgspec.Struct, frozen=True):
 _U32: Final = struct.Struct("<I")
 
 
-def _frame_end(buffer: bytes, start: int, size: int) -> int:
+def _frame_end(buffer: Compressed, start: int, size: int) -> int:
     """End of the frame starting at ``start``; ``-1`` if the buffer ends inside it."""
     if size - start < 4:
         return -1
@@ -80,7 +83,7 @@ def _header_bytes(descriptor: int) -> int:
 _HEADER_BYTES: Final = [_header_bytes(descriptor) for descriptor in range(256)]
 
 
-def scan_frames(buffer: bytes, max_frames: int | None = None) -> FrameScan:
+def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
     """The complete frames of ``buffer`` (at most ``max_frames``) and a torn tail's start.
 
     >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
@@ -175,7 +178,7 @@ class ZstdLog(msgspec.Struct, frozen=True):
     torn_start: int | None
 
 
-def locate_zstd_log(buffer: bytes) -> ZstdLog:
+def locate_zstd_log(buffer: Compressed) -> ZstdLog:
     """Scan ``buffer``'s frames and decompress the header frame, which must be one line.
 
     >>> one = zstandard.ZstdCompressor().compress
@@ -201,18 +204,33 @@ def check_header_frame(plaintext: bytes) -> None:
         raise SessionLogError("corrupt zstd log: first frame is not exactly one header line")
 
 
-def body_chunks(buffer: bytes, body: tuple[int, int], limit: int) -> Iterator[bytes]:
+def body_chunks(buffer: Compressed, body: tuple[int, int], limit: int) -> Iterator[bytes]:
     """The plaintext of the complete frames in ``buffer[body[0]:body[1]]``, in 256 KiB chunks,
     decompressed across frames in one pass; a damaged frame raises :class:`SessionLogError`.
     The frames were located by :func:`scan_frames`, so none is skippable or torn."""
-    start, end = body
     reader = zstandard.ZstdDecompressor().stream_reader(
-        io.BytesIO(memoryview(buffer)[start:end]), read_across_frames=True, closefd=False
+        cast(IO[bytes], _Window(buffer, *body)),  # stream_reader calls read() only
+        read_across_frames=True,
+        closefd=False,
     )
     try:
         yield from at_most(file_chunks(reader), limit, "decompressed log")
     except zstandard.ZstdError as exc:
         raise SessionLogError(f"corrupt zstd log: a frame failed validation: {exc}") from None
+
+
+class _Window:
+    """Bytes ``start:end`` of a buffer read as a file, a piece at a time (no view is kept
+    open on the buffer, so a mapped file can be closed whatever happens)."""
+
+    def __init__(self, buffer: Compressed, start: int, end: int) -> None:
+        self.buffer, self.position, self.end = buffer, start, end
+
+    def read(self, size: int = -1, /) -> bytes:
+        stop = self.end if size < 0 else min(self.end, self.position + size)
+        piece = self.buffer[self.position : stop]
+        self.position = stop
+        return piece
 
 
 def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:

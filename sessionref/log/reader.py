@@ -18,6 +18,7 @@ from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     Chunk,
+    Compressed,
     body_chunks,
     line_pieces,
     locate_zstd_log,
@@ -106,7 +107,7 @@ def read_plain_file(
 
 
 def read_zstd(
-    buffer: bytes,
+    buffer: Compressed,
     session_id: str,
     path: str = "session.jsonl.zstd",
     max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,

@@ -7,6 +7,7 @@ plain-JSONL store and reads those, so it answers exactly as that store on disk w
 
 from __future__ import annotations
 
+import mmap
 import os
 import threading
 from collections.abc import Iterable, Mapping
@@ -219,13 +220,16 @@ class DirectoryStore:
         path = self.path_of(session_id)
         try:
             with path.open("rb") as file:
-                if path.name == ZSTD_LOG:
-                    return read_zstd(
-                        file.read(), session_id, str(path), self.max_bytes, self.max_line_bytes
+                if path.name != ZSTD_LOG:
+                    return read_plain_file(
+                        file, session_id, str(path), self.max_bytes, self.max_line_bytes
                     )
-                return read_plain_file(
-                    file, session_id, str(path), self.max_bytes, self.max_line_bytes
-                )
+                if not os.fstat(file.fileno()).st_size:
+                    return read_zstd(b"", session_id, str(path))
+                with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                    return read_zstd(
+                        mapped, session_id, str(path), self.max_bytes, self.max_line_bytes
+                    )
         except OSError as exc:
             raise SessionLogError(f"cannot read {path}: {exc.strerror}") from None
 
