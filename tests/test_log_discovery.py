@@ -67,7 +67,7 @@ def test_a_header_the_listing_does_not_take_is_not_a_session(
     write_plain(tmp_path, content)
     write_plain(tmp_path, log_bytes(two_turns(), header("b")), "b")
     assert served(tmp_path) == {"b"}
-    assert problem_paths(tmp_path) == set()
+    assert problem_paths(tmp_path) == {"--w--/s/session.jsonl"}  # reported, not an error
 
 
 def test_a_zstd_log_without_a_complete_first_frame_is_not_a_session(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 The listing walks ``<root>/<project>/<session>/session.jsonl[.zstd]`` (real directories only)
 and reads line 1 of each log: a header it does not take (no ``delegationDepth``, a fractional
-``createdAt``, no complete first line, …) means the session is simply not in the store.
+``createdAt``, no complete first line, …) means the session is simply not in the store (the
+file is reported, so a user can see why).
 
 Where the harness refuses the WHOLE root (a legacy flat ``<project>/<id>.jsonl`` file, logs
 of both encodings, a duplicate id, a header whose id or cwd does not name its directory, a
@@ -31,8 +32,8 @@ LOG_NAMES: Final = (PLAIN_LOG, ZSTD_LOG)
 
 
 class StoreProblem(msgspec.Struct, frozen=True):
-    """A log file the store does not serve although the harness would have looked at it, and
-    why (the harness would refuse the whole root for it)."""
+    """A log file the store does not serve, and why: the harness would refuse the whole root
+    for it, or its listing skips it (its line 1 is not a header it takes)."""
 
     path: str
     message: str
@@ -114,7 +115,8 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
         except SessionLogError as exc:
             problems.append(StoreProblem(file.location, str(exc)))
             continue
-        if header is None:
+        if header is None:  # not a session to the harness; said here so a user sees why
+            problems.append(StoreProblem(file.location, "line 1 is not a header the listing takes"))
             continue
         misplaced = _misplaced(file, header)
         if misplaced is not None:
