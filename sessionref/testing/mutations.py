@@ -1,8 +1,8 @@
 """Hypothesis strategies that damage valid session logs at the byte level of their on-disk form.
 
 A valid log (by default from :func:`~sessionref.testing.session_logs`) is serialized the way DSH
-writes it — :func:`log_lines`, one JSON line per record; with zstd, one independent frame per
-line — and then damaged in up to three layers, in this order:
+writes it (:mod:`sessionref.log.writer`) — :func:`log_lines`, one JSON line per record; with
+zstd, independent frames of whole lines — and then damaged in up to three layers, in this order:
 
 1. **lines** (:func:`mutate_lines`): drop, duplicate, move or swap lines; flip bytes; tear a line
    in the middle of the file; inject garbage lines, deeply nested JSON (up to 10^5 brackets), huge
@@ -45,9 +45,10 @@ from typing import Any, Final, TypeVar
 import zstandard
 from hypothesis import strategies as st
 
+from sessionref.log.writer import log_path, render_batch, render_header
 from sessionref.testing._js import js_stringify
 from sessionref.testing.logs import session_logs
-from sessionref.testing.store import SessionLog, session_file_path, session_log_lines
+from sessionref.testing.store import LogRecords
 
 V = TypeVar("V")
 
@@ -348,7 +349,7 @@ def deep_json(depth: int, shape: str = "array") -> bytes:
     raise ValueError(f"unknown shape {shape!r}")
 
 
-def log_lines(log: SessionLog) -> list[bytes]:
+def log_lines(log: LogRecords) -> list[bytes]:
     """The UTF-8 JSON lines of a log without their newlines; line 1 is the header.
 
     >>> log = {"header": {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0},
@@ -357,7 +358,8 @@ def log_lines(log: SessionLog) -> list[bytes]:
     b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}'
     b'{"type":"turn/start","seq":0,"time":2,"data":{"turn":1}}'
     """
-    return [line.encode("utf-8") for line in session_log_lines(log)]
+    records = (render_batch([record], pack=False) for record in log["events"])
+    return [line[:-1] for line in (render_header(log["header"]), *records)]
 
 
 def next_seq(lines: Sequence[bytes]) -> int:
@@ -930,7 +932,7 @@ def mutate_bytes(
 class MutatedLog:
     """A damaged log file: the valid log it was made from, its bytes on disk, and what was done."""
 
-    log: SessionLog
+    log: LogRecords
     """The valid log before the damage."""
     compress: bool
     """Whether :attr:`data` is a ``session.jsonl.zstd`` file (else ``session.jsonl``)."""
@@ -947,7 +949,7 @@ class MutatedLog:
 
     def path(self, root: str | os.PathLike[str]) -> Path:
         """Where DSH would keep the log of the valid session below ``root``."""
-        return session_file_path(root, self.log["header"], compress=self.compress)
+        return log_path(root, self.log["header"], compress=self.compress)
 
     def write(self, root: str | os.PathLike[str]) -> Path:
         """Write :attr:`data` at :meth:`path` and return the path."""
@@ -969,7 +971,7 @@ class MutatedLog:
 @st.composite
 def mutated_logs(
     draw: st.DrawFn,
-    logs: st.SearchStrategy[SessionLog] | None = None,
+    logs: st.SearchStrategy[LogRecords] | None = None,
     *,
     compress: bool | None = None,
     layers: Iterable[str] = ("lines", "frames", "bytes"),

@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 from hypothesis import strategies as st
 
+from sessionref.log.layout import encode_session_directory as encode_session_id
 from sessionref.testing._js import b64url_nopad, js_normalize, mention, session_uri
-from sessionref.testing.store import encode_session_id
 
 __all__ = [
     "INTERESTING_FRAGMENTS",
@@ -149,7 +149,6 @@ def session_ids() -> st.SearchStrategy[str]:
     :func:`~sessionref.testing.write_session_store` can always write them.
 
     >>> from hypothesis import given, settings
-    >>> from sessionref.testing import encode_session_id
     >>> @settings(max_examples=20)
     ... @given(session_ids())
     ... def test_ids_fit_in_a_directory_name(session_id):
