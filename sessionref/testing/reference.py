@@ -275,7 +275,8 @@ def closers(events: list[Event]) -> list[Event]:
     for call_id, call_step in pending.items():
         result = {"role": "user", "source": {"kind": "tool", "callId": call_id}}
         data = {"turn": turn, "step": call_step, "message": result}
-        out.append({"type": "tool/result", "seq": seq, "time": time, "data": data})
+        closer = {"type": "tool/result", "seq": seq, "time": time, "data": data}
+        out.append({**closer, "surfaceOp": "append"})
         seq += 1
     if step is not None:
         out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": turn}})
