@@ -1,9 +1,10 @@
 """Valid logs written by the writer, then damaged only after their last ``turn/end``.
 
 The harness loads such a log (FINDINGS A.1, A.4, C.2, C.3): the readable prefix ends at the
-damage, and every event through the last ``turn/end`` survives. The one exception drawn here on
-purpose is a bad record inside a *complete* zstd frame, which the harness refuses wherever it
-is (FINDINGS B.12).
+damage, and every event through the last ``turn/end`` survives. Two exceptions are drawn on
+purpose: a bad record inside a *complete* zstd frame, which the harness refuses wherever it is
+(FINDINGS B.12), and a line that is JSON ``null``, on which the harness's scanner fails
+("Cannot read properties of null (reading 'seq')"; not in FINDINGS, seen with ``real.mjs``).
 
 Plain damage: a garbage line, a line whose seq breaks the sequence, a torn final write, or the
 file cut short, somewhere after the last ``turn/end`` line. zstd damage: the last frame torn
@@ -36,10 +37,14 @@ GARBAGE: tuple[bytes, ...] = (
     b"5",
     b"NaN",
     b"\xff\xfe{}",
+    b"null",
     b'{"type":"turn/start","seq":',
     b'{"type":"text-chunks","seq0":0,"time0":0,"data":{}}',
 )
 """Lines a crash or a stray writer could leave; none of them is a ``turn/end``."""
+
+REFUSED = ("complete frame", "garbage line b'null'")
+"""Steps after which the harness refuses the file."""
 
 PLAIN_KINDS = ("garbage", "seq-gap", "seq-dup", "torn-tail", "truncate")
 ZSTD_KINDS = ("torn-frame", "torn-frame-garbage", "stray-bytes", "bad-complete-frame")
