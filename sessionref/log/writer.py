@@ -210,15 +210,18 @@ def render_batch(records: Iterable[Mapping[str, Any]], *, pack: bool = True) -> 
 
 
 def zstd_frame(data: bytes) -> bytes:
-    """One independent zstd frame holding ``data``, with content size and checksum.
+    """One independent zstd frame holding ``data``, byte for byte as the harness writes it.
 
-    >>> zstandard.ZstdDecompressor().decompress(zstd_frame(b"{}\\n"))
+    Node's ``zstdCompress`` streams: level 3, a checksum, no content size in the frame header
+    and the default window (not one shrunk to the input), which a size-less stream gives here.
+
+    >>> zstandard.ZstdDecompressor().decompressobj().decompress(zstd_frame(b"{}\\n"))
     b'{}\\n'
     """
-    compressor = zstandard.ZstdCompressor(
-        level=ZSTD_LEVEL, write_checksum=True, write_content_size=True
-    )
-    return compressor.compress(data)
+    stream = zstandard.ZstdCompressor(
+        level=ZSTD_LEVEL, write_checksum=True, write_content_size=False
+    ).compressobj(size=-1)
+    return stream.compress(data) + stream.flush()
 
 
 def render_log(

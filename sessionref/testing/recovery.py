@@ -170,14 +170,23 @@ def zstd_frame_spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
     return spans, None
 
 
+def _whole_frame(frame: bytes) -> bytes:
+    """The content of one complete frame; ``ValueError`` if it does not decode to its end."""
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    try:
+        content = decompressor.decompress(frame)
+    except zstandard.ZstdError as error:
+        raise ValueError(f"a damaged zstd frame: {error}") from error
+    if not decompressor.eof:
+        raise ValueError("a zstd frame that does not decode to its end")
+    return content
+
+
 def _zstd_events(data: bytes) -> list[Event]:
     spans, torn = zstd_frame_spans(data)
     if not spans:
         raise ValueError("no complete zstd frame")
-    try:
-        frames = [zstandard.ZstdDecompressor().decompress(data[a:b]) for a, b in spans]
-    except zstandard.ZstdError as error:
-        raise ValueError(f"a damaged zstd frame: {error}") from error
+    frames = [_whole_frame(data[a:b]) for a, b in spans]
     header, *batches = frames
     if header.count(b"\n") != 1 or not header.endswith(b"\n"):
         raise ValueError("the first frame must hold exactly the header line")
