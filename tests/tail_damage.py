@@ -1,10 +1,11 @@
 """Valid logs written by the writer, then damaged only after their last ``turn/end``.
 
-The harness loads such a log (FINDINGS A.1, A.4, C.2, C.3): the readable prefix ends at the
+The harness loads such a log (docs/format.md §Recovery): the readable prefix ends at the
 damage, and every event through the last ``turn/end`` survives. Two exceptions are drawn on
 purpose: a bad record inside a *complete* zstd frame, which the harness refuses wherever it is
-(FINDINGS B.12), and a line that is JSON ``null``, on which the harness's scanner fails
-("Cannot read properties of null (reading 'seq')"; not in FINDINGS, seen with ``real.mjs``).
+(docs/format.md §Recovery), and a line that is JSON ``null``, on which the harness's scanner
+fails ("Cannot read properties of null (reading 'seq')"; not in the oracle's FINDINGS, seen
+with ``real.mjs``).
 
 Plain damage: a garbage line, a line whose seq breaks the sequence, a torn final write, or the
 file cut short, somewhere after the last ``turn/end`` line. zstd damage: the last frame torn

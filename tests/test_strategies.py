@@ -369,7 +369,7 @@ def test_projected_units_follow_the_surface(log: LogRecords) -> None:
 
 
 def harness_refusal(log: LogRecords) -> str | None:
-    """What the harness would refuse in a log's shapes (FINDINGS B.2, B.4-B.6), naively."""
+    """What the harness would refuse in a log's shapes (docs/format.md §Validation), naively."""
     header = log["header"]
     if "cwd" in header and not str(header["cwd"]).startswith("/"):
         return "cwd not absolute"

@@ -1,4 +1,4 @@
-"""Well-formed DSH session events, built in order with contiguous seqs (SPEC §1–§2).
+"""Well-formed DSH session events, built in order with contiguous seqs (docs/format.md §Events).
 
 :class:`LogBuilder` writes the events the harness writes, in the shapes it validates when it
 loads a log: messages with an ``id`` and their role, assistant messages with a ``model`` source
@@ -71,7 +71,7 @@ class LogBuilder:
         self.events: list[Record] = []
         """Every event so far, in seq order (``events[i]["seq"] == i``)."""
         self.surface: list[int] = []
-        """The current surface: seqs of the surface nodes, in order (SPEC §2)."""
+        """The current surface: seqs of the surface nodes, in order (docs/snapshot.md §Surface)."""
         self.time = time
         self._tick = tick if callable(tick) else lambda: tick
         self.turn = 0

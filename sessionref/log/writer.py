@@ -1,4 +1,5 @@
-"""Writing DSH session logs the way the harness's JSONL backend writes them (SPEC §1).
+"""Writing DSH session logs the way the harness's JSONL backend writes them
+(docs/format.md §Layout).
 
 The harness creates a session by writing its header line, then appends *batches* of events.
 Before a batch is stored, each run of at least :data:`MIN_PACKED_RUN` consecutive delta chunks
@@ -115,7 +116,8 @@ def _continues(previous: Mapping[str, Any], record: Mapping[str, Any]) -> bool:
 
 
 def chunk_row(run: Sequence[Mapping[str, Any]]) -> Record:
-    """The packed row of a non-empty run of consecutive delta chunks of one block (SPEC §1).
+    """The packed row of a non-empty run of consecutive delta chunks of one block
+    (docs/format.md §Packed rows).
 
     Unlike :func:`pack_chunks` it packs runs of any length, so a log may hold rows of one or two
     members too (the harness reads them; it only never writes them). Raises ``ValueError`` if

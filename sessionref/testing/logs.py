@@ -1,4 +1,5 @@
-"""A Hypothesis strategy for valid DSH session logs (SPEC §1, §2), built with the log builder.
+"""A Hypothesis strategy for valid DSH session logs (docs/format.md), built with the
+log builder.
 
 Events come from :class:`~sessionref.log.builder.LogBuilder`, which keeps seqs contiguous and
 folds every surface operation into its model of the current surface, so every ``replace`` names
@@ -290,7 +291,8 @@ def session_logs(
     max_chunks: int = 3,
     allow_incomplete: bool = True,
 ) -> st.SearchStrategy[LogRecords]:
-    """Valid session logs ``{"header", "events"}`` whose events are storage records (SPEC §1, §9).
+    """Valid session logs ``{"header", "events"}`` whose events are storage records
+    (docs/format.md §Events, docs/api.md §Conformance).
 
     Turns hold injected context (``plugin``, ``goal``, ``session-reference``), a direct prompt
     (sometimes with ``display``), and steps whose assistant messages are streamed as chunk events

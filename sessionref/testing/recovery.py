@@ -1,6 +1,6 @@
 """A reference of how the harness recovers the events of a log file, damaged tail and all.
 
-Modelled on the real stack's observed behaviour (SPEC §1a, FINDINGS A.1, A.4, B.12, C.2–C.4),
+Modelled on the real stack's observed behaviour (docs/format.md §Recovery),
 independently of the library: the harness scans the record lines after the header one by one.
 The first line that does not parse, or whose seq is not the next one, ends the readable prefix,
 unless a later line holds a ``turn/end``: then the log is corrupt. A final piece without ``\\n``
@@ -59,7 +59,8 @@ def _safe_int(value: object, low: int = -_SAFE) -> bool:
 
 
 def _row_ok(row: dict[str, Any]) -> bool:
-    """Whether a packed row has exactly the shape the harness accepts (FINDINGS B.1)."""
+    """Whether a packed row has exactly the shape the harness accepts
+    (docs/format.md §Packed rows)."""
     payload = _PAYLOADS[row["type"]]
     data = row.get("data")
     if set(row) != {"type", "seq0", "time0", "data"} or not isinstance(data, dict):

@@ -1,4 +1,5 @@
-"""A slow, obvious reference for reading one session log (SPEC §1 to §3) as the harness does.
+"""A slow, obvious reference for reading one session log as the harness does
+(docs/format.md, docs/snapshot.md §Surface and §Projection).
 
 Written straight from the contract and the real stack's observed behaviour (recovery of damaged
 tails, closers of an open turn), independently of the library core, so property tests can
@@ -46,7 +47,7 @@ _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
 class ReferenceUnit(TypedDict):
-    """One projected conversation item (SPEC §3)."""
+    """One projected conversation item (docs/snapshot.md §Projection)."""
 
     role: str
     text: str
@@ -64,7 +65,8 @@ def _packed_chunk(kind: str, data: dict[str, Any], item: str) -> dict[str, Any]:
 
 
 def expand_row(row: dict[str, Any]) -> list[Event]:
-    """The ``assistant/chunk`` events a packed chunk row stands for (SPEC §1), unchecked."""
+    """The ``assistant/chunk`` events a packed chunk row stands for
+    (docs/format.md §Packed rows)."""
     items_key, kind = _PACKED[row["type"]]
     data = row["data"]
     events, time = [], row["time0"]
@@ -162,7 +164,8 @@ def _replace(surface: list[int], event: Event, events: list[Event]) -> None:
 
 
 def current_surface(events: list[Event]) -> list[int]:
-    """Fold expanded events into the current surface (SPEC §2), checking every rule on the way.
+    """Fold expanded events into the current surface
+    (docs/snapshot.md §Surface), checking every rule on the way.
 
     Raises ``ValueError`` on any violation.
 
@@ -208,7 +211,8 @@ def _unit(event: Event) -> ReferenceUnit | None:
 
 
 def event_units(events: list[Event]) -> list[ReferenceUnit]:
-    """The units of expanded events: fold the surface, keep what a snapshot shows (SPEC §3).
+    """The units of expanded events: fold the surface, keep what a snapshot shows
+    (docs/snapshot.md §Projection).
 
     >>> event_units([{"type": "user/message", "seq": 0, "surfaceOp": "append",
     ...               "data": {"source": {"kind": "user"}, "content": [{"type": "text",
@@ -223,8 +227,9 @@ def projected_units(log: LogRecords) -> list[ReferenceUnit]:
     """The units ``[{role, text, checkpoint}]`` a snapshot of this valid log is built from.
 
     Expands packed rows, folds the current surface, then keeps direct prompts (their ``display``
-    when present), compact checkpoints and assistant messages with non-empty text (SPEC §3).
-    Raises ``ValueError`` if the log breaks a rule of SPEC §1 or §2.
+    when present), compact checkpoints and assistant messages with non-empty text
+    (docs/snapshot.md §Projection).
+    Raises ``ValueError`` if the log breaks a rule of docs/format.md or docs/snapshot.md §Surface.
 
     Example::
 
@@ -239,7 +244,8 @@ def closers(events: list[Event]) -> list[Event]:
     """The events the harness appends in memory to close a log that ends inside a turn.
 
     One ``tool/result`` per tool call of the open step still without a result, then ``step/end``
-    if a step is open, then ``turn/end`` (interrupted), continuing the seqs (FINDINGS C.1).
+    if a step is open, then ``turn/end`` (interrupted), continuing the seqs
+    (docs/format.md §Closers).
     Calls are registered by ``tool-call`` blocks of assistant messages and forgotten at
     ``turn/start``, ``turn/end`` and ``step/end``. A balanced or empty log needs none.
 

@@ -25,7 +25,8 @@ __all__ = ["LogRecords", "record_batches", "turn_batches", "write_session_store"
 
 
 class LogRecords(TypedDict):
-    """A session log as in SPEC §9: its header (``type`` may be left out) and storage records."""
+    """A session log as in docs/api.md §Conformance: its header (``type`` may be left out)
+    and storage records."""
 
     header: dict[str, Any]
     events: list[dict[str, Any]]
