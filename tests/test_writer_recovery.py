@@ -11,6 +11,7 @@ and every event through the last ``turn/end`` is in it.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,7 +19,8 @@ from hypothesis import HealthCheck, given, settings
 
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.errors import READ_FAILED, SessionReferenceError
-from sessionref.log.writer import log_path
+from sessionref.log.builder import LogBuilder
+from sessionref.log.writer import log_path, render_log, zstd_frame
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.testing import (
     captured_through_seq,
@@ -88,3 +90,27 @@ def test_damage_after_the_last_turn_end_reads_as_the_harness_reads_it(
     units = event_units(events + closers(events))
     assert data["capturedThroughSeq"] == captured_through_seq(events)
     assert data["conversation"] == [{"role": u["role"], "text": u["text"]} for u in units]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress: bool) -> None:
+    """The real stack fails on it: "Cannot read properties of null (reading 'seq')" (seen with
+    ``real.mjs surface`` on this log, plain and in the torn last zstd frame)."""
+    b = LogBuilder()
+    b.turn_start()
+    b.user("hi")
+    b.step_start()
+    b.assistant("hello")
+    b.step_end()
+    b.turn_end()
+    header = {"version": 0, "id": "null-line", "createdAt": 1, "delegationDepth": 0}
+    torn = zstd_frame(b"null\n")[:-2] if compress else b"null\n"
+    data = render_log(header, [b.events], compress=compress) + torn
+    with pytest.raises(ValueError):
+        recovered_events(data, compress=compress)
+    path = log_path(tmp_path, header, compress=compress)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    with pytest.raises(SessionReferenceError) as refused:
+        snapshot_data(tmp_path, "null-line")
+    assert refused.value.code == READ_FAILED

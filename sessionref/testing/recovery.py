@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import zstandard
 
-from sessionref.testing.reference import expand_row
+from sessionref.testing.reference import expand_row, migrate
 
 __all__ = ["recovered_events", "zstd_frame_spans"]
 
@@ -208,16 +208,17 @@ def _zstd_events(data: bytes) -> list[Event]:
 
 
 def recovered_events(data: bytes, *, compress: bool) -> list[Event]:
-    """The events the harness reads from a log file (expanded, before closers).
+    """The events the harness reads from a log file: expanded, legacy shapes migrated (see
+    :func:`~sessionref.testing.reference.migrate`), before closers.
 
     ``compress`` says the file is ``session.jsonl.zstd``. Raises ``ValueError`` where the
     harness refuses the file. The header line is not checked here.
     """
     if compress:
-        return _zstd_events(data)
+        return [migrate(event) for event in _zstd_events(data)]
     header_end = data.find(b"\n")
     if header_end < 0:
         raise ValueError("no complete header line")
     scanner = _Scanner()
     scanner.complete_lines(data[header_end + 1 :])
-    return scanner.events
+    return [migrate(event) for event in scanner.events]

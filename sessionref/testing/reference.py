@@ -33,6 +33,7 @@ __all__ = [
     "event_units",
     "expand_records",
     "expand_row",
+    "migrate",
     "projected_units",
 ]
 
@@ -108,6 +109,55 @@ def expand_records(records: list[dict[str, Any]]) -> list[Event]:
         if event.get("seq") != index:
             raise ValueError(f"seq gap: event {index} has seq {event.get('seq')!r}")
     return events
+
+
+def _legacy_id(seq: int) -> str:
+    """A message id for a migrated event (the harness also names the session in it)."""
+    return f"legacy-message:{seq}"
+
+
+def migrate(event: Event) -> Event:
+    """An event of an older log in the shape the harness migrates it to (docs/format.md §Legacy).
+
+    ``steering/message`` becomes a ``user/message``; a ``user/message`` without an id gets one
+    and its role; an ``assistant/message`` ``{content, provenance}`` and a ``tool/result``
+    ``{callId, content, isError}`` are wrapped into a message; ``turn/start`` loses ``trigger``.
+    Other events, and events already current, come back unchanged.
+
+    >>> migrate({"type": "steering/message", "seq": 3, "data": {"turn": 1, "content": [],
+    ...          "source": {"kind": "user"}}})["data"]
+    {'content': [], 'source': {'kind': 'user'}, 'id': 'legacy-message:3', 'role': 'user'}
+    """
+    kind, data, seq = event.get("type"), event.get("data"), event.get("seq", 0)
+    if not isinstance(data, dict):
+        return event
+    if kind == "steering/message":
+        message = data.get("message")
+        if not isinstance(message, dict):
+            message = {k: v for k, v in data.items() if k != "turn"}
+            message.update(id=_legacy_id(seq), role="user")
+        return {**event, "type": "user/message", "data": message}
+    bare = not {"id", "role", "message"} & set(data) and {"content", "source"} <= set(data)
+    if kind == "user/message" and bare:
+        return {**event, "data": {**data, "id": _legacy_id(seq), "role": "user"}}
+    if kind == "assistant/message" and "message" not in data and "provenance" in data:
+        rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+        source = {**(data["provenance"] or {}), "kind": "model"}
+        message = {"id": _legacy_id(seq), "role": "assistant", "content": data.get("content")}
+        return {**event, "data": {**rest, "message": {**message, "source": source}}}
+    if kind == "tool/result" and "message" not in data and {"callId", "isError"} <= set(data):
+        rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+        block = {
+            "type": "tool-result",
+            "toolCallId": data["callId"],
+            "content": data.get("content"),
+        }
+        source = {"kind": "tool", "callId": data["callId"]}
+        message = {"id": _legacy_id(seq), "role": "user", "content": [block], "source": source}
+        return {**event, "data": {**rest, "message": message}}
+    if kind == "turn/start" and "trigger" in data:
+        return {**event, "data": {"turn": data.get("turn")}}
+    return event
 
 
 def _is_seq_list(value: object) -> bool:
@@ -189,7 +239,9 @@ def current_surface(events: list[Event]) -> list[int]:
 
 
 def _text(blocks: list[dict[str, Any]]) -> str:
-    return js_normalize("\n".join(b["text"] for b in blocks if b.get("type") == "text"))
+    """Text blocks joined; a ``text`` block whose ``text`` is not a string is skipped."""
+    texts = (b["text"] for b in blocks if b.get("type") == "text")
+    return js_normalize("\n".join(text for text in texts if isinstance(text, str)))
 
 
 def _unit(event: Event) -> ReferenceUnit | None:
