@@ -426,7 +426,7 @@ def test_logs_cover_every_feature() -> None:
         seen["empty"] += not log["events"]
         return True
 
-    share(session_logs(), features, n=80)
+    share(session_logs(), features, n=200)
     wanted = [
         "text-chunks",
         "reasoning-chunks",
