@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.log.builder import LogBuilder
-from sessionref.log.writer import log_path, render_log, zstd_frame
+from sessionref.log.writer import log_path, render_log, write_log, zstd_frame
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.testing import (
     captured_through_seq,
@@ -113,4 +113,21 @@ def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress
     path.write_bytes(data)
     with pytest.raises(SessionReferenceError) as refused:
         snapshot_data(tmp_path, "null-line")
+    assert refused.value.code == READ_FAILED
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_an_id_too_long_for_the_flat_probe_is_unreadable(tmp_path: Path, compress: bool) -> None:
+    """Recorded with ``real.mjs surface``: an encoded id of 244 characters reads, one of 245
+    fails with ENAMETOOLONG, because the harness also probes ``<project>/<id>.jsonl.zstd``."""
+    for length in (244, 245):
+        b = LogBuilder()
+        b.turn_start()
+        b.user("hi")
+        b.turn_end()
+        header = {"version": 0, "id": "x" * length, "createdAt": 1, "delegationDepth": 0}
+        write_log(tmp_path, header, [b.events], compress=compress)
+    assert snapshot_data(tmp_path, "x" * 244)["conversation"] == [{"role": "user", "text": "hi"}]
+    with pytest.raises(SessionReferenceError) as refused:
+        snapshot_data(tmp_path, "x" * 245)
     assert refused.value.code == READ_FAILED
