@@ -37,15 +37,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.dshlog import (
-    FrameSink,
-    LogWriter,
-    make_header,
-    read_plain_bytes,
-    session_path,
-    write_plain_copy,
-)
+from benchmarks.dshlog import LogWriter, make_header, read_plain_bytes, write_plain_copy
 from benchmarks.sessiongen import CHAT, PROFILES, TOOLS, Profile, SessionGenerator
+from sessionref.log.writer import SessionWriter, log_path
 
 __all__ = [
     "CHAT",
@@ -73,7 +67,7 @@ PROJECTS = (
     "/home/dev/projects/webapp",
     "/srv/repos/data-pipeline",
     "/Users/kim/code/mobile app",
-    "C:\\Users\\dev\\repos\\tooling",
+    "/mnt/c/Users/dev/repos/tooling",
     "/home/dev/projects/研究/notes",
 )
 
@@ -117,18 +111,14 @@ def generate_session(
     arguments. With ``plain_root`` the same bytes also go to a plain
     ``session.jsonl`` in a mirrored layout.
     """
-    root = Path(root)
     rng = random.Random(f"{seed}/{session_id}/{turns}")
     if created_at is None:
         created_at = 1_750_000_000_000 + rng.randrange(10**9)
-    path = session_path(root, session_id, cwd)
-    plain = None
-    if plain_root is not None:
-        plain = session_path(Path(plain_root), session_id, cwd, compressed=False)
-    sink = FrameSink(path, plain)
-    writer = LogWriter(sink)
     depth = 1 if parent is not None else 0
-    writer.header(make_header(session_id, created_at, cwd, parent=parent, depth=depth))
+    header = make_header(session_id, created_at, cwd, parent=parent, depth=depth)
+    sink = SessionWriter(root, header, compress=True)
+    mirror = None if plain_root is None else SessionWriter(plain_root, header, compress=False)
+    writer = LogWriter([sink] if mirror is None else [sink, mirror])
     gen = SessionGenerator(
         writer,
         rng,
@@ -139,22 +129,32 @@ def generate_session(
     gen.run(turns)
     writer.close()
     sink.close()
+    if mirror is not None:
+        mirror.close()
     return GeneratedSession(
         session_id=session_id,
         profile=profile.name,
         cwd=cwd,
         turns=turns,
-        path=str(path),
-        plain_path=str(plain) if plain else None,
+        path=str(sink.path),
+        plain_path=None if mirror is None else str(mirror.path),
         events=writer.seq,
         frames=sink.frames,
         surface_nodes=len(gen.surface.nodes),
         compactions=gen.compactions,
         prunes=gen.prunes,
         plain_bytes=sink.plain_bytes,
-        zstd_bytes=sink.zstd_bytes,
+        zstd_bytes=sink.file_bytes,
         created_at=created_at,
     )
+
+
+def session_path(
+    root: Path | str, session_id: str, cwd: str | None, *, compressed: bool = True
+) -> Path:
+    """Return the log path of a session inside a store root."""
+    header = {"id": session_id} if cwd is None else {"id": session_id, "cwd": cwd}
+    return log_path(root, header, compress=compressed)
 
 
 def size_session_id(turns: int, profile: Profile = CHAT) -> str:

@@ -13,8 +13,9 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.dshlog import LogWriter, StreamKey, SurfaceModel, to_json_line
+from benchmarks.dshlog import LogWriter, StreamKey, SurfaceModel
 from benchmarks.textgen import TextFactory
+from sessionref.codecs.jsjson import js_json
 
 _TOOLS = ("bash", "read_file", "edit_file", "grep", "list_dir")
 
@@ -249,7 +250,7 @@ class SessionGenerator:
         rng = self.rng
         call_id = self._uid("call_")
         name = rng.choice(_TOOLS)
-        args = to_json_line(self._tool_args(name))
+        args = js_json(self._tool_args(name)).decode("utf-8")
         pieces = []
         i = 0
         while i < len(args):

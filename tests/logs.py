@@ -1,19 +1,23 @@
-"""Small builders of DSH log events for tests that need one exact shape."""
+"""Small builders of DSH log events for tests that need one exact shape at one exact seq.
+
+The messages have the shapes the harness requires (an ``id``, the role of their event, an
+assistant source naming ``provider`` and ``model``, a tool result whose call id matches its
+source). For whole, well-formed logs use :class:`sessionref.log.builder.LogBuilder`; to store
+them, :mod:`sessionref.log.writer`.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sessionref.log.builder import DEFAULT_SOURCE, text_block
+
 Event = dict[str, Any]
-
-
-def text(value: str) -> dict[str, str]:
-    """A text content block."""
-    return {"type": "text", "text": value}
+text = text_block
 
 
 def user(seq: int, body: str, kind: str = "user", op: Any = "append", **extra: Any) -> Event:
-    """A ``user/message`` event with one text block."""
+    """A ``user/message`` event with one text block (``kind="compact"``: a checkpoint)."""
     source: dict[str, str] = {"kind": kind}
     if kind == "compact":
         source = {"kind": "plugin", "plugin": "compact"}
@@ -36,13 +40,13 @@ def assistant(seq: int, body: str, op: Any = "append", **extra: Any) -> Event:
         "id": f"m{seq}",
         "role": "assistant",
         "content": [{"type": "reasoning", "text": "hidden"}, text(body)],
-        "source": {"kind": "model", "provider": "deepseek", "model": "deepseek-chat"},
+        "source": dict(DEFAULT_SOURCE),
     }
     return _step_event("assistant/message", seq, message, op, extra)
 
 
 def tool_result(seq: int, output: str, op: Any = "append", **extra: Any) -> Event:
-    """A ``tool/result`` event."""
+    """A ``tool/result`` event of call ``c1``."""
     block = {"type": "tool-result", "toolCallId": "c1", "content": [text(output)]}
     source = {"kind": "tool", "callId": "c1"}
     message = {"id": f"m{seq}", "role": "user", "content": [block], "source": source}

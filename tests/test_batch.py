@@ -27,7 +27,8 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
 from sessionref.log.store import DirectoryStore, MemoryStore
-from sessionref.testing.store import SessionLog, session_file_path, write_session_store
+from sessionref.log.writer import log_path
+from sessionref.testing.store import LogRecords, record_batches, write_session_store
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
 
 MAX_BYTES = 2048
@@ -84,13 +85,13 @@ def turn_end(seq: int) -> Event:
 
 def session(
     session_id: str, created_at: float, events: list[Event], cwd: str | None = "/w"
-) -> SessionLog:
+) -> LogRecords:
     """A log as :func:`write_session_store` takes it."""
     head = {key: value for key, value in header(session_id, 1, cwd).items() if key != "type"}
     return {"header": {**head, "createdAt": created_at}, "events": events}
 
 
-def plain_logs() -> list[SessionLog]:
+def plain_logs() -> list[LogRecords]:
     """The sessions stored as ``session.jsonl``."""
     alpha = chat("hello", "hi there", title="Alpha")
     alpha += [titled(3, TITLES["alpha"])]
@@ -118,7 +119,7 @@ def plain_logs() -> list[SessionLog]:
     ]
 
 
-def zstd_logs() -> list[SessionLog]:
+def zstd_logs() -> list[LogRecords]:
     """The sessions stored as ``session.jsonl.zstd`` (one frame per line)."""
     return [
         session("beta", 100, chat("beta question", "beta answer")),
@@ -128,15 +129,15 @@ def zstd_logs() -> list[SessionLog]:
     ]
 
 
-def _path(root: Path, log: SessionLog, compress: bool = False) -> Path:
-    return session_file_path(root, log["header"], compress=compress)
+def _path(root: Path, log: LogRecords, compress: bool = False) -> Path:
+    return log_path(root, log["header"], compress=compress)
 
 
 def write_store(root: Path) -> Path:
     """The test store: 14 listed sessions, 3 of them broken, plus one unlisted bad header."""
     plain, packed = plain_logs(), zstd_logs()
     write_session_store(root, plain)
-    write_session_store(root, packed, compress=True)
+    write_session_store(root, packed, compress=True, batches=record_batches)
     by_id = {log["header"]["id"]: log for log in plain}
     with _path(root, by_id["torn-tail"]).open("ab") as torn:
         torn.write(b'{"type":"user/message","seq":2,"da')

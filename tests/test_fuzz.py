@@ -36,8 +36,8 @@ from sessionref.errors import BUDGET_EXCEEDED, ERROR_CODES, READ_FAILED, Session
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.testing import (
+    LogRecords,
     MutatedLog,
-    SessionLog,
     mutated_logs,
     session_logs,
     session_stores,
@@ -97,7 +97,7 @@ class Store:
 
 
 def store_of(
-    scratch: Path, mutated: list[MutatedLog], others: list[SessionLog], compress: bool
+    scratch: Path, mutated: list[MutatedLog], others: list[LogRecords], compress: bool
 ) -> Store:
     """A store with the damaged logs and intact others whose ids differ from theirs."""
     store = Store(scratch)
@@ -150,7 +150,7 @@ def check_error_output(status: int, out: bytes, err: bytes, codes: set[str]) -> 
     assert found.group(1).decode() in codes, err
 
 
-def pristine(log: SessionLog) -> bytes:
+def pristine(log: LogRecords) -> bytes:
     return b"".join(line + b"\n" for line in log_lines(log))
 
 
@@ -166,7 +166,7 @@ def pristine(log: SessionLog) -> bytes:
 def test_a_damaged_log_gives_a_context_or_a_read_failure(
     scratch: Path,
     mutated: MutatedLog,
-    others: list[SessionLog],
+    others: list[LogRecords],
     with_another: bool,
     budget: int,
     max_line_bytes: int,
@@ -199,7 +199,7 @@ def test_a_damaged_log_gives_a_context_or_a_read_failure(
 @fuzz
 @given(session_logs(max_turns=2), st.data())
 def test_plain_and_zstd_logs_with_the_same_lines_read_the_same(
-    scratch: Path, log: SessionLog, data: st.DataObject
+    scratch: Path, log: LogRecords, data: st.DataObject
 ) -> None:
     lines, steps = data.draw(mutate_lines(log_lines(log)), label="lines")
     frames, layout = data.draw(frame_lines(lines), label="frames")
@@ -217,7 +217,7 @@ def test_plain_and_zstd_logs_with_the_same_lines_read_the_same(
 @fuzz
 @given(session_logs(max_turns=2), st.data())
 def test_the_fallback_decoder_gives_the_same_answers(
-    scratch: Path, log: SessionLog, data: st.DataObject
+    scratch: Path, log: LogRecords, data: st.DataObject
 ) -> None:
     """A line msgspec refuses (an integral float where an integer is expected) is decoded alone
     by the fallback decoder; the answers (listing, prompts, error codes) must not change."""
@@ -285,7 +285,7 @@ def test_the_command_line_prints_one_error_line_never_a_traceback(
     scratch: Path,
     capsysbinary: pytest.CaptureFixture[bytes],
     mutated: MutatedLog,
-    others: list[SessionLog],
+    others: list[LogRecords],
     command: str,
 ) -> None:
     with store_of(scratch, [mutated], others, mutated.compress) as store:

@@ -32,13 +32,8 @@ from sessionref import DirectoryStore, MemoryStore, SessionReferenceResolver, Ta
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.log.store import SessionNotFound
-from sessionref.testing import (
-    SessionLog,
-    session_file_path,
-    session_logs,
-    session_stores,
-    write_session_store,
-)
+from sessionref.log.writer import log_path
+from sessionref.testing import LogRecords, session_logs, session_stores, write_session_store
 from sessionref.testing.mutations import deep_json, log_lines, zstd_bomb
 from sessionref.types import ContextMessage
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
@@ -77,7 +72,7 @@ def events() -> list[Event]:
     ]
 
 
-def good_log(session_id: str = "s") -> SessionLog:
+def good_log(session_id: str = "s") -> LogRecords:
     return {"header": header(session_id), "events": events()}
 
 
@@ -432,7 +427,7 @@ def outcome(resolver: SessionReferenceResolver, session_id: str) -> object:
 @repeatable
 @given(session_stores(max_sessions=3, max_turns=3), st.booleans())
 def test_the_same_store_read_twice_gives_the_same_contexts(
-    tmp_path_factory: pytest.TempPathFactory, logs: list[SessionLog], compress: bool
+    tmp_path_factory: pytest.TempPathFactory, logs: list[LogRecords], compress: bool
 ) -> None:
     root = tmp_path_factory.mktemp("repeat")
     write_session_store(root, logs, compress=compress)
@@ -460,7 +455,7 @@ growing = settings(
 )
 
 
-def expected_contexts(log: SessionLog) -> dict[bytes, int]:
+def expected_contexts(log: LogRecords) -> dict[bytes, int]:
     """The context of every prefix of the log (by record), mapped to that prefix's length."""
     found: dict[bytes, int] = {}
     for size in range(len(log["events"]) + 1):
@@ -489,12 +484,12 @@ def split_writes(chunks: list[bytes], rng: random.Random) -> list[bytes]:
     st.integers(0, 2**32 - 1),
 )
 def test_a_log_read_while_it_grows_shows_only_prefixes(
-    tmp_path_factory: pytest.TempPathFactory, log: SessionLog, compress: bool, seed: int
+    tmp_path_factory: pytest.TempPathFactory, log: LogRecords, compress: bool, seed: int
 ) -> None:
     root = tmp_path_factory.mktemp("growing")
     compressor = zstandard.ZstdCompressor()
     chunks = [compressor.compress(x + b"\n") if compress else x + b"\n" for x in log_lines(log)]
-    path = session_file_path(root, log["header"], compress=compress)
+    path = log_path(root, log["header"], compress=compress)
     path.parent.mkdir(parents=True)
     path.write_bytes(chunks[0])
     session_id = log["header"]["id"]
@@ -538,7 +533,7 @@ def test_a_log_read_while_it_grows_shows_only_prefixes(
 ESCAPING_IDS = ["../../etc", "a/../../b", "..", ".", "../x", "/etc/passwd", "a/b", "~002E~002E"]
 
 
-def titled(session_id: str, title: str, created_at: int = 1) -> SessionLog:
+def titled(session_id: str, title: str, created_at: int = 1) -> LogRecords:
     log = good_log(session_id)
     log["header"]["createdAt"] = created_at
     log["events"][6]["data"]["title"] = title
@@ -605,5 +600,5 @@ def test_a_log_under_another_name_is_reported_and_not_served(
         store.path_of("../../etc")
 
 
-def _file(log: SessionLog, compress: bool) -> bytes:
+def _file(log: LogRecords, compress: bool) -> bytes:
     return zstd_file(log_lines(log)) if compress else plain_file(log_lines(log))

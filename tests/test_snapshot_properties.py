@@ -14,7 +14,7 @@ from sessionref.codecs import tag_safe_json, utf8_encode, utf8_length
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.snapshot import project_units
-from sessionref.testing import SessionLog, js_strings, projected_units, session_logs
+from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
 
 NOTICE = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
 BOM = "\ufeff".encode()
@@ -25,7 +25,7 @@ budgets = st.integers(1, 2000)
 slow = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def snapshot(log: SessionLog, max_bytes: int, label: str | None = None) -> Any:
+def snapshot(log: LogRecords, max_bytes: int, label: str | None = None) -> Any:
     resolver = SessionReferenceResolver(MemoryStore([log]), max_reference_bytes=max_bytes)
     reference = {"sessionId": log["header"]["id"]}
     if label is not None:
@@ -39,7 +39,7 @@ def data_objects(prompt: str) -> list[dict[str, Any]]:
     return parsed
 
 
-def minimal_size(log: SessionLog, units: list[dict[str, Any]], label: str) -> int:
+def minimal_size(log: LogRecords, units: list[dict[str, Any]], label: str) -> int:
     """The data object with only what may not be dropped, every text emptied."""
     last = len(units) - 1
     kept = [u for i, u in enumerate(units) if u["checkpoint"] or i == last]
@@ -80,7 +80,7 @@ def cut_omission(original: str, shown: str) -> int | None:
 
 @given(logs)
 @settings(max_examples=200, deadline=None)
-def test_pipeline_projects_what_the_reference_projects(log: SessionLog) -> None:
+def test_pipeline_projects_what_the_reference_projects(log: LogRecords) -> None:
     records = MemoryStore([log]).read(log["header"]["id"]).records
     units = [
         {"role": u.role, "text": u.text, "checkpoint": u.checkpoint} for u in project_units(records)
@@ -90,7 +90,7 @@ def test_pipeline_projects_what_the_reference_projects(log: SessionLog) -> None:
 
 @given(logs, budgets)
 @slow
-def test_each_data_object_fits_or_the_call_fails(log: SessionLog, max_bytes: int) -> None:
+def test_each_data_object_fits_or_the_call_fails(log: LogRecords, max_bytes: int) -> None:
     label = log["header"]["id"]
     try:
         context = snapshot(log, max_bytes)
@@ -104,7 +104,7 @@ def test_each_data_object_fits_or_the_call_fails(log: SessionLog, max_bytes: int
 
 @given(logs, budgets, js_strings(max_size=30))
 @slow
-def test_exactly_one_opening_and_closing_tag(log: SessionLog, max_bytes: int, label: str) -> None:
+def test_exactly_one_opening_and_closing_tag(log: LogRecords, max_bytes: int, label: str) -> None:
     try:
         context = snapshot(log, max_bytes, label)
     except SessionReferenceError:
@@ -118,7 +118,7 @@ def test_exactly_one_opening_and_closing_tag(log: SessionLog, max_bytes: int, la
 
 @given(logs, budgets)
 @slow
-def test_omitted_bytes_are_the_dropped_and_cut_bytes(log: SessionLog, max_bytes: int) -> None:
+def test_omitted_bytes_are_the_dropped_and_cut_bytes(log: LogRecords, max_bytes: int) -> None:
     try:
         context = snapshot(log, max_bytes)
     except SessionReferenceError:

@@ -13,14 +13,14 @@ from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
-from sessionref.testing.store import SessionLog, write_session_store
+from sessionref.testing.store import LogRecords, write_session_store
 from tests.logfiles import line
 from tests.logs import Event, assistant, header, other, user
 
 HOSTILE_IDS = ["..", ".", ".x", "a/b", "a]b\\c", "\ud800x", "id with spaces", "🙂~"]
 
 
-def conversation(session_id: str, created_at: int = 1, cwd: str | None = "/w") -> SessionLog:
+def conversation(session_id: str, created_at: int = 1, cwd: str | None = "/w") -> LogRecords:
     packed: Event = {
         "type": "text-chunks",
         "seq0": 3,

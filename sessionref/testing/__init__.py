@@ -19,13 +19,20 @@ from sessionref.testing.mutations import (
     mutated_stores,
     write_mutated_store,
 )
-from sessionref.testing.reference import Unit, current_surface, expand_records, projected_units
+from sessionref.testing.recovery import recovered_events
+from sessionref.testing.reference import (
+    ReferenceUnit,
+    captured_through_seq,
+    closers,
+    current_surface,
+    event_units,
+    expand_records,
+    projected_units,
+)
 from sessionref.testing.store import (
-    SessionLog,
-    encode_session_id,
-    project_dir_name,
-    session_file_path,
-    session_log_lines,
+    LogRecords,
+    record_batches,
+    turn_batches,
     write_session_store,
 )
 from sessionref.testing.strategies import (
@@ -39,12 +46,14 @@ from sessionref.testing.strategies import (
 
 __all__ = [
     "INTERESTING_FRAGMENTS",
+    "LogRecords",
     "MentionSample",
     "MutatedLog",
-    "SessionLog",
-    "Unit",
+    "ReferenceUnit",
+    "captured_through_seq",
+    "closers",
     "current_surface",
-    "encode_session_id",
+    "event_units",
     "expand_records",
     "js_normalize",
     "js_stringify",
@@ -52,13 +61,13 @@ __all__ = [
     "mention_texts",
     "mutated_logs",
     "mutated_stores",
-    "project_dir_name",
     "projected_units",
-    "session_file_path",
+    "record_batches",
+    "recovered_events",
     "session_ids",
-    "session_log_lines",
     "session_logs",
     "session_stores",
+    "turn_batches",
     "well_formed_mention_texts",
     "write_mutated_store",
     "write_session_store",

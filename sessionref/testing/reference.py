@@ -1,8 +1,9 @@
-"""A slow, obvious reference for reading one session log (docs/format.md,
-docs/snapshot.md §Surface and §Projection).
+"""A slow, obvious reference for reading one session log as the harness does
+(docs/format.md, docs/snapshot.md §Surface and §Projection).
 
-Written straight from the contract and independently of the library core, so property tests can
-compare the library's pipeline against it.
+Written straight from the contract and the real stack's observed behaviour (recovery of damaged
+tails, closers of an open turn), independently of the library core, so property tests can
+compare the library against it.
 
 >>> log = {"header": {"version": 0, "id": "s", "createdAt": 0, "delegationDepth": 0},
 ...        "events": [
@@ -22,9 +23,19 @@ from __future__ import annotations
 from typing import Any, TypedDict
 
 from sessionref.testing._js import js_normalize
-from sessionref.testing.store import SessionLog
+from sessionref.testing.store import LogRecords
 
-__all__ = ["Unit", "current_surface", "expand_records", "projected_units"]
+__all__ = [
+    "ReferenceUnit",
+    "captured_through_seq",
+    "closers",
+    "current_surface",
+    "event_units",
+    "expand_records",
+    "expand_row",
+    "migrate",
+    "projected_units",
+]
 
 Event = dict[str, Any]
 
@@ -36,7 +47,7 @@ _PACKED = {
 _SURFACE_TYPES = frozenset({"user/message", "assistant/message", "tool/result"})
 
 
-class Unit(TypedDict):
+class ReferenceUnit(TypedDict):
     """One projected conversation item (docs/snapshot.md §Projection)."""
 
     role: str
@@ -54,7 +65,9 @@ def _packed_chunk(kind: str, data: dict[str, Any], item: str) -> dict[str, Any]:
     return chunk
 
 
-def _expand_row(row: dict[str, Any]) -> list[Event]:
+def expand_row(row: dict[str, Any]) -> list[Event]:
+    """The ``assistant/chunk`` events a packed chunk row stands for
+    (docs/format.md §Packed rows)."""
     items_key, kind = _PACKED[row["type"]]
     data = row["data"]
     events, time = [], row["time0"]
@@ -91,11 +104,60 @@ def expand_records(records: list[dict[str, Any]]) -> list[Event]:
     """
     events: list[Event] = []
     for record in records:
-        events += _expand_row(record) if record.get("type") in _PACKED else [record]
+        events += expand_row(record) if record.get("type") in _PACKED else [record]
     for index, event in enumerate(events):
         if event.get("seq") != index:
             raise ValueError(f"seq gap: event {index} has seq {event.get('seq')!r}")
     return events
+
+
+def _legacy_id(seq: int) -> str:
+    """A message id for a migrated event (the harness also names the session in it)."""
+    return f"legacy-message:{seq}"
+
+
+def migrate(event: Event) -> Event:
+    """An event of an older log in the shape the harness migrates it to (docs/format.md §Legacy).
+
+    ``steering/message`` becomes a ``user/message``; a ``user/message`` without an id gets one
+    and its role; an ``assistant/message`` ``{content, provenance}`` and a ``tool/result``
+    ``{callId, content, isError}`` are wrapped into a message; ``turn/start`` loses ``trigger``.
+    Other events, and events already current, come back unchanged.
+
+    >>> migrate({"type": "steering/message", "seq": 3, "data": {"turn": 1, "content": [],
+    ...          "source": {"kind": "user"}}})["data"]
+    {'content': [], 'source': {'kind': 'user'}, 'id': 'legacy-message:3', 'role': 'user'}
+    """
+    kind, data, seq = event.get("type"), event.get("data"), event.get("seq", 0)
+    if not isinstance(data, dict):
+        return event
+    if kind == "steering/message":
+        message = data.get("message")
+        if not isinstance(message, dict):
+            message = {k: v for k, v in data.items() if k != "turn"}
+            message.update(id=_legacy_id(seq), role="user")
+        return {**event, "type": "user/message", "data": message}
+    bare = not {"id", "role", "message"} & set(data) and {"content", "source"} <= set(data)
+    if kind == "user/message" and bare:
+        return {**event, "data": {**data, "id": _legacy_id(seq), "role": "user"}}
+    if kind == "assistant/message" and "message" not in data and "provenance" in data:
+        rest = {k: v for k, v in data.items() if k not in ("content", "provenance")}
+        source = {**(data["provenance"] or {}), "kind": "model"}
+        message = {"id": _legacy_id(seq), "role": "assistant", "content": data.get("content")}
+        return {**event, "data": {**rest, "message": {**message, "source": source}}}
+    if kind == "tool/result" and "message" not in data and {"callId", "isError"} <= set(data):
+        rest = {k: v for k, v in data.items() if k not in ("callId", "content", "isError")}
+        block = {
+            "type": "tool-result",
+            "toolCallId": data["callId"],
+            "content": data.get("content"),
+        }
+        source = {"kind": "tool", "callId": data["callId"]}
+        message = {"id": _legacy_id(seq), "role": "user", "content": [block], "source": source}
+        return {**event, "data": {**rest, "message": message}}
+    if kind == "turn/start" and "trigger" in data:
+        return {**event, "data": {"turn": data.get("turn")}}
+    return event
 
 
 def _is_seq_list(value: object) -> bool:
@@ -177,10 +239,12 @@ def current_surface(events: list[Event]) -> list[int]:
 
 
 def _text(blocks: list[dict[str, Any]]) -> str:
-    return js_normalize("\n".join(b["text"] for b in blocks if b.get("type") == "text"))
+    """Text blocks joined; a ``text`` block whose ``text`` is not a string is skipped."""
+    texts = (b["text"] for b in blocks if b.get("type") == "text")
+    return js_normalize("\n".join(text for text in texts if isinstance(text, str)))
 
 
-def _unit(event: Event) -> Unit | None:
+def _unit(event: Event) -> ReferenceUnit | None:
     if event["type"] == "assistant/message":
         role, checkpoint, blocks = "assistant", False, event["data"]["message"]["content"]
     elif event["type"] == "user/message":
@@ -198,7 +262,20 @@ def _unit(event: Event) -> Unit | None:
     return {"role": role, "text": text, "checkpoint": checkpoint} if text else None
 
 
-def projected_units(log: SessionLog) -> list[Unit]:
+def event_units(events: list[Event]) -> list[ReferenceUnit]:
+    """The units of expanded events: fold the surface, keep what a snapshot shows
+    (docs/snapshot.md §Projection).
+
+    >>> event_units([{"type": "user/message", "seq": 0, "surfaceOp": "append",
+    ...               "data": {"source": {"kind": "user"}, "content": [{"type": "text",
+    ...                                                                 "text": "hi"}]}}])
+    [{'role': 'user', 'text': 'hi', 'checkpoint': False}]
+    """
+    units = (_unit(events[seq]) for seq in current_surface(events))
+    return [unit for unit in units if unit is not None]
+
+
+def projected_units(log: LogRecords) -> list[ReferenceUnit]:
     """The units ``[{role, text, checkpoint}]`` a snapshot of this valid log is built from.
 
     Expands packed rows, folds the current surface, then keeps direct prompts (their ``display``
@@ -212,6 +289,69 @@ def projected_units(log: SessionLog) -> list[Unit]:
         def test_pipeline_projection(log):
             assert my_library.project(log) == projected_units(log)
     """
-    events = expand_records(log["events"])
-    units = (_unit(events[seq]) for seq in current_surface(events))
-    return [unit for unit in units if unit is not None]
+    return event_units(expand_records(log["events"]))
+
+
+def closers(events: list[Event]) -> list[Event]:
+    """The events the harness appends in memory to close a log that ends inside a turn.
+
+    One ``tool/result`` per tool call of the open step still without a result, then ``step/end``
+    if a step is open, then ``turn/end`` (interrupted), continuing the seqs
+    (docs/format.md §Closers).
+    Calls are registered by ``tool-call`` blocks of assistant messages and forgotten at
+    ``turn/start``, ``turn/end`` and ``step/end``. A balanced or empty log needs none.
+
+    >>> log = [{"type": "turn/start", "seq": 0, "time": 5, "data": {"turn": 1}},
+    ...        {"type": "step/start", "seq": 1, "time": 6, "data": {"turn": 1, "step": 1}}]
+    >>> [(e["type"], e["seq"]) for e in closers(log)]
+    [('step/end', 2), ('turn/end', 3)]
+    """
+    turn: int | None = None
+    step: int | None = None
+    pending: dict[str, int] = {}
+    for event in events:
+        kind, data = event["type"], event["data"]
+        if kind in ("turn/start", "turn/end"):
+            turn = data["turn"] if kind == "turn/start" else None
+            step = None
+            pending.clear()
+        elif kind == "step/start":
+            step = data["step"]
+        elif kind == "step/end":
+            step = None
+            pending.clear()
+        elif kind == "assistant/message":
+            for block in data["message"]["content"]:
+                if block.get("type") == "tool-call":
+                    pending[block["id"]] = data["step"]
+        elif kind == "tool/result":
+            pending.pop(data["message"]["source"]["callId"], None)
+    if turn is None or not events:
+        return []
+    seq, time = events[-1]["seq"] + 1, events[-1]["time"]
+    out: list[Event] = []
+    for call_id, call_step in pending.items():
+        result = {"role": "user", "source": {"kind": "tool", "callId": call_id}}
+        data = {"turn": turn, "step": call_step, "message": result}
+        closer = {"type": "tool/result", "seq": seq, "time": time, "data": data}
+        out.append({**closer, "surfaceOp": "append"})
+        seq += 1
+    if step is not None:
+        out.append({"type": "step/end", "seq": seq, "time": time, "data": {"turn": turn}})
+        seq += 1
+    reason = {"kind": "interrupted"}
+    out.append(
+        {"type": "turn/end", "seq": seq, "time": time, "data": {"turn": turn, "reason": reason}}
+    )
+    return out
+
+
+def captured_through_seq(events: list[Event]) -> int | None:
+    """The ``capturedThroughSeq`` of a snapshot of these events: the last closer's seq, else the
+    last event's, ``None`` for no events.
+
+    >>> captured_through_seq([]), captured_through_seq([{"type": "x", "seq": 0, "data": {}}])
+    (None, 0)
+    """
+    closed = events + closers(events)
+    return closed[-1]["seq"] if closed else None

@@ -1,91 +1,75 @@
-"""Serialize session logs the way DSH writes them to disk (docs/format.md §Layout).
+"""Logs as the strategies give them (a header and its storage records), and writing them.
+
+Writing goes through :mod:`sessionref.log.writer`, so a log is stored exactly as the harness
+stores it: the header line, then the records in append batches, one zstd frame per batch.
 
 >>> log = {"header": {"version": 0, "id": "s-1", "createdAt": 1, "delegationDepth": 0},
-...        "events": []}
->>> session_log_lines(log)
-['{"type":"session","version":0,"id":"s-1","createdAt":1,"delegationDepth":0}']
+...        "events": [{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}},
+...                   {"type": "turn/end", "seq": 1, "time": 2,
+...                    "data": {"turn": 1, "reason": {"kind": "completed"}}},
+...                   {"type": "session/title", "seq": 2, "time": 3, "data": {}}]}
+>>> [[r["seq"] for r in batch] for batch in turn_batches(log["events"])]
+[[0, 1], [2]]
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypedDict
 
-import zstandard
+from sessionref.log.writer import log_path, write_log
 
-from sessionref.log.layout import encode_project_directory as project_dir_name
-from sessionref.log.layout import encode_session_directory as encode_session_id
-from sessionref.testing._js import js_stringify
-
-__all__ = [
-    "SessionLog",
-    "encode_session_id",
-    "project_dir_name",
-    "session_file_path",
-    "session_log_lines",
-    "write_session_store",
-]
+__all__ = ["LogRecords", "record_batches", "turn_batches", "write_session_store"]
 
 
-class SessionLog(TypedDict):
-    """A session as in docs/api.md §Conformance:
-    the header (without ``type``) and its storage records."""
+class LogRecords(TypedDict):
+    """A session log as in docs/api.md §Conformance: its header (``type`` may be left out)
+    and storage records."""
 
     header: dict[str, Any]
     events: list[dict[str, Any]]
 
 
-def session_file_path(
-    root: str | os.PathLike[str], header: dict[str, Any], *, compress: bool = False
-) -> Path:
-    """Where DSH keeps the log of the session with this header.
+def turn_batches(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Records cut into append batches, each ending after a ``turn/end`` (the rest last).
 
-    >>> session_file_path("/r", {"id": ".", "cwd": "/w"}).as_posix()
-    '/r/--w--/~002E/session.jsonl'
+    The harness flushes a batch at the latest when a turn ends; this is the coarsest batching
+    it may have written.
     """
-    cwd = header.get("cwd")
-    name = "session.jsonl.zstd" if compress else "session.jsonl"
-    return (
-        Path(root)
-        / project_dir_name(cwd if isinstance(cwd, str) else None)
-        / encode_session_id(header["id"])
-        / name
-    )
+    batches: list[list[dict[str, Any]]] = [[]]
+    for record in records:
+        batches[-1].append(record)
+        if record.get("type") == "turn/end":
+            batches.append([])
+    return [batch for batch in batches if batch]
 
 
-def session_log_lines(log: SessionLog) -> list[str]:
-    """The JSONL lines (without newlines) of a log, as JavaScript's ``JSON.stringify`` writes them.
+def record_batches(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    """Each record alone in its batch (a harness that flushes after every event).
 
-    Line 1 is the header with ``"type":"session"`` first; lone surrogates appear as ``\\udxxx``.
-
-    >>> log = {"header": {"version": 0, "id": "\\ud800", "createdAt": 5, "delegationDepth": 0},
-    ...        "events": [{"type": "turn/start", "seq": 0, "time": 7, "data": {"turn": 1}}]}
-    >>> for line in session_log_lines(log): print(line)
-    {"type":"session","version":0,"id":"\\ud800","createdAt":5,"delegationDepth":0}
-    {"type":"turn/start","seq":0,"time":7,"data":{"turn":1}}
+    >>> record_batches([{"seq": 0}, {"seq": 1}])
+    [[{'seq': 0}], [{'seq': 1}]]
     """
-    header = {"type": "session", **{k: v for k, v in log["header"].items() if k != "type"}}
-    return [js_stringify(header), *(js_stringify(record) for record in log["events"])]
+    return [[record] for record in records]
 
 
-def _file_bytes(lines: list[str], compress: bool) -> bytes:
-    encoded = [f"{line}\n".encode() for line in lines]
-    if not compress:
-        return b"".join(encoded)
-    compressor = zstandard.ZstdCompressor()
-    return b"".join(compressor.compress(chunk) for chunk in encoded)
+Batching = Callable[[list[dict[str, Any]]], list[list[dict[str, Any]]]]
 
 
 def write_session_store(
-    root: str | os.PathLike[str], logs: Iterable[SessionLog], *, compress: bool = False
+    root: str | os.PathLike[str],
+    logs: Iterable[LogRecords],
+    *,
+    compress: bool = False,
+    batches: Batching = turn_batches,
 ) -> list[Path]:
     """Write logs in the DSH on-disk layout under ``root`` and return the files written.
 
-    Plain files hold one JSON line per record, each ending in ``\\n``; with ``compress=True`` the
-    file is ``session.jsonl.zstd`` made of independent zstd frames, one per line (so the first
-    frame is the header line). Two logs landing on the same path raise ``ValueError``.
+    Records are written as given (rows already packed stay so, nothing else is packed), cut
+    into append batches by ``batches``; with ``compress`` each batch is one zstd frame of
+    ``session.jsonl.zstd``. Two logs landing on the same path raise ``ValueError``.
 
     >>> import tempfile
     >>> log = {"header": {"version": 0, "id": "a b", "createdAt": 1, "delegationDepth": 0,
@@ -96,10 +80,9 @@ def write_session_store(
     """
     written: list[Path] = []
     for log in logs:
-        path = session_file_path(root, log["header"], compress=compress)
+        path = log_path(root, log["header"], compress=compress)
         if path in written:
             raise ValueError(f"two logs share the path {path}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(_file_bytes(session_log_lines(log), compress))
-        written.append(path)
+        cut = batches(log["events"])
+        written.append(write_log(root, log["header"], cut, compress=compress, pack=False))
     return written
