@@ -2,19 +2,20 @@
 
 Run from the repository root::
 
-    python -m benchmarks.run [--sizes 100,400,1600,6400] [--profiles chat,tools] [--repeat 5]
-                             [--js-sizes 100,400,1600] [--batch] [--plot]
+    python -m benchmarks.run [--sizes 100,400,1600,6400] [--profiles chat,tools,surrogates]
+                             [--repeat 5] [--js-sizes 100,400,1600] [--batch] [--plot]
 
 Measures, in-process and with medians over ``--repeat`` runs, for one session of each size and
-workload profile (``chat``: conversation-heavy, ``tools``: tool-heavy; see
-``benchmarks/sessiongen.py``):
+workload profile (``chat``: conversation-heavy, ``tools``: tool-heavy, ``surrogates``: ``chat``
+with lone surrogates on 1% of its lines; see ``benchmarks/sessiongen.py``):
 ``prepare`` of one reference at ``max_reference_bytes`` 65536 and 4096 (wall time; peak
 memory traced in a separate pass), and the floor: reading and envelope-decoding the same
 file. With node and npm present it times the published package on the same files
-(``benchmarks/js``) and checks that both produce the same prompt. ``--batch`` adds batch
-throughput over a 200-session store (1 and 2 workers, and Dask). It prints a table, checks the
-targets, writes ``benchmarks/results.json`` and, with ``--plot``, ``benchmarks/scaling.png``.
-Exit status 1 when a target is missed.
+(``benchmarks/js``) and checks that both produce the same prompt. It times start-up as whole
+processes (``benchmarks/startup.py``; ``--no-startup`` skips it), and ``--batch`` adds batch
+throughput over a 1000-session store (``benchmarks/throughput.py``). It prints a table, checks
+the targets, writes ``benchmarks/results.json`` and, with ``--plot``,
+``benchmarks/scaling.png``. Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -23,83 +24,34 @@ import argparse
 import functools
 import json
 import shutil
-import statistics
 import subprocess
 import sys
-import time
-import tracemalloc
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.generate import (
-    CHAT,
-    PROFILES,
-    Profile,
-    generate_batch_store,
-    generate_store,
-    size_session_id,
-)
+from benchmarks.generate import PROFILES, Profile, generate_store, size_session_id
+from benchmarks.measure import alternating_medians, envelope_floor, median_seconds, peak_bytes
+from benchmarks.profiles import CHAT, SURROGATES
+from benchmarks.startup import measure_startup, startup_checks
+from benchmarks.targets import check_targets
+from benchmarks.throughput import batch_checks, describe, measure_batch
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
-from sessionref.batch import build_snapshots
-from sessionref.log.records import (
-    DEFAULT_MAX_LINE_BYTES,
-    LogRecord,
-    decode_records,
-    decompress_frames,
-    line_pieces,
-    split_header,
-    zstd_chunks,
-)
+from sessionref.log.records import decompress_frames
+
+__all__ = ["check_targets", "main"]
 
 HERE = Path(__file__).resolve().parent
 JS_DIR = HERE / "js"
 BUDGETS = (65536, 4096)
 TARGET = Target("sessionref-benchmark-target")
-SPEED_UP_PROFILE = CHAT
-"""The workload the speed-up targets apply to: the one on which the published package takes
-the times the performance issue reports (0.59 s, 9.3 s, 142 s at 100, 400, 1600 turns)."""
 
 
-def median_seconds(work: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``work()`` over ``repeat`` runs, after one warm-up run."""
-    work()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def peak_bytes(work: Callable[[], object]) -> int:
-    """Peak traced Python memory while ``work()`` runs."""
-    tracemalloc.start()
-    try:
-        work()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
-def envelope_floor(path: Path) -> Callable[[], object]:
-    """Reading the file and decoding every line's envelope: the least any reader must do."""
-
-    def floor() -> object:
-        records: list[LogRecord] = []
-        with path.open("rb") as compressed:  # streamed in pieces, as the store reads it
-            for number, piece in line_pieces(zstd_chunks(compressed), DEFAULT_MAX_LINE_BYTES):
-                records += decode_records(piece, split_header(piece)[1] if number == 1 else 0)
-        return records
-
-    return floor
-
-
-def ensure_stores(
-    stores: Path, profiles: Sequence[Profile], sizes: Sequence[int], batch: bool
-) -> None:
+def ensure_stores(stores: Path, profiles: Sequence[Profile], sizes: Sequence[int]) -> None:
     """Generate what is missing (deterministic: the same seed gives the same bytes)."""
     known = {h.id for h in DirectoryStore(stores / "sizes").headers()}
+    if SURROGATES in profiles and CHAT not in profiles:
+        profiles = [*profiles, CHAT]  # the surrogates target compares with chat
     for profile in profiles:
         missing = [turns for turns in sizes if size_session_id(turns, profile) not in known]
         if missing:
@@ -107,9 +59,6 @@ def ensure_stores(
             generate_store(
                 stores / "sizes", missing, profiles=[profile], plain_root=stores / "sizes-plain"
             )
-    if batch and not (stores / "batch").exists():
-        print("generating the 200-session batch store …", file=sys.stderr)
-        generate_batch_store(stores / "batch", 200)
 
 
 def js_available() -> bool:
@@ -170,7 +119,20 @@ def measure_size(stores: Path, profile: Profile, turns: int, repeat: int) -> dic
         row[f"prepare_{budget}_s"] = median_seconds(prepare, repeat)
     resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
     row["peak_bytes"] = peak_bytes(functools.partial(resolver.prepare, TARGET, [], reference))
+    if profile == SURROGATES:
+        row |= paired_with_chat(store, turns, repeat)
     return row
+
+
+def paired_with_chat(store: DirectoryStore, turns: int, repeat: int) -> dict[str, Any]:
+    """``prepare`` of the ``surrogates`` session and of the ``chat`` one of its size, taking
+    turns, and the size of the ``chat`` log: what the surrogates target compares."""
+    ids = [size_session_id(turns, SURROGATES), size_session_id(turns, CHAT)]
+    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
+    works = [functools.partial(resolver.prepare, TARGET, [], [{"sessionId": i}]) for i in ids]
+    mine, clean = alternating_medians(works, repeat)
+    chat_bytes = len(decompress_frames(store.path_of(ids[1]).read_bytes()))
+    return {"paired_prepare_s": mine, "paired_chat_prepare_s": clean, "chat_log_bytes": chat_bytes}
 
 
 def compare_with_js(stores: Path, row: dict[str, Any], runs: int) -> None:
@@ -197,77 +159,6 @@ def _prompt_of(dumped: Any) -> str | None:
             text = content[0].get("text")
             return text if isinstance(text, str) else None
     return dumped if isinstance(dumped, str) else None
-
-
-def measure_batch(stores: Path, repeat: int) -> dict[str, float]:
-    """Sessions per second over the batch store: 1 and 2 local workers, and Dask."""
-    root = stores / "batch"
-    store = DirectoryStore(root)
-    count = len(store.headers())
-    rates = {}
-    for workers in (1, 2):
-        batch = functools.partial(build_snapshots, store, workers=workers)
-        seconds = median_seconds(lambda batch=batch: list(batch()), repeat)
-        rates[f"local_{workers}_workers"] = count / seconds
-    from sessionref.batch.dask import iter_bag, snapshots_bag
-
-    seconds = median_seconds(lambda: list(iter_bag(snapshots_bag(root), workers=2)), repeat)
-    rates["dask_2_workers"] = count / seconds
-    rates["sessions"] = count
-    return rates
-
-
-def check_targets(rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
-    """Each target of the issue: what it asks, what was measured, whether it holds.
-
-    Every target is checked on every profile, except the speed-ups over the published
-    package: those are checked on :data:`SPEED_UP_PROFILE` and only reported for the others.
-    """
-    checks: list[tuple[str, str, bool]] = []
-    for name in dict.fromkeys(row["profile"] for row in rows):
-        checks += _profile_checks(name, [row for row in rows if row["profile"] == name])
-    return checks
-
-
-def _profile_checks(name: str, rows: list[dict[str, Any]]) -> list[tuple[str, str, bool]]:
-    """The targets for the rows of one profile, each named with the profile."""
-    by_turns = {row["turns"]: row for row in rows}
-    checks: list[tuple[str, str, bool]] = []
-    if 1600 in by_turns:
-        t = by_turns[1600]["prepare_65536_s"]
-        checks.append((f"{name} 1600 turns, disk to context ≤ 0.25 s", f"{t:.3f} s", t <= 0.25))
-    for turns, needed in ((1600, 500), (400, 150)):
-        speedup = by_turns.get(turns, {}).get("speedup")
-        if speedup is not None and name == SPEED_UP_PROFILE.name:
-            checks.append(
-                (
-                    f"{name} ≥ {needed}× the published package at {turns}",
-                    f"{speedup:.0f}×",
-                    speedup >= needed,
-                )
-            )
-    for small, large in ((400, 1600), (1600, 6400)):
-        if small in by_turns and large in by_turns:
-            a, b = by_turns[small], by_turns[large]
-            ratio = b["prepare_65536_s"] / a["prepare_65536_s"]
-            growth = b["log_bytes"] / a["log_bytes"]
-            checks.append(
-                (
-                    f"{name} linear {small}→{large}: time ratio ≤ 1.1 × log ratio",
-                    f"{ratio:.2f}× for {growth:.2f}× the log",
-                    ratio <= 1.1 * growth,
-                )
-            )
-    for row in rows:
-        where = f"{name} {row['turns']} turns"
-        vs_floor = row["prepare_65536_s"] / row["floor_s"]
-        checks.append((f"{where} within 2.5× of the floor", f"{vs_floor:.2f}×", vs_floor <= 2.5))
-        memory = row["peak_bytes"] / row["log_bytes"]
-        checks.append((f"{where} peak memory ≤ 3× the log", f"{memory:.2f}×", memory <= 3))
-        if "same_prompt_as_js" in row:
-            same = row["same_prompt_as_js"]
-            checks.append((f"{where}: same prompt as the published package", str(same), same))
-    return checks
 
 
 def table(rows: list[dict[str, Any]]) -> str:
@@ -352,6 +243,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-js", action="store_true")
     parser.add_argument("--batch", action="store_true", help="also measure batch throughput")
+    parser.add_argument("--no-startup", action="store_true", help="do not time start-up")
     parser.add_argument("--plot", action="store_true")
     args = parser.parse_args(argv)
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -359,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown profile(s) {', '.join(unknown)}; choose from {', '.join(PROFILES)}")
     profiles = [PROFILES[name] for name in args.profiles.split(",")]
-    ensure_stores(args.stores, profiles, sizes, args.batch)
+    ensure_stores(args.stores, profiles, sizes)
     rows = [
         measure_size(args.stores, profile, turns, args.repeat)
         for profile in profiles
@@ -377,21 +269,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 runs = 3 if row["turns"] <= 400 else 1
                 compare_with_js(args.stores, row, runs)
     results: dict[str, Any] = {"sizes": rows, "python": sys.version.split()[0]}
-    if args.batch:
-        results["batch_sessions_per_s"] = measure_batch(args.stores, max(1, args.repeat // 2))
     checks = check_targets(rows)
+    if not args.no_startup:
+        results["startup_s"] = measure_startup(args.stores)
+        checks += startup_checks(results["startup_s"])
+    if args.batch:
+        results["batch"] = measure_batch(args.stores, max(1, args.repeat // 2))
+        checks += batch_checks(results["batch"])
     results["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in checks]
     print(table(rows))
+    if "startup_s" in results:
+        print("\nstart-up, whole processes, medians of 10:")
+        for command, median in results["startup_s"].items():
+            print(f"  {command}: {median * 1000:.0f} ms")
     if args.batch:
-        rates = results["batch_sessions_per_s"]
-        print(
-            f"\nbatch over {rates['sessions']} sessions: "
-            + ", ".join(
-                f"{name.replace('_', ' ')} {rate:.0f}/s"
-                for name, rate in rates.items()
-                if name != "sessions"
-            )
-        )
+        print("\n" + describe(results["batch"]))
     print()
     for target, measured, met in checks:
         print(f"{'✓' if met else '✗'} {target}: {measured}")

@@ -26,7 +26,7 @@ from sessionref.cli.batch import progress_bar
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
-from sessionref.log.store import DirectoryStore, MemoryStore
+from sessionref.log.store import DirectoryStore, MemoryStore, SessionNotFound
 from sessionref.log.writer import log_path
 from sessionref.testing.store import LogRecords, record_batches, write_session_store
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
@@ -468,3 +468,24 @@ def test_worker_stores_keep_the_store_limits(tmp_path: Path) -> None:
     rebuilt = portable_store(store)()
     assert isinstance(rebuilt, DirectoryStore)
     assert (rebuilt.root, rebuilt.max_bytes, rebuilt.max_line_bytes) == (tmp_path, 1234, 56)
+
+
+def test_worker_stores_read_the_listed_logs_without_scanning_the_root(
+    store_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = DirectoryStore(store_root)
+    rebuilt = portable_store(store, [*listing_order(store), "not-stored"])()
+    scans = 0
+    real_scan = DirectoryStore._scan
+
+    def counted(self: DirectoryStore) -> Any:
+        nonlocal scans
+        scans += 1
+        return real_scan(self)
+
+    monkeypatch.setattr(DirectoryStore, "_scan", counted)
+    assert [rebuilt.read(session_id).header.id for session_id in ("alpha", ".")] == ["alpha", "."]
+    assert scans == 0
+    with pytest.raises(SessionNotFound):
+        rebuilt.read("not-stored")
+    assert scans == 1

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from benchmarks import verify
 from benchmarks.generate import PROFILES, Profile, generate_store, size_session_id
+from benchmarks.profiles import SURROGATES
 from benchmarks.run import check_targets
+from benchmarks.startup import BASELINE, startup_checks
+from benchmarks.throughput import batch_checks
 from sessionref import DirectoryStore
 from sessionref.snapshot import project_units
 from sessionref.testing import projected_units
@@ -71,3 +76,55 @@ def test_growth_beyond_a_tenth_over_the_log_fails_linearity() -> None:
     checks = {target: met for target, _, met in check_targets(rows)}
     assert checks["tools linear 400→1600: time ratio ≤ 1.1 × log ratio"] is False
     assert checks["tools 1600 turns, disk to context ≤ 0.25 s"] is True
+
+
+def test_surrogates_sessions_hold_lone_surrogates_on_about_one_line_in_a_hundred(
+    tmp_path: Path,
+) -> None:
+    (made,) = generate_store(
+        tmp_path / "zstd", [200], profiles=[SURROGATES], plain_root=tmp_path / "plain"
+    )
+    assert made.plain_path is not None
+    lines = Path(made.plain_path).read_bytes().splitlines()
+    lone = [line for line in lines if re.search(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}", line)]
+    assert 0.005 <= len(lone) / len(lines) <= 0.02
+    with pytest.raises(msgspec.DecodeError):  # what makes them costly to a bulk reader
+        msgspec.json.decode(lone[0])
+    assert all(isinstance(json.loads(line), dict) for line in lone)
+
+
+def test_surrogates_are_compared_with_chat_per_byte_of_log() -> None:
+    def paired(turns: int, seconds: float, chat_seconds: float, growth: float) -> dict[str, Any]:
+        measured = row("surrogates", turns, seconds)
+        chat_bytes = measured["log_bytes"] / growth
+        return measured | {
+            "paired_prepare_s": seconds,
+            "paired_chat_prepare_s": chat_seconds,
+            "chat_log_bytes": chat_bytes,
+        }
+
+    rows = [
+        paired(400, 0.056, 0.050, 1.0),  # 1.12×
+        paired(1600, 0.240, 0.200, 1.1),  # 1.2×, for a 10% bigger log: 1.09× per byte
+        paired(6400, 0.960, 0.800, 1.0),  # 1.2×
+    ]
+    checks = {target: met for target, _, met in check_targets(rows)}
+    name = "surrogates {} turns ≤ 1.15× the time of chat, per byte of log"
+    assert [checks[name.format(turns)] for turns in (400, 1600, 6400)] == [True, True, False]
+
+
+def test_startup_is_measured_above_the_bare_interpreter() -> None:
+    medians = {
+        BASELINE: 0.050,
+        "python -c 'import sessionref'": 0.095,  # 45 ms above: over 40
+        "sessionref --help": 0.105,  # 55 ms above: within 60
+        "sessionref snapshot (one turn)": 0.140,  # 90 ms above: within 100
+    }
+    assert [met for _, _, met in startup_checks(medians)] == [False, True, True]
+
+
+def test_batch_targets() -> None:
+    slow = {"floor_s": 2.0, "local_1_workers_s": 3.2, "local_2_workers_s": 2.0}
+    assert [met for _, _, met in batch_checks(slow)] == [False, False]  # 1.6× floor, 1.6× speed
+    fast = {"floor_s": 2.0, "local_1_workers_s": 2.9, "local_2_workers_s": 1.7}
+    assert [met for _, _, met in batch_checks(fast)] == [True, True]

@@ -7,7 +7,27 @@
 [('s', 'Hello')]
 """
 
-from sessionref.batch.core import BatchResult, DirectoryRecipe, context_id, listing_order
-from sessionref.batch.local import build_snapshots
+from sessionref.batch.core import (
+    BatchResult,
+    DirectoryRecipe,
+    Failed,
+    ResultLine,
+    Snapshotted,
+    context_id,
+    listing_order,
+)
+from sessionref.batch.local import build_result_lines, build_snapshots
+from sessionref.errors import ErrorInfo
 
-__all__ = ["BatchResult", "DirectoryRecipe", "build_snapshots", "context_id", "listing_order"]
+__all__ = [
+    "BatchResult",
+    "DirectoryRecipe",
+    "ErrorInfo",
+    "Failed",
+    "ResultLine",
+    "Snapshotted",
+    "build_result_lines",
+    "build_snapshots",
+    "context_id",
+    "listing_order",
+]

@@ -9,17 +9,21 @@ are identical whatever the engine: the context message id is derived from the se
 from __future__ import annotations
 
 import functools
+import json
 import multiprocessing
 import os
 import uuid
-from collections.abc import Callable, Collection
-from typing import Any, Final, Literal, TypedDict
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, Final, Literal
 
 import msgspec
 
+from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.log.store import DirectoryStore, SessionStore
+from sessionref.errors import INVALID_CONFIG, ErrorInfo, SessionReferenceError
+from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
+from sessionref.log.store import DirectoryStore, SessionNotFound, SessionStore
 from sessionref.resolver import (
     SessionReferenceResolver,
     check_config,
@@ -33,24 +37,57 @@ Label = Literal["title", "id"]
 LABELS: Final[tuple[Label, ...]] = ("title", "id")
 ENGINES: Final = ("local", "dask")
 StoreFactory = Callable[[], SessionStore]
+_DECODE: Final = msgspec.json.Decoder(dict[str, Any]).decode
 
 
-class ContextResult(TypedDict):
-    """A session that snapshotted: its label and the context message's wire form."""
+class Snapshotted(msgspec.Struct, frozen=True, rename="camel"):
+    """A session that snapshotted: its label and its context message."""
 
-    sessionId: str
+    session_id: str
     label: str
-    context: dict[str, Any]
+    context: ContextMessage
 
 
-class ErrorResult(TypedDict):
+class Failed(msgspec.Struct, frozen=True, rename="camel"):
     """A session that did not snapshot (unreadable log, budget exceeded…)."""
 
-    sessionId: str
-    error: dict[str, str]
+    session_id: str
+    error: ErrorInfo
 
 
-BatchResult = ContextResult | ErrorResult
+BatchResult = Snapshotted | Failed
+"""One session's result; the class tells which. No msgspec ``tag`` field is written: the wire
+form is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error"}``, as it always was."""
+
+
+class ResultLine(msgspec.Struct, frozen=True, array_like=True):
+    """A result encoded once, where it was made: its session, whether it failed, and its JSON
+    line. Engines pass these between processes; the CLI writes ``line`` as it is.
+
+    >>> line = ResultLine.of(Failed("s", ErrorInfo("CODE", "why")))
+    >>> line.session_id, line.failed, line.line
+    ('s', True, b'{"sessionId":"s","error":{"code":"CODE","message":"why"}}\\n')
+    >>> line.decoded()
+    {'sessionId': 's', 'error': {'code': 'CODE', 'message': 'why'}}
+    """
+
+    session_id: str
+    failed: bool
+    line: bytes
+
+    @classmethod
+    def of(cls, result: BatchResult) -> ResultLine:
+        """The JSON line of ``result``, as ``JSON.stringify`` writes it, and a newline."""
+        return cls(result.session_id, isinstance(result, Failed), js_json(result) + b"\n")
+
+    def decoded(self) -> dict[str, Any]:
+        """The result's wire form as plain JSON values (lone surrogates kept as they were)."""
+        value: dict[str, Any]
+        try:
+            value = _DECODE(self.line)
+        except msgspec.DecodeError:  # a lone surrogate escape, which msgspec refuses
+            value = json.loads(self.line)
+        return value
 
 
 def context_id(session_id: str) -> str:
@@ -98,8 +135,10 @@ class Snapshotter:
     >>> from sessionref.log.store import MemoryStore
     >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
     >>> snap = Snapshotter(SessionReferenceResolver(store), Target("t"), "title")
-    >>> snap("s")["label"], snap("nope")["error"]["code"]
+    >>> snap.result("s").label, snap.result("nope").error.code
     ('s', 'SESSION_REFERENCE_READ_FAILED')
+    >>> snap("nope").failed
+    True
     """
 
     def __init__(self, resolver: SessionReferenceResolver, target: Target, label: Label) -> None:
@@ -118,17 +157,48 @@ class Snapshotter:
         context = self.resolver.render_sources(sources, message_id=context_id(session_id))
         return context.source.references[0].label, context
 
-    def __call__(self, session_id: str) -> BatchResult:
-        """The session's result; a failure becomes an error result."""
+    def result(self, session_id: str) -> BatchResult:
+        """The session's result; a failure becomes a :class:`Failed` result."""
         try:
             label, context = self.context(session_id)
         except SessionReferenceError as exc:
-            return {"sessionId": session_id, "error": exc.to_dict()}
-        return {"sessionId": session_id, "label": label, "context": msgspec.to_builtins(context)}
+            return Failed(session_id, exc.info)
+        return Snapshotted(session_id, label, context)
+
+    def __call__(self, session_id: str) -> ResultLine:
+        """The session's result, encoded once: what engines pass on."""
+        return ResultLine.of(self.result(session_id))
+
+
+class ListedStore(DirectoryStore):
+    """A :class:`DirectoryStore` told where the logs of listed sessions are, so a worker
+    process reads them without scanning the whole root again; other ids are found as usual.
+
+    >>> store = ListedStore("/data", listed={"s": "/data/--p--/s/session.jsonl"})
+    >>> store.path_of("s").as_posix()
+    '/data/--p--/s/session.jsonl'
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        listed: Mapping[str, str],
+    ) -> None:
+        super().__init__(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+        self.listed = {session_id: Path(path) for session_id, path in listed.items()}
+
+    def path_of(self, session_id: str) -> Path:
+        """Where the listing found the session's log; the header is checked when it is read."""
+        path = self.listed.get(session_id)
+        return super().path_of(session_id) if path is None else path
 
 
 class DirectoryRecipe(msgspec.Struct, frozen=True):
-    """How another process opens the same :class:`DirectoryStore`: its root and limits.
+    """How another process opens the same :class:`DirectoryStore`: its root and limits, and
+    where the listing found the logs of the sessions it will read.
 
     Picklable and hashable, so a worker can keep one store per recipe.
 
@@ -140,34 +210,48 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
     root: str
     max_bytes: int
     max_line_bytes: int
+    listed: tuple[tuple[str, str], ...] = ()
 
     @classmethod
-    def of(cls, store: DirectoryStore) -> DirectoryRecipe:
-        """The recipe of ``store``, its root made absolute."""
-        return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes)
+    def of(cls, store: DirectoryStore, session_ids: Iterable[str] = ()) -> DirectoryRecipe:
+        """The recipe of ``store``, its root made absolute, with the paths of ``session_ids``
+        that it knows."""
+        listed = tuple(_located(store, session_ids))
+        return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes, listed)
 
     def __call__(self) -> DirectoryStore:
         """A store like the one this recipe was taken from."""
-        return DirectoryStore(
-            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes
-        )
+        limits = {"max_bytes": self.max_bytes, "max_line_bytes": self.max_line_bytes}
+        if self.listed:
+            return ListedStore(self.root, **limits, listed=dict(self.listed))
+        return DirectoryStore(self.root, **limits)
+
+
+def _located(store: DirectoryStore, session_ids: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """``(id, path)`` of each of ``session_ids`` whose log ``store`` finds."""
+    for session_id in session_ids:
+        try:
+            yield session_id, str(store.path_of(session_id))
+        except SessionNotFound:
+            continue
 
 
 def _itself(store: SessionStore) -> SessionStore:
     return store
 
 
-def portable_store(store: SessionStore) -> StoreFactory:
+def portable_store(store: SessionStore, session_ids: Iterable[str] = ()) -> StoreFactory:
     """A picklable recipe that rebuilds ``store`` in a worker process.
 
-    A :class:`DirectoryStore` is rebuilt from its root and limits; any other store must
+    A :class:`DirectoryStore` is rebuilt from its root and limits, told where the logs of
+    ``session_ids`` are (so the worker does not scan the root again); any other store must
     pickle.
 
     >>> portable_store(DirectoryStore("/data"))().root.as_posix()
     '/data'
     """
     if isinstance(store, DirectoryStore):
-        return DirectoryRecipe.of(store)
+        return DirectoryRecipe.of(store, session_ids)
     return functools.partial(_itself, store)
 
 

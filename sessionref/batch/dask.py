@@ -2,6 +2,7 @@
 
 The bag holds the same result dicts as :func:`sessionref.batch.build_snapshots`, in the same
 listing order, partitioned by session files; every scheduler gives identical results.
+:func:`result_lines_bag` holds them as the JSON lines the workers encoded (what the CLI writes).
 
 >>> import tempfile
 >>> with tempfile.TemporaryDirectory() as root:
@@ -29,9 +30,9 @@ except ImportError as exc:  # pragma: no cover - exercised with dask hidden
     ) from exc
 
 from sessionref.batch.core import (
-    BatchResult,
     DirectoryRecipe,
     Label,
+    ResultLine,
     Snapshotter,
     check_options,
     fresh_target,
@@ -44,7 +45,13 @@ from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceRes
 from sessionref.rules import positive_safe_integer
 from sessionref.types import Target
 
-__all__ = ["DEFAULT_PARTITION_SIZE", "iter_bag", "iter_partitions", "snapshots_bag"]
+__all__ = [
+    "DEFAULT_PARTITION_SIZE",
+    "iter_bag",
+    "iter_partitions",
+    "result_lines_bag",
+    "snapshots_bag",
+]
 
 DEFAULT_PARTITION_SIZE: Final = 16
 CONNECT_SECONDS: Final = 5.0
@@ -70,7 +77,7 @@ def _partition(
     max_bytes: int,
     label: Label,
     target: str,
-) -> list[BatchResult]:
+) -> list[ResultLine]:
     """The results of one partition's sessions, in order."""
     snapshot = _snapshotter(store, batch, max_bytes, label, target)
     return [snapshot(session_id) for session_id in session_ids]
@@ -84,7 +91,32 @@ def snapshots_bag(
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
 ) -> db.Bag:
-    """A bag of every stored session's batch result, in listing order.
+    """A bag of every stored session's batch result, in listing order: see
+    :func:`result_lines_bag`; each line is decoded where it is made.
+
+    >>> snapshots_bag("/nonexistent", partition_size=4).npartitions
+    1
+    """
+    lines = result_lines_bag(
+        store,
+        max_reference_bytes=max_reference_bytes,
+        label=label,
+        partition_size=partition_size,
+        session_ids=session_ids,
+    )
+    bag: db.Bag = lines.map(ResultLine.decoded)  # type: ignore[no-untyped-call]
+    return bag
+
+
+def result_lines_bag(
+    store: str | os.PathLike[str] | DirectoryStore,
+    *,
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+    label: Label = "title",
+    partition_size: int = DEFAULT_PARTITION_SIZE,
+    session_ids: Iterable[str] | None = None,
+) -> db.Bag:
+    """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
     ``store`` is a :class:`DirectoryStore` (its size and line limits go to the workers) or
     the root of one with the default limits. The store is listed now; each partition of
@@ -92,7 +124,7 @@ def snapshots_bag(
     every worker). ``session_ids`` replaces the listing, as in
     :func:`~sessionref.batch.build_snapshots`.
 
-    >>> snapshots_bag("/nonexistent", partition_size=4).npartitions
+    >>> result_lines_bag("/nonexistent", partition_size=4).npartitions
     1
     """
     check_options(max_reference_bytes, label, 1)

@@ -4,18 +4,21 @@
 >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
 >>> [result["sessionId"] for result in build_snapshots(store)]
 ['s']
+>>> [line.failed for line in build_result_lines(store)]
+[False]
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future
-from typing import TypeVar
+from typing import Any, Final, TypeVar
 
 from sessionref.batch.core import (
-    BatchResult,
     Label,
+    ResultLine,
     Snapshotter,
     StoreFactory,
     check_options,
@@ -31,6 +34,9 @@ from sessionref.types import Target
 T = TypeVar("T")
 R = TypeVar("R")
 
+IN_FLIGHT_PER_WORKER: Final = 4
+"""Sessions submitted to a pool per worker before the oldest result is taken."""
+
 _worker: Snapshotter | None = None
 
 
@@ -41,7 +47,7 @@ def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: 
     _worker = Snapshotter(resolver, target, label)
 
 
-def _run_in_worker(session_id: str) -> BatchResult:
+def _run_in_worker(session_id: str) -> ResultLine:
     assert _worker is not None, "worker used without _start_worker"
     return _worker(session_id)
 
@@ -73,21 +79,23 @@ def ordered_window(
 
 def _pooled(
     factory: StoreFactory, session_ids: list[str], max_bytes: int, label: Label, workers: int
-) -> Iterator[BatchResult]:
-    """Results from a process pool of ``workers``, at most ``workers`` sessions in flight."""
+) -> Iterator[ResultLine]:
+    """Results from a process pool of ``workers``, at most :data:`IN_FLIGHT_PER_WORKER` sessions
+    per worker in flight: results are taken in order, so with one each a worker that finished
+    early would wait for a slower one's session before it got the next."""
     target = fresh_target(session_ids)
     initargs = (factory, max_bytes, target, label)
     with worker_pool(workers, _start_worker, initargs) as pool:
 
-        def submit(session_id: str) -> Future[BatchResult]:
+        def submit(session_id: str) -> Future[ResultLine]:
             return pool.submit(_run_in_worker, session_id)
 
-        yield from ordered_window(submit, session_ids, workers)
+        yield from ordered_window(submit, session_ids, IN_FLIGHT_PER_WORKER * workers)
 
 
 def _sequential(
     store: SessionStore, session_ids: list[str], max_bytes: int, label: Label
-) -> Iterator[BatchResult]:
+) -> Iterator[ResultLine]:
     resolver = SessionReferenceResolver(store, max_reference_bytes=max_bytes)
     return map(Snapshotter(resolver, fresh_target(session_ids), label), session_ids)
 
@@ -98,12 +106,38 @@ def _results(
     max_bytes: int,
     label: Label,
     workers: int,
-) -> Generator[BatchResult, None, None]:
+) -> Generator[ResultLine, None, None]:
     ids = listing_order(store) if session_ids is None else list(session_ids)
     if workers == 1 or len(ids) <= 1:
         yield from _sequential(store, ids, max_bytes, label)
     else:
-        yield from _pooled(portable_store(store), ids, max_bytes, label, min(workers, len(ids)))
+        factory = portable_store(store, ids)
+        yield from _pooled(factory, ids, max_bytes, label, min(workers, len(ids)))
+
+
+def build_result_lines(
+    store: SessionStore,
+    *,
+    max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
+    label: Label = "title",
+    workers: int = 1,
+    session_ids: Iterable[str] | None = None,
+) -> Generator[ResultLine, None, None]:
+    """:func:`build_snapshots`' results as the JSON lines the workers encoded, in listing order.
+
+    What ``sessionref batch`` writes: each result is encoded once, where it is made.
+    """
+    workers = check_options(max_reference_bytes, label, workers)
+    return _results(store, session_ids, max_reference_bytes, label, workers)
+
+
+def _decoded(
+    lines: Generator[ResultLine, None, None],
+) -> Generator[dict[str, Any], None, None]:
+    """Each line's wire form; closing this closes ``lines`` (and so ends a pool)."""
+    with contextlib.closing(lines):
+        for line in lines:
+            yield line.decoded()
 
 
 def build_snapshots(
@@ -113,13 +147,13 @@ def build_snapshots(
     label: Label = "title",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
-) -> Generator[BatchResult, None, None]:
+) -> Generator[dict[str, Any], None, None]:
     """A lazy iterator of every stored session's batch result, in listing order.
 
     Each result is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error": {"code",
     "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
     its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
-    process pool with at most ``workers`` sessions in flight (the store must pickle, or be a
+    process pool with at most 4 sessions per worker in flight (the store must pickle, or be a
     :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids taken in that order).
     Options are checked at once; the store is listed on the first ``next()``. Pool workers
     ignore Ctrl-C; closing the iterator early (or an interrupt while it waits) ends them.
@@ -130,5 +164,11 @@ def build_snapshots(
     >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store)]
     [('s', 'Hello')]
     """
-    workers = check_options(max_reference_bytes, label, workers)
-    return _results(store, session_ids, max_reference_bytes, label, workers)
+    lines = build_result_lines(
+        store,
+        max_reference_bytes=max_reference_bytes,
+        label=label,
+        workers=workers,
+        session_ids=session_ids,
+    )
+    return _decoded(lines)

@@ -15,8 +15,8 @@ from typing import IO, Final
 import msgspec
 from tqdm import tqdm
 
-from sessionref.batch.core import ENGINES, BatchResult, listing_order
-from sessionref.batch.local import build_snapshots
+from sessionref.batch.core import ENGINES, ResultLine, listing_order
+from sessionref.batch.local import build_result_lines
 from sessionref.cli.common import (
     OpenStore,
     add_store_arguments,
@@ -27,7 +27,6 @@ from sessionref.cli.common import (
     reporting_errors,
 )
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
-from sessionref.codecs.jsjson import js_json
 
 DESCRIPTION = """\
 Snapshot every session of a store into a JSON-lines file, one line per session in listing
@@ -199,11 +198,11 @@ class Tally(msgspec.Struct):
     written: int = 0
     failed: list[str] = msgspec.field(default_factory=list)
 
-    def count(self, result: BatchResult) -> None:
+    def count(self, result: ResultLine) -> None:
         """Count one result written."""
         self.written += 1
-        if "error" in result:
-            self.failed.append(result["sessionId"])
+        if result.failed:
+            self.failed.append(result.session_id)
 
     @property
     def failures(self) -> int:
@@ -214,8 +213,8 @@ class Tally(msgspec.Struct):
         """``N sessions: W written, F failed → FILE``, naming the first failures.
 
         >>> tally = Tally(5, 1, 0)
-        >>> for result in ({"sessionId": "a", "error": {}}, {"sessionId": "b", "context": {}}):
-        ...     tally.count(result)  # type: ignore[arg-type]
+        >>> for result in (ResultLine("a", True, b""), ResultLine("b", False, b"")):
+        ...     tally.count(result)
         >>> tally.summary(Path("out.jsonl"))
         '5 sessions: 1 already in the file, 2 written, 1 failed → out.jsonl (failed: "a")'
         """
@@ -279,10 +278,10 @@ def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
 
 def engine_results(
     args: argparse.Namespace, opened: OpenStore, ids: list[str]
-) -> Generator[BatchResult, None, None]:
+) -> Generator[ResultLine, None, None]:
     """The results of ``ids`` from the engine the command line asked for."""
     if args.engine == "local":
-        return build_snapshots(
+        return build_result_lines(
             opened.store,
             max_reference_bytes=args.max_bytes,
             label=args.label_from,
@@ -294,7 +293,7 @@ def engine_results(
         from sessionref.batch import dask as dask_engine
     except ImportError as exc:
         raise config_error(f"--engine dask: {exc}") from None
-    bag = dask_engine.snapshots_bag(
+    bag = dask_engine.result_lines_bag(
         opened.store, max_reference_bytes=args.max_bytes, label=args.label_from, session_ids=ids
     )
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
@@ -322,7 +321,7 @@ def run(args: argparse.Namespace) -> int:
             try:
                 with progress_bar(len(todo), sys.stderr) as bar:
                     for result in results:
-                        output.write(js_json(result) + b"\n")
+                        output.write(result.line)
                         tally.count(result)
                         bar.update()
             finally:
