@@ -22,9 +22,8 @@ Completion is never delayed by either: the reads wake the caller themselves.
 from __future__ import annotations
 
 import functools
-import inspect
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Final, Generic, Protocol, TypeVar
 
 from sessionref.errors import cancelled
@@ -60,7 +59,7 @@ def check_cancel(cancel: CancelToken | None) -> None:
 def _pause(cancel: CancelToken, settled: threading.Event) -> Callable[[], object]:
     """How the watcher waits between two looks at ``cancel``: in its ``wait``, or a short poll."""
     wait = getattr(cancel, "wait", None)
-    if callable(wait) and not inspect.iscoroutinefunction(wait):
+    if callable(wait):
         return functools.partial(wait, WATCH_SLICE_SECONDS)
     return functools.partial(settled.wait, POLL_SECONDS)
 
@@ -73,8 +72,12 @@ def _watch(cancel: CancelToken, settled: threading.Event) -> None:
             if settled.is_set():
                 return
             try:
-                pause()
+                waited = pause()
             except Exception:  # a `wait` that does not take a timeout: poll instead
+                waited = None
+                pause = functools.partial(settled.wait, POLL_SECONDS)
+            if isinstance(waited, Coroutine):  # an asyncio.Event's `wait` does not block
+                waited.close()
                 pause = functools.partial(settled.wait, POLL_SECONDS)
     finally:
         settled.set()  # also when is_set() raised: the caller asks it again and sees why
