@@ -34,11 +34,10 @@ def listing_order(store: SessionStore) -> list[str]:
     """Every stored session id in listing order (:func:`ordered_headers`), each once.
 
     >>> from sessionref.log.store import MemoryStore
-    >>> listing_order(MemoryStore([
-    ...     {"header": {"id": "b", "createdAt": 1, "cwd": "/w"}},
-    ...     {"header": {"id": "a", "createdAt": 1}},
-    ...     {"header": {"id": "c", "createdAt": 2, "cwd": "/x"}},
-    ... ]))
+    >>> def log(session_id, created_at, **cwd):
+    ...     return {"header": {"version": 0, "id": session_id, "createdAt": created_at,
+    ...                        "delegationDepth": 0, **cwd}}
+    >>> listing_order(MemoryStore([log("b", 1, cwd="/w"), log("a", 1), log("c", 2, cwd="/x")]))
     ['c', 'a', 'b']
     """
     return list(dict.fromkeys(header.id for header in ordered_headers(store.headers())))
@@ -97,8 +96,9 @@ def candidates(
     (JavaScript lower-casing); the first ``limit``. Only the titles needed are read.
 
     >>> from sessionref.log.store import MemoryStore
-    >>> store = MemoryStore([{"header": {"id": i, "createdAt": 1, "cwd": c}}
-    ...                      for i, c in (("a", "/x"), ("b", "/w"), ("t", "/w"))])
+    >>> store = MemoryStore([
+    ...     {"header": {"version": 0, "id": i, "createdAt": 1, "cwd": c, "delegationDepth": 0}}
+    ...     for i, c in (("a", "/x"), ("b", "/w"), ("t", "/w"))])
     >>> [header.id for header, _ in candidates(store, Target("t", "/w"), "", 5)]
     ['b', 'a']
     """

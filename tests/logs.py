@@ -70,3 +70,14 @@ def header(session_id: str = "s", created_at: int = 1, cwd: str | None = "/w") -
         head["cwd"] = cwd
     head["delegationDepth"] = 0
     return head
+
+
+def title(seq: int, text: str) -> Event:
+    """A ``session/title`` event the harness's title fold takes (docs/format.md §Titles)."""
+    data = {"title": text, "messageSeqs": [], "source": {"kind": "user"}}
+    return other(seq, "session/title", data=data)
+
+
+def turn_end(seq: int) -> Event:
+    """A ``turn/end``: damage before it makes a log corrupt (docs/format.md §Recovery)."""
+    return other(seq, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})

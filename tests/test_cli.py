@@ -19,7 +19,7 @@ from sessionref.cli.demo import sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
 from sessionref.testing.store import write_session_store
-from tests.logs import assistant, header, other, user
+from tests.logs import assistant, header, title, turn_end, user
 
 AUTH = "7f3c1e2a-auth-refactor"
 AUTH_TITLE = "Refactor auth middleware to JWT"
@@ -45,7 +45,7 @@ def one_error_line(done: subprocess.CompletedProcess[bytes], code: str) -> str:
 
 def titled_store(root: Path) -> Path:
     """Two sessions, one titled, plus a log whose header does not read."""
-    events = [user(0, "中文 🙂"), assistant(1, "é"), other(2, "session/title", data={"title": "T"})]
+    events = [user(0, "中文 🙂"), assistant(1, "é"), title(2, "T")]
     write_session_store(root, [{"header": header("s", cwd=None), "events": events}])
     write_session_store(root, [{"header": header("u", cwd="/w"), "events": [user(0, "q")]}])
     broken = root / "--w--" / "broken" / "session.jsonl"
@@ -86,12 +86,15 @@ def labels_of(capsys: pytest.CaptureFixture[str], *argv: str) -> list[str]:
     return [stats["label"] for stats in json.loads(capsys.readouterr().out)["source"]["references"]]
 
 
-def test_labels_by_title_by_default_as_batch_does(
+def test_labels_by_id_by_default_as_the_harness_and_batch_do(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     root = ["--root", str(titled_store(tmp_path))]
-    assert labels_of(capsys, *root, "s", "u") == ["T", "u"]
-    assert labels_of(capsys, *root, "--label-from", "id", "s", "u") == ["s", "u"]
+    assert labels_of(capsys, *root, "s", "u") == ["s", "u"]
+    assert labels_of(capsys, *root, "--label-from", "title", "s", "u") == ["T", "u"]
+    out = tmp_path / "batch.jsonl"
+    assert main(["batch", *root, "--out", str(out)]) == 0
+    assert sorted(json.loads(line)["label"] for line in out.read_bytes().splitlines()) == ["s", "u"]
     assert labels_of(capsys, *root, "--label", "A", "--label", "B", "s", "u") == ["A", "B"]
     with pytest.raises(SystemExit) as usage:
         main(["snapshot", *root, "--label", "A", "s", "u"])
@@ -101,7 +104,7 @@ def test_labels_by_title_by_default_as_batch_does(
 
 def test_sessions_by_uri() -> None:
     uri = encode_session_reference_uri(AUTH)
-    done = run("snapshot", "--root", str(sample_root()), "--json", uri)
+    done = run("snapshot", "--root", str(sample_root()), "--json", "--label-from", "title", uri)
     (stats,) = json.loads(done.stdout)["source"]["references"]
     assert stats["sessionId"] == AUTH and stats["label"] == AUTH_TITLE and stats["compacted"]
 
@@ -168,7 +171,9 @@ def test_logs_passed_over_are_counted_and_listed_with_verbose(tmp_path: Path) ->
     assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
     verbose = run("candidates", "--root", root, "--verbose")
     broken = tmp_path / "--w--" / "broken" / "session.jsonl"
-    assert verbose.stderr.decode().startswith(f"passed over {broken}: unreadable header: ")
+    assert verbose.stderr.decode().startswith(
+        f"passed over {broken}: line 1 is not a header the listing takes"
+    )
     missing = one_error_line(
         run("snapshot", "--root", root, "nope"), "SESSION_REFERENCE_READ_FAILED"
     )
@@ -189,9 +194,11 @@ def test_errors_speak_the_command_line() -> None:
 
 
 def test_a_read_failure_names_the_file(tmp_path: Path) -> None:
-    (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q")]}])
-    with path.open("ab") as log:
-        log.write(b'{"type":"turn/start","seq":5,"time":5,"data":{"turn":1}}\n')
+    events = [user(0, "q"), turn_end(1)]
+    (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": events}])
+    lines = path.read_bytes().splitlines(keepends=True)
+    # A line that is not JSON before the last turn/end: the harness refuses the log.
+    path.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))
     message = one_error_line(
         run("snapshot", "--root", str(tmp_path), "s"), "SESSION_REFERENCE_READ_FAILED"
     )

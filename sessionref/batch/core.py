@@ -133,7 +133,8 @@ class Snapshotter:
     """Builds the batch result of one session, referenced alone by ``target``.
 
     >>> from sessionref.log.store import MemoryStore
-    >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
+    >>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> store = MemoryStore([{"header": header, "events": []}])
     >>> snap = Snapshotter(SessionReferenceResolver(store), Target("t"), "title")
     >>> snap.result("s").label, snap.result("nope").error.code
     ('s', 'SESSION_REFERENCE_READ_FAILED')

@@ -87,7 +87,7 @@ def snapshots_bag(
     store: str | os.PathLike[str] | DirectoryStore,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
-    label: Label = "title",
+    label: Label = "id",
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
 ) -> db.Bag:

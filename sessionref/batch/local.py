@@ -1,7 +1,8 @@
 """The local batch engine: one process, or a pool of worker processes.
 
 >>> from sessionref.log.store import MemoryStore
->>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
+>>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+>>> store = MemoryStore([{"header": header, "events": []}])
 >>> [result["sessionId"] for result in build_snapshots(store)]
 ['s']
 >>> [line.failed for line in build_result_lines(store)]
@@ -144,7 +145,7 @@ def build_snapshots(
     store: SessionStore,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
-    label: Label = "title",
+    label: Label = "id",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
 ) -> Generator[dict[str, Any], None, None]:
@@ -158,10 +159,16 @@ def build_snapshots(
     Options are checked at once; the store is listed on the first ``next()``. Pool workers
     ignore Ctrl-C; closing the iterator early (or an interrupt while it waits) ends them.
 
+    >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore
-    >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": [
-    ...     {"type": "session/title", "seq": 0, "data": {"title": "Hello"}}]}])
+    >>> log = LogBuilder()
+    >>> log.title("Hello")
+    0
+    >>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> store = MemoryStore([{"header": header, "events": log.events}])
     >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store)]
+    [('s', 's')]
+    >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store, label="title")]
     [('s', 'Hello')]
     """
     lines = build_result_lines(

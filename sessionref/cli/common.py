@@ -147,7 +147,8 @@ class ListedStore:
     """A store whose listing was taken once: ``headers()`` does not scan the root again.
 
     >>> from sessionref.log.store import MemoryStore
-    >>> memory = MemoryStore([{"header": {"id": "s", "createdAt": 1}}])
+    >>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> memory = MemoryStore([{"header": header}])
     >>> listed = ListedStore(memory, memory.headers())
     >>> [h.id for h in listed.headers()], listed.title("s")
     (['s'], None)

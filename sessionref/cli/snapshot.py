@@ -33,7 +33,7 @@ from sessionref.types import ContextMessage, Target
 DESCRIPTION = f"""\
 Print the prompt a model gets for a message that mentions SESSION (up to {MAX_REFERENCES_LIMIT}):
 each session's conversation, cut to --max-bytes, in one tag-safe <referenced-sessions> block.
-Sessions are labelled by their latest title unless --label or --label-from id says otherwise.
+Sessions are labelled by their id unless --label or --label-from title says otherwise.
 """
 EPILOG = """\
 examples:
@@ -80,8 +80,8 @@ def add_label_arguments(parser: argparse.ArgumentParser, *, explicit: bool = Tru
     parser.add_argument(
         "--label-from",
         choices=LABEL_SOURCES,
-        default="title",
-        help="label each session by its latest title (its id when it has none) or by its id",
+        default="id",
+        help="label each session by its id, or by its latest title (its id when it has none)",
     )
     if explicit:
         parser.add_argument(
