@@ -26,6 +26,9 @@ _ANY: Final = msgspec.json.Decoder()
 _MAX_BISECTIONS: Final = 8
 _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 _JSON_SPACE: Final = b" \t\r"
+NULL_RECORD: Final = "a JSON null line"
+"""The problem of a line that parses to ``null``: the harness fails on it wherever it is
+("Cannot read properties of null"), so the whole log is unreadable."""
 
 
 def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
@@ -87,7 +90,11 @@ def record_from_value(value: Any) -> Line:
     1
     >>> record_from_value([1]).problem
     'not an object'
+    >>> record_from_value(None).problem == NULL_RECORD
+    True
     """
+    if value is None:
+        return DecodedLogRecord("", problem=NULL_RECORD)
     if type(value) is not dict:
         return DecodedLogRecord("", problem="not an object")
     kind = value.get("type")

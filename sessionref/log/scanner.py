@@ -4,7 +4,8 @@ Records are taken in order while their seqs run 0, 1, 2, … (a packed row count
 members). The first line that does not parse (a blank line and a malformed packed row
 included) or that breaks the run is an *issue*: the prefix ends there, unless a LATER line that
 parses holds a ``turn/end``, which makes the log corrupt. A final fragment without its newline
-is a torn write and is never looked at.
+is a torn write and is never looked at. A whole line that is JSON ``null`` makes the log
+unreadable wherever it is: the harness fails reading a property of it.
 """
 
 from __future__ import annotations
@@ -14,10 +15,11 @@ from typing import Any
 import msgspec
 
 from sessionref.errors import SessionLogError
-from sessionref.log.lines import Line, decode_piece
+from sessionref.log.lines import NULL_RECORD, Line, decode_piece
 from sessionref.log.rows import MalformedRow, check_fast_row, check_row_value
 from sessionref.log.structs import (
     PACKED_CHUNK_TYPES,
+    DecodedLogRecord,
     LogRecord,
     raw_data,
     record_span,
@@ -100,6 +102,8 @@ class PrefixScanner:
         return True
 
     def _take(self, line: Line, number: int) -> None:
+        if isinstance(line, DecodedLogRecord) and line.problem == NULL_RECORD:
+            raise SessionLogError(f"unreadable session log {self.path}: line {number} is null")
         span = 0 if line is None else _span(line)
         if line is None or not span:
             if self.issue is None:
