@@ -9,6 +9,9 @@ _LITERAL: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxy
 _SEPARATORS: Final = re.compile(r"[/\\:]+")
 MAX_PROJECT_KEY: Final = 251
 NO_CWD_DIRECTORY: Final = "_no-cwd"
+MAX_NAME_BYTES: Final = 255
+"""The longest file name Linux allows (``NAME_MAX``)."""
+FLAT_PROBE_SUFFIX: Final = ".jsonl.zstd"
 
 
 def _escape(text: str) -> str:
@@ -46,3 +49,15 @@ def encode_project_directory(cwd: str | None) -> str:
     parts = [_escape(part) for part in _SEPARATORS.split(cwd)]
     key = "-".join(parts).lstrip("-") or "root"
     return f"--{key[:MAX_PROJECT_KEY]}--"
+
+
+def flat_probe_too_long(directory: str) -> bool:
+    """Whether the harness cannot read the session in ``directory`` (its encoded id): before
+    reading a session it opens the legacy flat artifact ``<project>/<directory>.jsonl.zstd``,
+    which fails with ENAMETOOLONG once that name exceeds 255 bytes. Listing does not probe, so
+    such a session is listed but unreadable.
+
+    >>> flat_probe_too_long("x" * 244), flat_probe_too_long("x" * 245)
+    (False, True)
+    """
+    return len(directory.encode("utf-8", "surrogatepass")) + len(FLAT_PROBE_SUFFIX) > MAX_NAME_BYTES

@@ -34,7 +34,12 @@ from sessionref.log.frames import (
     decompress_frame,
     scan_frames,
 )
-from sessionref.log.layout import encode_project_directory, encode_session_directory
+from sessionref.log.layout import (
+    FLAT_PROBE_SUFFIX,
+    encode_project_directory,
+    encode_session_directory,
+    flat_probe_too_long,
+)
 from sessionref.log.reader import read_plain, read_plain_file, read_zstd
 from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
@@ -205,19 +210,24 @@ class DirectoryStore:
         with self._lock:
             return list(self._listing.problems)
 
-    def path_of(self, session_id: str) -> Path:
-        """The log file of a session; raises :class:`SessionNotFound`."""
+    def _file_of(self, session_id: str) -> LogFile:
         with self._lock:
             file = self._listing.files.get(session_id)
         if file is None:
             file = self._scan().files.get(session_id)
         if file is None:
             raise SessionNotFound(session_id)
-        return Path(file.location)
+        return file
+
+    def path_of(self, session_id: str) -> Path:
+        """The log file of a session; raises :class:`SessionNotFound`."""
+        return Path(self._file_of(session_id).location)
 
     def read(self, session_id: str) -> SessionLog:
         """Load one session's log as the harness does."""
-        path = self.path_of(session_id)
+        file = self._file_of(session_id)
+        check_flat_probe(file, str(self.root))
+        path = Path(file.location)
         try:
             with path.open("rb") as file:
                 if path.name != ZSTD_LOG:
@@ -251,6 +261,15 @@ class DirectoryStore:
         with self._lock:
             self._titles[session_id] = (version, title)
         return title
+
+
+def check_flat_probe(file: LogFile, root: str) -> None:
+    """Raise the harness's read failure for a listed session whose flat-artifact probe
+    ``<project>/<directory>.jsonl.zstd`` is a name too long to open (see
+    :func:`~sessionref.log.layout.flat_probe_too_long`)."""
+    if flat_probe_too_long(file.session):
+        probe = os.path.join(root, file.project, file.session + FLAT_PROBE_SUFFIX)
+        raise SessionLogError(f"cannot read {probe}: name too long (ENAMETOOLONG)")
 
 
 def _directories(path: str) -> list[os.DirEntry[str]]:
@@ -334,6 +353,7 @@ class MemoryStore:
         file = self._listing.files.get(session_id)
         if file is None:
             raise SessionNotFound(session_id)
+        check_flat_probe(file, "")
         content = self._files[file.project, file.session]
         return read_plain([content], session_id, file.location)
 
