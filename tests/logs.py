@@ -63,13 +63,15 @@ def other(seq: int, kind: str = "turn/start", **extra: Any) -> Event:
     return {"type": kind, "seq": seq, "time": seq, "data": {"turn": 1}, **extra}
 
 
-def header(session_id: str = "s", created_at: int = 1, cwd: str | None = "/w") -> Event:
-    """A session header."""
+def header(
+    session_id: str = "s", created_at: int = 1, cwd: str | None = "/w", **extra: Any
+) -> Event:
+    """A session header (``extra`` fields after the usual ones)."""
     head: Event = {"type": "session", "version": 0, "id": session_id, "createdAt": created_at}
     if cwd is not None:
         head["cwd"] = cwd
     head["delegationDepth"] = 0
-    return head
+    return {**head, **extra}
 
 
 def title(seq: int, text: str) -> Event:
@@ -81,3 +83,64 @@ def title(seq: int, text: str) -> Event:
 def turn_end(seq: int) -> Event:
     """A ``turn/end``: damage before it makes a log corrupt (docs/format.md §Recovery)."""
     return other(seq, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})
+
+
+# The two-turn log of the reader's tests (tests/test_log_*.py): the harness's answers on its
+# bytes are recorded there, so these shapes (times from 1000, ids u/a/t + seq) must not change.
+
+
+def event(kind: str, seq: int, data: Any, **extra: Any) -> Event:
+    """An event envelope at time ``1000 + seq``."""
+    return {"type": kind, "seq": seq, "time": 1000 + seq, "data": data, **extra}
+
+
+def prompt(seq: int, body: str, **extra: Any) -> Event:
+    """A direct user prompt on the surface."""
+    message = {"id": f"u{seq}", "role": "user", "content": [text(body)], "source": {"kind": "user"}}
+    return event("user/message", seq, message, surfaceOp="append", **extra)
+
+
+def answer(seq: int, body: str, *blocks: Any, turn: int = 1, **extra: Any) -> Event:
+    """An assistant answer on the surface (extra content blocks after its text)."""
+    message = {
+        "id": f"a{seq}",
+        "role": "assistant",
+        "content": [text(body), *blocks],
+        "source": dict(DEFAULT_SOURCE),
+    }
+    data = {"turn": turn, "step": 1, "message": message}
+    return event("assistant/message", seq, data, surfaceOp="append", **extra)
+
+
+def call_result(seq: int, call_id: str, output: str, **extra: Any) -> Event:
+    """A tool result on the surface."""
+    block = {
+        "type": "tool-result",
+        "toolCallId": call_id,
+        "isError": False,
+        "content": [text(output)],
+    }
+    source = {"kind": "tool", "callId": call_id}
+    message = {"id": f"t{seq}", "role": "user", "content": [block], "source": source}
+    extra.setdefault("surfaceOp", "append")
+    return event("tool/result", seq, {"turn": 1, "step": 1, "message": message}, **extra)
+
+
+def turn(first: int, number: int, question: str, reply: str) -> list[Event]:
+    """A closed turn of six events from seq ``first``."""
+    return [
+        event("turn/start", first, {"turn": number}),
+        prompt(first + 1, question),
+        event("step/start", first + 2, {"turn": number, "step": 1}),
+        answer(first + 3, reply, turn=number),
+        event("step/end", first + 4, {"turn": number, "step": 1}),
+        event("turn/end", first + 5, {"turn": number, "reason": {"kind": "completed"}}),
+    ]
+
+
+def two_turns() -> list[Event]:
+    """Two closed turns, seqs 0–11."""
+    return [
+        *turn(0, 1, "first question", "first answer"),
+        *turn(6, 2, "second question", "second answer"),
+    ]

@@ -17,16 +17,9 @@ from sessionref import DirectoryStore, MemoryStore
 from sessionref.errors import SessionLogError
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
-from tests.logfiles import (
-    frame,
-    header,
-    line,
-    log_bytes,
-    two_turns,
-    write_plain,
-    write_zstd,
-    zstd_bytes,
-)
+from sessionref.log.writer import render_header, zstd_frame
+from tests.log_damage import place, plain_log, zstd_log
+from tests.logs import header, two_turns
 
 
 def served(root: Path) -> set[str]:
@@ -44,59 +37,73 @@ def problem_paths(root: Path) -> set[str]:
 
 
 def test_a_linked_session_directory_is_not_followed(tmp_path: Path) -> None:
-    write_plain(tmp_path, log_bytes(two_turns()))
-    target = write_plain(tmp_path / ".store", log_bytes(two_turns(), header("x")), "x").parent
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    target = place(
+        tmp_path / ".store", plain_log(two_turns(), header("x")), "x", compress=False
+    ).parent
     (tmp_path / "--w--" / "x").symlink_to(target)
     assert served(tmp_path) == {"s"}
 
 
 def test_a_linked_project_directory_is_not_followed(tmp_path: Path) -> None:
-    write_plain(tmp_path / "elsewhere", log_bytes(two_turns()))
+    place(tmp_path / "elsewhere", plain_log(two_turns()), compress=False)
     (tmp_path / "--w--").symlink_to(tmp_path / "elsewhere" / "--w--")
     assert served(tmp_path) == set()
 
 
 @pytest.mark.parametrize(
     "content",
-    [b"", line(header())[:-1], b"\xef\xbb\xbf" + log_bytes(two_turns())],
+    [b"", render_header(header())[:-1], b"\xef\xbb\xbf" + plain_log(two_turns())],
     ids=["empty", "no-newline", "bom"],
 )
 def test_a_header_the_listing_does_not_take_is_not_a_session(
     tmp_path: Path, content: bytes
 ) -> None:
-    write_plain(tmp_path, content)
-    write_plain(tmp_path, log_bytes(two_turns(), header("b")), "b")
+    place(tmp_path, content, compress=False)
+    place(tmp_path, plain_log(two_turns(), header("b")), "b", compress=False)
     assert served(tmp_path) == {"b"}
     assert problem_paths(tmp_path) == {"--w--/s/session.jsonl"}  # reported, not an error
 
 
 def test_a_zstd_log_without_a_complete_first_frame_is_not_a_session(tmp_path: Path) -> None:
-    write_zstd(tmp_path, frame(line(header()))[:-3])
+    place(tmp_path, zstd_frame(render_header(header()))[:-3], compress=True)
     assert served(tmp_path) == set()
 
 
 def whole_root(tmp_path: Path, kind: str) -> None:
     """A root the harness refuses whole, for ``kind``; the session ``b`` is a bystander."""
     if kind.startswith("zstd"):
-        write_zstd(tmp_path, zstd_bytes([two_turns()], header("b", cwd="/o")), "b", cwd="/o")
+        place(
+            tmp_path, zstd_log([two_turns()], header("b", cwd="/o")), "b", cwd="/o", compress=True
+        )
     else:
-        write_plain(tmp_path, log_bytes(two_turns(), header("b", cwd="/o")), "b", cwd="/o")
+        place(
+            tmp_path, plain_log(two_turns(), header("b", cwd="/o")), "b", cwd="/o", compress=False
+        )
     if kind == "duplicate-id":
-        write_plain(tmp_path, log_bytes(two_turns(), header("d", cwd="/x")), "d", cwd="/x")
-        write_plain(tmp_path, log_bytes(two_turns(), header("d", cwd="/y")), "d", cwd="/y")
+        place(
+            tmp_path, plain_log(two_turns(), header("d", cwd="/x")), "d", cwd="/x", compress=False
+        )
+        place(
+            tmp_path, plain_log(two_turns(), header("d", cwd="/y")), "d", cwd="/y", compress=False
+        )
     elif kind == "flat-artifact":
-        (tmp_path / "--o--" / "flat.jsonl").write_bytes(log_bytes(two_turns()))
+        (tmp_path / "--o--" / "flat.jsonl").write_bytes(plain_log(two_turns()))
     elif kind == "header-dir-mismatch":
-        write_plain(tmp_path, log_bytes(two_turns(), header("real")), "other")
+        place(tmp_path, plain_log(two_turns(), header("real")), "other", compress=False)
     elif kind == "header-wrong-project":
-        write_plain(tmp_path, log_bytes(two_turns(), header("w", cwd="/a")), "w", cwd="/b")
+        place(
+            tmp_path, plain_log(two_turns(), header("w", cwd="/a")), "w", cwd="/b", compress=False
+        )
     elif kind == "header-retired-field":
-        write_plain(tmp_path, log_bytes(two_turns(), header("r", sandboxMode="x")), "r")
+        place(tmp_path, plain_log(two_turns(), header("r", sandboxMode="x")), "r", compress=False)
     elif kind == "mixed-encoding":
-        write_plain(tmp_path, log_bytes(two_turns(), header("c", cwd="/o")), "c", cwd="/o")
-        write_zstd(tmp_path, zstd_bytes([two_turns()], header("z")), "z")
+        place(
+            tmp_path, plain_log(two_turns(), header("c", cwd="/o")), "c", cwd="/o", compress=False
+        )
+        place(tmp_path, zstd_log([two_turns()], header("z")), "z", compress=True)
     elif kind == "zstd-header-frame-with-events":
-        write_zstd(tmp_path, frame(log_bytes(two_turns(), header("h"))), "h")
+        place(tmp_path, zstd_frame(plain_log(two_turns(), header("h"))), "h", compress=True)
 
 
 WHOLE_ROOT: dict[str, tuple[set[str], set[str]]] = {
@@ -119,9 +126,9 @@ def test_a_root_the_harness_refuses_whole_serves_the_others(tmp_path: Path, kind
 
 
 def test_logs_of_both_encodings_in_one_directory_are_not_served(tmp_path: Path) -> None:
-    write_plain(tmp_path, log_bytes(two_turns()))
-    write_zstd(tmp_path, zstd_bytes([two_turns()]))
-    write_plain(tmp_path, log_bytes(two_turns(), header("p")), "p")
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    place(tmp_path, zstd_log([two_turns()]), compress=True)
+    place(tmp_path, plain_log(two_turns(), header("p")), "p", compress=False)
     assert served(tmp_path) == {"p"}
     assert problem_paths(tmp_path) == {"--w--/s/session.jsonl.zstd", "--w--/s/session.jsonl"}
 

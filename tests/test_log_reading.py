@@ -15,44 +15,35 @@ import pytest
 from sessionref import DirectoryStore
 from sessionref.errors import SessionLogError
 from sessionref.log.records import captured_through_seq
+from sessionref.log.writer import render_header, zstd_frame
 from sessionref.snapshot import project_units
-from tests.logfiles import (
-    assistant,
-    event,
-    frame,
-    header,
-    line,
-    log_bytes,
-    tool_result,
-    two_turns,
-    user,
-    write_plain,
-    write_zstd,
-    zstd_bytes,
-)
+from tests.log_damage import lines, place, plain_log, zstd_log
+from tests.logs import answer, call_result, event, header, prompt, two_turns
 
-OPEN = [event("turn/start", 12, {"turn": 3}), user(13, "third question")]
-LATER = [event("step/start", 14, {"turn": 3, "step": 1}), assistant(15, "late", turn=3)]
+OPEN = [event("turn/start", 12, {"turn": 3}), prompt(13, "third question")]
+LATER = [event("step/start", 14, {"turn": 3, "step": 1}), answer(15, "late", turn=3)]
 GARBAGE = {
     "garbage": b"not json\n",
     "blank": b"\n",
-    "gap": line(event("step/start", 20, {"turn": 3, "step": 1})),
-    "dup": line(user(13, "again")),
+    "gap": lines([event("step/start", 20, {"turn": 3, "step": 1})]),
+    "dup": lines([prompt(13, "again")]),
     "array": b"[1,2]\n",
-    "row": line(
-        {
-            "type": "text-chunks",
-            "seq0": 14,
-            "time0": 1,
-            "data": {"turn": 3, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b"]},
-        }
+    "row": lines(
+        [
+            {
+                "type": "text-chunks",
+                "seq0": 14,
+                "time0": 1,
+                "data": {"turn": 3, "step": 1, "index": 0, "dt": [1, 1], "texts": ["a", "b"]},
+            }
+        ]
     ),
 }
 PENDING_CALL = [
     event("turn/start", 12, {"turn": 3}),
-    user(13, "run it"),
+    prompt(13, "run it"),
     event("step/start", 14, {"turn": 3, "step": 1}),
-    assistant(
+    answer(
         15,
         "calling",
         {"type": "tool-call", "id": "c1", "name": "bash", "input": {}},
@@ -61,30 +52,30 @@ PENDING_CALL = [
     ),
     event("tool/call", 16, {"turn": 3, "step": 1, "callId": "c1"}),
 ]
-TURN_END = line(event("turn/end", 21, {"turn": 3, "reason": {"kind": "completed"}}))
+TURN_END = lines([event("turn/end", 21, {"turn": 3, "reason": {"kind": "completed"}})])
 
 PLAIN: dict[str, bytes] = {
     **{
-        f"after-last-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER])
+        f"after-last-turn-end-{k}": plain_log([*two_turns(), *OPEN, g, *LATER])
         for k, g in GARBAGE.items()
     },
     **{
-        f"before-a-later-turn-end-{k}": log_bytes([*two_turns(), *OPEN, g, *LATER, TURN_END])
+        f"before-a-later-turn-end-{k}": plain_log([*two_turns(), *OPEN, g, *LATER, TURN_END])
         for k, g in GARBAGE.items()
     },
-    "last-line-without-newline": log_bytes([*two_turns(), *OPEN])[:-1],
-    "valid-last-line-without-newline": log_bytes([*two_turns(), *OPEN, *LATER])[:-1],
-    "pending-calls": log_bytes([*two_turns(), *PENDING_CALL]),
-    "pending-call-resolved": log_bytes([*two_turns(), *PENDING_CALL, tool_result(17, "c2", "ok")]),
-    "invalid-utf8": log_bytes([*two_turns()]).replace(b"first question", b"first \xff\xfe"),
-    "integral-floats": log_bytes(two_turns()).replace(
+    "last-line-without-newline": plain_log([*two_turns(), *OPEN])[:-1],
+    "valid-last-line-without-newline": plain_log([*two_turns(), *OPEN, *LATER])[:-1],
+    "pending-calls": plain_log([*two_turns(), *PENDING_CALL]),
+    "pending-call-resolved": plain_log([*two_turns(), *PENDING_CALL, call_result(17, "c2", "ok")]),
+    "invalid-utf8": plain_log([*two_turns()]).replace(b"first question", b"first \xff\xfe"),
+    "integral-floats": plain_log(two_turns()).replace(
         b'"seq":1,"time":1001', b'"seq":1.0,"time":1001.0'
     ),
-    "lone-surrogate": log_bytes(two_turns()).replace(b"first question", b"first \\ud800"),
+    "lone-surrogate": plain_log(two_turns()).replace(b"first question", b"first \\ud800"),
 }
 TURN1, TURN2 = two_turns()[:6], two_turns()[6:]
-HEAD = frame(line(header()))
-FRAME1, FRAME2 = (frame(b"".join(line(e) for e in batch)) for batch in (TURN1, TURN2))
+HEAD = zstd_frame(render_header(header()))
+FRAME1, FRAME2 = (zstd_frame(lines(batch)) for batch in (TURN1, TURN2))
 SKIPPABLE = b"\x50\x2a\x4d\x18\x04\x00\x00\x00abcd"
 ZSTD: dict[str, bytes] = {
     "torn-frame-complete-records": HEAD + FRAME1 + FRAME2[:-2],
@@ -92,8 +83,8 @@ ZSTD: dict[str, bytes] = {
     "trailing-3-bytes": HEAD + FRAME1 + FRAME2 + b"\x00\x00\x00",
     "trailing-4-bytes": HEAD + FRAME1 + FRAME2 + b"\x00\x00\x00\x00",
     "skippable-frame": HEAD + FRAME1 + SKIPPABLE + FRAME2,
-    "garbage-after-last-turn-end": zstd_bytes([two_turns(), [*OPEN, b"not json\n"]]),
-    "frame-ends-inside-a-record": HEAD + FRAME1 + frame(b"".join(line(e) for e in TURN2)[:-1]),
+    "garbage-after-last-turn-end": zstd_log([two_turns(), [*OPEN, b"not json\n"]]),
+    "frame-ends-inside-a-record": HEAD + FRAME1 + zstd_frame(lines(TURN2)[:-1]),
     "header-frame-only": HEAD,
 }
 READABLE: dict[str, int | str | None] = {
@@ -130,13 +121,13 @@ def read_cts(root: Path) -> int | str | None:
 
 @pytest.mark.parametrize("name", sorted(PLAIN))
 def test_plain_logs_keep_what_the_harness_keeps(tmp_path: Path, name: str) -> None:
-    write_plain(tmp_path, PLAIN[name])
+    place(tmp_path, PLAIN[name], compress=False)
     assert read_cts(tmp_path) == READABLE[name]
 
 
 @pytest.mark.parametrize("name", sorted(ZSTD))
 def test_zstd_logs_keep_what_the_harness_keeps(tmp_path: Path, name: str) -> None:
-    write_zstd(tmp_path, ZSTD[name])
+    place(tmp_path, ZSTD[name], compress=True)
     assert read_cts(tmp_path) == READABLE[name]
 
 
@@ -145,17 +136,17 @@ def texts(root: Path) -> list[str]:
 
 
 def test_invalid_utf8_becomes_replacement_characters(tmp_path: Path) -> None:
-    write_plain(tmp_path, PLAIN["invalid-utf8"])
+    place(tmp_path, PLAIN["invalid-utf8"], compress=False)
     assert texts(tmp_path)[0] == "first \ufffd\ufffd"
 
 
 def test_a_lone_surrogate_survives(tmp_path: Path) -> None:
-    write_plain(tmp_path, PLAIN["lone-surrogate"])
+    place(tmp_path, PLAIN["lone-surrogate"], compress=False)
     assert texts(tmp_path)[0] == "first \ud800"
 
 
 def test_closers_never_show(tmp_path: Path) -> None:
-    write_plain(tmp_path, PLAIN["pending-calls"])
+    place(tmp_path, PLAIN["pending-calls"], compress=False)
     log = DirectoryStore(tmp_path).read("s")
     assert [r.type for r in log.records[-4:]] == [
         "tool/result",
@@ -167,5 +158,5 @@ def test_closers_never_show(tmp_path: Path) -> None:
 
 
 def test_a_torn_frame_keeps_its_complete_lines(tmp_path: Path) -> None:
-    write_zstd(tmp_path, ZSTD["torn-frame-complete-records"])
+    place(tmp_path, ZSTD["torn-frame-complete-records"], compress=True)
     assert texts(tmp_path) == ["first question", "first answer", "second question", "second answer"]

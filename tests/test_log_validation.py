@@ -16,19 +16,13 @@ import pytest
 
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.errors import SessionLogError
+from sessionref.log.builder import DEFAULT_SOURCE
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import SessionNotFound
+from sessionref.log.writer import render_header
 from sessionref.snapshot import project_units
-from tests.logfiles import (
-    SOURCE,
-    event,
-    header,
-    line,
-    log_bytes,
-    tool_result,
-    two_turns,
-    write_plain,
-)
+from tests.log_damage import place, plain_log
+from tests.logs import call_result, event, header, two_turns
 
 USER, STEP, ASSISTANT, TURN_END = 1, 2, 3, 5
 
@@ -42,7 +36,7 @@ def changed(seq: int, change: Any) -> bytes:
         events[seq] = event_copy
     else:
         events[seq] = change
-    return log_bytes(events)
+    return plain_log(events)
 
 
 def set_path(path: str, value: Any, delete: bool = False) -> Any:
@@ -66,7 +60,7 @@ def with_header(**fields: Any) -> bytes:
     head = header(**{k: v for k, v in fields.items() if v is not None})
     for key in [k for k, v in fields.items() if v is None]:
         del head[key]
-    return log_bytes(two_turns(), head)
+    return plain_log(two_turns(), head)
 
 
 ROW = {
@@ -84,12 +78,12 @@ def row(**changes: Any) -> bytes:
         set_path(path.replace("__", "."), item)(value)
     events: list[Any] = two_turns()
     events[STEP] = value
-    return log_bytes(events)
+    return plain_log(events)
 
 
 PRUNE = [
-    tool_result(12, "c1", "long output"),
-    tool_result(
+    call_result(12, "c1", "long output"),
+    call_result(
         13,
         "c1",
         "[pruned]",
@@ -105,11 +99,11 @@ def pruned(change: Any = None) -> bytes:
     events[-1]["data"]["message"]["id"] = "t12"
     if change is not None:
         change(events[-1])
-    return log_bytes(events)
+    return plain_log(events)
 
 
 PLAIN: dict[str, bytes] = {
-    "valid": log_bytes(two_turns()),
+    "valid": plain_log(two_turns()),
     "header-version-1": with_header(version=1),
     "header-dot-cwd": with_header(cwd="."),
     "header-windows-cwd": with_header(cwd="C:\\w"),
@@ -122,7 +116,7 @@ PLAIN: dict[str, bytes] = {
     "header-origin-bad": with_header(origin="x"),
     "header-agentPreset-number": with_header(agentPreset=5),
     "header-extra-field": with_header(note="kept out"),
-    "header-no-newline": line(header())[:-1],
+    "header-no-newline": render_header(header())[:-1],
     "envelope-extra-key": changed(STEP, set_path("note", 1)),
     "envelope-ignorable-false": changed(STEP, set_path("ignorable", False)),
     "envelope-time-float": changed(STEP, set_path("time", 1.5)),
@@ -137,7 +131,7 @@ PLAIN: dict[str, bytes] = {
     "message-content-not-array": changed(USER, set_path("data.content", "text")),
     "assistant-no-provider": changed(ASSISTANT, set_path("data.message.source", {"kind": "model"})),
     "assistant-source-user": changed(
-        ASSISTANT, set_path("data.message.source", {**SOURCE, "kind": "user"})
+        ASSISTANT, set_path("data.message.source", {**DEFAULT_SOURCE, "kind": "user"})
     ),
     "assistant-wrong-role": changed(ASSISTANT, set_path("data.message.role", "user")),
     "assistant-null-block": changed(ASSISTANT, set_path("data.message.content.0", None)),
@@ -336,12 +330,12 @@ def read_cts(root: Path) -> int | str | None:
 
 @pytest.mark.parametrize("name", sorted(PLAIN))
 def test_each_rule_as_the_harness_applies_it(tmp_path: Path, name: str) -> None:
-    write_plain(tmp_path, PLAIN[name], cwd=CWD.get(name, "/w"))
+    place(tmp_path, PLAIN[name], cwd=CWD.get(name, "/w"), compress=False)
     assert read_cts(tmp_path) == READABLE[name]
 
 
 def texts(name: str, tmp_path: Path) -> list[str]:
-    write_plain(tmp_path, PLAIN[name])
+    place(tmp_path, PLAIN[name], compress=False)
     return [unit.text for unit in project_units(DirectoryStore(tmp_path).read("s").records)]
 
 
@@ -370,9 +364,9 @@ def test_a_session_that_cannot_be_loaded_is_labelled_by_its_id(tmp_path: Path) -
         *two_turns(),
         event("session/title", 12, {"title": "T", "messageSeqs": [1], "source": {"kind": "user"}}),
     ]
-    write_plain(tmp_path, log_bytes(titled, header("good")), session_id="good")
+    place(tmp_path, plain_log(titled, header("good")), session_id="good", compress=False)
     broken = [*titled[:3], {**titled[3], "type": "widget/added"}, *titled[4:]]
-    write_plain(tmp_path, log_bytes(broken, header("bad")), session_id="bad")
+    place(tmp_path, plain_log(broken, header("bad")), session_id="bad", compress=False)
     resolver = SessionReferenceResolver(DirectoryStore(tmp_path))
     labels = {c.session_id: c.label for c in resolver.list_candidates(Target("t"))}
     assert labels == {"good": "T", "bad": "bad"}

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import zstandard
 
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.log.writer import zstd_frame
 from sessionref.testing.store import LogRecords, write_session_store
-from tests.logfiles import line
+from tests.log_damage import lines
 from tests.logs import Event, assistant, header, other, user
 
 HOSTILE_IDS = ["..", ".", ".x", "a/b", "a]b\\c", "\ud800x", "id with spaces", "🙂~"]
@@ -105,7 +105,7 @@ def test_unparsable_line_before_the_last_turn_end_fails(tmp_path: Path) -> None:
 def test_a_torn_final_frame_keeps_its_complete_lines(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")], compress=True)
     path = _only_file(tmp_path)
-    extra = zstandard.ZstdCompressor(write_checksum=True).compress(line(titled(9, "again")))
+    extra = zstd_frame(lines([titled(9, "again")]))
     whole = path.read_bytes()
     path.write_bytes(whole + extra[:3])  # a torn frame start: nothing of it survives
     assert len(DirectoryStore(tmp_path).read("s").records) == 8
@@ -200,8 +200,8 @@ def test_a_damaged_later_frame_still_lists_but_fails_to_read(tmp_path: Path) -> 
 def test_a_zstd_bomb_stops_at_the_size_limit(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")], compress=True)
     path = _only_file(tmp_path)
-    bomb = line(titled(9, "bomb", pad="x" * (8 << 20)))
-    path.write_bytes(path.read_bytes() + zstandard.ZstdCompressor().compress(bomb))
+    bomb = lines([titled(9, "bomb", pad="x" * (8 << 20))])
+    path.write_bytes(path.read_bytes() + zstd_frame(bomb))
     with pytest.raises(SessionLogError, match="exceeds 1048576 bytes"):
         DirectoryStore(tmp_path, max_bytes=1 << 20).read("s")
     assert DirectoryStore(tmp_path).read("s").records[-1].type == "session/title"
@@ -216,7 +216,7 @@ def test_a_plain_log_over_the_size_limit_is_not_loaded(tmp_path: Path) -> None:
 def test_a_line_over_the_length_limit_fails(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
-    path.write_bytes(path.read_bytes() + line(titled(9, "long", pad="x" * 5000)))
+    path.write_bytes(path.read_bytes() + lines([titled(9, "long", pad="x" * 5000)]))
     with pytest.raises(SessionLogError, match="line 10 is longer than 4096 bytes"):
         DirectoryStore(tmp_path, max_line_bytes=4096).read("s")
 
@@ -225,7 +225,7 @@ def test_deep_nesting_is_a_read_failure_not_a_recursion_error(tmp_path: Path) ->
     write_session_store(tmp_path, [conversation("s")])
     path = _only_file(tmp_path)
     deep = b"[" * 100_000 + b"]" * 100_000
-    turn_end = line(other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}))
+    turn_end = lines([other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})])
     nested = b'{"type":"session/title","seq":9,"time":9,"data":' + deep + b"}\n"
     path.write_bytes(path.read_bytes() + nested + turn_end)  # unparsable, then a turn/end
     with pytest.raises(SessionLogError, match="unparsable committed event at line 10"):
@@ -260,7 +260,7 @@ def test_a_title_is_none_when_the_log_cannot_be_read(tmp_path: Path) -> None:
     write_session_store(tmp_path, [conversation("a")])
     store = DirectoryStore(tmp_path)
     path = store.path_of("a")
-    turn_end = line(other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}))
+    turn_end = lines([other(10, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})])
     path.write_bytes(path.read_bytes() + b"{not json\n" + turn_end)
     assert store.title("a") is None
     assert store.title("missing") is None
