@@ -225,9 +225,9 @@ class DirectoryStore:
 
     def read(self, session_id: str) -> SessionLog:
         """Load one session's log as the harness does."""
-        file = self._file_of(session_id)
-        check_flat_probe(file, str(self.root))
-        path = Path(file.location)
+        log_file = self._file_of(session_id)
+        check_flat_probe(log_file, str(self.root))
+        path = Path(log_file.location)
         try:
             with path.open("rb") as file:
                 if path.name != ZSTD_LOG:
