@@ -11,7 +11,7 @@ import mmap
 import os
 import threading
 from collections.abc import Iterable, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Protocol
 
 import zstandard
@@ -210,24 +210,20 @@ class DirectoryStore:
         with self._lock:
             return list(self._listing.problems)
 
-    def _file_of(self, session_id: str) -> LogFile:
+    def path_of(self, session_id: str) -> Path:
+        """The log file of a session; raises :class:`SessionNotFound`."""
         with self._lock:
             file = self._listing.files.get(session_id)
         if file is None:
             file = self._scan().files.get(session_id)
         if file is None:
             raise SessionNotFound(session_id)
-        return file
-
-    def path_of(self, session_id: str) -> Path:
-        """The log file of a session; raises :class:`SessionNotFound`."""
-        return Path(self._file_of(session_id).location)
+        return Path(file.location)
 
     def read(self, session_id: str) -> SessionLog:
         """Load one session's log as the harness does."""
-        log_file = self._file_of(session_id)
-        check_flat_probe(log_file, str(self.root))
-        path = Path(log_file.location)
+        path = self.path_of(session_id)
+        check_flat_probe(path.parent)
         try:
             with path.open("rb") as file:
                 if path.name != ZSTD_LOG:
@@ -263,12 +259,19 @@ class DirectoryStore:
         return title
 
 
-def check_flat_probe(file: LogFile, root: str) -> None:
+def check_flat_probe(session_directory: PurePath) -> None:
     """Raise the harness's read failure for a listed session whose flat-artifact probe
     ``<project>/<directory>.jsonl.zstd`` is a name too long to open (see
-    :func:`~sessionref.log.layout.flat_probe_too_long`)."""
-    if flat_probe_too_long(file.session):
-        probe = os.path.join(root, file.project, file.session + FLAT_PROBE_SUFFIX)
+    :func:`~sessionref.log.layout.flat_probe_too_long`).
+
+    >>> try:
+    ...     check_flat_probe(PurePath("--w--", "x" * 245))
+    ... except SessionLogError as exc:
+    ...     print(str(exc)[-47:])
+    xxxxxx.jsonl.zstd: name too long (ENAMETOOLONG)
+    """
+    if flat_probe_too_long(session_directory.name):
+        probe = f"{session_directory}{FLAT_PROBE_SUFFIX}"
         raise SessionLogError(f"cannot read {probe}: name too long (ENAMETOOLONG)")
 
 
@@ -353,7 +356,7 @@ class MemoryStore:
         file = self._listing.files.get(session_id)
         if file is None:
             raise SessionNotFound(session_id)
-        check_flat_probe(file, "")
+        check_flat_probe(PurePath(file.project, file.session))
         content = self._files[file.project, file.session]
         return read_plain([content], session_id, file.location)
 
