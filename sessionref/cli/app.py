@@ -17,10 +17,10 @@ import sessionref
 from sessionref.cli.process import (
     OutputError,
     abandon_output,
+    exit_on_signals,
     flush_output,
-    handle_signals,
-    handle_signals_at_exit,
     interrupted_status,
+    stop_on_signals,
 )
 
 
@@ -117,8 +117,10 @@ def check_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
         parser.error(f"argument command: invalid choice: {first!r} (choose from {shown})")
 
 
-def run_command(argv: Sequence[str]) -> int:
-    """Parse ``argv`` and run its command: the status it exits with."""
+def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
+    """Parse ``argv`` and run its command: the status it exits with. With ``signals``, the
+    command runs with :func:`stop_on_signals`, and what follows with :func:`exit_on_signals`.
+    """
     named = command_named(argv)
     parser = build_parser([named] if named else [])
     if not argv:
@@ -128,7 +130,11 @@ def run_command(argv: Sequence[str]) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command's parser, so its own usage is shown
         args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if signals:
+        stop_on_signals()
     status: int = args.run(args)
+    if signals:
+        exit_on_signals()
     flush_output()
     return status
 
@@ -137,16 +143,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its errors are ``CODE: message`` lines and exit 1 (each command's
     ``run`` reports them: see ``cli.common.reporting_errors``).
 
-    Ctrl-C (or SIGTERM) at any point after the interpreter has imported this module is one
-    line and exit 130 (143); so is an output error (exit 1); a closed stdout is silent.
-    Signal handlers are installed only for the process's own command line (``argv`` None),
-    never for a caller's.
+    Ctrl-C (or SIGTERM) at any point after the interpreter has imported ``sessionref.cli`` is
+    one line and exit 130 (143) (see ``cli.process``); an output error is one line and exit 1;
+    a closed stdout is silent. Signal handlers are installed only for the process's own
+    command line (``argv`` None), never for a caller's.
     """
     entry = argv is None
     if entry:
-        handle_signals()
+        exit_on_signals()
     try:
-        return run_command(sys.argv[1:] if argv is None else list(argv))
+        return run_command(sys.argv[1:] if argv is None else list(argv), signals=entry)
     except KeyboardInterrupt as exc:
         sys.stderr.write("interrupted\n")
         return interrupted_status(exc)
@@ -159,4 +165,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     finally:
         if entry:
-            handle_signals_at_exit()
+            exit_on_signals()

@@ -6,8 +6,12 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
 - A closed stdout (``sessionref demo | head -1``) ends the command quietly with exit 0,
   whether the reader went before or after the last write (so the status does not depend on
   timing); stdout is pointed at ``/dev/null`` so nothing is printed at interpreter exit.
-- SIGTERM raises :class:`Terminated`, a :class:`KeyboardInterrupt`: every command stops on it
-  as on Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130).
+- Signals: while the command line loads (parser, command module, library) and once the
+  command is done, SIGINT and SIGTERM exit at once with one line (there is nothing to clean
+  up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
+  segfaults when one interrupts it building a decoder). While the command runs, SIGTERM
+  raises :class:`Terminated`, a :class:`KeyboardInterrupt`: every command stops on it as on
+  Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130).
 """
 
 from __future__ import annotations
@@ -48,21 +52,21 @@ def _raise_terminated(signum: int, frame: FrameType | None) -> None:
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
-    """After the command is done: a signal ends the process without a traceback."""
+    """A signal ends the process at once, with one line and no traceback."""
     os.write(2, b"interrupted\n")
     os._exit(TERMINATED_STATUS if signum == signal.SIGTERM else INTERRUPTED_STATUS)
 
 
-def handle_signals() -> None:
-    """While a command runs: SIGTERM raises :class:`Terminated` (SIGINT already raises
-    :class:`KeyboardInterrupt`)."""
+def stop_on_signals() -> None:
+    """While a command runs: SIGINT raises :class:`KeyboardInterrupt`, SIGTERM
+    :class:`Terminated`, so that the command stops cleanly."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _raise_terminated)
 
 
-def handle_signals_at_exit() -> None:
-    """Once the command is done (the interpreter is closing pools and threads): a signal exits
-    at once with one line, rather than a traceback from wherever the interpreter was."""
+def exit_on_signals() -> None:
+    """While the command line loads, and once the command is done (the interpreter closing
+    pools and threads): a signal exits at once with one line."""
     signal.signal(signal.SIGINT, _exit_at_once)
     signal.signal(signal.SIGTERM, _exit_at_once)
 
