@@ -45,7 +45,14 @@ def one_error_line(done: subprocess.CompletedProcess[bytes], code: str) -> str:
 
 def titled_store(root: Path) -> Path:
     """Two sessions, one titled, plus a log whose header does not read."""
-    events = [user(0, "中文 🙂"), assistant(1, "é"), other(2, "session/title", data={"title": "T"})]
+    title_data = {"title": "T", "messageSeqs": [], "source": {"kind": "user"}}
+    title = other(2, "session/title", data=title_data)
+    events = [
+        user(0, "中文 🙂"),
+        assistant(1, "é"),
+        title,
+        other(3, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}),
+    ]
     write_session_store(root, [{"header": header("s", cwd=None), "events": events}])
     write_session_store(root, [{"header": header("u", cwd="/w"), "events": [user(0, "q")]}])
     broken = root / "--w--" / "broken" / "session.jsonl"
@@ -168,7 +175,7 @@ def test_logs_passed_over_are_counted_and_listed_with_verbose(tmp_path: Path) ->
     assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
     verbose = run("candidates", "--root", root, "--verbose")
     broken = tmp_path / "--w--" / "broken" / "session.jsonl"
-    assert verbose.stderr.decode().startswith(f"passed over {broken}: unreadable header: ")
+    assert verbose.stderr.decode().startswith(f"passed over {broken}: ")  # and the reader's why
     missing = one_error_line(
         run("snapshot", "--root", root, "nope"), "SESSION_REFERENCE_READ_FAILED"
     )
@@ -189,9 +196,10 @@ def test_errors_speak_the_command_line() -> None:
 
 
 def test_a_read_failure_names_the_file(tmp_path: Path) -> None:
-    (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q")]}])
-    with path.open("ab") as log:
-        log.write(b'{"type":"turn/start","seq":5,"time":5,"data":{"turn":1}}\n')
+    events = [user(0, "q"), other(1, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}})]
+    (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": events}])
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))  # before the turn end
     message = one_error_line(
         run("snapshot", "--root", str(tmp_path), "s"), "SESSION_REFERENCE_READ_FAILED"
     )

@@ -20,7 +20,7 @@ from sessionref.cli import main
 from sessionref.cli.common import MAX_SAFE_INTEGER
 from sessionref.cli.demo import sample_root
 from sessionref.testing.store import write_session_store
-from tests.logs import assistant, header, user
+from tests.logs import assistant, header, other, user
 
 PATIENCE = 120.0
 """Seconds a command may take before the test calls it hung: a bound, not a speed check."""
@@ -53,16 +53,18 @@ def usage_error(done: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def store_with_a_corrupt_log(root: Path) -> Path:
-    """Three sessions that snapshot and one whose log has a seq gap."""
+    """Three sessions that snapshot and one with a line that is not JSON mid-log."""
     for index in range(3):
-        session = {
-            "header": header(f"s-{index}", index),
-            "events": [user(0, "q"), assistant(1, "a")],
-        }
-        write_session_store(root, [session])
-    (path,) = write_session_store(root, [{"header": header("bad", 9), "events": [user(0, "q")]}])
-    with path.open("ab") as log:
-        log.write(b'{"type":"turn/start","seq":5,"time":5,"data":{"turn":1}}\n')
+        events = [user(0, "q"), assistant(1, "a")]
+        write_session_store(root, [{"header": header(f"s-{index}", index), "events": events}])
+    events = [
+        user(0, "q"),
+        assistant(1, "a"),
+        other(2, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}),
+    ]
+    (path,) = write_session_store(root, [{"header": header("bad", 9), "events": events}])
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))
     return root
 
 

@@ -185,7 +185,8 @@ class ListedStore:
     """A store whose listing was taken once: ``headers()`` does not scan the root again.
 
     >>> from sessionref.log.store import MemoryStore
-    >>> memory = MemoryStore([{"header": {"id": "s", "createdAt": 1}}])
+    >>> head = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> memory = MemoryStore([{"header": head}])
     >>> listed = ListedStore(memory, memory.headers())
     >>> [h.id for h in listed.headers()], listed.title("s")
     (['s'], None)

@@ -165,7 +165,8 @@ def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:
 
     >>> from sessionref.resolver import SessionReferenceResolver
     >>> from sessionref.log.store import MemoryStore
-    >>> store = MemoryStore([{"header": {"id": "s", "createdAt": 1}, "events": []}])
+    >>> head = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> store = MemoryStore([{"header": head, "events": []}])
     >>> context = SessionReferenceResolver(store).snapshot(Target("t"), [Reference("s", "S")])
     >>> cut_lines(context), cut_lines(context, only_cut=True)
     (['S: kept 0 of 0 messages, omitted 0 bytes'], [])
