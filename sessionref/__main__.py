@@ -2,6 +2,6 @@
 
 import sys
 
-from sessionref.cli.app import main
+from sessionref.cli import main
 
 sys.exit(main())

@@ -194,7 +194,7 @@ def test_each_line_is_what_snapshot_prints(
     assert run_batch(store_root, out, "--max-bytes", str(MAX_BYTES), "--label-from", label) == 1
     failures = len(BROKEN) + (label == "title")
     assert capsys.readouterr().err == (  # not a terminal: no progress bar, one summary line
-        f"{len(LISTING)} sessions: {len(LISTING)} written, {failures} failed → {out} "
+        f"{len(LISTING)} sessions: {len(LISTING) - failures} written, {failures} failed → {out} "
         f'(failed: "seq-gap", "garbage-line", "blank-line"'
         f"{' and 1 more' if label == 'title' else ''})\n"
         "note: 1 log passed over (--verbose lists them)\n"

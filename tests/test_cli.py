@@ -99,7 +99,7 @@ def test_labels_by_id_by_default_as_the_harness_and_batch_do(
     with pytest.raises(SystemExit) as usage:
         main(["snapshot", *root, "--label", "A", "s", "u"])
     assert usage.value.code == 2
-    assert "--label is given 1 times for 2 sessions" in capsys.readouterr().err
+    assert "--label is given 1 time for 2 sessions" in capsys.readouterr().err
 
 
 def test_sessions_by_uri() -> None:
@@ -235,10 +235,11 @@ def test_bare_command_helps_and_version_answers() -> None:
 def test_every_option_is_explained_with_its_default() -> None:
     for name, sub in subcommands().items():
         assert (sub.epilog and "examples:" in sub.epilog) or name == "conform", name
+        assert "(default: )" not in sub.format_help(), name  # an empty default is not shown
         for action in sub._actions:
             assert action.help, (name, action.option_strings)
             default = action.default
-            if action.option_strings and default not in (None, False, "==SUPPRESS=="):
+            if action.option_strings and default not in (None, False, "", "==SUPPRESS=="):
                 assert f"(default: {default})" in " ".join(sub.format_help().split()), (
                     name,
                     action.option_strings,
@@ -282,7 +283,8 @@ def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_candidates_help_explains_the_order() -> None:
     shown = run("candidates", "--help").stdout.decode()
-    assert "--cwd first, then sessions without a cwd, then" in " ".join(shown.split())
+    words = " ".join(shown.split())
+    assert "--cwd (by default the current directory) first, then sessions without a cwd" in words
     assert "newest first" in shown
 
 

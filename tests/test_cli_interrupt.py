@@ -1,7 +1,8 @@
-"""Ctrl-C on a running ``sessionref batch``: a real process group gets SIGINT, as from a terminal.
+"""Ctrl-C on a running ``sessionref batch``: a real process group gets SIGINT, as from a terminal;
+or SIGTERM goes to the batch's process alone, as from ``kill`` or ``timeout``.
 
-The batch must exit 130 with one line on stderr, keep every finished line in ``--out`` (so
-``--resume`` completes it), and leave no temporary file and no process behind.
+The batch must exit 130 (SIGTERM: 143) with one line on stderr, keep every finished line in
+``--out`` (so ``--resume`` completes it), and leave no temporary file and no process behind.
 """
 
 from __future__ import annotations
@@ -118,10 +119,19 @@ ENGINES = {
 }
 
 
+STOPS = {
+    "ctrl-c": (lambda pid: os.killpg(pid, signal.SIGINT), 130),
+    "sigterm": (lambda pid: os.kill(pid, signal.SIGTERM), 143),
+}
+"""How a batch is stopped: Ctrl-C reaches the whole process group, SIGTERM the batch alone."""
+
+
+@pytest.mark.parametrize("stop", list(STOPS))
 @pytest.mark.parametrize("engine", list(ENGINES))
-def test_ctrl_c_stops_the_batch_and_keeps_its_finished_lines(
-    store: Path, tmp_path: Path, engine: str, request: pytest.FixtureRequest
+def test_a_stopped_batch_keeps_its_finished_lines(
+    store: Path, tmp_path: Path, engine: str, stop: str, request: pytest.FixtureRequest
 ) -> None:
+    send, status = STOPS[stop]
     out = tmp_path / "out.jsonl"
     running = batch(store, out, "--workers", "2", *ENGINES[engine](request))
     group = running.pid
@@ -134,7 +144,7 @@ def test_ctrl_c_stops_the_batch_and_keeps_its_finished_lines(
         wait_for(mid_run, "the first finished lines")
         if engine != "distributed":  # whose workers are not the batch's processes
             assert len(group_members(group)) > 2, "the worker processes should be running"
-        os.killpg(group, signal.SIGINT)
+        send(group)
         _, err = running.communicate(timeout=PATIENCE)
     finally:
         if running.poll() is None:  # pragma: no cover - only when the test already failed
@@ -142,7 +152,7 @@ def test_ctrl_c_stops_the_batch_and_keeps_its_finished_lines(
             running.wait()
     wait_for(lambda: not group_members(group), "every process of the batch to end")
 
-    assert running.returncode == 130, err
+    assert running.returncode == status, err
     lines = out.read_bytes().splitlines(keepends=True)
     assert 0 < len(lines) < SESSIONS
     assert all(line.endswith(b"\n") and json.loads(line)["context"] for line in lines)

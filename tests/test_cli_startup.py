@@ -60,7 +60,8 @@ def test_help_loads_no_command(argv: list[str]) -> None:
     modules = imported_by("-m", "sessionref", *argv)
     assert not modules & (LIBRARY | HEAVY), sorted(modules & (LIBRARY | HEAVY))
     assert not {name for name in modules if name.startswith("sessionref.cli.")} - {
-        "sessionref.cli.app"
+        "sessionref.cli.app",
+        "sessionref.cli.process",  # signals and stdout: set up before anything else
     }
 
 

@@ -182,6 +182,36 @@ def check_reachable(address: str, seconds: float = CONNECT_SECONDS) -> None:
         raise SessionReferenceError(message, INVALID_CONFIG) from None
 
 
+async def _handshake(address: str, seconds: float) -> None:
+    """Connect to ``address`` as ``distributed`` does, handshake included, then hang up."""
+    # Imported here: distributed is heavy, and only a --scheduler run needs it.
+    from distributed.comm.core import connect
+
+    comm = await connect(address, timeout=seconds)  # type: ignore[no-untyped-call]
+    await comm.close()
+
+
+def check_scheduler(address: str, seconds: float = CONNECT_SECONDS) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless a dask scheduler answers at
+    ``address`` within about ``seconds``.
+
+    ``distributed`` waits for the handshake without a time limit: a server that accepts and
+    says nothing would hang the batch, and one speaking another protocol (HTTP) fails in
+    odd ways (a timeout, a MemoryError). Here the whole handshake is bounded.
+    """
+    check_reachable(address, seconds)
+    try:
+        asyncio.run(asyncio.wait_for(_handshake(address, seconds), seconds))
+    except TimeoutError:
+        reason = f"no dask handshake within {seconds:g} s (is it a dask scheduler?)"
+    except Exception as exc:  # anything the far end made distributed raise
+        reason = f"it does not answer as a dask scheduler ({type(exc).__name__})"
+    else:
+        return
+    message = f"cannot connect to the dask scheduler {address}: {reason}"
+    raise SessionReferenceError(message, INVALID_CONFIG) from None
+
+
 def _ignoring(
     kind: type[BaseException], loop: asyncio.AbstractEventLoop, context: dict[str, Any]
 ) -> None:
@@ -199,7 +229,7 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     from distributed import Client
     from distributed.client import AllExit
 
-    check_reachable(address)
+    check_scheduler(address)
     try:
         client = Client(address, set_as_default=False, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]
     except (OSError, TimeoutError, ValueError) as exc:

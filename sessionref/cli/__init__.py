@@ -1,5 +1,24 @@
 """The ``sessionref`` command line (argparse only)."""
 
-from sessionref.cli.app import main
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sessionref.cli.process import exit_on_signals
 
 __all__ = ["main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``sessionref`` command (:func:`sessionref.cli.app.main`).
+
+    For the process's own command line (``argv`` None), a signal exits at once from here on,
+    before the parser loads: only the interpreter's start-up and ``import sessionref.cli``
+    (a few milliseconds) come before.
+    """
+    if argv is None:
+        exit_on_signals()
+    # Imported now, not above: the signal handling comes first.
+    from sessionref.cli.app import main as app_main
+
+    return app_main(argv)

@@ -14,6 +14,14 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final, NamedTuple
 
 import sessionref
+from sessionref.cli.process import (
+    OutputError,
+    abandon_output,
+    exit_on_signals,
+    flush_output,
+    interrupted_status,
+    stop_on_signals,
+)
 
 
 class Command(NamedTuple):
@@ -40,7 +48,9 @@ exit status:
   1    an error, printed as one line "CODE: message" on stderr
        (batch: also when some session failed; the file holds its error)
   2    wrong usage
-  130  interrupted (batch keeps the sessions it finished: add --resume to go on)
+  130  interrupted by Ctrl-C (SIGINT); 143 by SIGTERM (batch keeps the sessions it
+       finished: add --resume to go on)
+  A closed stdout (`| head`) ends a command quietly, with status 0.
 
 `sessionref COMMAND --help` describes a command and gives examples.
 """
@@ -51,7 +61,7 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         help_text = action.help or ""
-        shown = action.default not in (None, False, argparse.SUPPRESS)
+        shown = action.default not in (None, False, "", argparse.SUPPRESS)
         if shown and action.option_strings and "%(default)" not in help_text:
             help_text += " (default: %(default)s)"
         return help_text
@@ -98,21 +108,61 @@ def command_named(argv: Sequence[str]) -> str | None:
     return first if first in {command.name for command in COMMANDS} else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; its errors are ``CODE: message`` lines and exit 1 (each command's
-    ``run`` reports them: see ``cli.common.reporting_errors``)."""
-    argv = sys.argv[1:] if argv is None else list(argv)
+def check_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
+    """A usage error (exit 2) if the first word not an option is no command; the hidden
+    ones are not offered."""
+    first = next((word for word in argv if not word.startswith("-")), None)
+    if first is not None and command_named(argv) is None:
+        shown = ", ".join(repr(c.name) for c in COMMANDS if c.summary is not None)
+        parser.error(f"argument command: invalid choice: {first!r} (choose from {shown})")
+
+
+def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
+    """Parse ``argv`` and run its command: the status it exits with. With ``signals``, the
+    command runs with :func:`stop_on_signals`, and what follows with :func:`exit_on_signals`.
+    """
     named = command_named(argv)
     parser = build_parser([named] if named else [])
     if not argv:
         parser.print_help()
         return 0
-    try:
-        args = parser.parse_args(argv)
-        status: int = args.run(args)
-    except BrokenPipeError:
-        return 1
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        return 130
+    check_command(parser, argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # said by the command's parser, so its own usage is shown
+        args.parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if signals:
+        stop_on_signals()
+    status: int = args.run(args)
+    if signals:
+        exit_on_signals()
+    flush_output()
     return status
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; its errors are ``CODE: message`` lines and exit 1 (each command's
+    ``run`` reports them: see ``cli.common.reporting_errors``).
+
+    Ctrl-C (or SIGTERM) at any point after the interpreter has imported ``sessionref.cli`` is
+    one line and exit 130 (143) (see ``cli.process``); an output error is one line and exit 1;
+    a closed stdout is silent. Signal handlers are installed only for the process's own
+    command line (``argv`` None), never for a caller's.
+    """
+    entry = argv is None
+    if entry:
+        exit_on_signals()
+    try:
+        return run_command(sys.argv[1:] if argv is None else list(argv), signals=entry)
+    except KeyboardInterrupt as exc:
+        sys.stderr.write("interrupted\n")
+        return interrupted_status(exc)
+    except BrokenPipeError:
+        abandon_output()
+        return 0
+    except OutputError as exc:
+        abandon_output()
+        sys.stderr.write(f"cannot write output: {exc}\n")
+        return 1
+    finally:
+        if entry:
+            exit_on_signals()

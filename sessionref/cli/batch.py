@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
-import uuid
 from collections.abc import Generator
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Final
 
 import msgspec
@@ -17,15 +13,20 @@ from tqdm import tqdm
 
 from sessionref.batch.core import ENGINES, ResultLine, listing_order
 from sessionref.batch.local import build_result_lines
+from sessionref.cli.batch_output import Output, OutputFile, StandardOutput
 from sessionref.cli.common import (
+    STDOUT,
     OpenStore,
     add_store_arguments,
     config_error,
+    counted,
     note,
+    output_path,
     positive_int,
     quoted,
     reporting_errors,
 )
+from sessionref.cli.process import interrupted_status
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 
 DESCRIPTION = """\
@@ -33,8 +34,12 @@ Snapshot every session of a store into a JSON-lines file, one line per session i
 order (newest first): {"sessionId", "label", "context"} as `snapshot --json` prints it, or
 {"sessionId", "error": {"code", "message"}}. A broken session does not stop the batch.
 
-The file appears when the batch is done; an interrupted batch (Ctrl-C) keeps the lines it
-finished, and --resume continues it.
+The file appears when the batch is done; an interrupted batch (Ctrl-C, SIGTERM) keeps the
+lines it finished, and --resume continues it. --resume trusts that the other options
+(--max-bytes, --label-from, the store limits) are those of the first run: the lines do not
+record them. `--out -` writes the lines to stdout as they are done (no --resume).
+The summary line goes to stderr: "N sessions: D already done, W written, F failed → FILE",
+where written counts the sessions snapshotted, failed those whose line is an error.
 """
 EPILOG = """\
 examples:
@@ -51,7 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
     add_store_arguments(parser)
-    parser.add_argument("--out", required=True, metavar="FILE", help="the JSON-lines file to write")
+    parser.add_argument(
+        "--out",
+        required=True,
+        type=output_path,
+        metavar="FILE",
+        help="the JSON-lines file to write (- for stdout)",
+    )
     parser.add_argument(
         "--resume",
         action="store_true",
@@ -77,118 +88,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
-    """The session id of one complete output line and whether it is an error line."""
-    try:
-        value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
-        value = None
-    if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
-        raise config_error(f"{path}: line {number} is not a batch result; cannot --resume")
-    return value["sessionId"], "error" in value
-
-
-class ResumeState(msgspec.Struct, frozen=True):
-    """What an existing output file already holds."""
-
-    done: frozenset[str]
-    failures: int
-    intact_bytes: int
-
-
-def read_resume_state(path: Path) -> ResumeState:
-    """Ids already in ``path`` and where its intact part ends: a torn last line is not counted.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     out = Path(d, "out.jsonl")
-    ...     _ = out.write_bytes(b'{"sessionId":"a","context":{}}\\n{"sessionId":"b","err')
-    ...     read_resume_state(out)
-    ResumeState(done=frozenset({'a'}), failures=0, intact_bytes=31)
-    """
-    done: set[str] = set()
-    failures = intact = 0
-    if not path.exists():
-        return ResumeState(frozenset(), 0, 0)
-    with path.open("rb") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.endswith(b"\n"):
-                break
-            session_id, failed = _result_line(line, number, path)
-            if session_id not in done:
-                failures += failed
-            done.add(session_id)
-            intact += len(line)
-    return ResumeState(frozenset(done), failures, intact)
-
-
-class OutputFile:
-    """Where batch lines go: a temporary file renamed over ``path`` at the end, or ``path``
-    itself, appended to, when resuming.
-
-    Nothing replaces ``path`` if the batch fails; an interrupted batch (``KeyboardInterrupt``)
-    that finished some lines puts them in ``path``, for ``--resume`` to continue.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     with OutputFile(Path(d, "out.jsonl"), resume=False) as out:
-    ...         out.write(b"x\\n")
-    ...         print(sorted(os.listdir(d)) != ["out.jsonl"])
-    ...     print(sorted(os.listdir(d)), Path(d, "out.jsonl").read_bytes())
-    True
-    ['out.jsonl'] b'x\\n'
-    """
-
-    def __init__(self, path: Path, *, resume: bool) -> None:
-        self.path = path
-        self.resume = resume
-        self.state = read_resume_state(path) if resume else ResumeState(frozenset(), 0, 0)
-        self.lines = 0
-        self.kept = False
-        self._temporary: Path | None = None
-        self._file: IO[bytes] | None = None
-
-    def __enter__(self) -> OutputFile:
-        if self.resume:
-            self._file = self.path.open("ab")
-            self._file.truncate(self.state.intact_bytes)
-            return self
-        self._temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:12]}.tmp")
-        descriptor = os.open(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self._file = os.fdopen(descriptor, "wb")
-        return self
-
-    def write(self, line: bytes) -> None:
-        """Write one line; a resumed file is flushed per line so an interruption loses none."""
-        assert self._file is not None, "OutputFile used outside its with block"
-        self._file.write(line)
-        self.lines += 1
-        if self.resume:
-            self._file.flush()
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
-        assert self._file is not None
-        keep = kind is None or (kind is KeyboardInterrupt and self.lines > 0)
-        self.kept = keep or self.resume
-        try:
-            if keep and self._temporary is not None:
-                self._file.flush()
-                os.fsync(self._file.fileno())
-        finally:
-            self._file.close()
-            if self._temporary is not None:
-                try:
-                    if keep:
-                        os.replace(self._temporary, self.path)
-                finally:
-                    self._temporary.unlink(missing_ok=True)
-
-
 class Tally(msgspec.Struct):
     """What a batch run did, for its summary line."""
 
@@ -199,27 +98,29 @@ class Tally(msgspec.Struct):
     failed: list[str] = msgspec.field(default_factory=list)
 
     def count(self, result: ResultLine) -> None:
-        """Count one result written."""
-        self.written += 1
+        """Count one result: written (snapshotted) or failed."""
         if result.failed:
             self.failed.append(result.session_id)
+        else:
+            self.written += 1
 
     @property
     def failures(self) -> int:
         """Failed sessions in the output file, this run's and earlier ones."""
         return self.earlier_failures + len(self.failed)
 
-    def summary(self, out: Path) -> str:
-        """``N sessions: W written, F failed → FILE``, naming the first failures.
+    def summary(self, out: str) -> str:
+        """``N sessions: D already done, W written, F failed → FILE``, naming the first
+        failures.
 
         >>> tally = Tally(5, 1, 0)
         >>> for result in (ResultLine("a", True, b""), ResultLine("b", False, b"")):
         ...     tally.count(result)
-        >>> tally.summary(Path("out.jsonl"))
-        '5 sessions: 1 already in the file, 2 written, 1 failed → out.jsonl (failed: "a")'
+        >>> tally.summary("out.jsonl")
+        '5 sessions: 1 already done, 1 written, 1 failed → out.jsonl (failed: "a")'
         """
-        earlier = f"{self.earlier} already in the file, " if self.earlier else ""
-        line = f"{self.sessions} sessions: {earlier}{self.written} written, "
+        earlier = f"{self.earlier} already done, " if self.earlier else ""
+        line = f"{counted(self.sessions, 'session')}: {earlier}{self.written} written, "
         line += f"{len(self.failed)} failed → {out}"
         if self.failed:
             named = ", ".join(quoted(session_id) for session_id in self.failed[:NAMED_FAILURES])
@@ -229,32 +130,20 @@ class Tally(msgspec.Struct):
             line += f"; {self.earlier_failures} failed in an earlier run"
         return line
 
-    def interrupted(self, out: Path, kept: bool) -> str:
-        """The one line an interrupted run prints; ``kept``: whether ``out`` holds its lines.
+    def interrupted(self, output: Output | None, out: str) -> str:
+        """The one line an interrupted run prints, saying what ``output`` (to ``out``) holds.
 
-        >>> Tally(9, 0, 0).interrupted(Path("/nonexistent"), False)
+        >>> Tally(9, 0, 0).interrupted(StandardOutput(), "-")
+        'interrupted: 0 of 9 sessions are in stdout'
+        >>> Tally(9, 0, 0).interrupted(None, "/nonexistent")
         'interrupted before any session was done: /nonexistent is unchanged'
         """
-        if not kept:
+        if output is None or not output.kept:
             return f"interrupted before any session was done: {out} is unchanged"
-        return (
-            f"interrupted: {complete_lines(out)} of {self.sessions} sessions are in {out}; "
-            "run the same command with --resume to do the rest"
-        )
-
-
-def complete_lines(path: Path) -> int:
-    """How many lines of ``path`` end in a newline (a torn last one does not count).
-
-    >>> import tempfile
-    >>> with tempfile.NamedTemporaryFile() as file:
-    ...     _ = file.write(b"a\\nb\\nc")
-    ...     file.flush()
-    ...     complete_lines(Path(file.name))
-    2
-    """
-    with path.open("rb") as file:
-        return sum(chunk.count(b"\n") for chunk in iter(lambda: file.read(1 << 20), b""))
+        line = f"interrupted: {output.held()} of {self.sessions} sessions are in {output.where()}"
+        if isinstance(output, OutputFile):
+            line += "; run the same command with --resume to do the rest"
+        return line
 
 
 def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
@@ -299,6 +188,20 @@ def engine_results(
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
 
 
+def warn_strangers(strangers: frozenset[str], out: Path, opened: OpenStore) -> None:
+    """One line when ``--out`` holds sessions that are not in the store being resumed.
+
+    Said on stderr, e.g. ``warning: o.jsonl holds 1 session not in --root /r (such as "x"):
+    was it written from another store?``
+    """
+    if strangers:
+        example = quoted(min(strangers))
+        note(
+            f"warning: {out} holds {counted(len(strangers), 'session')} not in --root "
+            f"{opened.store.root} (such as {example}): was it written from another store?"
+        )
+
+
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Snapshot every session of a store into a JSON-lines file (exit 1 if any failed)."""
@@ -306,17 +209,20 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--scheduler needs --engine dask")
     if args.scheduler is not None and args.scheduler.startswith("inproc://"):
         args.parser.error("--scheduler: an inproc:// address is not reachable from here")
+    if args.out == STDOUT and args.resume:
+        args.parser.error("--resume needs an --out file, not - (stdout)")
     opened = OpenStore.of(args)
     ids = listing_order(opened.listed)
     out = Path(args.out)
     tally = Tally(len(ids), 0, 0)
-    output: OutputFile | None = None
+    output: Output | None = None
     try:
-        output = OutputFile(out, resume=args.resume)
+        output = StandardOutput() if args.out == STDOUT else OutputFile(out, resume=args.resume)
         with output:
             done = output.state.done
             todo = [session_id for session_id in ids if session_id not in done]
             tally.earlier, tally.earlier_failures = len(ids) - len(todo), output.state.failures
+            warn_strangers(done - set(ids), out, opened)
             results = engine_results(args, opened, todo)
             try:
                 with progress_bar(len(todo), sys.stderr) as bar:
@@ -326,12 +232,14 @@ def run(args: argparse.Namespace) -> int:
                         bar.update()
             finally:
                 results.close()
-    except KeyboardInterrupt:
-        note(tally.interrupted(out, output is not None and output.kept))
-        return 130
+    except KeyboardInterrupt as exc:
+        note(tally.interrupted(output, args.out))
+        return interrupted_status(exc)
     except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
         raise config_error(f"--out {out}: {exc.strerror or exc}") from None
-    note(tally.summary(out))
+    note(tally.summary(output.where()))
     if not args.verbose:
         opened.report_problems()
     return 1 if tally.failures else 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import unicodedata
 import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -12,6 +14,7 @@ from sessionref.cli.common import (
     add_store_arguments,
     note,
     positive_int,
+    project_directory,
     quoted,
     reporting_errors,
     session_id_argument,
@@ -25,8 +28,10 @@ from sessionref.types import Candidate, Target
 DESCRIPTION = """\
 List the sessions a prompt could mention, as a mention picker would.
 
-Order: sessions of the project given by --cwd first, then sessions without a cwd, then
-those of other projects; within each group newest first (equal times by id). --query
+Order: sessions of the project given by --cwd (by default the current directory) first,
+then sessions without a cwd, then those of other projects; within each group newest first
+(equal times by id). --cwd is compared with each session's recorded cwd as text, made
+absolute and normalized first (no trailing slash, symlinks kept). --query
 keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
 Labels are titles (the id when a session has none).
 """
@@ -44,7 +49,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     add_store_arguments(parser)
     parser.add_argument(
-        "--cwd", metavar="DIR", help="the project the prompt is written in: listed first"
+        "--cwd",
+        type=project_directory,
+        metavar="DIR",
+        help="the project the prompt is written in: listed first (default: the current directory)",
     )
     parser.add_argument(
         "--query", metavar="Q", default="", help="keep sessions whose id, cwd or title has Q"
@@ -73,6 +81,24 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else " " for c in text)
 
 
+def display_width(text: str) -> int:
+    """How many terminal columns ``text`` takes: wide and fullwidth characters take two.
+
+    >>> display_width("abc"), display_width("中文"), display_width("ｱ")
+    (3, 4, 1)
+    """
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def padded(text: str, width: int) -> str:
+    """``text`` and spaces up to ``width`` columns.
+
+    >>> padded("中", 4) + "|"
+    '中  |'
+    """
+    return text + " " * (width - display_width(text))
+
+
 def table(candidates: Sequence[Candidate]) -> str:
     """Candidates as aligned columns under a header line.
 
@@ -90,10 +116,10 @@ def table(candidates: Sequence[Candidate]) -> str:
         )
         for c in candidates
     ]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    widths = [max(display_width(row[i]) for row in rows) for i in range(len(COLUMNS))]
     widths[-1] = 0  # the last column is not padded
     return "".join(
-        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)) + "\n"
+        "  ".join(padded(cell, width) for cell, width in zip(row, widths, strict=True)) + "\n"
         for row in rows
     )
 
@@ -104,7 +130,8 @@ def run(args: argparse.Namespace) -> int:
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
     opened = OpenStore.of(args)
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
-    found = resolver.mention_candidates(Target(target_id, args.cwd), args.query, args.limit)
+    cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
+    found = resolver.mention_candidates(Target(target_id, cwd), args.query, args.limit)
     if args.json:
         write_bytes(js_json(found) + b"\n")
     elif found:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from sessionref.cli.process import write_bytes as write_bytes
+from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
@@ -29,10 +31,15 @@ from sessionref.log.store import (
 
 LABEL_SOURCES: Final = ("title", "id")
 """How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""The largest count the library takes (JavaScript's ``Number.MAX_SAFE_INTEGER``)."""
+STDOUT: Final = "-"
+"""The ``--out`` that means standard output."""
 
 
 def positive_int(value: str) -> int:
-    """An argparse type: a positive integer, said in those words when it is not one.
+    """An argparse type: a positive integer the library takes (at most 2**53-1), said in
+    those words when it is not one.
 
     >>> positive_int("3")
     3
@@ -40,14 +47,55 @@ def positive_int(value: str) -> int:
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: 'x' is not a positive integer
+    >>> positive_int("9007199254740992")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '9007199254740992' is too large (at most 9007199254740991)
     """
     try:
         number = int(value)
-    except ValueError:
-        number = 0
+    except ValueError:  # not a number, or more digits than int() takes
+        number = MAX_SAFE_INTEGER + 1 if value.isdigit() else 0
+    if number > MAX_SAFE_INTEGER:
+        raise argparse.ArgumentTypeError(f"{value!r} is too large (at most {MAX_SAFE_INTEGER})")
     if number < 1:
         raise argparse.ArgumentTypeError(f"{value!r} is not a positive integer")
     return number
+
+
+def output_path(value: str) -> str:
+    """An argparse type: a file to write, or ``-`` for stdout.
+
+    >>> output_path("out.jsonl"), output_path("-")
+    ('out.jsonl', '-')
+    >>> output_path("")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: '' is not a file name
+    """
+    if value != STDOUT and Path(value).name in ("", ".", ".."):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a file name")
+    return value
+
+
+def project_directory(value: str) -> str:
+    """An argparse type: a project directory as sessions record it: absolute, normalized,
+    without a trailing slash (``~`` expanded; symlinks are kept, as a shell's ``$PWD`` keeps
+    them).
+
+    >>> project_directory("/home/dev/docs-site/"), project_directory("/a/./b/../c")
+    ('/home/dev/docs-site', '/a/c')
+    """
+    return os.path.normpath(os.path.abspath(os.path.expanduser(value)))
+
+
+def counted(count: int, noun: str) -> str:
+    """``count noun``, the noun in the plural unless the count is 1.
+
+    >>> counted(1, "session"), counted(2, "time")
+    ('1 session', '2 times')
+    """
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def session_id_argument(value: str) -> str:
@@ -66,16 +114,6 @@ def quoted(text: str) -> str:
     '"a \\\\"b\\\\"\\\\n"'
     """
     return js_json(text).decode("utf-8")
-
-
-def write_text(text: str) -> None:
-    """Write UTF-8 to stdout whatever the locale; a lone surrogate shows as U+FFFD."""
-    sys.stdout.buffer.write(text.encode("utf-8", "replace"))
-
-
-def write_bytes(data: bytes) -> None:
-    """Write bytes to stdout as they are."""
-    sys.stdout.buffer.write(data)
 
 
 def note(text: str) -> None:
@@ -113,7 +151,8 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
         "-v",
         "--verbose",
         action="store_true",
-        help="list every log the store passed over, and why",
+        help="list every log the store passed over, and why (snapshot: also say what each "
+        "snapshot cut, on stderr)",
     )
 
 
@@ -139,8 +178,7 @@ def problems_hint(problems: list[StoreProblem]) -> str:
     """
     if not problems:
         return ""
-    count = len(problems)
-    return f"{count} log{'s' if count > 1 else ''} passed over (--verbose lists them)"
+    return f"{counted(len(problems), 'log')} passed over (--verbose lists them)"
 
 
 class ListedStore:

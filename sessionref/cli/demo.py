@@ -11,11 +11,11 @@ import msgspec
 
 from sessionref.cli.candidates import table
 from sessionref.cli.common import OpenStore, reporting_errors, write_bytes, write_text
-from sessionref.cli.snapshot import add_budget_argument, context_for, print_context
+from sessionref.cli.snapshot import add_budget_argument, context_for, cut_lines, print_context
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
 from sessionref.resolver import SessionReferenceResolver
-from sessionref.types import ContextMessage, Target
+from sessionref.types import Target
 
 SAMPLE_TARGET: Final = "sample-new-session"
 SAMPLE_CWD: Final = "/home/dev/payments-api"
@@ -48,14 +48,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _stats_lines(context: ContextMessage) -> str:
-    return "".join(
-        f"\n{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
-        f"messages, omitted {stats.omitted_bytes} bytes{', compacted' if stats.compacted else ''}"
-        for stats in context.source.references
-    )
-
-
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Snapshot the sample store's sessions, as a host would for a new prompt."""
@@ -72,5 +64,6 @@ def run(args: argparse.Namespace) -> int:
     write_text(table(found))
     write_text(f"\nSnapshot of the first two, within {args.max_bytes} bytes each:\n\n")
     print_context(context, as_json=False)
-    write_text((_stats_lines(context) if context is not None else "") + "\n")
+    cut = cut_lines(context) if context is not None else []
+    write_text("".join(f"\n{line}" for line in cut) + "\n")
     return 0

@@ -10,6 +10,8 @@ from sessionref.cli.common import (
     LABEL_SOURCES,
     OpenStore,
     add_store_arguments,
+    counted,
+    note,
     positive_int,
     quoted,
     read_failure,
@@ -88,7 +90,8 @@ def add_label_arguments(parser: argparse.ArgumentParser, *, explicit: bool = Tru
             "--label",
             action="append",
             metavar="TEXT",
-            help="the label of each SESSION, in order: once per session, or not at all",
+            help="the label of each SESSION, in order: once per session, or not at all "
+            "(an empty label is kept as given)",
         )
 
 
@@ -97,7 +100,8 @@ def references_of(args: argparse.Namespace) -> list[Reference]:
     ids = [session_id_argument(value) for value in args.sessions]
     labels = args.label or ids
     if len(labels) != len(ids):
-        args.parser.error(f"--label is given {len(labels)} times for {len(ids)} sessions")
+        given = f"{counted(len(labels), 'time')} for {counted(len(ids), 'session')}"
+        args.parser.error(f"--label is given {given}")
     return [Reference(session_id, label) for session_id, label in zip(ids, labels, strict=True)]
 
 
@@ -155,6 +159,26 @@ def context_for(
     return resolver.render_sources(sources)
 
 
+def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:
+    """What each snapshot kept of its session, one line per session (``only_cut``: only
+    those cut short).
+
+    >>> from sessionref.resolver import SessionReferenceResolver
+    >>> from sessionref.log.store import MemoryStore
+    >>> head = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    >>> store = MemoryStore([{"header": head, "events": []}])
+    >>> context = SessionReferenceResolver(store).snapshot(Target("t"), [Reference("s", "S")])
+    >>> cut_lines(context), cut_lines(context, only_cut=True)
+    (['S: kept 0 of 0 messages, omitted 0 bytes'], [])
+    """
+    return [
+        f"{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
+        f"messages, omitted {stats.omitted_bytes} bytes{', compacted' if stats.compacted else ''}"
+        for stats in context.source.references
+        if not only_cut or stats.omitted_bytes or stats.retained_messages < stats.original_messages
+    ]
+
+
 def print_context(context: ContextMessage | None, as_json: bool) -> None:
     """The prompt, or with ``as_json`` the whole message, on stdout."""
     if context is not None and as_json:
@@ -168,11 +192,17 @@ def run(args: argparse.Namespace) -> int:
     """Print the snapshot of the named sessions."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
     references = checked_references(Target(target_id), references_of(args))
+    opened = OpenStore.of(args)
     context = context_for(
-        OpenStore.of(args),
+        opened,
         references,
         max_bytes=args.max_bytes,
         label_from_title=not args.label and args.label_from == "title",
     )
     print_context(context, args.json)
+    if args.verbose and context is not None:
+        for line in cut_lines(context, only_cut=True):
+            note(f"note: {line}")
+    if not args.verbose:
+        opened.report_problems()
     return 0

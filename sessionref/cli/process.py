@@ -1,0 +1,109 @@
+"""How a command process meets its surroundings: stdout that fails or closes, and signals.
+
+Kept free of the library so that ``main`` can set it up before anything heavy is imported.
+
+- An output error (a full disk, ``/dev/full``) is :class:`OutputError`: one line, exit 1.
+- A closed stdout (``sessionref demo | head -1``) ends the command quietly with exit 0,
+  whether the reader went before or after the last write (so the status does not depend on
+  timing); stdout is pointed at ``/dev/null`` so nothing is printed at interpreter exit.
+- Signals: while the command line loads (parser, command module, library) and once the
+  command is done, SIGINT and SIGTERM exit at once with one line (there is nothing to clean
+  up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
+  segfaults when one interrupts it building a decoder). While the command runs, SIGTERM
+  raises :class:`Terminated`, a :class:`KeyboardInterrupt`: every command stops on it as on
+  Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from types import FrameType
+from typing import Final
+
+INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
+TERMINATED_STATUS: Final = 128 + signal.SIGTERM
+
+
+class OutputError(Exception):
+    """Stdout could not be written (other than a closed pipe): its reason, e.g. ENOSPC.
+
+    >>> str(OutputError("No space left on device"))
+    'No space left on device'
+    """
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: stop as on Ctrl-C."""
+
+
+def interrupted_status(interruption: KeyboardInterrupt) -> int:
+    """The exit status of a command stopped by ``interruption``.
+
+    >>> interrupted_status(KeyboardInterrupt()), interrupted_status(Terminated())
+    (130, 143)
+    """
+    return TERMINATED_STATUS if isinstance(interruption, Terminated) else INTERRUPTED_STATUS
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+def _exit_at_once(signum: int, frame: FrameType | None) -> None:
+    """A signal ends the process at once, with one line and no traceback."""
+    os.write(2, b"interrupted\n")
+    os._exit(TERMINATED_STATUS if signum == signal.SIGTERM else INTERRUPTED_STATUS)
+
+
+def stop_on_signals() -> None:
+    """While a command runs: SIGINT raises :class:`KeyboardInterrupt`, SIGTERM
+    :class:`Terminated`, so that the command stops cleanly."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_terminated)
+
+
+def exit_on_signals() -> None:
+    """While the command line loads, and once the command is done (the interpreter closing
+    pools and threads): a signal exits at once with one line."""
+    signal.signal(signal.SIGINT, _exit_at_once)
+    signal.signal(signal.SIGTERM, _exit_at_once)
+
+
+def _written(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
+
+
+def write_text(text: str) -> None:
+    """Write UTF-8 to stdout whatever the locale; a lone surrogate shows as U+FFFD."""
+    _written(text.encode("utf-8", "replace"))
+
+
+def write_bytes(data: bytes) -> None:
+    """Write bytes to stdout as they are."""
+    _written(data)
+
+
+def flush_output() -> None:
+    """Flush stdout, raising :class:`OutputError` (or :class:`BrokenPipeError`) if it fails."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from None
+
+
+def abandon_output() -> None:
+    """Point stdout at ``/dev/null``: what is still buffered goes nowhere, silently."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, sys.stdout.fileno())
+    finally:
+        os.close(devnull)

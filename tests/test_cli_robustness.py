@@ -1,0 +1,376 @@
+"""The command line where things go wrong around it: odd --out, full disks, closed pipes,
+signals at start-up, servers that are not dask schedulers, resumed batches, odd arguments."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref.cli import main
+from sessionref.cli.common import MAX_SAFE_INTEGER
+from sessionref.cli.demo import sample_root
+from sessionref.testing.store import write_session_store
+from tests.logs import assistant, header, other, user
+
+PATIENCE = 120.0
+"""Seconds a command may take before the test calls it hung: a bound, not a speed check."""
+SAMPLE = str(sample_root())
+SAMPLE_IDS = [
+    "7f3c1e2a-auth-refactor",
+    "c2e8a7d5-docs-dark-mode",
+    "e5a90c11-scratch",
+    "b91d04f0-flaky-ci",
+]
+"""The sample store's sessions in listing order (newest first)."""
+
+
+def sessionref(*args: str, **options: Any) -> subprocess.CompletedProcess[bytes]:
+    """``python -m sessionref ARGS`` run to its end (stdout captured unless redirected)."""
+    options.setdefault("stdout", subprocess.PIPE)
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args],
+        stderr=subprocess.PIPE,
+        timeout=PATIENCE,
+        check=False,
+        **options,
+    )
+
+
+def usage_error(done: subprocess.CompletedProcess[bytes]) -> str:
+    """The last line of a usage error (exit 2)."""
+    assert done.returncode == 2, done.stderr
+    return done.stderr.decode().splitlines()[-1]
+
+
+def store_with_a_corrupt_log(root: Path) -> Path:
+    """Three sessions that snapshot and one with a line that is not JSON mid-log."""
+    for index in range(3):
+        events = [user(0, "q"), assistant(1, "a")]
+        write_session_store(root, [{"header": header(f"s-{index}", index), "events": events}])
+    events = [
+        user(0, "q"),
+        assistant(1, "a"),
+        other(2, "turn/end", data={"turn": 1, "reason": {"kind": "completed"}}),
+    ]
+    (path,) = write_session_store(root, [{"header": header("bad", 9), "events": events}])
+    lines = path.read_bytes().splitlines(keepends=True)
+    path.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))
+    return root
+
+
+# 1. --out
+
+
+@pytest.mark.parametrize("out", ["", ".", "dir/.."])
+def test_an_out_that_names_no_file_is_a_usage_error(tmp_path: Path, out: str) -> None:
+    done = sessionref("batch", "--root", SAMPLE, "--out", out, cwd=tmp_path)
+    assert (
+        usage_error(done) == f"sessionref batch: error: argument --out: {out!r} is not a file name"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_out_dash_writes_the_lines_to_stdout(tmp_path: Path) -> None:
+    done = sessionref("batch", "--root", SAMPLE, "--out", "-", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["sessionId"] for line in done.stdout.splitlines()] == SAMPLE_IDS
+    assert done.stderr == b"4 sessions: 4 written, 0 failed \xe2\x86\x92 stdout\n"
+    assert list(tmp_path.iterdir()) == []
+    resumed = sessionref("batch", "--root", SAMPLE, "--out", "-", "--resume", cwd=tmp_path)
+    assert usage_error(resumed).endswith("error: --resume needs an --out file, not - (stdout)")
+
+
+# 2. stdout errors
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["candidates", "--root", SAMPLE, "--json"],
+        ["demo"],
+        ["snapshot", "--root", SAMPLE, SAMPLE_IDS[0]],
+        ["batch", "--root", SAMPLE, "--out", "-"],
+    ],
+)
+def test_a_full_disk_is_one_line(args: list[str]) -> None:
+    with open("/dev/full", "wb") as full:
+        done = sessionref(*args, stdout=full)
+    assert (done.returncode, done.stderr) == (1, b"cannot write output: No space left on device\n")
+
+
+@pytest.mark.parametrize("args", [["demo"], ["batch", "--root", SAMPLE, "--out", "-"]])
+def test_a_closed_stdout_ends_quietly_with_status_0(args: list[str]) -> None:
+    read, write = os.pipe()
+    os.close(read)  # closed before the command writes: every write fails with EPIPE
+    try:
+        done = sessionref(*args, stdout=write)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (0, b"")
+
+
+def test_a_reader_that_stops_early_ends_it_quietly() -> None:
+    """As ``sessionref demo | head -1``: the status is the same whenever the reader goes."""
+    running = subprocess.Popen(
+        [sys.executable, "-m", "sessionref", "demo"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert running.stdout is not None and running.stderr is not None
+    running.stdout.readline()
+    running.stdout.close()
+    err = running.stderr.read()
+    assert (running.wait(PATIENCE), err) == (0, b"")
+
+
+# 3. a --scheduler that is not a dask scheduler
+
+
+@pytest.fixture(params=["silent", "http"])
+def not_a_scheduler(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A local TCP server that accepts and says nothing, or answers as an HTTP server."""
+    server = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                connection, _ = server.accept()
+            except OSError:
+                return
+            accepted.append(connection)
+            if request.param == "http":
+                connection.recv(65536)
+                connection.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"tcp://127.0.0.1:{server.getsockname()[1]}"
+    finally:
+        server.close()
+        for connection in accepted:
+            connection.close()
+
+
+def test_a_server_that_is_not_a_dask_scheduler_is_one_line(
+    not_a_scheduler: str, tmp_path: Path
+) -> None:
+    out = tmp_path / "o.jsonl"
+    options = ("--engine", "dask", "--scheduler", not_a_scheduler)
+    done = sessionref("batch", "--root", SAMPLE, "--out", str(out), *options)
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.decode().splitlines()
+    code, message = line.split(": ", 1)
+    assert code == "SESSION_REFERENCE_INVALID_CONFIG"
+    assert message.startswith(f"cannot connect to the dask scheduler {not_a_scheduler}: ")
+    assert not out.exists()
+
+
+# 4. a signal during start-up
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+@pytest.mark.parametrize("command", ["batch", "snapshot", "candidates"])
+def test_a_signal_while_a_command_loads_is_one_line(
+    command: str, signum: int, status: int, tmp_path: Path
+) -> None:
+    """The signal arrives while ``main`` imports the command's module (the heavy part)."""
+    code = f"""
+import importlib, os, sys
+from sessionref.cli import main
+real = importlib.import_module
+def import_module(name, *rest):
+    if name.startswith("sessionref.cli.{command}"):
+        os.kill(os.getpid(), {int(signum)})
+    return real(name, *rest)
+importlib.import_module = import_module
+sys.argv = ["sessionref", "{command}", "--root", {SAMPLE!r}, "--out", "o", "x"][:5]
+sys.exit(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, timeout=PATIENCE, cwd=tmp_path
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (status, b"interrupted\n", b"")
+
+
+# 6, 7. the batch summary and --resume
+
+
+def test_the_summary_counts_failures_apart_from_written(tmp_path: Path) -> None:
+    root = store_with_a_corrupt_log(tmp_path / "store")
+    out = tmp_path / "o.jsonl"
+    done = sessionref("batch", "--root", str(root), "--out", str(out))
+    assert done.returncode == 1
+    assert done.stderr.decode() == f'4 sessions: 3 written, 1 failed → {out} (failed: "bad")\n'
+
+
+def test_resume_says_what_was_already_done(tmp_path: Path) -> None:
+    root = store_with_a_corrupt_log(tmp_path / "store")
+    out = tmp_path / "o.jsonl"
+    sessionref("batch", "--root", str(root), "--out", str(out))
+    lines = out.read_bytes().splitlines(keepends=True)
+    out.write_bytes(b"".join(lines[:2]))  # "bad" (newest) and one good session
+    done = sessionref("batch", "--root", str(root), "--out", str(out), "--resume")
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        f"4 sessions: 2 already done, 2 written, 0 failed → {out}; 1 failed in an earlier run\n"
+    )
+    assert out.read_bytes().splitlines(keepends=True) == lines
+
+
+def test_resume_warns_of_sessions_from_another_store(tmp_path: Path) -> None:
+    root = store_with_a_corrupt_log(tmp_path / "store")
+    out = tmp_path / "o.jsonl"
+    assert sessionref("batch", "--root", SAMPLE, "--out", str(out)).returncode == 0
+    done = sessionref("batch", "--root", str(root), "--out", str(out), "--resume")
+    warning, summary = done.stderr.decode().splitlines()
+    assert warning == (
+        f"warning: {out} holds 4 sessions not in --root {root} "
+        f'(such as "{min(SAMPLE_IDS)}"): was it written from another store?'
+    )
+    assert summary.startswith("4 sessions: 3 written, 1 failed")
+
+
+# 8. logs passed over, said by every command
+
+
+def test_snapshot_counts_logs_passed_over(tmp_path: Path) -> None:
+    write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q")]}])
+    broken = tmp_path / "--w--" / "broken" / "session.jsonl"
+    broken.parent.mkdir(parents=True)
+    broken.write_bytes(b"not a header\n")
+    done = sessionref("snapshot", "--root", str(tmp_path), "s")
+    assert done.returncode == 0
+    assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
+
+
+# 9. --cwd
+
+
+@pytest.mark.parametrize(
+    "cwd", ["/home/dev/docs-site/", "/home/dev/./docs-site", "/home//dev/docs-site"]
+)
+def test_cwd_is_normalized(cwd: str) -> None:
+    done = sessionref("candidates", "--root", SAMPLE, "--json", "--cwd", cwd)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["cwd"] == "/home/dev/docs-site"
+
+
+def test_a_relative_cwd_is_made_absolute(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    write_session_store(
+        tmp_path / "store",
+        [
+            {"header": header("mine", 1, cwd=str(project)), "events": []},
+            {"header": header("newer-elsewhere", 2, cwd="/elsewhere"), "events": []},
+        ],
+    )
+    args = ("candidates", "--root", "store", "--json", "--cwd", "project/")
+    done = sessionref(*args, cwd=tmp_path)
+    assert [c["sessionId"] for c in json.loads(done.stdout)] == ["mine", "newer-elsewhere"]
+
+
+def test_candidates_rank_the_current_directory_first(tmp_path: Path) -> None:
+    project = tmp_path / "payments-api"
+    project.mkdir()
+    write_session_store(
+        tmp_path / "store",
+        [
+            {"header": header("mine", 1, cwd=str(project)), "events": []},
+            {"header": header("newer-elsewhere", 2, cwd="/elsewhere"), "events": []},
+        ],
+    )
+    done = sessionref("candidates", "--root", str(tmp_path / "store"), "--json", cwd=project)
+    assert [c["sessionId"] for c in json.loads(done.stdout)] == ["mine", "newer-elsewhere"]
+
+
+# 10. counts the library cannot take
+
+
+@pytest.mark.parametrize("option", ["--max-bytes", "--max-log-bytes", "--max-line-bytes"])
+@pytest.mark.parametrize("value", [str(MAX_SAFE_INTEGER + 1), "9" * 5000])
+def test_counts_above_2_53_are_usage_errors(option: str, value: str) -> None:
+    done = sessionref("snapshot", "--root", SAMPLE, option, value, SAMPLE_IDS[0])
+    assert usage_error(done).endswith(
+        f"argument {option}: {value!r} is too large (at most {MAX_SAFE_INTEGER})"
+    )
+
+
+def test_the_largest_count_is_taken() -> None:
+    done = sessionref("snapshot", "--root", SAMPLE, "--max-bytes", str(MAX_SAFE_INTEGER), "x")
+    assert done.returncode == 1  # past the parser: the session is missing
+    assert done.stderr.startswith(b"SESSION_REFERENCE_READ_FAILED: ")
+
+
+# 11. smaller things
+
+
+def test_an_unknown_command_does_not_offer_hidden_ones() -> None:
+    message = usage_error(sessionref("foo"))
+    assert message == (
+        "sessionref: error: argument command: invalid choice: 'foo' "
+        "(choose from 'snapshot', 'candidates', 'batch', 'demo')"
+    )
+
+
+def test_an_extra_argument_shows_the_command_usage() -> None:
+    done = sessionref("demo", "extra")
+    assert done.returncode == 2
+    assert done.stderr.decode().startswith("usage: sessionref demo ")
+    assert done.stderr.decode().endswith("sessionref demo: error: unrecognized arguments: extra\n")
+
+
+def test_the_table_aligns_wide_characters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_session_store(
+        tmp_path,
+        [
+            {"header": header("中文会话", 2, cwd="/工作"), "events": []},
+            {"header": header("ascii", 1, cwd="/w"), "events": []},
+        ],
+    )
+    assert main(["candidates", "--root", str(tmp_path), "--cwd", "/w"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    # "中文会话" is 4 characters, 8 columns wide: the next column starts 2 + 8 columns on.
+    columns = [row[:18] + "|" + row[18:] for row in rows]
+    assert columns[1].startswith("1970-01-01 00:00  |ascii     /w")
+    assert columns[2].startswith("1970-01-01 00:00  |中文会话  /工作")
+
+
+def test_verbose_snapshot_says_what_it_cut() -> None:
+    args = [
+        "snapshot",
+        "--root",
+        SAMPLE,
+        "--max-bytes",
+        "700",
+        "--label-from",
+        "title",
+        SAMPLE_IDS[0],
+    ]
+    quiet = sessionref(*args)
+    assert (quiet.returncode, quiet.stderr) == (0, b"")
+    verbose = sessionref(*args, "--verbose")
+    assert verbose.stdout == quiet.stdout
+    assert verbose.stderr.decode() == (
+        "note: Refactor auth middleware to JWT: kept 3 of 4 messages, omitted 165 bytes, "
+        "compacted\n"
+    )
+
+
+def test_an_empty_label_is_kept() -> None:
+    done = sessionref("snapshot", "--root", SAMPLE, "--json", "--label", "", SAMPLE_IDS[2])
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["source"]["references"][0]["label"] == ""
