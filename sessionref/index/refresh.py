@@ -1,0 +1,239 @@
+"""Bringing an index up to date with its store: stat everything, read only what changed.
+
+A *revision* names one version of a file: ``device:inode:size:mtime_ns``. The *tree revision* is
+a digest of every entry the store's two-level walk could look at (and the files inside each
+session directory), so an unchanged digest means an unchanged listing. When it changed, the
+store itself lists again, through :class:`CachedHeaderStore`, which reads a header line only for
+files whose revision is new; then exactly the served logs whose revision changed are read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+import msgspec
+import zstandard
+
+from sessionref.errors import SessionLogError
+from sessionref.log.records import SessionHeader, latest_title
+from sessionref.log.store import DirectoryStore
+from sessionref.snapshot import project_units
+
+WALK_DEPTH: Final = 3
+"""Projects, session directories, then the files inside each session directory."""
+
+
+class HeaderEntry(NamedTuple):
+    """What a header line gave at one revision of its file: the header JSON, or the error."""
+
+    revision: str
+    header: str | None
+    error: str | None
+
+
+class SessionData(NamedTuple):
+    """What the index keeps of one served session, read at ``revision`` (``None``: read again)."""
+
+    path: str
+    revision: str | None
+    loadable: bool
+    title: str | None
+    units: Sequence[tuple[str, str]]
+
+
+def revision_of(status: os.stat_result) -> str:
+    """The revision of a file from its status.
+
+    >>> revision_of(os.stat_result((0o100644, 7, 3, 1, 0, 0, 12, 0, 0, 0)))
+    '3:7:12:0'
+    """
+    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+
+
+def file_revision(path: str | os.PathLike[str]) -> str:
+    """The revision of the file at ``path`` (following links); raises :class:`OSError`."""
+    return revision_of(os.stat(path))
+
+
+def _walk(digest: Any, folder: str, depth: int) -> None:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as exc:
+        digest.update(f"!{depth}:{exc.errno}\n".encode())
+        return
+    for entry in entries:
+        digest.update(os.fsencode(entry.name))
+        try:
+            status = entry.stat()
+        except OSError as exc:
+            digest.update(f"\0!{exc.errno}\n".encode())
+            continue
+        link = "l" if entry.is_symlink() else "-"
+        digest.update(f"\0{depth}{link}{status.st_mode}:{revision_of(status)}\n".encode())
+        if depth < WALK_DEPTH and stat.S_ISDIR(status.st_mode):
+            _walk(digest, entry.path, depth + 1)
+
+
+def tree_revision(root: Path) -> str:
+    """A digest of every entry three levels below ``root``: names, kinds and revisions.
+
+    >>> tree_revision(Path("/nonexistent")) == tree_revision(Path("/nonexistent"))
+    True
+    """
+    digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
+    _walk(digest, str(root), 1)
+    return digest.hexdigest()
+
+
+def encode_header(header: SessionHeader) -> str:
+    r"""A header as ASCII JSON (lone surrogates escaped), which SQLite stores as text.
+
+    >>> encode_header(SessionHeader("\ud800", 1))[:40]
+    '{"id":"\\ud800","createdAt":1,"type":"se'
+    """
+    return json.dumps(msgspec.to_builtins(header), ensure_ascii=True, separators=(",", ":"))
+
+
+def decode_header(text: str) -> SessionHeader:
+    """The header :func:`encode_header` wrote.
+
+    >>> decode_header(encode_header(SessionHeader("s", 2.5, cwd="/w")))
+    SessionHeader(id='s', created_at=2.5, type='session', version=0, cwd='/w', parent_session=None, delegation_depth=0)
+    """  # noqa: E501
+    return msgspec.convert(json.loads(text), SessionHeader)
+
+
+def decode_headers(texts: list[str]) -> list[SessionHeader]:
+    """Many headers at once (fast when none holds a lone surrogate).
+
+    >>> [h.id for h in decode_headers([encode_header(SessionHeader("a", 1))])]
+    ['a']
+    """
+    try:
+        return msgspec.json.decode(f"[{','.join(texts)}]", type=list[SessionHeader])
+    except msgspec.DecodeError:
+        return [decode_header(text) for text in texts]
+
+
+class CachedHeaderStore(DirectoryStore):
+    """A :class:`DirectoryStore` that reads a header line only when its file's revision is new.
+
+    ``known`` maps a path (bytes) to what its header gave; new answers collect in ``learned``.
+    An :class:`OSError` is never remembered: it may pass without the file changing.
+    """
+
+    def __init__(
+        self, root: Path, limits: tuple[int, int], known: Mapping[bytes, HeaderEntry]
+    ) -> None:
+        super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
+        self.known = known
+        self.learned: dict[bytes, HeaderEntry] = {}
+        self.seen: set[bytes] = set()
+
+    @property
+    def limits(self) -> tuple[int, int]:
+        """``(max_bytes, max_line_bytes)``, to build the same store elsewhere."""
+        return (self.max_bytes, self.max_line_bytes)
+
+    def read_header(self, path: Path) -> SessionHeader:
+        """The header line, from the cache when the file is unchanged."""
+        key = os.fsencode(path)
+        self.seen.add(key)
+        revision = file_revision(path)
+        entry = self.known.get(key)
+        if entry is not None and entry.revision == revision:
+            if entry.header is None:
+                raise SessionLogError(entry.error or "unreadable header")
+            return decode_header(entry.header)
+        try:
+            header = super().read_header(path)
+        except (SessionLogError, zstandard.ZstdError) as exc:
+            self.learned[key] = HeaderEntry(revision, None, str(exc))
+            raise
+        self.learned[key] = HeaderEntry(revision, encode_header(header), None)
+        return header
+
+
+def read_session(store: DirectoryStore, session_id: str) -> SessionData:
+    """Read one served session: whether it loads, its title and the units a snapshot shows.
+
+    The revision is taken before the read, so a file changed meanwhile is read again later;
+    a failure of the file system (not of the log) leaves the revision unknown for the same
+    reason.
+    """
+    try:
+        path = store.path_of(session_id)
+        revision: str | None = file_revision(path)
+    except (SessionLogError, OSError):
+        return SessionData("", None, False, None, [])
+    try:
+        log = store.read(session_id)
+    except OSError:
+        return SessionData(str(path), None, False, None, [])
+    except (SessionLogError, RecursionError, MemoryError):
+        return SessionData(str(path), revision, False, None, [])
+    try:
+        title = latest_title(log)
+    except (SessionLogError, RecursionError):
+        title = None
+    try:
+        units = [(unit.role, unit.text) for unit in project_units(log.records)]
+    except (SessionLogError, RecursionError):
+        return SessionData(str(path), revision, False, title, [])
+    return SessionData(str(path), revision, True, title, units)
+
+
+_worker_store: CachedHeaderStore | None = None
+
+
+def _start_worker(root: Path, limits: tuple[int, int], known: dict[bytes, HeaderEntry]) -> None:
+    global _worker_store
+    _worker_store = CachedHeaderStore(root, limits, known)
+
+
+def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:
+    assert _worker_store is not None
+    return [(session_id, read_session(_worker_store, session_id)) for session_id in session_ids]
+
+
+def read_sessions(
+    store: CachedHeaderStore, session_ids: list[str], workers: int, chunk: int = 64
+) -> Iterator[tuple[str, SessionData]]:
+    """Read sessions in order of completion; ``workers`` > 1 reads in that many processes.
+
+    Each worker lists the store once, with every header the caller's store already knows.
+    """
+    if workers <= 1 or len(session_ids) < 2 * chunk:
+        for session_id in session_ids:
+            yield session_id, read_session(store, session_id)
+        return
+    known = {**store.known, **store.learned}
+    pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
+    with ProcessPoolExecutor(
+        workers, initializer=_start_worker, initargs=(store.root, store.limits, known)
+    ) as pool:
+        for future in as_completed([pool.submit(_read_in_worker, piece) for piece in pieces]):
+            yield from future.result()
+
+
+def stale_sessions(
+    served: Iterable[tuple[str, str, str | None]], indexed: Mapping[str, tuple[str, str | None]]
+) -> list[str]:
+    """Ids whose indexed ``(path, revision)`` is not the served one (or unknown, or missing).
+
+    >>> stale_sessions([("a", "p", "1"), ("b", "q", "2"), ("c", "r", None)],
+    ...                {"a": ("p", "1"), "b": ("q", "1"), "c": ("r", None)})
+    ['b', 'c']
+    """
+    return [
+        session_id
+        for session_id, path, revision in served
+        if revision is None or indexed.get(session_id) != (path, revision)
+    ]

@@ -1,0 +1,244 @@
+"""``SessionIndex``: a persistent index of a :class:`DirectoryStore`, and a store view over it.
+
+Every use stats the store and reads again exactly the logs that changed, so answers are those
+of the store itself. The index is a cache: if it cannot be used, it is rebuilt; if it cannot be
+rebuilt, one warning line says so and the store is read directly (search then builds a
+throwaway index in memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Final, NamedTuple
+
+from sessionref.index import tables
+from sessionref.index.refresh import (
+    CachedHeaderStore,
+    decode_headers,
+    encode_header,
+    file_revision,
+    read_sessions,
+    stale_sessions,
+    tree_revision,
+)
+from sessionref.index.schema import (
+    check_meta,
+    connect,
+    connect_memory,
+    default_index_path,
+    reader_fingerprint,
+    remove_database,
+    root_key,
+)
+from sessionref.index.search import SearchHit, search_units
+from sessionref.log.records import SessionHeader, SessionLog
+from sessionref.log.store import DirectoryStore, StoreProblem
+
+Progress = Callable[[int, int], None]
+"""Called with (sessions read so far, sessions to read)."""
+
+WRITE_BATCH: Final = 200
+
+
+class RefreshReport(NamedTuple):
+    """What a refresh did: sessions served, logs read again, sessions dropped."""
+
+    sessions: int
+    read: int
+    removed: int
+
+
+def _revision_or_none(path: Path) -> str | None:
+    try:
+        return file_revision(path)
+    except OSError:
+        return None
+
+
+def _stderr_line(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+class SessionIndex:
+    """The index of one store; also a :class:`~sessionref.log.store.SessionStore` over it.
+
+    ``headers()`` refreshes and answers from the index, ``title()`` answers from the last
+    refresh, ``read()`` reads the log itself. ``path`` is the database file (see
+    :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
+    in that many processes.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
+    ...     index.refresh(), index.search("anything")
+    (RefreshReport(sessions=0, read=0, removed=0), [])
+    """
+
+    def __init__(
+        self,
+        store: DirectoryStore,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        workers: int = 1,
+        warn: Callable[[str], None] = _stderr_line,
+    ) -> None:
+        self.store = store
+        self.path = default_index_path(store.root, path)
+        self.workers = workers
+        self._warn = warn
+        self._db: sqlite3.Connection | None = None
+        self._bypassed = False
+        self._headers: list[SessionHeader] = []
+        self._titles: dict[str, str | None] | None = None
+        self._problems: list[StoreProblem] = []
+        self._reader: CachedHeaderStore | None = None
+
+    @property
+    def bypassed(self) -> bool:
+        """Whether the database could not be used (the answers come from the store)."""
+        return self._bypassed
+
+    def _open(self) -> sqlite3.Connection:
+        """The database, made afresh when it is not one this code built for this root."""
+        if self._db is None:
+            stamp = (root_key(self.store.root), reader_fingerprint())
+            db = connect(self.path)
+            if not check_meta(db, *stamp):
+                db.close()
+                remove_database(self.path)
+                db = connect(self.path)
+                check_meta(db, *stamp)
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        """Close the database (the next use opens it again)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
+        """Run ``use`` on the database; a broken one is rebuilt once, then bypassed."""
+        if not self._bypassed:
+            for attempt in (1, 2):
+                try:
+                    return use(self._open())
+                except (sqlite3.Error, OSError) as exc:
+                    self.close()
+                    with contextlib.suppress(OSError):
+                        remove_database(self.path)
+                    if attempt == 2:
+                        self._warn(
+                            f"sessionref: index {self.path} is unusable ({exc}); "
+                            "reading the store directly"
+                        )
+            self._bypassed = True
+        if self._db is None:
+            self._db = connect_memory()
+        return use(self._db)
+
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Bring the index up to date with the store, reading only logs that changed.
+
+        ``progress`` is called with (logs read, logs to read) as reading goes.
+        """
+        return self._with_database(lambda db: self._refresh(db, progress))
+
+    def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
+        root = self.store.root
+        tree = tree_revision(root)
+        self._titles, self._reader = None, None
+        if tables.stamped_tree(db) == tree:
+            self._headers = decode_headers(tables.listed_headers(db))
+            self._problems = tables.stored_problems(db)
+            return RefreshReport(len(self._headers), 0, 0)
+        scanner = CachedHeaderStore(root, _limits(self.store), tables.header_cache(db))
+        headers = scanner.headers()
+        expected = {
+            h.id: (str(path), _revision_or_none(path))
+            for h in headers
+            for path in (scanner.path_of(h.id),)
+        }
+        stale = stale_sessions(
+            ((key, path, revision) for key, (path, revision) in expected.items()),
+            tables.indexed_revisions(db),
+        )
+        listing = [(header, encode_header(header)) for header in headers]
+        by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
+        done = 0
+        for batch in tables.batches(read_sessions(scanner, stale, self.workers), WRITE_BATCH):
+            tables.write_sessions(db, [(*by_id[key], data) for key, data in batch])
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(stale))
+        removed = tables.finish(
+            db,
+            listing,
+            expected,
+            scanner.problems(),
+            (scanner.learned, scanner.seen),
+            (tree, lambda: tree_revision(root)),
+        )
+        self._headers, self._problems, self._reader = headers, scanner.problems(), scanner
+        return RefreshReport(len(headers), len(stale), removed)
+
+    def headers(self) -> list[SessionHeader]:
+        """Every stored session's header, as the store lists them (refreshes first)."""
+        if self._bypassed:
+            return self.store.headers()
+        self.refresh()
+        return list(self._headers)
+
+    def title(self, session_id: str) -> str | None:
+        """The latest title as of the last refresh (the store's answer for ids it did not see)."""
+        if self._bypassed or self._db is None:
+            return self.store.title(session_id)
+        if self._titles is None:
+            self._titles = tables.titles(self._db)
+        if session_id in self._titles:
+            return self._titles[session_id]
+        return self.store.title(session_id)
+
+    def _store(self) -> DirectoryStore:
+        if self._bypassed or self._db is None:
+            return self.store
+        if self._reader is None:
+            cache = tables.header_cache(self._db)
+            self._reader = CachedHeaderStore(self.store.root, _limits(self.store), cache)
+        return self._reader
+
+    def read(self, session_id: str) -> SessionLog:
+        """The whole log, read from the store."""
+        return self._store().read(session_id)
+
+    def path_of(self, session_id: str) -> Path:
+        """The log file of a session, as the store places it."""
+        return self._store().path_of(session_id)
+
+    def problems(self) -> list[StoreProblem]:
+        """What the store's last listing passed over."""
+        return self.store.problems() if self._bypassed else list(self._problems)
+
+    def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
+        """Sessions whose conversation matches ``query``, best first (refreshes first); only
+        those of working directory ``cwd`` when it is given."""
+        self.refresh()
+        assert self._db is not None
+        return search_units(self._db, query, limit, cwd)
+
+    def size(self) -> int:
+        """Bytes the index takes on disk (database and write-ahead log)."""
+        return sum(
+            os.path.getsize(f"{self.path}{suffix}")
+            for suffix in ("", "-wal")
+            if os.path.exists(f"{self.path}{suffix}")
+        )
+
+
+def _limits(store: DirectoryStore) -> tuple[int, int]:
+    return (store.max_bytes, store.max_line_bytes)
