@@ -57,17 +57,31 @@ def revision_of(status: os.stat_result) -> str:
     return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
 
 
-def file_revision(path: str | os.PathLike[str]) -> str:
-    """The revision of the file at ``path`` (following links); raises :class:`OSError`."""
-    return revision_of(os.stat(path))
+RACY_NS: Final = 2_000_000_000
+"""A file modified this recently may change again within its timestamp's granularity without
+its revision changing: it is read, but not remembered (as git treats "racily clean" files)."""
 
 
-def _walk(digest: Any, folder: str, depth: int) -> None:
+def file_revision(path: str | os.PathLike[str], racy_after: int) -> str | None:
+    """The revision of the file at ``path`` (following links); ``None`` when it was modified
+    at or after ``racy_after`` (ns), so that it is read again next time. Raises
+    :class:`OSError`.
+
+    >>> file_revision("/", 0) is None, file_revision("/", 1 << 62).count(":")
+    (True, 3)
+    """
+    status = os.stat(path)
+    return None if status.st_mtime_ns >= racy_after else revision_of(status)
+
+
+def _walk(digest: Any, folder: str, depth: int, racy_after: int) -> bool:
+    """Feed every entry below ``folder`` to ``digest``; whether any was modified lately."""
     try:
         entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
     except OSError as exc:
         digest.update(f"!{depth}:{exc.errno}\n".encode())
-        return
+        return False
+    racy = False
     for entry in entries:
         digest.update(os.fsencode(entry.name))
         try:
@@ -75,21 +89,25 @@ def _walk(digest: Any, folder: str, depth: int) -> None:
         except OSError as exc:
             digest.update(f"\0!{exc.errno}\n".encode())
             continue
+        racy = racy or status.st_mtime_ns >= racy_after
         link = "l" if entry.is_symlink() else "-"
         digest.update(f"\0{depth}{link}{status.st_mode}:{revision_of(status)}\n".encode())
         if depth < WALK_DEPTH and stat.S_ISDIR(status.st_mode):
-            _walk(digest, entry.path, depth + 1)
+            racy = _walk(digest, entry.path, depth + 1, racy_after) or racy
+    return racy
 
 
-def tree_revision(root: Path) -> str:
-    """A digest of every entry three levels below ``root``: names, kinds and revisions.
+def tree_revision(root: Path, racy_after: int) -> tuple[str, bool]:
+    """A digest of every entry three levels below ``root`` (names, kinds and revisions), and
+    whether any of them was modified at or after ``racy_after`` (then the digest may miss a
+    change to come).
 
-    >>> tree_revision(Path("/nonexistent")) == tree_revision(Path("/nonexistent"))
+    >>> tree_revision(Path("/nonexistent"), 0) == tree_revision(Path("/nonexistent"), 0)
     True
     """
     digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
-    _walk(digest, str(root), 1)
-    return digest.hexdigest()
+    racy = _walk(digest, str(root), 1, racy_after)
+    return digest.hexdigest(), racy
 
 
 def encode_header(header: SessionHeader) -> str:
@@ -130,10 +148,15 @@ class CachedHeaderStore(DirectoryStore):
     """
 
     def __init__(
-        self, root: Path, limits: tuple[int, int], known: Mapping[bytes, HeaderEntry]
+        self,
+        root: Path,
+        limits: tuple[int, int],
+        known: Mapping[bytes, HeaderEntry],
+        racy_after: int,
     ) -> None:
         super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
         self.known = known
+        self.racy_after = racy_after
         self.learned: dict[bytes, HeaderEntry] = {}
         self.seen: set[bytes] = set()
 
@@ -146,7 +169,9 @@ class CachedHeaderStore(DirectoryStore):
         """The header line, from the cache when the file is unchanged."""
         key = os.fsencode(path)
         self.seen.add(key)
-        revision = file_revision(path)
+        revision = file_revision(path, self.racy_after)
+        if revision is None:
+            return super().read_header(path)
         entry = self.known.get(key)
         if entry is not None and entry.revision == revision:
             if entry.header is None:
@@ -161,7 +186,7 @@ class CachedHeaderStore(DirectoryStore):
         return header
 
 
-def read_session(store: DirectoryStore, session_id: str) -> SessionData:
+def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     """Read one served session: whether it loads, its title and the units a snapshot shows.
 
     The revision is taken before the read, so a file changed meanwhile is read again later;
@@ -170,7 +195,7 @@ def read_session(store: DirectoryStore, session_id: str) -> SessionData:
     """
     try:
         path = store.path_of(session_id)
-        revision: str | None = file_revision(path)
+        revision = file_revision(path, store.racy_after)
     except (SessionLogError, OSError):
         return SessionData("", None, False, None, [])
     try:
@@ -193,9 +218,12 @@ def read_session(store: DirectoryStore, session_id: str) -> SessionData:
 _worker_store: CachedHeaderStore | None = None
 
 
-def _start_worker(root: Path, limits: tuple[int, int], known: dict[bytes, HeaderEntry]) -> None:
+def _start_worker(
+    root: Path, limits: tuple[int, int], known: dict[bytes, HeaderEntry], racy_after: int
+) -> None:
+    """Build the worker's store once; it lists with every header the parent knew."""
     global _worker_store
-    _worker_store = CachedHeaderStore(root, limits, known)
+    _worker_store = CachedHeaderStore(root, limits, known, racy_after)
 
 
 def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:

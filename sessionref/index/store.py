@@ -12,12 +12,14 @@ import contextlib
 import os
 import sqlite3
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final, NamedTuple
 
 from sessionref.index import tables
 from sessionref.index.refresh import (
+    RACY_NS,
     CachedHeaderStore,
     decode_headers,
     encode_header,
@@ -53,9 +55,9 @@ class RefreshReport(NamedTuple):
     removed: int
 
 
-def _revision_or_none(path: Path) -> str | None:
+def _revision_or_none(path: Path, racy_after: int) -> str | None:
     try:
-        return file_revision(path)
+        return file_revision(path, racy_after)
     except OSError:
         return None
 
@@ -151,16 +153,18 @@ class SessionIndex:
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
         root = self.store.root
-        tree = tree_revision(root)
+        racy_after = time.time_ns() - RACY_NS
+        tree, racy = tree_revision(root, racy_after)
         self._titles, self._reader = None, None
         if tables.stamped_tree(db) == tree:
             self._headers = decode_headers(tables.listed_headers(db))
             self._problems = tables.stored_problems(db)
             return RefreshReport(len(self._headers), 0, 0)
-        scanner = CachedHeaderStore(root, _limits(self.store), tables.header_cache(db))
+        known = tables.header_cache(db)
+        scanner = CachedHeaderStore(root, _limits(self.store), known, racy_after)
         headers = scanner.headers()
         expected = {
-            h.id: (str(path), _revision_or_none(path))
+            h.id: (str(path), _revision_or_none(path, racy_after))
             for h in headers
             for path in (scanner.path_of(h.id),)
         }
@@ -182,7 +186,7 @@ class SessionIndex:
             expected,
             scanner.problems(),
             (scanner.learned, scanner.seen),
-            (tree, lambda: tree_revision(root)),
+            (None if racy else tree, lambda: tree_revision(root, racy_after)[0]),
         )
         self._headers, self._problems, self._reader = headers, scanner.problems(), scanner
         return RefreshReport(len(headers), len(stale), removed)
@@ -209,7 +213,7 @@ class SessionIndex:
             return self.store
         if self._reader is None:
             cache = tables.header_cache(self._db)
-            self._reader = CachedHeaderStore(self.store.root, _limits(self.store), cache)
+            self._reader = CachedHeaderStore(self.store.root, _limits(self.store), cache, 0)
         return self._reader
 
     def read(self, session_id: str) -> SessionLog:

@@ -164,13 +164,14 @@ def finish(
     expected: Expected,
     problems: Sequence[StoreProblem],
     cache: tuple[Mapping[bytes, HeaderEntry], set[bytes]],
-    tree: tuple[str, Callable[[], str]],
+    tree: tuple[str | None, Callable[[], str]],
 ) -> int:
     """Store the listing, drop what is no longer served, and stamp ``tree`` if all is right.
 
     ``listing`` is every served (header, header JSON) in order; ``cache`` the header lines
-    learned and the paths listed; ``tree`` the revision seen before listing and how to see it
-    again. Returns the number of sessions dropped.
+    learned and the paths listed; ``tree`` the revision seen before listing (``None`` when
+    something was modified too recently to trust it) and how to see it again. Returns the
+    number of sessions dropped.
     """
     learned, seen = cache
     before, tree_now = tree
@@ -204,7 +205,8 @@ def finish(
         db.execute("INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
         db.execute("DELETE FROM meta WHERE key = 'tree'")
         complete = all(revision is not None for _, revision in expected.values())
-        if complete and indexed_revisions(db) == expected and tree_now() == before:
+        settled = before is not None and complete
+        if settled and indexed_revisions(db) == expected and tree_now() == before:
             db.execute("INSERT INTO meta VALUES ('tree', ?)", (before,))
         return len(gone)
 
