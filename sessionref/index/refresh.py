@@ -245,7 +245,9 @@ def read_sessions(
     known = {**store.known, **store.learned}
     pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
     with ProcessPoolExecutor(
-        workers, initializer=_start_worker, initargs=(store.root, store.limits, known)
+        workers,
+        initializer=_start_worker,
+        initargs=(store.root, store.limits, known, store.racy_after),
     ) as pool:
         for future in as_completed([pool.submit(_read_in_worker, piece) for piece in pieces]):
             yield from future.result()
