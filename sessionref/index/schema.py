@@ -35,11 +35,12 @@ CREATE TABLE IF NOT EXISTS sessions (
     loadable INTEGER NOT NULL DEFAULT 0,
     title BLOB,
     created_at,
-    cwd BLOB
+    cwd BLOB,
+    units INTEGER NOT NULL DEFAULT 0
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS units USING fts5(text, role UNINDEXED, tokenize='trigram');
 """
-"""``units`` rowids are ``sid << 32 | n``: a session's units are one rowid range."""
+"""``units`` rowids are ``sid << 32 | n`` for the session's n-th unit, n < ``sessions.units``."""
 
 UNIT_BITS: Final = 32
 
@@ -52,7 +53,7 @@ def reader_fingerprint() -> str:
     >>> len(reader_fingerprint())
     32
     """
-    digest = hashlib.blake2b(str(SCHEMA_VERSION).encode(), digest_size=16)
+    digest = hashlib.blake2b(f"{SCHEMA_VERSION}{DDL}".encode(), digest_size=16)
     package = resources.files("sessionref")
     for part in ("log", "pipeline"):
         for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
@@ -99,6 +100,7 @@ def connect(path: Path) -> sqlite3.Connection:
         if connection.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
             raise sqlite3.OperationalError("the index cannot use write-ahead logging")
         connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA cache_size = -32768")
         connection.executescript(DDL)
     except BaseException:
         connection.close()

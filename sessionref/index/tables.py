@@ -23,7 +23,6 @@ from sessionref.log.store import StoreProblem
 
 T = TypeVar("T")
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
-_UNIT_SPAN: Final = (1 << UNIT_BITS) - 1
 
 Expected = Mapping[str, tuple[str, str | None]]
 """Served session id → (log path, revision seen when listing)."""
@@ -116,21 +115,24 @@ def titles(db: sqlite3.Connection) -> dict[str, str | None]:
 
 
 _UPSERT: Final = """
-INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd, units)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     pos = excluded.pos, header = excluded.header, path = excluded.path,
     revision = excluded.revision, loadable = excluded.loadable, title = excluded.title,
-    created_at = excluded.created_at, cwd = excluded.cwd
+    created_at = excluded.created_at, cwd = excluded.cwd, units = excluded.units
 RETURNING sid
 """
 
 
-def _drop_units(db: sqlite3.Connection, sid: int) -> None:
-    db.execute(
-        "DELETE FROM units WHERE rowid BETWEEN ? AND ?",
-        (sid << UNIT_BITS, sid << UNIT_BITS | _UNIT_SPAN),
-    )
+def _drop_units(db: sqlite3.Connection, raw_id: bytes) -> None:
+    """Delete a session's units one rowid at a time (FTS5 scans for a rowid range)."""
+    row = db.execute("SELECT sid, units FROM sessions WHERE id = ?", (raw_id,)).fetchone()
+    if row is not None:
+        sid, count = row
+        db.executemany(
+            "DELETE FROM units WHERE rowid = ?", ((sid << UNIT_BITS | n,) for n in range(count))
+        )
 
 
 def write_sessions(
@@ -141,12 +143,13 @@ def write_sessions(
     def write() -> None:
         db.execute("DELETE FROM meta WHERE key = 'tree'")
         for header, position, header_json, data in rows:
+            raw_id = blob(header.id)
+            _drop_units(db, raw_id)
             cwd = None if header.cwd is None else blob(header.cwd)
             title = None if data.title is None else blob(data.title)
-            values = (blob(header.id), position, header_json, blob(data.path), data.revision)
-            values_more = (int(data.loadable), title, header.created_at, cwd)
+            values = (raw_id, position, header_json, blob(data.path), data.revision)
+            values_more = (int(data.loadable), title, header.created_at, cwd, len(data.units))
             sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
-            _drop_units(db, sid)
             db.executemany(
                 "INSERT INTO units (rowid, text, role) VALUES (?, ?, ?)",
                 (
@@ -183,8 +186,8 @@ def finish(
             for sid, raw in db.execute("SELECT sid, id FROM sessions")
             if text(raw) not in served
         ]
-        for sid, _raw in gone:
-            _drop_units(db, sid)
+        for sid, raw in gone:
+            _drop_units(db, raw)
             db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
         db.executemany(
             "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
