@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 from tqdm import tqdm
 
+from sessionref.cli.search import add_index_option, default_root
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 
@@ -24,24 +24,6 @@ EPILOG = """\
 examples:
   sessionref index --root ~/.dsh/sessions --workers 2
 """
-
-
-def add_index_option(parser: argparse.ArgumentParser) -> None:
-    """``--index PATH``: where the index database is (or a directory of them)."""
-    parser.add_argument(
-        "--index",
-        metavar="PATH",
-        help="the index database (default: $SESSIONREF_INDEX, else the user cache directory)",
-    )
-
-
-def default_root() -> str:
-    """The store a command reads when ``--root`` is not given: ``~/.dsh/sessions``.
-
-    >>> default_root().endswith("sessions")
-    True
-    """
-    return os.path.expanduser(os.path.join("~", ".dsh", "sessions"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from sessionref.cli.index import add_index_option, default_root
 from sessionref.codecs.jsjson import js_json
 from sessionref.index import SearchHit, SessionIndex
 from sessionref.log.store import DirectoryStore
@@ -23,6 +23,24 @@ examples:
   sessionref search --root ~/.dsh/sessions "token refresh"
   sessionref search --root ~/.dsh/sessions --cwd "$PWD" --limit 5 --json flaky
 """
+
+
+def add_index_option(parser: argparse.ArgumentParser) -> None:
+    """``--index PATH``: where the index database is (or a directory of them)."""
+    parser.add_argument(
+        "--index",
+        metavar="PATH",
+        help="the index database (default: $SESSIONREF_INDEX, else the user cache directory)",
+    )
+
+
+def default_root() -> str:
+    """The store a command reads when ``--root`` is not given: ``~/.dsh/sessions``.
+
+    >>> default_root().endswith("sessions")
+    True
+    """
+    return os.path.expanduser(os.path.join("~", ".dsh", "sessions"))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -16,7 +16,7 @@ import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 import zstandard
@@ -74,40 +74,71 @@ def file_revision(path: str | os.PathLike[str], racy_after: int) -> str | None:
     return None if status.st_mtime_ns >= racy_after else revision_of(status)
 
 
-def _walk(digest: Any, folder: str, depth: int, racy_after: int) -> bool:
-    """Feed every entry below ``folder`` to ``digest``; whether any was modified lately."""
+RACY: Final = "racy"
+"""The state remembered for an entry modified too recently to trust: it never matches a walk."""
+
+
+class Tree(NamedTuple):
+    """What a walk saw: entry (path relative to the root) → state, and their digest.
+
+    ``stamp`` is the digest, or a value no walk gives when an entry was modified too recently
+    (so the next use looks again).
+    """
+
+    digest: str
+    entries: dict[bytes, str]
+    racy: bool
+
+    @property
+    def stamp(self) -> str:
+        """What the index may record as the tree it matches."""
+        return f"{self.digest}~{RACY}" if self.racy else self.digest
+
+    def remembered(self) -> dict[bytes, str]:
+        """The entries as the index remembers them (racy ones as :data:`RACY`)."""
+        return (
+            self.entries
+            if not self.racy
+            else {
+                key: RACY if state.endswith("~") else state for key, state in self.entries.items()
+            }
+        )
+
+
+def _walk(found: dict[bytes, str], folder: str, prefix: bytes, depth: int, racy_after: int) -> None:
+    """Record every entry below ``folder``; a state ending in ``~`` was modified lately."""
     try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        entries = list(os.scandir(folder))
     except OSError as exc:
-        digest.update(f"!{depth}:{exc.errno}\n".encode())
-        return False
-    racy = False
+        found[prefix + b"/"] = f"!{exc.errno}"
+        return
     for entry in entries:
-        digest.update(os.fsencode(entry.name))
+        key = prefix + os.fsencode(entry.name)
         try:
             status = entry.stat()
         except OSError as exc:
-            digest.update(f"\0!{exc.errno}\n".encode())
+            found[key] = f"!{exc.errno}"
             continue
-        racy = racy or status.st_mtime_ns >= racy_after
         link = "l" if entry.is_symlink() else "-"
-        digest.update(f"\0{depth}{link}{status.st_mode}:{revision_of(status)}\n".encode())
+        racy = "~" if status.st_mtime_ns >= racy_after else ""
+        found[key] = f"{depth}{link}{status.st_mode}:{revision_of(status)}{racy}"
         if depth < WALK_DEPTH and stat.S_ISDIR(status.st_mode):
-            racy = _walk(digest, entry.path, depth + 1, racy_after) or racy
-    return racy
+            _walk(found, entry.path, key + b"/", depth + 1, racy_after)
 
 
-def tree_revision(root: Path, racy_after: int) -> tuple[str, bool]:
-    """A digest of every entry three levels below ``root`` (names, kinds and revisions), and
-    whether any of them was modified at or after ``racy_after`` (then the digest may miss a
-    change to come).
+def walk_tree(root: Path, racy_after: int) -> Tree:
+    """Every entry three levels below ``root`` (names, kinds and revisions), digested.
 
-    >>> tree_revision(Path("/nonexistent"), 0) == tree_revision(Path("/nonexistent"), 0)
+    >>> walk_tree(Path("/nonexistent"), 0).digest == walk_tree(Path("/nonexistent"), 0).digest
     True
     """
+    found: dict[bytes, str] = {}
+    _walk(found, str(root), b"", 1, racy_after)
     digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
-    racy = _walk(digest, str(root), 1, racy_after)
-    return digest.hexdigest(), racy
+    for key in sorted(found):
+        digest.update(key + b"\0" + found[key].encode() + b"\n")
+    racy = any(state.endswith("~") for state in found.values())
+    return Tree(digest.hexdigest(), found, racy)
 
 
 def encode_header(header: SessionHeader) -> str:
@@ -144,7 +175,8 @@ class CachedHeaderStore(DirectoryStore):
     """A :class:`DirectoryStore` that reads a header line only when its file's revision is new.
 
     ``known`` maps a path (bytes) to what its header gave; new answers collect in ``learned``.
-    An :class:`OSError` is never remembered: it may pass without the file changing.
+    An :class:`OSError` is never remembered: it may pass without the file changing. ``placed``
+    says where sessions are when the listing is known to be unchanged.
     """
 
     def __init__(
@@ -153,10 +185,12 @@ class CachedHeaderStore(DirectoryStore):
         limits: tuple[int, int],
         known: Mapping[bytes, HeaderEntry],
         racy_after: int,
+        placed: Mapping[str, Path] | None = None,
     ) -> None:
         super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
         self.known = known
         self.racy_after = racy_after
+        self.placed = placed or {}
         self.learned: dict[bytes, HeaderEntry] = {}
         self.seen: set[bytes] = set()
 
@@ -164,6 +198,10 @@ class CachedHeaderStore(DirectoryStore):
     def limits(self) -> tuple[int, int]:
         """``(max_bytes, max_line_bytes)``, to build the same store elsewhere."""
         return (self.max_bytes, self.max_line_bytes)
+
+    def path_of(self, session_id: str) -> Path:
+        """Where the index last saw the session (the store's own answer for others)."""
+        return self.placed.get(session_id) or super().path_of(session_id)
 
     def read_header(self, path: Path) -> SessionHeader:
         """The header line, from the cache when the file is unchanged."""

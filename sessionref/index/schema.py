@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     cwd BLOB,
     units INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS units USING fts5(text, role UNINDEXED, tokenize='trigram');
 """
 """``units`` rowids are ``sid << 32 | n`` for the session's n-th unit, n < ``sessions.units``."""

@@ -17,16 +17,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final, NamedTuple
 
+import zstandard
+
+from sessionref.errors import SessionLogError
 from sessionref.index import tables
 from sessionref.index.refresh import (
     RACY_NS,
     CachedHeaderStore,
+    HeaderEntry,
+    Tree,
+    decode_header,
     decode_headers,
     encode_header,
     file_revision,
+    read_session,
     read_sessions,
     stale_sessions,
-    tree_revision,
+    walk_tree,
 )
 from sessionref.index.schema import (
     check_meta,
@@ -152,16 +159,69 @@ class SessionIndex:
         return self._with_database(lambda db: self._refresh(db, progress))
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
-        root = self.store.root
         racy_after = time.time_ns() - RACY_NS
-        tree, racy = tree_revision(root, racy_after)
+        tree = walk_tree(self.store.root, racy_after)
         self._titles, self._reader = None, None
-        if tables.stamped_tree(db) == tree:
+        stamp = tables.stamped_tree(db)
+        if stamp == tree.digest:
             self._headers = decode_headers(tables.listed_headers(db))
             self._problems = tables.stored_problems(db)
             return RefreshReport(len(self._headers), 0, 0)
+        before = tables.stored_entries(db) if stamp is not None else None
+        if before is not None and before.keys() == tree.entries.keys():
+            done = self._refresh_logs(db, tree, before, racy_after)
+            if done is not None:
+                return done
+        return self._relist(db, tree, before, racy_after, progress)
+
+    def _refresh_logs(
+        self, db: sqlite3.Connection, tree: Tree, before: dict[bytes, str], racy_after: int
+    ) -> RefreshReport | None:
+        """When only log files changed and their header lines did not, the listing stands:
+        read just those logs. ``None`` when the store must list again."""
+        changed = [key for key, state in tree.entries.items() if before[key] != state]
+        real = os.fsencode(os.path.realpath(self.store.root)) + b"/"
+        placed = tables.placed_sessions(db)
         known = tables.header_cache(db)
-        scanner = CachedHeaderStore(root, _limits(self.store), known, racy_after)
+        scanner = CachedHeaderStore(
+            self.store.root,
+            _limits(self.store),
+            known,
+            racy_after,
+            {session_id: Path(path) for path, (session_id, _, _) in placed.items()},
+        )
+        stale = []
+        for key in changed:
+            path = real + key
+            if path not in known or not _same_header(scanner, Path(os.fsdecode(path)), known[path]):
+                return None
+            if os.fsdecode(path) in placed:
+                stale.append(placed[os.fsdecode(path)])
+        expected = tables.indexed_revisions(db)
+        rows = []
+        for session_id, position, header_json in stale:
+            data = read_session(scanner, session_id)
+            expected[session_id] = (data.path, data.revision)
+            rows.append((decode_header(header_json), position, header_json, data))
+        if rows:
+            tables.write_sessions(db, rows)
+        tables.finish(db, None, expected, scanner.learned, tree, before)
+        self._headers = decode_headers(tables.listed_headers(db))
+        self._problems = tables.stored_problems(db)
+        self._reader = scanner
+        return RefreshReport(len(self._headers), len(rows), 0)
+
+    def _relist(
+        self,
+        db: sqlite3.Connection,
+        tree: Tree,
+        before: dict[bytes, str] | None,
+        racy_after: int,
+        progress: Progress | None,
+    ) -> RefreshReport:
+        """List the store again (header lines from the cache) and read every log that changed."""
+        known = tables.header_cache(db)
+        scanner = CachedHeaderStore(self.store.root, _limits(self.store), known, racy_after)
         headers = scanner.headers()
         expected = {
             h.id: (str(path), _revision_or_none(path, racy_after))
@@ -180,15 +240,11 @@ class SessionIndex:
             done += len(batch)
             if progress is not None:
                 progress(done, len(stale))
+        problems = scanner.problems()
         removed = tables.finish(
-            db,
-            listing,
-            expected,
-            scanner.problems(),
-            (scanner.learned, scanner.seen),
-            (None if racy else tree, lambda: tree_revision(root, racy_after)[0]),
+            db, (listing, problems, scanner.seen), expected, scanner.learned, tree, before
         )
-        self._headers, self._problems, self._reader = headers, scanner.problems(), scanner
+        self._headers, self._problems, self._reader = headers, problems, scanner
         return RefreshReport(len(headers), len(stale), removed)
 
     def headers(self) -> list[SessionHeader]:
@@ -242,6 +298,18 @@ class SessionIndex:
             for suffix in ("", "-wal")
             if os.path.exists(f"{self.path}{suffix}")
         )
+
+
+def _same_header(scanner: CachedHeaderStore, path: Path, remembered: HeaderEntry) -> bool:
+    """Whether the header line of ``path`` still gives what the listing used."""
+    now: tuple[str | None, str | None]
+    try:
+        now = (encode_header(scanner.read_header(path)), None)
+    except (SessionLogError, zstandard.ZstdError) as exc:
+        now = (None, str(exc))
+    except OSError:
+        return False
+    return now == (remembered.header, remembered.error)
 
 
 def _limits(store: DirectoryStore) -> tuple[int, int]:

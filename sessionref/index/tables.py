@@ -1,11 +1,11 @@
 """Reading and writing the index tables; every write is one transaction under the write lock.
 
-The ``tree`` stamp in ``meta`` says "the tables hold exactly the store as of this tree
-revision". Any write of session rows removes it; only :func:`finish` sets it, and only after
+The ``tree`` stamp in ``meta`` says "the tables hold the store as of this walk" (``entries``
+is that walk). Any write of session rows removes it; only :func:`finish` sets it, and only after
 checking, inside its transaction, that every served session's row was read at the revision the
-listing saw and that the store did not change meanwhile. So a refresh killed half way, or two
-refreshes racing, leave rows that are each right for their revision and no stamp to trust them
-blindly: the next use lists again and reads what is missing.
+listing saw. So a refresh killed half way, or two refreshes racing, leave rows that are each
+right for their revision and no stamp to trust them blindly: the next use lists again and reads
+what is missing. A store that changes after the walk differs from the stamp next time.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Final, TypeVar
 
-from sessionref.index.refresh import HeaderEntry, SessionData
+from sessionref.index.refresh import HeaderEntry, SessionData, Tree
 from sessionref.index.schema import UNIT_BITS
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
@@ -161,56 +161,83 @@ def write_sessions(
     transaction(db, write)
 
 
-def finish(
+def stored_entries(db: sqlite3.Connection) -> dict[bytes, str]:
+    """The walk the stamped tree was made of: entry → state."""
+    return dict(db.execute("SELECT path, state FROM entries").fetchall())
+
+
+def placed_sessions(db: sqlite3.Connection) -> dict[str, tuple[str, int, str]]:
+    """Log path → (session id, listing position, header JSON) of every indexed session."""
+    rows = db.execute("SELECT path, id, pos, header FROM sessions")
+    return {text(path): (text(raw), pos, header) for path, raw, pos, header in rows}
+
+
+def _store_listing(
     db: sqlite3.Connection,
     listing: Sequence[tuple[SessionHeader, str]],
-    expected: Expected,
     problems: Sequence[StoreProblem],
-    cache: tuple[Mapping[bytes, HeaderEntry], set[bytes]],
-    tree: tuple[str | None, Callable[[], str]],
+    seen: set[bytes],
 ) -> int:
-    """Store the listing, drop what is no longer served, and stamp ``tree`` if all is right.
+    """Drop sessions no longer served, set every position, keep the problems; the number
+    dropped."""
+    served = {header.id for header, _ in listing}
+    gone = [(sid, raw) for sid, raw in db.execute("SELECT sid, id FROM sessions")]
+    gone = [(sid, raw) for sid, raw in gone if text(raw) not in served]
+    for sid, raw in gone:
+        _drop_units(db, raw)
+        db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
+    db.executemany(
+        "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
+        (
+            (n, header_json, blob(header.id), n, header_json)
+            for n, (header, header_json) in enumerate(listing)
+        ),
+    )
+    known = [row[0] for row in db.execute("SELECT path FROM header_cache")]
+    db.executemany(
+        "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen)
+    )
+    wire = json.dumps([[p.path, p.message] for p in problems], ensure_ascii=True)
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
+    return len(gone)
 
-    ``listing`` is every served (header, header JSON) in order; ``cache`` the header lines
-    learned and the paths listed; ``tree`` the revision seen before listing (``None`` when
-    something was modified too recently to trust it) and how to see it again. Returns the
+
+def finish(
+    db: sqlite3.Connection,
+    listing: tuple[Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes]] | None,
+    expected: Expected,
+    learned: Mapping[bytes, HeaderEntry],
+    tree: Tree,
+    before: Mapping[bytes, str] | None,
+) -> int:
+    """Store what a refresh saw, and stamp ``tree`` if every row is the one expected.
+
+    ``listing`` is every served (header, header JSON) in order, the problems and the paths
+    whose header was listed (``None``: the listing did not change); ``learned`` the header
+    lines read; ``before`` the entries remembered until now (``None``: unknown). Returns the
     number of sessions dropped.
     """
-    learned, seen = cache
-    before, tree_now = tree
 
     def write() -> int:
-        served = {header.id for header, _ in listing}
-        gone = [
-            (sid, raw)
-            for sid, raw in db.execute("SELECT sid, id FROM sessions")
-            if text(raw) not in served
-        ]
-        for sid, raw in gone:
-            _drop_units(db, raw)
-            db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
-        db.executemany(
-            "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
-            (
-                (n, header_json, blob(header.id), n, header_json)
-                for n, (header, header_json) in enumerate(listing)
-            ),
-        )
-        known = [row[0] for row in db.execute("SELECT path FROM header_cache")]
-        db.executemany(
-            "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen)
-        )
+        removed = 0 if listing is None else _store_listing(db, *listing)
         db.executemany(
             "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
             ((path, *entry) for path, entry in learned.items()),
         )
-        wire = json.dumps([[p.path, p.message] for p in problems], ensure_ascii=True)
-        db.execute("INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
+        now = tree.remembered()
+        if before is None:
+            db.execute("DELETE FROM entries")
+        else:
+            db.executemany(
+                "DELETE FROM entries WHERE path = ?", ((k,) for k in before if k not in now)
+            )
+        db.executemany(
+            "INSERT OR REPLACE INTO entries VALUES (?, ?)",
+            ((k, v) for k, v in now.items() if before is None or before.get(k) != v),
+        )
         db.execute("DELETE FROM meta WHERE key = 'tree'")
-        complete = all(revision is not None for _, revision in expected.values())
-        settled = before is not None and complete
-        if settled and indexed_revisions(db) == expected and tree_now() == before:
-            db.execute("INSERT INTO meta VALUES ('tree', ?)", (before,))
-        return len(gone)
+        if indexed_revisions(db) == expected:
+            db.execute("INSERT INTO meta VALUES ('tree', ?)", (tree.stamp,))
+        return removed
 
     return transaction(db, write)
