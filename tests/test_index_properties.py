@@ -43,7 +43,7 @@ QUICK = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-"""500 generated histories in all (300 + 200), each checked after every step."""
+"""500 generated histories in all (350 + 150), each checked after every step."""
 
 
 def log_files(root: Path) -> list[Path]:
@@ -147,13 +147,13 @@ def run_history(tmp: Path, ops: list[tuple[Any, ...]], settled: bool) -> None:
     index.close()
 
 
-@settings(max_examples=300, **QUICK)  # type: ignore[arg-type]
+@settings(max_examples=350, **QUICK)  # type: ignore[arg-type]
 @given(ops=histories, settled=st.booleans())
 def test_histories_of_valid_logs(tmp_path_factory: Any, ops: list[Any], settled: bool) -> None:
     run_history(tmp_path_factory.mktemp("h"), ops, settled)
 
 
-@settings(max_examples=200, **QUICK)  # type: ignore[arg-type]
+@settings(max_examples=150, **QUICK)  # type: ignore[arg-type]
 @given(damaged=mutated_stores(max_sessions=3), ops=histories, settled=st.booleans())
 def test_histories_of_damaged_logs(
     tmp_path_factory: Any, damaged: list[Any], ops: list[Any], settled: bool
