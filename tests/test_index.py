@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -251,3 +252,77 @@ def test_an_index_per_root_in_the_cache_folder(tmp_path: Path, monkeypatch: Any)
     assert one.path != two.path
     key = hashlib.sha256(os.fsencode(os.path.realpath(tmp_path / "a"))).hexdigest()
     assert one.path.name.startswith(key[:24])
+
+
+def _header_line(session_id: str, cwd: str | None = None) -> bytes:
+    fields: dict[str, Any] = {
+        "type": "session",
+        "version": 0,
+        "id": session_id,
+        "createdAt": 3,
+        "delegationDepth": 0,
+    }
+    if cwd is not None:
+        fields["cwd"] = cwd
+    return json.dumps(fields).encode() + b"\n"
+
+
+def _edge_store(root: Path, shape: str) -> None:
+    """Stores shaped like the oracle's reproduction cases of discovery."""
+
+    def put(relative: str, body: bytes) -> None:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".zstd":
+            body = b"".join(
+                zstandard.ZstdCompressor().compress(line + b"\n") for line in body.splitlines()
+            )
+        path.write_bytes(body)
+
+    put("--w--/ok/session.jsonl", _header_line("ok", "/w"))
+    if shape == "duplicate-id":
+        put("--a--/dup/session.jsonl", _header_line("dup", "/a"))
+        put("--b--/dup/session.jsonl", _header_line("dup", "/b"))
+    elif shape == "header-dir-mismatch":
+        put("--w--/elsewhere/session.jsonl", _header_line("named"))
+    elif shape == "unreadable-header":
+        put("--w--/bad/session.jsonl", b"{not json\n")
+        put("--w--/empty/session.jsonl", b"")
+    elif shape == "mixed-encoding":
+        put("--w--/two/session.jsonl", _header_line("two", "/w"))
+        put("--w--/two/session.jsonl.zstd", _header_line("two", "/w"))
+    elif shape == "symlink-session-dir":
+        put("outside/linked/session.jsonl", _header_line("linked", "/w"))
+        os.symlink(root / "outside" / "linked", root / "--w--" / "linked")
+    elif shape == "file-at-project-level":
+        put("--w--/flat.jsonl", _header_line("flat", "/w"))
+
+
+EDGE_SHAPES = [
+    "duplicate-id",
+    "header-dir-mismatch",
+    "unreadable-header",
+    "mixed-encoding",
+    "symlink-session-dir",
+    "file-at-project-level",
+]
+
+
+@pytest.mark.parametrize("shape", EDGE_SHAPES)
+def test_discovery_edge_stores_list_as_the_store_does(tmp_path: Path, shape: str) -> None:
+    root = tmp_path / "store"
+    _edge_store(root, shape)
+    index = index_of(root, tmp_path)
+    plain = DirectoryStore(root)
+    assert_answers_right(index, root)
+    assert index.headers() == plain.headers()
+    assert index.problems() == plain.problems()
+    stamp = time.time_ns() - DAY_NS
+    for path in root.rglob("*"):
+        os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
+    assert_answers_right(index, root)  # settled: now remembered
+    assert index.refresh().read == 0
+    (root / "--w--" / "ok" / "session.jsonl").unlink()
+    assert_answers_right(index, root)
+    assert index.headers() == plain.headers()
+    assert index.problems() == plain.problems()
