@@ -204,14 +204,15 @@ class CachedHeaderStore(DirectoryStore):
         return self.placed.get(session_id) or super().path_of(session_id)
 
     def read_header(self, path: Path) -> SessionHeader:
-        """The header line, from the cache when the file is unchanged."""
+        """The header line, from the cache when the file is unchanged and not racy (a racy
+        file's header line is read, and remembered for when it settles)."""
         key = os.fsencode(path)
         self.seen.add(key)
-        revision = file_revision(path, self.racy_after)
-        if revision is None:
-            return super().read_header(path)
+        status = os.stat(path)
+        revision = revision_of(status)
         entry = self.known.get(key)
-        if entry is not None and entry.revision == revision:
+        settled = status.st_mtime_ns < self.racy_after
+        if settled and entry is not None and entry.revision == revision:
             if entry.header is None:
                 raise SessionLogError(entry.error or "unreadable header")
             return decode_header(entry.header)
