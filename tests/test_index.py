@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index import SessionIndex
+from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import projected_units, session_stores, write_session_store
@@ -326,3 +327,27 @@ def test_discovery_edge_stores_list_as_the_store_does(tmp_path: Path, shape: str
     assert_answers_right(index, root)
     assert index.headers() == plain.headers()
     assert index.problems() == plain.problems()
+
+
+def test_a_log_the_file_system_failed_to_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_store(tmp_path / "store", 3)
+    index = index_of(tmp_path / "store", tmp_path)
+    assert index.refresh().read == 3
+    log = tmp_path / "store" / "_no-cwd" / "s1" / "session.jsonl"
+    with log.open("ab") as file:
+        file.write(b'{"type":"session/title","seq":1,"time":2,"data":{"title":"later"}}\n')
+    stamp = time.time_ns() - DAY_NS // 2
+    os.utime(log, ns=(stamp, stamp))
+
+    def fails(self: DirectoryStore, session_id: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(CachedHeaderStore, "read", fails)
+        assert index.refresh().read == 1
+        assert index.title("s1") is None
+    assert index.refresh().read == 1  # not remembered as unreadable
+    assert_answers_right(index, tmp_path / "store")
+    assert index.refresh().read == 0

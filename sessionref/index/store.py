@@ -200,8 +200,9 @@ class SessionIndex:
         expected = tables.indexed_revisions(db)
         rows = []
         for session_id, position, header_json in stale:
+            log = scanner.path_of(session_id)
+            expected[session_id] = (str(log), _revision_or_none(log, racy_after))
             data = read_session(scanner, session_id)
-            expected[session_id] = (data.path, data.revision)
             rows.append((decode_header(header_json), position, header_json, data))
         if rows:
             tables.write_sessions(db, rows)
