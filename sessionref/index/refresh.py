@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -106,7 +105,8 @@ class Tree(NamedTuple):
 
 
 def _walk(found: dict[bytes, str], folder: str, prefix: bytes, depth: int, racy_after: int) -> None:
-    """Record every entry below ``folder``; a state ending in ``~`` was modified lately."""
+    """Record every entry below ``folder``: directories by kind (their content is walked),
+    files by revision, a state ending in ``~`` when modified lately."""
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:
@@ -115,15 +115,18 @@ def _walk(found: dict[bytes, str], folder: str, prefix: bytes, depth: int, racy_
     for entry in entries:
         key = prefix + os.fsencode(entry.name)
         try:
+            if entry.is_dir():
+                link = entry.is_symlink()
+                found[key] = f"l{entry.stat().st_ino}" if link else "d"
+                if depth < WALK_DEPTH:
+                    _walk(found, entry.path, key + b"/", depth + 1, racy_after)
+                continue
             status = entry.stat()
         except OSError as exc:
             found[key] = f"!{exc.errno}"
             continue
-        link = "l" if entry.is_symlink() else "-"
         racy = "~" if status.st_mtime_ns >= racy_after else ""
-        found[key] = f"{depth}{link}{status.st_mode}:{revision_of(status)}{racy}"
-        if depth < WALK_DEPTH and stat.S_ISDIR(status.st_mode):
-            _walk(found, entry.path, key + b"/", depth + 1, racy_after)
+        found[key] = f"{status.st_mode}:{revision_of(status)}{racy}"
 
 
 def walk_tree(root: Path, racy_after: int) -> Tree:
@@ -135,8 +138,7 @@ def walk_tree(root: Path, racy_after: int) -> Tree:
     found: dict[bytes, str] = {}
     _walk(found, str(root), b"", 1, racy_after)
     digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
-    for key in sorted(found):
-        digest.update(key + b"\0" + found[key].encode() + b"\n")
+    digest.update(b"\n".join(key + b"\0" + found[key].encode() for key in sorted(found)))
     racy = any(state.endswith("~") for state in found.values())
     return Tree(digest.hexdigest(), found, racy)
 
