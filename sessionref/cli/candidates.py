@@ -18,7 +18,9 @@ from sessionref.cli.common import (
     write_bytes,
     write_text,
 )
+from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
+from sessionref.index import SessionIndex
 from sessionref.resolver import DEFAULT_CANDIDATE_LIMIT, SessionReferenceResolver
 from sessionref.types import Candidate, Target
 
@@ -62,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print a JSON array, each with its mention"
     )
+    add_index_option(parser)
 
 
 def printable(text: str) -> str:
@@ -102,7 +105,7 @@ def table(candidates: Sequence[Candidate]) -> str:
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
-    opened = OpenStore.of(args)
+    opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index))
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     found = resolver.mention_candidates(Target(target_id, args.cwd), args.query, args.limit)
     if args.json:
