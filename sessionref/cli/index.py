@@ -7,7 +7,8 @@ import sys
 
 from tqdm import tqdm
 
-from sessionref.cli.search import add_index_option, default_root
+from sessionref.cli.common import reporting_errors
+from sessionref.cli.search import add_index_option, checked_root, default_root
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 
@@ -30,7 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref index``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
     parser.add_argument(
         "--workers", type=int, default=1, metavar="N", help="read changed logs in N processes"
@@ -38,9 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_index_option(parser)
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Build or refresh the index of ``--root``."""
-    index = SessionIndex(DirectoryStore(args.root), args.index, workers=max(1, args.workers))
+    index = SessionIndex(
+        DirectoryStore(checked_root(args.root)), args.index, workers=max(1, args.workers)
+    )
     with tqdm(
         total=0, unit="log", desc="indexing", disable=not sys.stderr.isatty(), leave=False
     ) as bar:

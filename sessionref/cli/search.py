@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
+from sessionref.cli.common import check_root, reporting_errors
 from sessionref.codecs.jsjson import js_json
 from sessionref.index import SearchHit, SessionIndex
 from sessionref.log.store import DirectoryStore
@@ -43,11 +45,17 @@ def default_root() -> str:
     return os.path.expanduser(os.path.join("~", ".dsh", "sessions"))
 
 
+def checked_root(root: str) -> Path:
+    """``--root`` as a path, checked to be a directory (else a one-line error)."""
+    path = Path(root).expanduser()
+    check_root(path)
+    return path
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref search``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.formatter_class = argparse.RawDescriptionHelpFormatter
     parser.add_argument("query", metavar="QUERY", help="words to find")
     parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
     parser.add_argument("--limit", type=int, default=10, metavar="N", help="at most N sessions")
@@ -80,9 +88,10 @@ def hit_lines(hit: SearchHit) -> str:
     )
 
 
+@reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Print the sessions whose conversation matches QUERY, best first."""
-    index = SessionIndex(DirectoryStore(args.root), args.index)
+    index = SessionIndex(DirectoryStore(checked_root(args.root)), args.index)
     hits = index.search(args.query, max(1, args.limit), cwd=args.cwd)
     out = sys.stdout.buffer
     if args.json:
