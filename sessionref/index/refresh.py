@@ -9,11 +9,11 @@ files whose revision is new; then exactly the served logs whose revision changed
 
 from __future__ import annotations
 
+import concurrent.futures
 import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -285,12 +285,16 @@ def read_sessions(
         return
     known = {**store.known, **store.learned}
     pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
-    with ProcessPoolExecutor(
+    # the attribute loads multiprocessing on first use: commands that never build in
+    # parallel do not pay for it at startup
+    with concurrent.futures.ProcessPoolExecutor(
         workers,
         initializer=_start_worker,
         initargs=(store.root, store.limits, known, store.racy_after),
     ) as pool:
-        for future in as_completed([pool.submit(_read_in_worker, piece) for piece in pieces]):
+        for future in concurrent.futures.as_completed(
+            [pool.submit(_read_in_worker, piece) for piece in pieces]
+        ):
             yield from future.result()
 
 
