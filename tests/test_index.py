@@ -351,3 +351,15 @@ def test_a_log_the_file_system_failed_to_read_is_read_again(
     assert index.refresh().read == 1  # not remembered as unreadable
     assert_answers_right(index, tmp_path / "store")
     assert index.refresh().read == 0
+
+
+def test_a_build_in_worker_processes_gives_the_same_index(tmp_path: Path) -> None:
+    small_store(tmp_path / "store", 200)
+    index = index_of(tmp_path / "store", tmp_path, workers=2)
+    assert index.refresh().read == 200
+    assert_answers_right(index, tmp_path / "store")
+    serial = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "serial.sqlite")
+    assert serial.refresh().read == 200
+    assert [index.title(h.id) for h in index.headers()] == [
+        serial.title(h.id) for h in serial.headers()
+    ]
