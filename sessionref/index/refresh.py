@@ -187,7 +187,7 @@ class CachedHeaderStore(DirectoryStore):
         limits: tuple[int, int],
         known: Mapping[bytes, HeaderEntry],
         racy_after: int,
-        placed: Mapping[str, Path] | None = None,
+        placed: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
         self.known = known
@@ -203,7 +203,8 @@ class CachedHeaderStore(DirectoryStore):
 
     def path_of(self, session_id: str) -> Path:
         """Where the index last saw the session (the store's own answer for others)."""
-        return self.placed.get(session_id) or super().path_of(session_id)
+        placed = self.placed.get(session_id)
+        return Path(placed) if placed is not None else super().path_of(session_id)
 
     def read_header(self, path: Path) -> SessionHeader:
         """The header line, from the cache when the file is unchanged and not racy (a racy

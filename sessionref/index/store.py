@@ -188,7 +188,7 @@ class SessionIndex:
             _limits(self.store),
             known,
             racy_after,
-            {session_id: Path(path) for path, (session_id, _, _) in placed.items()},
+            {session_id: path for path, (session_id, _, _) in placed.items()},
         )
         stale = []
         for key in changed:
