@@ -25,8 +25,8 @@ from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN
 from sessionref.log.store import DirectoryStore
+from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
-from sessionref.testing.store import SessionLog
 
 PHRASES = [
     "refresh the auth token",

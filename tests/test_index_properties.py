@@ -16,15 +16,10 @@ from hypothesis import strategies as st
 
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
+from sessionref.log.writer import log_path
 from sessionref.resolver import SessionReferenceResolver
-from sessionref.testing import (
-    mutated_stores,
-    session_file_path,
-    session_log_lines,
-    session_logs,
-    write_mutated_store,
-)
-from sessionref.testing.mutations import next_seq
+from sessionref.testing import mutated_stores, session_logs, write_mutated_store
+from sessionref.testing.mutations.lines import log_lines, next_seq
 from sessionref.types import Target
 
 IDS = st.sampled_from(["a", "b", "Ab", "c-1", ".x"])
@@ -70,9 +65,9 @@ def apply(root: Path, op: tuple[Any, ...]) -> None:
     files = log_files(root)
     if op[0] == "write":
         _, log, compress, wipe = op
-        path = session_file_path(root, log["header"], compress=compress)
+        path = log_path(root, log["header"], compress=compress)
         path.parent.mkdir(parents=True, exist_ok=True)
-        lines = [f"{line}\n".encode() for line in session_log_lines(log)]
+        lines = [line + b"\n" for line in log_lines(log)]
         if wipe:
             for other in path.parent.glob("session.jsonl*"):
                 other.unlink()

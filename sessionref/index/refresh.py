@@ -15,14 +15,15 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
-import zstandard
 
 from sessionref.errors import SessionLogError
+from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore
+from sessionref.log.surface import current_surface
 from sessionref.snapshot import project_units
 
 WALK_DEPTH: Final = 3
@@ -30,10 +31,11 @@ WALK_DEPTH: Final = 3
 
 
 class HeaderEntry(NamedTuple):
-    """What a header line gave at one revision of its file: the header JSON, or the error."""
+    """What reading line 1 of a log gave at one revision of the file: the line (``None``: the
+    file has no complete line), or the error."""
 
     revision: str
-    header: str | None
+    line: bytes | None
     error: str | None
 
 
@@ -43,7 +45,7 @@ class SessionData(NamedTuple):
     path: str
     revision: str | None
     loadable: bool
-    title: str | None
+    title: Any
     units: Sequence[tuple[str, str]]
 
 
@@ -155,9 +157,10 @@ def encode_header(header: SessionHeader) -> str:
 def decode_header(text: str) -> SessionHeader:
     """The header :func:`encode_header` wrote.
 
-    >>> decode_header(encode_header(SessionHeader("s", 2.5, cwd="/w")))
-    SessionHeader(id='s', created_at=2.5, type='session', version=0, cwd='/w', parent_session=None, delegation_depth=0)
-    """  # noqa: E501
+    >>> header = SessionHeader("s", 2, cwd="/w", parent_session={"id": "p"})
+    >>> decode_header(encode_header(header)) == header
+    True
+    """
     return msgspec.convert(json.loads(text), SessionHeader)
 
 
@@ -174,7 +177,7 @@ def decode_headers(texts: list[str]) -> list[SessionHeader]:
 
 
 class CachedHeaderStore(DirectoryStore):
-    """A :class:`DirectoryStore` that reads a header line only when its file's revision is new.
+    """A :class:`DirectoryStore` that reads line 1 of a log only when its file's revision is new.
 
     ``known`` maps a path (bytes) to what its header gave; new answers collect in ``learned``.
     An :class:`OSError` is never remembered: it may pass without the file changing. ``placed``
@@ -206,26 +209,26 @@ class CachedHeaderStore(DirectoryStore):
         placed = self.placed.get(session_id)
         return Path(placed) if placed is not None else super().path_of(session_id)
 
-    def read_header(self, path: Path) -> SessionHeader:
-        """The header line, from the cache when the file is unchanged and not racy (a racy
-        file's header line is read, and remembered for when it settles)."""
-        key = os.fsencode(path)
+    def first_line(self, file: LogFile) -> bytes | None:
+        """Line 1 of a log, from the cache when the file is unchanged and not racy (a racy
+        file's line is read, and remembered for when it settles)."""
+        key = os.fsencode(file.location)
         self.seen.add(key)
-        status = os.stat(path)
+        status = os.stat(file.location)
         revision = revision_of(status)
         entry = self.known.get(key)
         settled = status.st_mtime_ns < self.racy_after
         if settled and entry is not None and entry.revision == revision:
-            if entry.header is None:
-                raise SessionLogError(entry.error or "unreadable header")
-            return decode_header(entry.header)
+            if entry.error is not None:
+                raise SessionLogError(entry.error)
+            return entry.line
         try:
-            header = super().read_header(path)
-        except (SessionLogError, zstandard.ZstdError) as exc:
+            line = super().first_line(file)
+        except SessionLogError as exc:
             self.learned[key] = HeaderEntry(revision, None, str(exc))
             raise
-        self.learned[key] = HeaderEntry(revision, encode_header(header), None)
-        return header
+        self.learned[key] = HeaderEntry(revision, line, None)
+        return line
 
 
 def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
@@ -247,13 +250,11 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     except (SessionLogError, RecursionError, MemoryError):
         return SessionData(str(path), revision, False, None, [])
     try:
+        current_surface(log.records)  # as read_title: the harness folds it before the title
         title = latest_title(log)
-    except (SessionLogError, RecursionError):
-        title = None
-    try:
         units = [(unit.role, unit.text) for unit in project_units(log.records)]
     except (SessionLogError, RecursionError):
-        return SessionData(str(path), revision, False, title, [])
+        return SessionData(str(path), revision, False, None, [])
     return SessionData(str(path), revision, True, title, units)
 
 

@@ -33,7 +33,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     path BLOB NOT NULL,
     revision TEXT,
     loadable INTEGER NOT NULL DEFAULT 0,
-    title BLOB,
+    title TEXT,
     created_at,
     cwd BLOB,
     units INTEGER NOT NULL DEFAULT 0

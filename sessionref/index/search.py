@@ -17,7 +17,7 @@ import msgspec
 
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index.refresh import decode_header
-from sessionref.index.tables import blob
+from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
 
 TRIGRAM: Final = 3
@@ -145,8 +145,8 @@ def search_units(
     hits = []
     for raw_id, header_text, raw_title, rank, text in rows:
         header = decode_header(header_text)
-        title = None if raw_title is None else text_of(raw_title)
-        label = title or header.id
+        title = title_of(raw_title)
+        label = header.id if title is None else title
         hits.append(
             SearchHit(
                 session_id=text_of(raw_id),

@@ -15,9 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, NamedTuple
-
-import zstandard
+from typing import Any, Final, NamedTuple
 
 from sessionref.errors import SessionLogError
 from sessionref.index import tables
@@ -45,6 +43,7 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import SearchHit, search_units
+from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
 
@@ -103,7 +102,7 @@ class SessionIndex:
         self._db: sqlite3.Connection | None = None
         self._bypassed = False
         self._headers: list[SessionHeader] = []
-        self._titles: dict[str, str | None] | None = None
+        self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] = []
         self._reader: CachedHeaderStore | None = None
 
@@ -180,7 +179,7 @@ class SessionIndex:
         """When only log files changed and their header lines did not, the listing stands:
         read just those logs. ``None`` when the store must list again."""
         changed = [key for key, state in tree.entries.items() if before[key] != state]
-        real = os.fsencode(os.path.realpath(self.store.root)) + b"/"
+        real = os.fsencode(str(self.store.root)) + b"/"
         placed = tables.placed_sessions(db)
         known = tables.header_cache(db)
         scanner = CachedHeaderStore(
@@ -193,7 +192,7 @@ class SessionIndex:
         stale = []
         for key in changed:
             path = real + key
-            if path not in known or not _same_header(scanner, Path(os.fsdecode(path)), known[path]):
+            if path not in known or not _same_line(scanner, os.fsdecode(path), known[path]):
                 return None
             if os.fsdecode(path) in placed:
                 stale.append(placed[os.fsdecode(path)])
@@ -255,7 +254,7 @@ class SessionIndex:
         self.refresh()
         return list(self._headers)
 
-    def title(self, session_id: str) -> str | None:
+    def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""
         if self._bypassed or self._db is None:
             return self.store.title(session_id)
@@ -301,16 +300,17 @@ class SessionIndex:
         )
 
 
-def _same_header(scanner: CachedHeaderStore, path: Path, remembered: HeaderEntry) -> bool:
-    """Whether the header line of ``path`` still gives what the listing used."""
-    now: tuple[str | None, str | None]
+def _same_line(scanner: CachedHeaderStore, path: str, remembered: HeaderEntry) -> bool:
+    """Whether line 1 of the log at ``path`` still gives what the listing used."""
+    file = LogFile("", "", os.path.basename(path), path)
+    now: tuple[bytes | None, str | None]
     try:
-        now = (encode_header(scanner.read_header(path)), None)
-    except (SessionLogError, zstandard.ZstdError) as exc:
+        now = (scanner.first_line(file), None)
+    except SessionLogError as exc:
         now = (None, str(exc))
     except OSError:
         return False
-    return now == (remembered.header, remembered.error)
+    return now == (remembered.line, remembered.error)
 
 
 def _limits(store: DirectoryStore) -> tuple[int, int]:

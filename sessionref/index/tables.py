@@ -14,7 +14,7 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import Final, TypeVar
+from typing import Any, Final, TypeVar
 
 from sessionref.index.refresh import HeaderEntry, SessionData, Tree
 from sessionref.index.schema import UNIT_BITS
@@ -108,10 +108,19 @@ def indexed_revisions(db: sqlite3.Connection) -> dict[str, tuple[str, str | None
     return {text(raw): (text(path), revision) for raw, path, revision in rows}
 
 
-def titles(db: sqlite3.Connection) -> dict[str, str | None]:
+def title_of(stored: str | None) -> Any:
+    """A title as stored (JSON: a title may be any JSON value), or ``None``.
+
+    >>> title_of('"a"'), title_of("7"), title_of(None)
+    ('a', 7, None)
+    """
+    return None if stored is None else json.loads(stored)
+
+
+def titles(db: sqlite3.Connection) -> dict[str, Any]:
     """Indexed session id → its latest title."""
     rows = db.execute("SELECT id, title FROM sessions")
-    return {text(raw): None if title is None else text(title) for raw, title in rows}
+    return {text(raw): title_of(title) for raw, title in rows}
 
 
 _UPSERT: Final = """
@@ -146,7 +155,7 @@ def write_sessions(
             raw_id = blob(header.id)
             _drop_units(db, raw_id)
             cwd = None if header.cwd is None else blob(header.cwd)
-            title = None if data.title is None else blob(data.title)
+            title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
             values = (raw_id, position, header_json, blob(data.path), data.revision)
             values_more = (int(data.loadable), title, header.created_at, cwd, len(data.units))
             sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
