@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+import sessionref.index.tables as tables
 from sessionref.errors import SessionLogError
-from sessionref.index import tables
 from sessionref.index.refresh import (
     RACY_NS,
     CachedHeaderStore,
