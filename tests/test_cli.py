@@ -226,7 +226,7 @@ def test_bare_command_helps_and_version_answers() -> None:
     bare = run()
     assert bare.returncode == 0 and bare.stdout == run("--help").stdout
     shown = bare.stdout.decode()
-    assert "{snapshot,candidates,batch,demo}" in shown and "conform" not in shown
+    assert "{snapshot,candidates,batch,demo,index,search}" in shown and "conform" not in shown
     assert "exit status:" in shown and "130" in shown
     version = run("--version")
     assert re.fullmatch(rb"sessionref \d+\.\d+\.\d+\S*\n", version.stdout), version.stdout

@@ -37,6 +37,8 @@ COMMANDS: Final = [
     Command("candidates", "sessionref.cli.candidates", "list the sessions a prompt could mention"),
     Command("batch", "sessionref.cli.batch", "snapshot every session of a store into a file"),
     Command("demo", "sessionref.cli.demo", "snapshot the sample store shipped with sessionref"),
+    Command("index", "sessionref.cli.index", "build or refresh the index of a store"),
+    Command("search", "sessionref.cli.search", "search what was said in past sessions"),
     Command("conform", "sessionref.cli.conform", None),
 ]
 """Every command, in the order of the help. Adding one is adding a line."""

@@ -21,7 +21,9 @@ from sessionref.cli.common import (
     write_bytes,
     write_text,
 )
+from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
+from sessionref.index import SessionIndex
 from sessionref.resolver import DEFAULT_CANDIDATE_LIMIT, SessionReferenceResolver
 from sessionref.types import Candidate, Target
 
@@ -70,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print a JSON array, each with its mention"
     )
+    add_index_option(parser)
 
 
 def printable(text: str) -> str:
@@ -128,7 +131,7 @@ def table(candidates: Sequence[Candidate]) -> str:
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
-    opened = OpenStore.of(args)
+    opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index))
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     found = resolver.mention_candidates(Target(target_id, cwd), args.query, args.limit)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
@@ -209,6 +209,14 @@ class ListedStore:
         return self.store.title(session_id)
 
 
+class ListingStore(SessionStore, Protocol):
+    """A store that also says what its listing passed over (a DirectoryStore, an index)."""
+
+    def problems(self) -> list[StoreProblem]:
+        """What the last listing passed over."""
+        ...
+
+
 class OpenStore:
     """The store a command reads, checked: the root exists, is a directory, holds DSH logs.
 
@@ -223,12 +231,14 @@ class OpenStore:
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         verbose: bool = False,
+        lister: Callable[[DirectoryStore], ListingStore] | None = None,
     ) -> None:
         path = Path(root).expanduser()
         check_root(path)
         self.store = DirectoryStore(path, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
-        self.listed = ListedStore(self.store, self.store.headers())
-        self.problems = self.store.problems()
+        source: ListingStore = self.store if lister is None else lister(self.store)
+        self.listed = ListedStore(source, source.headers())
+        self.problems = source.problems()
         if not self.listed.headers() and not self.problems and _has_entries(path):
             raise config_error(
                 f"--root {path}: not a DSH session store "
@@ -239,13 +249,19 @@ class OpenStore:
                 note(f"passed over {problem.path}: {problem.message}")
 
     @classmethod
-    def of(cls, args: argparse.Namespace) -> OpenStore:
-        """The store the options of :func:`add_store_arguments` name."""
+    def of(
+        cls,
+        args: argparse.Namespace,
+        lister: Callable[[DirectoryStore], ListingStore] | None = None,
+    ) -> OpenStore:
+        """The store the options of :func:`add_store_arguments` name, listed by ``lister``
+        (e.g. an index over it) when given."""
         return cls(
             args.root,
             max_bytes=args.max_log_bytes,
             max_line_bytes=args.max_line_bytes,
             verbose=args.verbose,
+            lister=lister,
         )
 
     def report_problems(self) -> None:

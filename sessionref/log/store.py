@@ -184,7 +184,10 @@ class DirectoryStore:
                             files.append(LogFile(project.name, entry.name, name, path))
         return files, flat
 
-    def _first_line(self, file: LogFile) -> bytes | None:
+    def first_line(self, file: LogFile) -> bytes | None:
+        """Line 1 of a log file (``None`` without a newline); raises what an unreadable one
+        raises. Listing reads every header through this method, so a subclass may answer it
+        from a cache keyed by the file's version (as :mod:`sessionref.index` does)."""
         path = Path(file.location)
         if file.name == PLAIN_LOG:
             return _plain_first_line(path, self.max_line_bytes)
@@ -196,7 +199,7 @@ class DirectoryStore:
 
     def _scan(self) -> Listing:
         files, flat = self._walk()
-        listing = list_sessions(files, flat, self._first_line)
+        listing = list_sessions(files, flat, self.first_line)
         with self._lock:
             self._listing = listing
         return listing

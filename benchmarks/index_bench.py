@@ -1,0 +1,218 @@
+"""The store index on a large generated store: build, warm commands, incremental refresh, size.
+
+    python -m benchmarks.index_bench                      # 10,000 sessions of ~20 turns
+    python -m benchmarks.index_bench --sessions 500 --store /tmp/small
+
+Generates the store once (``generate_batch_store``, seeded; ~10 minutes and ~1.9 GB for 10,000
+sessions), then measures, on this machine:
+
+- the *floor*: reading every log once (file, zstd, every line's envelope decoded), one process;
+- the cold build of the index (``SessionIndex.refresh`` on an empty database) with 1 and with
+  ``--workers`` processes;
+- ``sessionref candidates --query Q`` and ``sessionref search Q`` as whole processes, warm;
+- a refresh when nothing changed, and right after one session is appended to, against the
+  no-change refresh plus reading that one log;
+- the index's size against the store's.
+
+Prints a Markdown table and one line per target (exit 1 when one is missed), and writes
+``benchmarks/index_results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import zstandard
+
+from benchmarks.generate import generate_batch_store
+from benchmarks.run import envelope_floor
+from sessionref.index import SessionIndex
+from sessionref.index.schema import remove_database
+from sessionref.log.store import DirectoryStore
+
+HERE = Path(__file__).resolve().parent
+
+
+def cpu_now() -> float:
+    """CPU seconds used so far by this process and its finished children."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def timed(work: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of ``work``; CPU counts worker processes too, so it
+    is what the run costs whatever else the machine is doing."""
+    wall, cpu = time.perf_counter(), cpu_now()
+    work()
+    return time.perf_counter() - wall, cpu_now() - cpu
+
+
+def seconds(work: Callable[[], object]) -> float:
+    """Wall time of one run of ``work``."""
+    return timed(work)[0]
+
+
+def median_of(work: Callable[[], object], repeat: int) -> tuple[float, float]:
+    """Median (wall, CPU) seconds of ``repeat`` runs."""
+    runs = [timed(work) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
+
+
+def command(*args: str) -> Callable[[], object]:
+    """A ``sessionref`` process, output discarded (checked to succeed)."""
+    argv = [sys.executable, "-m", "sessionref", *args]
+    return lambda: subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+
+
+def store_bytes(root: Path) -> int:
+    """Bytes of every log file in the store."""
+    return sum(p.stat().st_size for p in root.glob("*/*/session.jsonl*"))
+
+
+def appended_once(path: Path) -> Callable[[], None]:
+    """Append one title record (a zstd frame) to a log; the returned call undoes it."""
+    status = path.stat()
+    record = {
+        "type": "session/title",
+        "seq": 10**9,
+        "time": 1,
+        "data": {"title": "appended", "messageSeqs": [], "source": {"kind": "user"}},
+    }
+    with path.open("ab") as file:
+        file.write(zstandard.ZstdCompressor().compress(json.dumps(record).encode() + b"\n"))
+
+    def undo() -> None:
+        os.truncate(path, status.st_size)
+        os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+
+    return undo
+
+
+def measure(
+    root: Path, index_path: Path, workers: int, queries: tuple[str, str], repeat: int
+) -> dict[str, Any]:
+    """Every number of the table."""
+    files = sorted(root.glob("*/*/session.jsonl*"))
+    row: dict[str, Any] = {"sessions": len(files), "store_bytes": store_bytes(root)}
+    row["floor_s"], row["floor_cpu"] = timed(lambda: [envelope_floor(p)() for p in files])
+    print(f"floor: {row['floor_s']:.1f} s", flush=True)
+    for count in sorted({1, workers}):
+        remove_database(index_path)
+        index = SessionIndex(DirectoryStore(root), index_path, workers=count)
+        row[f"cold_{count}_s"], row[f"cold_{count}_cpu"] = timed(index.refresh)
+        index.close()
+        print(f"cold build, {count} process(es): {row[f'cold_{count}_s']:.1f} s", flush=True)
+    row["index_bytes"] = SessionIndex(DirectoryStore(root), index_path).size()
+    where = ["--root", str(root), "--index", str(index_path)]
+    candidates = command("candidates", "--query", queries[0], *where)
+    row["candidates_s"], row["candidates_cpu"] = median_of(candidates, repeat)
+    row["search_s"], row["search_cpu"] = median_of(command("search", queries[1], *where), repeat)
+    index = SessionIndex(DirectoryStore(root), index_path)
+    index.refresh()
+    row["refresh_unchanged_s"], row["refresh_unchanged_cpu"] = median_of(index.refresh, repeat)
+    store = DirectoryStore(root)
+    victim = files[len(files) // 2]
+    victim_id = next(h.id for h in store.headers() if store.path_of(h.id) == victim)
+    row["read_one_s"], row["read_one_cpu"] = median_of(lambda: store.read(victim_id), repeat)
+    undo = appended_once(victim)  # the append need not keep the log loadable: it is re-read
+    try:
+        row["refresh_appended_s"], row["refresh_appended_cpu"] = timed(index.refresh)
+    finally:
+        undo()
+    index.refresh()
+    index.close()
+    return row
+
+
+def checks(row: dict[str, Any], workers: int) -> list[tuple[str, str, bool]]:
+    """The targets of the index issue, on wall time (CPU time beside it)."""
+    cold = row[f"cold_{workers}_s"] / row["floor_s"]
+    extra = row["refresh_appended_s"] - row["refresh_unchanged_s"]
+    return [
+        (f"cold build ({workers} processes) <= 1.5x the floor", f"{cold:.2f}x", cold <= 1.5),
+        (
+            "warm candidates --query <= 0.3 s",
+            f"{row['candidates_s']:.3f} s (CPU {row['candidates_cpu']:.3f} s)",
+            row["candidates_s"] <= 0.3,
+        ),
+        (
+            "warm search <= 0.3 s",
+            f"{row['search_s']:.3f} s (CPU {row['search_cpu']:.3f} s)",
+            row["search_s"] <= 0.3,
+        ),
+        (
+            "refresh after one append <= no-change + 0.1 s",
+            f"+{extra:.3f} s (one log read: {row['read_one_s']:.3f} s)",
+            extra <= 0.1,
+        ),
+    ]
+
+
+def table(row: dict[str, Any], workers: int) -> str:
+    """The README table: wall and CPU seconds."""
+
+    def line(name: str, key: str, note: str = "") -> str:
+        return f"| {name} | {row[key + '_s']:.3f} | {row[key + '_cpu']:.3f} | {note} |"
+
+    floor = row["floor_s"]
+    lines = [
+        f"Store: {row['sessions']} sessions, {row['store_bytes'] / 1e6:.0f} MB of zstd logs.",
+        "",
+        "| measure | wall s | CPU s | note |",
+        "| --- | --- | --- | --- |",
+        line("floor: read every log once (1 process)", "floor"),
+        line("cold build, 1 process", "cold_1", f"{row['cold_1_s'] / floor:.2f}× floor"),
+        line(
+            f"cold build, {workers} processes",
+            f"cold_{workers}",
+            f"{row[f'cold_{workers}_s'] / floor:.2f}× floor",
+        ),
+        line("`sessionref candidates --query` (warm, whole process)", "candidates"),
+        line("`sessionref search` (warm, whole process)", "search"),
+        line("refresh, nothing changed", "refresh_unchanged"),
+        line("refresh after one session appended to", "refresh_appended"),
+        line("reading that one log", "read_one"),
+        f"| index size | {row['index_bytes'] / 1e6:.0f} MB | | "
+        f"{row['index_bytes'] / row['store_bytes']:.2f}× the store |",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command-line entry point; see the module docstring."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.index_bench")
+    parser.add_argument("--store", type=Path, default=HERE / "stores" / "index")
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--turns", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--query", default="auth", help="the candidates query")
+    parser.add_argument("--search", default="token", help="the search query")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--out", type=Path, default=HERE / "index_results.json")
+    args = parser.parse_args(argv)
+    if not args.store.exists():
+        print(f"generating {args.sessions} sessions into {args.store} …", flush=True)
+        generate_batch_store(args.store, args.sessions, args.turns)
+    index_path = args.store.with_name(args.store.name + ".index.sqlite")
+    row = measure(args.store, index_path, args.workers, (args.query, args.search), args.repeat)
+    print(table(row, args.workers))
+    missed = 0
+    for name, value, ok in checks(row, args.workers):
+        print(f"{'ok  ' if ok else 'MISS'} {name}: {value}")
+        missed += not ok
+    args.out.write_text(json.dumps(row, indent=1) + "\n")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

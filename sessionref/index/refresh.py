@@ -1,0 +1,316 @@
+"""Bringing an index up to date with its store: stat everything, read only what changed.
+
+A *revision* names one version of a file: ``device:inode:size:mtime_ns``. The *tree revision* is
+a digest of every entry the store's two-level walk could look at (and the files inside each
+session directory), so an unchanged digest means an unchanged listing. When it changed, the
+store itself lists again, through :class:`CachedHeaderStore`, which reads a header line only for
+files whose revision is new; then exactly the served logs whose revision changed are read.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+import msgspec
+
+from sessionref.errors import SessionLogError
+from sessionref.log.discovery import LogFile
+from sessionref.log.records import SessionHeader, latest_title
+from sessionref.log.store import DirectoryStore
+from sessionref.log.surface import current_surface
+from sessionref.snapshot import project_units
+
+WALK_DEPTH: Final = 3
+"""Projects, session directories, then the files inside each session directory."""
+
+
+class HeaderEntry(NamedTuple):
+    """What reading line 1 of a log gave at one revision of the file: the line (``None``: the
+    file has no complete line), or the error."""
+
+    revision: str
+    line: bytes | None
+    error: str | None
+
+
+class SessionData(NamedTuple):
+    """What the index keeps of one served session, read at ``revision`` (``None``: read again)."""
+
+    path: str
+    revision: str | None
+    loadable: bool
+    title: Any
+    units: Sequence[tuple[str, str]]
+
+
+def revision_of(status: os.stat_result) -> str:
+    """The revision of a file from its status.
+
+    >>> revision_of(os.stat("/")).count(":")
+    3
+    """
+    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
+
+
+RACY_NS: Final = 2_000_000_000
+"""A file modified this recently may change again within its timestamp's granularity without
+its revision changing: it is read, but not remembered (as git treats "racily clean" files)."""
+
+
+def file_revision(path: str | os.PathLike[str], racy_after: int) -> str | None:
+    """The revision of the file at ``path`` (following links); ``None`` when it was modified
+    at or after ``racy_after`` (ns), so that it is read again next time. Raises
+    :class:`OSError`.
+
+    >>> file_revision("/", 0) is None, file_revision("/", 1 << 62).count(":")
+    (True, 3)
+    """
+    status = os.stat(path)
+    return None if status.st_mtime_ns >= racy_after else revision_of(status)
+
+
+RACY: Final = "racy"
+"""The state remembered for an entry modified too recently to trust: it never matches a walk."""
+
+
+class Tree(NamedTuple):
+    """What a walk saw: entry (path relative to the root) → state, and their digest.
+
+    ``stamp`` is the digest, or a value no walk gives when an entry was modified too recently
+    (so the next use looks again).
+    """
+
+    digest: str
+    entries: dict[bytes, str]
+    racy: bool
+
+    @property
+    def stamp(self) -> str:
+        """What the index may record as the tree it matches."""
+        return f"{self.digest}~{RACY}" if self.racy else self.digest
+
+    def remembered(self) -> dict[bytes, str]:
+        """The entries as the index remembers them (racy ones as :data:`RACY`)."""
+        return (
+            self.entries
+            if not self.racy
+            else {
+                key: RACY if state.endswith("~") else state for key, state in self.entries.items()
+            }
+        )
+
+
+def _walk(found: dict[bytes, str], folder: str, prefix: bytes, depth: int, racy_after: int) -> None:
+    """Record every entry below ``folder``: directories by kind (their content is walked),
+    files by revision, a state ending in ``~`` when modified lately."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        found[prefix + b"/"] = f"!{exc.errno}"
+        return
+    for entry in entries:
+        key = prefix + os.fsencode(entry.name)
+        try:
+            if entry.is_dir():
+                link = entry.is_symlink()
+                found[key] = f"l{entry.stat().st_ino}" if link else "d"
+                if depth < WALK_DEPTH:
+                    _walk(found, entry.path, key + b"/", depth + 1, racy_after)
+                continue
+            status = entry.stat()
+        except OSError as exc:
+            found[key] = f"!{exc.errno}"
+            continue
+        racy = "~" if status.st_mtime_ns >= racy_after else ""
+        found[key] = f"{status.st_mode}:{revision_of(status)}{racy}"
+
+
+def walk_tree(root: Path, racy_after: int) -> Tree:
+    """Every entry three levels below ``root`` (names, kinds and revisions), digested.
+
+    >>> walk_tree(Path("/nonexistent"), 0).digest == walk_tree(Path("/nonexistent"), 0).digest
+    True
+    """
+    found: dict[bytes, str] = {}
+    _walk(found, str(root), b"", 1, racy_after)
+    digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
+    digest.update(b"\n".join(key + b"\0" + found[key].encode() for key in sorted(found)))
+    racy = any(state.endswith("~") for state in found.values())
+    return Tree(digest.hexdigest(), found, racy)
+
+
+def encode_header(header: SessionHeader) -> str:
+    r"""A header as ASCII JSON (lone surrogates escaped), which SQLite stores as text.
+
+    >>> encode_header(SessionHeader("\ud800", 1))[:29]
+    '{"id":"\\ud800","createdAt":1,'
+    """
+    return json.dumps(msgspec.to_builtins(header), ensure_ascii=True, separators=(",", ":"))
+
+
+def decode_header(text: str) -> SessionHeader:
+    """The header :func:`encode_header` wrote.
+
+    >>> header = SessionHeader("s", 2, cwd="/w", parent_session={"id": "p"})
+    >>> decode_header(encode_header(header)) == header
+    True
+    """
+    return msgspec.convert(json.loads(text), SessionHeader)
+
+
+def decode_headers(texts: list[str]) -> list[SessionHeader]:
+    """Many headers at once (fast when none holds a lone surrogate).
+
+    >>> [h.id for h in decode_headers([encode_header(SessionHeader("a", 1))])]
+    ['a']
+    """
+    try:
+        return msgspec.json.decode(f"[{','.join(texts)}]", type=list[SessionHeader])
+    except msgspec.DecodeError:
+        return [decode_header(text) for text in texts]
+
+
+class CachedHeaderStore(DirectoryStore):
+    """A :class:`DirectoryStore` that reads line 1 of a log only when its file's revision is new.
+
+    ``known`` maps a path (bytes) to what its header gave; new answers collect in ``learned``.
+    An :class:`OSError` is never remembered: it may pass without the file changing. ``placed``
+    says where sessions are when the listing is known to be unchanged.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        limits: tuple[int, int],
+        known: Mapping[bytes, HeaderEntry],
+        racy_after: int,
+        placed: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
+        self.known = known
+        self.racy_after = racy_after
+        self.placed = placed or {}
+        self.learned: dict[bytes, HeaderEntry] = {}
+        self.seen: set[bytes] = set()
+
+    @property
+    def limits(self) -> tuple[int, int]:
+        """``(max_bytes, max_line_bytes)``, to build the same store elsewhere."""
+        return (self.max_bytes, self.max_line_bytes)
+
+    def path_of(self, session_id: str) -> Path:
+        """Where the index last saw the session (the store's own answer for others)."""
+        placed = self.placed.get(session_id)
+        return Path(placed) if placed is not None else super().path_of(session_id)
+
+    def first_line(self, file: LogFile) -> bytes | None:
+        """Line 1 of a log, from the cache when the file is unchanged and not racy (a racy
+        file's line is read, and remembered for when it settles)."""
+        key = os.fsencode(file.location)
+        self.seen.add(key)
+        status = os.stat(file.location)
+        revision = revision_of(status)
+        entry = self.known.get(key)
+        settled = status.st_mtime_ns < self.racy_after
+        if settled and entry is not None and entry.revision == revision:
+            if entry.error is not None:
+                raise SessionLogError(entry.error)
+            return entry.line
+        try:
+            line = super().first_line(file)
+        except SessionLogError as exc:
+            self.learned[key] = HeaderEntry(revision, None, str(exc))
+            raise
+        self.learned[key] = HeaderEntry(revision, line, None)
+        return line
+
+
+def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
+    """Read one served session: whether it loads, its title and the units a snapshot shows.
+
+    The revision is taken before the read, so a file changed meanwhile is read again later;
+    a failure of the file system (not of the log) leaves the revision unknown for the same
+    reason.
+    """
+    try:
+        path = store.path_of(session_id)
+        revision = file_revision(path, store.racy_after)
+    except (SessionLogError, OSError):
+        return SessionData("", None, False, None, [])
+    try:
+        log = store.read(session_id)
+    except OSError:
+        return SessionData(str(path), None, False, None, [])
+    except (SessionLogError, RecursionError, MemoryError):
+        return SessionData(str(path), revision, False, None, [])
+    try:
+        current_surface(log.records)  # as read_title: the harness folds it before the title
+        title = latest_title(log)
+        units = [(unit.role, unit.text) for unit in project_units(log.records)]
+    except (SessionLogError, RecursionError):
+        return SessionData(str(path), revision, False, None, [])
+    return SessionData(str(path), revision, True, title, units)
+
+
+_worker_store: CachedHeaderStore | None = None
+
+
+def _start_worker(
+    root: Path, limits: tuple[int, int], known: dict[bytes, HeaderEntry], racy_after: int
+) -> None:
+    """Build the worker's store once; it lists with every header the parent knew."""
+    global _worker_store
+    _worker_store = CachedHeaderStore(root, limits, known, racy_after)
+
+
+def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:
+    assert _worker_store is not None
+    return [(session_id, read_session(_worker_store, session_id)) for session_id in session_ids]
+
+
+def read_sessions(
+    store: CachedHeaderStore, session_ids: list[str], workers: int, chunk: int = 64
+) -> Iterator[tuple[str, SessionData]]:
+    """Read sessions in order of completion; ``workers`` > 1 reads in that many processes.
+
+    Each worker lists the store once, with every header the caller's store already knows.
+    """
+    if workers <= 1 or len(session_ids) < 2 * chunk:
+        for session_id in session_ids:
+            yield session_id, read_session(store, session_id)
+        return
+    known = {**store.known, **store.learned}
+    pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
+    # the attribute loads multiprocessing on first use: commands that never build in
+    # parallel do not pay for it at startup
+    with concurrent.futures.ProcessPoolExecutor(
+        workers,
+        initializer=_start_worker,
+        initargs=(store.root, store.limits, known, store.racy_after),
+    ) as pool:
+        for future in concurrent.futures.as_completed(
+            [pool.submit(_read_in_worker, piece) for piece in pieces]
+        ):
+            yield from future.result()
+
+
+def stale_sessions(
+    served: Iterable[tuple[str, str, str | None]], indexed: Mapping[str, tuple[str, str | None]]
+) -> list[str]:
+    """Ids whose indexed ``(path, revision)`` is not the served one (or unknown, or missing).
+
+    >>> stale_sessions([("a", "p", "1"), ("b", "q", "2"), ("c", "r", None)],
+    ...                {"a": ("p", "1"), "b": ("q", "1"), "c": ("r", None)})
+    ['b', 'c']
+    """
+    return [
+        session_id
+        for session_id, path, revision in served
+        if revision is None or indexed.get(session_id) != (path, revision)
+    ]

@@ -1,0 +1,146 @@
+"""Where a store's index lives, and opening it: one SQLite database (WAL) per store root.
+
+The database is a cache: whatever is wrong with it (corrupt, another schema, another reader,
+another root) is answered by starting it afresh, never by trusting it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import sqlite3
+from importlib import resources
+from pathlib import Path
+from typing import Final
+
+from platformdirs import user_cache_dir
+
+SCHEMA_VERSION: Final = 1
+INDEX_ENV: Final = "SESSIONREF_INDEX"
+BUSY_TIMEOUT_MS: Final = 120_000
+
+DDL: Final = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS header_cache (
+    path BLOB PRIMARY KEY, revision TEXT NOT NULL, header TEXT, error TEXT
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sessions (
+    sid INTEGER PRIMARY KEY,
+    id BLOB NOT NULL UNIQUE,
+    pos INTEGER NOT NULL,
+    header TEXT NOT NULL,
+    path BLOB NOT NULL,
+    revision TEXT,
+    loadable INTEGER NOT NULL DEFAULT 0,
+    title TEXT,
+    created_at,
+    cwd BLOB,
+    units INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
+CREATE VIRTUAL TABLE IF NOT EXISTS units USING fts5(text, role UNINDEXED, tokenize='trigram');
+"""
+"""``units`` rowids are ``sid << 32 | n`` for the session's n-th unit, n < ``sessions.units``."""
+
+UNIT_BITS: Final = 32
+
+
+def reader_fingerprint() -> str:
+    """A digest of the code that decides what the index holds (the reader and the projection).
+
+    An index built by other code is rebuilt, so a reader fix never leaves stale answers.
+
+    >>> len(reader_fingerprint())
+    32
+    """
+    digest = hashlib.blake2b(f"{SCHEMA_VERSION}{DDL}".encode(), digest_size=16)
+    package = resources.files("sessionref")
+    for part in ("log", "pipeline"):
+        for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
+            if source.name.endswith(".py"):
+                digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    digest.update(package.joinpath("snapshot.py").read_bytes())
+    return digest.hexdigest()
+
+
+def root_key(root: Path) -> str:
+    """The real path of a store root, which names its database.
+
+    >>> root_key(Path("/"))
+    '/'
+    """
+    return os.path.realpath(root)
+
+
+def default_index_path(root: Path, override: str | os.PathLike[str] | None = None) -> Path:
+    """The database of ``root``: ``override``, else ``$SESSIONREF_INDEX``, else the user cache.
+
+    A path naming an existing directory holds one database per store root, as the cache does.
+
+    >>> default_index_path(Path("/r"), "/tmp/x.sqlite").as_posix()
+    '/tmp/x.sqlite'
+    """
+    chosen = override if override is not None else os.environ.get(INDEX_ENV) or None
+    if chosen is not None and not Path(chosen).expanduser().is_dir():
+        return Path(chosen).expanduser()
+    if chosen is not None:
+        folder = Path(chosen).expanduser()
+    else:
+        folder = Path(user_cache_dir("sessionref")) / "index"
+    name = hashlib.sha256(os.fsencode(root_key(root))).hexdigest()[:24]
+    return folder / f"{name}.sqlite"
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """Open (creating) a database in WAL mode with the schema; raises :class:`sqlite3.Error`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        if connection.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
+            raise sqlite3.OperationalError("the index cannot use write-ahead logging")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute("PRAGMA cache_size = -32768")
+        connection.executescript(DDL)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+def check_meta(connection: sqlite3.Connection, root: str, reader: str) -> bool:
+    """Whether the database was built for this schema, root and reader (stamping a new one).
+
+    >>> db = sqlite3.connect(":memory:", isolation_level=None); db.executescript(DDL) and None
+    >>> check_meta(db, "/r", "x"), check_meta(db, "/r", "x"), check_meta(db, "/other", "x")
+    (True, True, False)
+    """
+    wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader}
+    found = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    if not found.keys() & wanted.keys():
+        connection.execute("BEGIN IMMEDIATE")
+        found = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+        if not found.keys() & wanted.keys():
+            connection.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
+            found = wanted
+        connection.execute("COMMIT")
+    return all(found.get(key) == value for key, value in wanted.items())
+
+
+def remove_database(path: Path) -> None:
+    """Delete a database and its WAL files (what is missing already is fine)."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+
+
+def connect_memory() -> sqlite3.Connection:
+    """A throwaway index in memory, for when no file can hold one.
+
+    >>> connect_memory().execute("SELECT count(*) FROM sessions").fetchone()
+    (0,)
+    """
+    connection = sqlite3.connect(":memory:", isolation_level=None)
+    connection.executescript(DDL)
+    return connection

@@ -1,0 +1,161 @@
+"""Full-text search over the indexed conversation units, ranked per session.
+
+Each whitespace-separated word of a query must occur (case-insensitively, as a substring) in
+one unit. Words of 3 characters or more go through the trigram index and rank by bm25; shorter
+words filter by a substring scan of the indexed text, which is also the whole search when every
+word is short (then all hits rank equal). A session ranks by its best unit; ties go to the newest.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import unicodedata
+from typing import Final
+
+import msgspec
+
+from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.index.refresh import decode_header
+from sessionref.index.tables import blob, title_of
+from sessionref.index.tables import text as text_of
+
+TRIGRAM: Final = 3
+SNIPPET_CHARS: Final = 160
+SNIPPET_LEAD: Final = 50
+MARK_OPEN: Final = "«"
+MARK_CLOSE: Final = "»"
+_SPACE: Final = re.compile(r"\s+")
+
+
+class SearchHit(msgspec.Struct, frozen=True, rename="camel"):
+    """One session found by a search, with its best matching unit's snippet."""
+
+    session_id: str
+    label: str
+    cwd: str | None
+    created_at: int | float
+    score: float
+    snippet: str
+    mention: str
+
+
+def query_words(query: str) -> list[str]:
+    """The distinct words of a query, in order.
+
+    >>> query_words("  auth  token auth ")
+    ['auth', 'token']
+    """
+    return list(dict.fromkeys(query.split()))
+
+
+def fts_phrase(word: str) -> str:
+    """A word as an FTS5 phrase (a substring under the trigram tokenizer).
+
+    >>> fts_phrase('x"y') == '"x""y"'
+    True
+    """
+    return '"' + word.replace('"', '""') + '"'
+
+
+def like_pattern(word: str) -> str:
+    r"""A LIKE pattern (escape ``\``) matching any text that contains ``word``.
+
+    >>> like_pattern("50%_a\\")
+    '%50\\%\\_a\\\\%'
+    """
+    escaped = word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _whole(text: str, index: int, step: int) -> int:
+    """Move ``index`` by ``step`` until it does not split a character from its marks."""
+    while 0 < index < len(text) and (
+        unicodedata.combining(text[index]) or "\udc00" <= text[index] <= "\udfff"
+    ):
+        index += step
+    return index
+
+
+def snippet(text: str, words: list[str]) -> str:
+    """A one-line excerpt of ``text`` around its first match, matches marked, cut at whole
+    characters (never between a character and its combining marks).
+
+    >>> snippet("Fix the AUTH token\\nrefresh", ["auth"])
+    'Fix the «AUTH» token refresh'
+    >>> snippet("x" * 300 + " auth", ["auth"])[:3], len(snippet("x" * 300 + " auth", ["auth"]))
+    ('…xx', 163)
+    """
+    pattern = re.compile(
+        "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.IGNORECASE
+    )
+    found = pattern.search(text) if words else None
+    start = max(0, min((found.start() if found else 0) - SNIPPET_LEAD, len(text) - SNIPPET_CHARS))
+    start = _whole(text, start, -1)
+    end = _whole(text, min(len(text), start + SNIPPET_CHARS), 1)
+    window = text[start:end]
+    if words:
+        window = pattern.sub(lambda m: f"{MARK_OPEN}{m.group(0)}{MARK_CLOSE}", window)
+    window = _SPACE.sub(" ", window).strip()
+    return ("…" if start > 0 else "") + window + ("…" if end < len(text) else "")
+
+
+def _matches(words: list[str]) -> tuple[str, dict[str, str]]:
+    """The WHERE clause over ``units`` and its named parameters.
+
+    >>> _matches(["auth", "ok"])[1]
+    {'match': '"auth"', 'w1': '%ok%'}
+    """
+    long_words = [w for w in words if len(w) >= TRIGRAM]
+    clauses = ["units MATCH :match"] if long_words else []
+    params = {"match": " ".join(fts_phrase(w) for w in long_words)} if long_words else {}
+    for n, word in enumerate(words):
+        if len(word) < TRIGRAM:
+            clauses.append(f"text LIKE :w{n} ESCAPE '\\'")
+            params[f"w{n}"] = like_pattern(word)
+    return " AND ".join(clauses), params
+
+
+def search_units(
+    db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
+) -> list[SearchHit]:
+    """The ``limit`` sessions whose units best match ``query`` (none for a blank query),
+    only those of working directory ``cwd`` when it is given."""
+    words = query_words(query)
+    if not words:
+        return []
+    where, params = _matches(words)
+    score = "bm25(units)" if any(len(w) >= TRIGRAM for w in words) else "0.0"
+    rows = db.execute(
+        f"""
+        WITH hits AS MATERIALIZED (
+            SELECT rowid AS uid, {score} AS score FROM units WHERE {where}
+        ),
+        best AS (SELECT uid >> 32 AS sid, min(score) AS score, uid FROM hits GROUP BY sid)
+        SELECT s.id, s.header, s.title, best.score, units.text
+        FROM best
+        JOIN sessions AS s ON s.sid = best.sid
+        JOIN units ON units.rowid = best.uid
+        WHERE :cwd IS NULL OR s.cwd = :cwd
+        ORDER BY best.score, s.created_at DESC, s.id
+        LIMIT :limit
+        """,
+        {**params, "cwd": None if cwd is None else blob(cwd), "limit": limit},
+    ).fetchall()
+    hits = []
+    for raw_id, header_text, raw_title, rank, text in rows:
+        header = decode_header(header_text)
+        title = title_of(raw_title)
+        label = header.id if title is None else title
+        hits.append(
+            SearchHit(
+                session_id=text_of(raw_id),
+                label=label,
+                cwd=header.cwd,
+                created_at=header.created_at,
+                score=float(rank),
+                snippet=snippet(text, words),
+                mention=format_session_reference_mention(header.id, label),
+            )
+        )
+    return hits

@@ -1,0 +1,317 @@
+"""``SessionIndex``: a persistent index of a :class:`DirectoryStore`, and a store view over it.
+
+Every use stats the store and reads again exactly the logs that changed, so answers are those
+of the store itself. The index is a cache: if it cannot be used, it is rebuilt; if it cannot be
+rebuilt, one warning line says so and the store is read directly (search then builds a
+throwaway index in memory).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+import sessionref.index.tables as tables
+from sessionref.errors import SessionLogError
+from sessionref.index.refresh import (
+    RACY_NS,
+    CachedHeaderStore,
+    HeaderEntry,
+    Tree,
+    decode_header,
+    decode_headers,
+    encode_header,
+    file_revision,
+    read_session,
+    read_sessions,
+    stale_sessions,
+    walk_tree,
+)
+from sessionref.index.schema import (
+    check_meta,
+    connect,
+    connect_memory,
+    default_index_path,
+    reader_fingerprint,
+    remove_database,
+    root_key,
+)
+from sessionref.index.search import SearchHit, search_units
+from sessionref.log.discovery import LogFile
+from sessionref.log.records import SessionHeader, SessionLog
+from sessionref.log.store import DirectoryStore, StoreProblem
+
+Progress = Callable[[int, int], None]
+"""Called with (sessions read so far, sessions to read)."""
+
+WRITE_BATCH: Final = 200
+
+
+class RefreshReport(NamedTuple):
+    """What a refresh did: sessions served, logs read again, sessions dropped."""
+
+    sessions: int
+    read: int
+    removed: int
+
+
+def _revision_or_none(path: Path, racy_after: int) -> str | None:
+    try:
+        return file_revision(path, racy_after)
+    except OSError:
+        return None
+
+
+def _stderr_line(line: str) -> None:
+    sys.stderr.write(line + "\n")
+
+
+class SessionIndex:
+    """The index of one store; also a :class:`~sessionref.log.store.SessionStore` over it.
+
+    ``headers()`` refreshes and answers from the index, ``title()`` answers from the last
+    refresh, ``read()`` reads the log itself. ``path`` is the database file (see
+    :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
+    in that many processes.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
+    ...     index.refresh(), index.search("anything")
+    (RefreshReport(sessions=0, read=0, removed=0), [])
+    """
+
+    def __init__(
+        self,
+        store: DirectoryStore,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        workers: int = 1,
+        warn: Callable[[str], None] = _stderr_line,
+    ) -> None:
+        self.store = store
+        self.path = default_index_path(store.root, path)
+        self.workers = workers
+        self._warn = warn
+        self._db: sqlite3.Connection | None = None
+        self._bypassed = False
+        self._headers: list[SessionHeader] = []
+        self._titles: dict[str, Any] | None = None
+        self._problems: list[StoreProblem] = []
+        self._reader: CachedHeaderStore | None = None
+
+    @property
+    def bypassed(self) -> bool:
+        """Whether the database could not be used (the answers come from the store)."""
+        return self._bypassed
+
+    def _open(self) -> sqlite3.Connection:
+        """The database, made afresh when it is not one this code built for this root."""
+        if self._db is None:
+            stamp = (root_key(self.store.root), reader_fingerprint())
+            db = connect(self.path)
+            if not check_meta(db, *stamp):
+                db.close()
+                remove_database(self.path)
+                db = connect(self.path)
+                check_meta(db, *stamp)
+            self._db = db
+        return self._db
+
+    def close(self) -> None:
+        """Close the database (the next use opens it again)."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
+        """Run ``use`` on the database; a broken one is rebuilt once, then bypassed."""
+        if not self._bypassed:
+            for attempt in (1, 2):
+                try:
+                    return use(self._open())
+                except (sqlite3.Error, OSError) as exc:
+                    self.close()
+                    with contextlib.suppress(OSError):
+                        remove_database(self.path)
+                    if attempt == 2:
+                        self._warn(
+                            f"sessionref: index {self.path} is unusable ({exc}); "
+                            "reading the store directly"
+                        )
+            self._bypassed = True
+        if self._db is None:
+            self._db = connect_memory()
+        return use(self._db)
+
+    def refresh(self, progress: Progress | None = None) -> RefreshReport:
+        """Bring the index up to date with the store, reading only logs that changed.
+
+        ``progress`` is called with (logs read, logs to read) as reading goes.
+        """
+        return self._with_database(lambda db: self._refresh(db, progress))
+
+    def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
+        racy_after = time.time_ns() - RACY_NS
+        tree = walk_tree(self.store.root, racy_after)
+        self._titles, self._reader = None, None
+        stamp = tables.stamped_tree(db)
+        if stamp == tree.digest:
+            self._headers = decode_headers(tables.listed_headers(db))
+            self._problems = tables.stored_problems(db)
+            return RefreshReport(len(self._headers), 0, 0)
+        before = tables.stored_entries(db) if stamp is not None else None
+        if before is not None and before.keys() == tree.entries.keys():
+            done = self._refresh_logs(db, tree, before, racy_after)
+            if done is not None:
+                return done
+        return self._relist(db, tree, before, racy_after, progress)
+
+    def _refresh_logs(
+        self, db: sqlite3.Connection, tree: Tree, before: dict[bytes, str], racy_after: int
+    ) -> RefreshReport | None:
+        """When only log files changed and their header lines did not, the listing stands:
+        read just those logs. ``None`` when the store must list again."""
+        changed = [key for key, state in tree.entries.items() if before[key] != state]
+        real = os.fsencode(str(self.store.root)) + b"/"
+        placed = tables.placed_sessions(db)
+        known = tables.header_cache(db)
+        scanner = CachedHeaderStore(
+            self.store.root,
+            _limits(self.store),
+            known,
+            racy_after,
+            {session_id: path for path, (session_id, _, _) in placed.items()},
+        )
+        stale = []
+        for key in changed:
+            path = real + key
+            if path not in known or not _same_line(scanner, os.fsdecode(path), known[path]):
+                return None
+            if os.fsdecode(path) in placed:
+                stale.append(placed[os.fsdecode(path)])
+        expected = tables.indexed_revisions(db)
+        rows = []
+        for session_id, position, header_json in stale:
+            log = scanner.path_of(session_id)
+            expected[session_id] = (str(log), _revision_or_none(log, racy_after))
+            data = read_session(scanner, session_id)
+            rows.append((decode_header(header_json), position, header_json, data))
+        if rows:
+            tables.write_sessions(db, rows)
+        tables.finish(db, None, expected, scanner.learned, tree, before)
+        self._headers = decode_headers(tables.listed_headers(db))
+        self._problems = tables.stored_problems(db)
+        self._reader = scanner
+        return RefreshReport(len(self._headers), len(rows), 0)
+
+    def _relist(
+        self,
+        db: sqlite3.Connection,
+        tree: Tree,
+        before: dict[bytes, str] | None,
+        racy_after: int,
+        progress: Progress | None,
+    ) -> RefreshReport:
+        """List the store again (header lines from the cache) and read every log that changed."""
+        known = tables.header_cache(db)
+        scanner = CachedHeaderStore(self.store.root, _limits(self.store), known, racy_after)
+        headers = scanner.headers()
+        expected = {
+            h.id: (str(path), _revision_or_none(path, racy_after))
+            for h in headers
+            for path in (scanner.path_of(h.id),)
+        }
+        stale = stale_sessions(
+            ((key, path, revision) for key, (path, revision) in expected.items()),
+            tables.indexed_revisions(db),
+        )
+        listing = [(header, encode_header(header)) for header in headers]
+        by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
+        done = 0
+        for batch in tables.batches(read_sessions(scanner, stale, self.workers), WRITE_BATCH):
+            tables.write_sessions(db, [(*by_id[key], data) for key, data in batch])
+            done += len(batch)
+            if progress is not None:
+                progress(done, len(stale))
+        problems = scanner.problems()
+        removed = tables.finish(
+            db, (listing, problems, scanner.seen), expected, scanner.learned, tree, before
+        )
+        self._headers, self._problems, self._reader = headers, problems, scanner
+        return RefreshReport(len(headers), len(stale), removed)
+
+    def headers(self) -> list[SessionHeader]:
+        """Every stored session's header, as the store lists them (refreshes first)."""
+        if self._bypassed:
+            return self.store.headers()
+        self.refresh()
+        return list(self._headers)
+
+    def title(self, session_id: str) -> Any:
+        """The latest title as of the last refresh (the store's answer for ids it did not see)."""
+        if self._bypassed or self._db is None:
+            return self.store.title(session_id)
+        if self._titles is None:
+            self._titles = tables.titles(self._db)
+        if session_id in self._titles:
+            return self._titles[session_id]
+        return self.store.title(session_id)
+
+    def _store(self) -> DirectoryStore:
+        if self._bypassed or self._db is None:
+            return self.store
+        if self._reader is None:
+            cache = tables.header_cache(self._db)
+            self._reader = CachedHeaderStore(self.store.root, _limits(self.store), cache, 0)
+        return self._reader
+
+    def read(self, session_id: str) -> SessionLog:
+        """The whole log, read from the store."""
+        return self._store().read(session_id)
+
+    def path_of(self, session_id: str) -> Path:
+        """The log file of a session, as the store places it."""
+        return self._store().path_of(session_id)
+
+    def problems(self) -> list[StoreProblem]:
+        """What the store's last listing passed over."""
+        return self.store.problems() if self._bypassed else list(self._problems)
+
+    def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
+        """Sessions whose conversation matches ``query``, best first (refreshes first); only
+        those of working directory ``cwd`` when it is given."""
+        self.refresh()
+        assert self._db is not None
+        return search_units(self._db, query, limit, cwd)
+
+    def size(self) -> int:
+        """Bytes the index takes on disk (database and write-ahead log)."""
+        return sum(
+            os.path.getsize(f"{self.path}{suffix}")
+            for suffix in ("", "-wal")
+            if os.path.exists(f"{self.path}{suffix}")
+        )
+
+
+def _same_line(scanner: CachedHeaderStore, path: str, remembered: HeaderEntry) -> bool:
+    """Whether line 1 of the log at ``path`` still gives what the listing used."""
+    file = LogFile("", "", os.path.basename(path), path)
+    now: tuple[bytes | None, str | None]
+    try:
+        now = (scanner.first_line(file), None)
+    except SessionLogError as exc:
+        now = (None, str(exc))
+    except OSError:
+        return False
+    return now == (remembered.line, remembered.error)
+
+
+def _limits(store: DirectoryStore) -> tuple[int, int]:
+    return (store.max_bytes, store.max_line_bytes)

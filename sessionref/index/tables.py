@@ -1,0 +1,252 @@
+"""Reading and writing the index tables; every write is one transaction under the write lock.
+
+The ``tree`` stamp in ``meta`` says "the tables hold the store as of this walk" (``entries``
+is that walk). Any write of session rows removes it; only :func:`finish` sets it, and only after
+checking, inside its transaction, that every served session's row was read at the revision the
+listing saw. So a refresh killed half way, or two refreshes racing, leave rows that are each
+right for their revision and no stamp to trust them blindly: the next use lists again and reads
+what is missing. A store that changes after the walk differs from the stamp next time.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar
+
+from sessionref.index.refresh import HeaderEntry, SessionData, Tree
+from sessionref.index.schema import UNIT_BITS
+from sessionref.log.records import SessionHeader
+from sessionref.log.store import StoreProblem
+
+T = TypeVar("T")
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+Expected = Mapping[str, tuple[str, str | None]]
+"""Served session id → (log path, revision seen when listing)."""
+
+
+def blob(text: str) -> bytes:
+    r"""Text as stored (lone surrogates kept).
+
+    >>> text(blob("a\ud800")) == "a\ud800"
+    True
+    """
+    return text.encode("utf-8", "surrogatepass")
+
+
+def text(stored: bytes) -> str:
+    """Text from :func:`blob`."""
+    return stored.decode("utf-8", "surrogatepass")
+
+
+def indexable(unit_text: str) -> str:
+    """Unit text as SQLite indexes it: a lone surrogate becomes U+FFFD.
+
+    >>> indexable("a\\ud800b")
+    'a\\ufffdb'
+    """
+    return _SURROGATE.sub("\ufffd", unit_text)
+
+
+def batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items (the last may be shorter).
+
+    >>> list(batches(iter(range(5)), 2))
+    [[0, 1], [2, 3], [4]]
+    """
+    batch: list[T] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def transaction(db: sqlite3.Connection, write: Callable[[], T]) -> T:
+    """Run ``write`` inside ``BEGIN IMMEDIATE … COMMIT`` (rolled back if it raises)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        result = write()
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return result
+
+
+def header_cache(db: sqlite3.Connection) -> dict[bytes, HeaderEntry]:
+    """Every remembered header line, by log path."""
+    rows = db.execute("SELECT path, revision, header, error FROM header_cache")
+    return {path: HeaderEntry(revision, header, error) for path, revision, header, error in rows}
+
+
+def stamped_tree(db: sqlite3.Connection) -> str | None:
+    """The tree revision the tables are known to match, if any."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+    return None if row is None else str(row[0])
+
+
+def listed_headers(db: sqlite3.Connection) -> list[str]:
+    """The served headers (as stored JSON) in listing order."""
+    return [row[0] for row in db.execute("SELECT header FROM sessions ORDER BY pos")]
+
+
+def stored_problems(db: sqlite3.Connection) -> list[StoreProblem]:
+    """The problems of the listing that was stamped."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'problems'").fetchone()
+    return [StoreProblem(path, message) for path, message in json.loads(row[0])] if row else []
+
+
+def indexed_revisions(db: sqlite3.Connection) -> dict[str, tuple[str, str | None]]:
+    """Indexed session id → (path, revision it was read at)."""
+    rows = db.execute("SELECT id, path, revision FROM sessions")
+    return {text(raw): (text(path), revision) for raw, path, revision in rows}
+
+
+def title_of(stored: str | None) -> Any:
+    """A title as stored (JSON: a title may be any JSON value), or ``None``.
+
+    >>> title_of('"a"'), title_of("7"), title_of(None)
+    ('a', 7, None)
+    """
+    return None if stored is None else json.loads(stored)
+
+
+def titles(db: sqlite3.Connection) -> dict[str, Any]:
+    """Indexed session id → its latest title."""
+    rows = db.execute("SELECT id, title FROM sessions")
+    return {text(raw): title_of(title) for raw, title in rows}
+
+
+_UPSERT: Final = """
+INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd, units)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (id) DO UPDATE SET
+    pos = excluded.pos, header = excluded.header, path = excluded.path,
+    revision = excluded.revision, loadable = excluded.loadable, title = excluded.title,
+    created_at = excluded.created_at, cwd = excluded.cwd, units = excluded.units
+RETURNING sid
+"""
+
+
+def _drop_units(db: sqlite3.Connection, raw_id: bytes) -> None:
+    """Delete a session's units one rowid at a time (FTS5 scans for a rowid range)."""
+    row = db.execute("SELECT sid, units FROM sessions WHERE id = ?", (raw_id,)).fetchone()
+    if row is not None:
+        sid, count = row
+        db.executemany(
+            "DELETE FROM units WHERE rowid = ?", ((sid << UNIT_BITS | n,) for n in range(count))
+        )
+
+
+def write_sessions(
+    db: sqlite3.Connection, rows: Sequence[tuple[SessionHeader, int, str, SessionData]]
+) -> None:
+    """Store sessions just read (header, listing position, header JSON, what was read)."""
+
+    def write() -> None:
+        db.execute("DELETE FROM meta WHERE key = 'tree'")
+        for header, position, header_json, data in rows:
+            raw_id = blob(header.id)
+            _drop_units(db, raw_id)
+            cwd = None if header.cwd is None else blob(header.cwd)
+            title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
+            values = (raw_id, position, header_json, blob(data.path), data.revision)
+            values_more = (int(data.loadable), title, header.created_at, cwd, len(data.units))
+            sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
+            db.executemany(
+                "INSERT INTO units (rowid, text, role) VALUES (?, ?, ?)",
+                (
+                    (sid << UNIT_BITS | n, indexable(unit_text), role)
+                    for n, (role, unit_text) in enumerate(data.units)
+                ),
+            )
+
+    transaction(db, write)
+
+
+def stored_entries(db: sqlite3.Connection) -> dict[bytes, str]:
+    """The walk the stamped tree was made of: entry → state."""
+    return dict(db.execute("SELECT path, state FROM entries").fetchall())
+
+
+def placed_sessions(db: sqlite3.Connection) -> dict[str, tuple[str, int, str]]:
+    """Log path → (session id, listing position, header JSON) of every indexed session."""
+    rows = db.execute("SELECT path, id, pos, header FROM sessions")
+    return {text(path): (text(raw), pos, header) for path, raw, pos, header in rows}
+
+
+def _store_listing(
+    db: sqlite3.Connection,
+    listing: Sequence[tuple[SessionHeader, str]],
+    problems: Sequence[StoreProblem],
+    seen: set[bytes],
+) -> int:
+    """Drop sessions no longer served, set every position, keep the problems; the number
+    dropped."""
+    served = {header.id for header, _ in listing}
+    gone = [(sid, raw) for sid, raw in db.execute("SELECT sid, id FROM sessions")]
+    gone = [(sid, raw) for sid, raw in gone if text(raw) not in served]
+    for sid, raw in gone:
+        _drop_units(db, raw)
+        db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
+    db.executemany(
+        "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
+        (
+            (n, header_json, blob(header.id), n, header_json)
+            for n, (header, header_json) in enumerate(listing)
+        ),
+    )
+    known = [row[0] for row in db.execute("SELECT path FROM header_cache")]
+    db.executemany(
+        "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen)
+    )
+    wire = json.dumps([[p.path, p.message] for p in problems], ensure_ascii=True)
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
+    return len(gone)
+
+
+def finish(
+    db: sqlite3.Connection,
+    listing: tuple[Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes]] | None,
+    expected: Expected,
+    learned: Mapping[bytes, HeaderEntry],
+    tree: Tree,
+    before: Mapping[bytes, str] | None,
+) -> int:
+    """Store what a refresh saw, and stamp ``tree`` if every row is the one expected.
+
+    ``listing`` is every served (header, header JSON) in order, the problems and the paths
+    whose header was listed (``None``: the listing did not change); ``learned`` the header
+    lines read; ``before`` the entries remembered until now (``None``: unknown). Returns the
+    number of sessions dropped.
+    """
+
+    def write() -> int:
+        removed = 0 if listing is None else _store_listing(db, *listing)
+        db.executemany(
+            "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
+            ((path, *entry) for path, entry in learned.items()),
+        )
+        now = tree.remembered()
+        if before is None:
+            db.execute("DELETE FROM entries")
+        else:
+            db.executemany(
+                "DELETE FROM entries WHERE path = ?", ((k,) for k in before if k not in now)
+            )
+        db.executemany(
+            "INSERT OR REPLACE INTO entries VALUES (?, ?)",
+            ((k, v) for k, v in now.items() if before is None or before.get(k) != v),
+        )
+        db.execute("DELETE FROM meta WHERE key = 'tree'")
+        if indexed_revisions(db) == expected:
+            db.execute("INSERT INTO meta VALUES ('tree', ?)", (tree.stamp,))
+        return removed
+
+    return transaction(db, write)

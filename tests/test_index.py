@@ -1,0 +1,365 @@
+"""SessionIndex: search answers checked against the independent reference model, and the index
+as a cache that is never trusted blindly (corrupt, foreign, unwritable, killed, raced)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionref.cli.app import main
+from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.index import SessionIndex
+from sessionref.index.refresh import CachedHeaderStore
+from sessionref.index.search import MARK_CLOSE, MARK_OPEN
+from sessionref.log.store import DirectoryStore
+from sessionref.testing import LogRecords as SessionLog
+from sessionref.testing import projected_units, session_stores, write_session_store
+
+PHRASES = [
+    "refresh the auth token",
+    "Flaky CI test in invoices",
+    "认证令牌刷新失败",
+    "dark mode toggle",
+    "日本語のテキスト",
+    "Zebra crossing",
+]
+DAY_NS = 86_400 * 10**9
+REPO = Path(__file__).resolve().parents[1]
+
+
+def write_store(root: Path, logs: list[SessionLog], *, compress: bool = False) -> None:
+    """Write logs dated a day back, so the index may remember them (no racy revisions)."""
+    stamp = time.time_ns() - DAY_NS
+    for path in write_session_store(root, logs, compress=compress):
+        for entry in (path, path.parent, path.parent.parent):
+            os.utime(entry, ns=(stamp, stamp))
+
+
+def index_of(root: Path, tmp: Path, **options: Any) -> SessionIndex:
+    return SessionIndex(DirectoryStore(root), tmp / "index.sqlite", **options)
+
+
+def snapshot_of_tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file below ``root`` with its bytes and modification time."""
+    return {
+        str(p): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+texts = st.sampled_from(PHRASES)
+stores = session_stores(max_sessions=4, texts=texts, max_turns=2)
+queries = st.sampled_from(
+    ["auth", "AUTH TOKEN", "令牌", "テキスト", "ck", "zebra", "in", "nothing"]
+)
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(logs=stores, query=queries, compress=st.booleans())
+def test_search_finds_exactly_the_sessions_whose_units_hold_every_word(
+    tmp_path_factory: Any, logs: list[SessionLog], query: str, compress: bool
+) -> None:
+    tmp = tmp_path_factory.mktemp("search")
+    write_store(tmp / "store", logs, compress=compress)
+    index = index_of(tmp / "store", tmp)
+    hits = index.search(query, 100)
+    words = [w.lower() for w in query.split()]
+
+    def matches(log: SessionLog) -> bool:
+        units = projected_units(log)
+        return any(all(w in unit["text"].lower() for w in words) for unit in units)
+
+    assert {hit.session_id for hit in hits} == {log["header"]["id"] for log in logs if matches(log)}
+    for hit in hits:
+        marked = hit.snippet.split(MARK_OPEN)[1].split(MARK_CLOSE)[0]
+        assert marked.lower() in words
+        assert hit.mention == format_session_reference_mention(hit.session_id, hit.label)
+    index.close()
+
+
+def test_equal_scores_rank_newest_first_and_limit_keeps_the_first(tmp_path: Path) -> None:
+    sample = DirectoryStore(REPO / "sessionref" / "sample")
+    lines = sample.path_of("c2e8a7d5-docs-dark-mode").read_bytes()
+    body = zstandard.ZstdDecompressor().stream_reader(lines, read_across_frames=True).read()
+    header, rest = body.split(b"\n", 1)
+    fields = json.loads(header)
+    for session_id, created in [("old", 5), ("new", 9), ("mid", 7)]:
+        fields.update(id=session_id, createdAt=created)
+        path = tmp_path / "store" / "--home-dev-docs-site--" / session_id / "session.jsonl"
+        path.parent.mkdir(parents=True)
+        path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+    index = index_of(tmp_path / "store", tmp_path)
+    for query in ("dark", "da"):
+        hits = index.search(query, 10)
+        assert [hit.session_id for hit in hits] == ["new", "mid", "old"]
+        assert len({hit.score for hit in hits}) == 1
+    assert [hit.session_id for hit in index.search("dark", 2)] == ["new", "mid"]
+
+
+def test_sample_store_search_and_candidates_through_the_cli(
+    tmp_path: Path, capsys: Any, monkeypatch: Any
+) -> None:
+    monkeypatch.setenv("SESSIONREF_INDEX", str(tmp_path))
+    sample = REPO / "sessionref" / "sample"
+    assert main(["search", "--root", str(sample), "DARK mode", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert '"sessionId":"c2e8a7d5-docs-dark-mode"' in out
+    assert f"{MARK_OPEN}dark{MARK_CLOSE}" in out
+    assert main(["candidates", "--root", str(sample), "--query", "auth"]) == 0
+    assert "Refactor auth middleware to JWT" in capsys.readouterr().out
+    assert main(["index", "--root", str(sample)]) == 0
+    assert "4 sessions indexed (0 logs read" in capsys.readouterr().out
+    assert len(list(tmp_path.glob("*.sqlite"))) == 1  # one database per store root
+
+
+def small_store(root: Path, count: int = 12) -> list[SessionLog]:
+    logs = [
+        {
+            "header": {"version": 0, "id": f"s{n}", "createdAt": n, "delegationDepth": 0},
+            "events": [
+                {"type": "session/title", "seq": 0, "time": 1, "data": {"title": f"title {n}"}}
+            ],
+        }
+        for n in range(count)
+    ]
+    write_store(root, logs)
+    return logs
+
+
+def assert_answers_right(index: SessionIndex, root: Path) -> None:
+    plain = DirectoryStore(root)
+    assert index.headers() == plain.headers()
+    assert [index.title(h.id) for h in plain.headers()] == [
+        plain.title(h.id) for h in plain.headers()
+    ]
+
+
+def test_corrupt_and_foreign_indexes_are_rebuilt_without_a_word(tmp_path: Path) -> None:
+    small_store(tmp_path / "store")
+    warnings: list[str] = []
+    index = index_of(tmp_path / "store", tmp_path, warn=warnings.append)
+    index.refresh()
+    index.close()
+    (tmp_path / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    assert_answers_right(index, tmp_path / "store")
+    index.close()
+    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+        db.execute("UPDATE meta SET value = 999 WHERE key = 'schema'")
+    db.close()
+    index = index_of(tmp_path / "store", tmp_path, warn=warnings.append)
+    assert index.refresh().read == 12  # rebuilt from nothing
+    assert_answers_right(index, tmp_path / "store")
+    assert warnings == []
+
+
+def test_an_unwritable_index_is_bypassed_with_one_warning(tmp_path: Path) -> None:
+    logs = small_store(tmp_path / "store")
+    (tmp_path / "blocker").write_text("a file where the index folder should be")
+    warnings: list[str] = []
+    store = DirectoryStore(tmp_path / "store")
+    index = SessionIndex(store, tmp_path / "blocker" / "index.sqlite", warn=warnings.append)
+    assert_answers_right(index, tmp_path / "store")
+    assert [h.session_id for h in index.search("title", 3)] == []  # titles are not units
+    assert index.search("title", 3) == [] and index.bypassed
+    assert len(warnings) == 1 and "\n" not in warnings[0]
+    assert len(logs) == len(index.headers())
+
+
+def test_the_store_is_never_written(tmp_path: Path) -> None:
+    sample = REPO / "sessionref" / "sample"
+    before = snapshot_of_tree(sample)
+    index = SessionIndex(DirectoryStore(sample), tmp_path / "i.sqlite")
+    index.refresh()
+    index.search("auth")
+    assert snapshot_of_tree(sample) == before
+
+
+REFRESH_AND_DIE = textwrap.dedent(
+    """
+    import os, signal, sys
+    from sessionref.index import store as index_store
+    from sessionref.index import SessionIndex
+    from sessionref.log.store import DirectoryStore
+    index_store.WRITE_BATCH = 3
+    def die(done, total):
+        if done >= 6:
+            os.kill(os.getpid(), signal.SIGKILL)
+    SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2]).refresh(die)
+    """
+)
+
+
+def test_a_refresh_killed_half_way_leaves_a_usable_index(tmp_path: Path) -> None:
+    small_store(tmp_path / "store", 20)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [sys.executable, "-c", REFRESH_AND_DIE, str(tmp_path / "store")]
+    done = subprocess.run([*args, str(tmp_path / "index.sqlite")], env=env, check=False)
+    assert done.returncode == -9
+    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+        assert db.execute("SELECT count(*) FROM sessions").fetchone() == (6,)
+    db.close()
+    index = index_of(tmp_path / "store", tmp_path)
+    assert index.refresh().read == 14  # only what the killed run did not finish
+    assert_answers_right(index, tmp_path / "store")
+
+
+REFRESH = textwrap.dedent(
+    """
+    import sys
+    from sessionref.index import SessionIndex
+    from sessionref.log.store import DirectoryStore
+    index = SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2], warn=sys.exit)
+    print(len(index.headers()))
+    """
+)
+
+
+def test_two_processes_refreshing_at_once_stay_consistent(tmp_path: Path) -> None:
+    small_store(tmp_path / "store", 300)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = [sys.executable, "-c", REFRESH, str(tmp_path / "store"), str(tmp_path / "i.sqlite")]
+    runs = [subprocess.Popen(args, env=env, stdout=subprocess.PIPE) for _ in range(2)]
+    outputs = [run.communicate()[0] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0]
+    assert outputs == [b"300\n", b"300\n"]
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "i.sqlite")
+    assert index.refresh().read == 0
+    assert_answers_right(index, tmp_path / "store")
+
+
+def test_an_index_per_root_in_the_cache_folder(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setenv("SESSIONREF_INDEX", str(tmp_path))
+    one = SessionIndex(DirectoryStore(tmp_path / "a"))
+    two = SessionIndex(DirectoryStore(tmp_path / "b"))
+    assert one.path.parent == two.path.parent == tmp_path
+    assert one.path != two.path
+    key = hashlib.sha256(os.fsencode(os.path.realpath(tmp_path / "a"))).hexdigest()
+    assert one.path.name.startswith(key[:24])
+
+
+def _header_line(session_id: str, cwd: str | None = None) -> bytes:
+    fields: dict[str, Any] = {
+        "type": "session",
+        "version": 0,
+        "id": session_id,
+        "createdAt": 3,
+        "delegationDepth": 0,
+    }
+    if cwd is not None:
+        fields["cwd"] = cwd
+    return json.dumps(fields).encode() + b"\n"
+
+
+def _edge_store(root: Path, shape: str) -> None:
+    """Stores shaped like the oracle's reproduction cases of discovery."""
+
+    def put(relative: str, body: bytes) -> None:
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix == ".zstd":
+            body = b"".join(
+                zstandard.ZstdCompressor().compress(line + b"\n") for line in body.splitlines()
+            )
+        path.write_bytes(body)
+
+    put("--w--/ok/session.jsonl", _header_line("ok", "/w"))
+    if shape == "duplicate-id":
+        put("--a--/dup/session.jsonl", _header_line("dup", "/a"))
+        put("--b--/dup/session.jsonl", _header_line("dup", "/b"))
+    elif shape == "header-dir-mismatch":
+        put("--w--/elsewhere/session.jsonl", _header_line("named"))
+    elif shape == "unreadable-header":
+        put("--w--/bad/session.jsonl", b"{not json\n")
+        put("--w--/empty/session.jsonl", b"")
+    elif shape == "mixed-encoding":
+        put("--w--/two/session.jsonl", _header_line("two", "/w"))
+        put("--w--/two/session.jsonl.zstd", _header_line("two", "/w"))
+    elif shape == "symlink-session-dir":
+        put("outside/linked/session.jsonl", _header_line("linked", "/w"))
+        os.symlink(root / "outside" / "linked", root / "--w--" / "linked")
+    elif shape == "file-at-project-level":
+        put("--w--/flat.jsonl", _header_line("flat", "/w"))
+
+
+EDGE_SHAPES = [
+    "duplicate-id",
+    "header-dir-mismatch",
+    "unreadable-header",
+    "mixed-encoding",
+    "symlink-session-dir",
+    "file-at-project-level",
+]
+
+
+@pytest.mark.parametrize("shape", EDGE_SHAPES)
+def test_discovery_edge_stores_list_as_the_store_does(tmp_path: Path, shape: str) -> None:
+    root = tmp_path / "store"
+    _edge_store(root, shape)
+    index = index_of(root, tmp_path)
+    plain = DirectoryStore(root)
+    assert_answers_right(index, root)
+    assert index.headers() == plain.headers()
+    assert index.problems() == plain.problems()
+    stamp = time.time_ns() - DAY_NS
+    for path in root.rglob("*"):
+        os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
+    assert_answers_right(index, root)  # settled: now remembered
+    assert index.refresh().read == 0
+    (root / "--w--" / "ok" / "session.jsonl").unlink()
+    assert_answers_right(index, root)
+    assert index.headers() == plain.headers()
+    assert index.problems() == plain.problems()
+
+
+def test_a_log_the_file_system_failed_to_read_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    small_store(tmp_path / "store", 3)
+    index = index_of(tmp_path / "store", tmp_path)
+    assert index.refresh().read == 3
+    log = tmp_path / "store" / "_no-cwd" / "s1" / "session.jsonl"
+    with log.open("ab") as file:
+        file.write(b'{"type":"session/title","seq":1,"time":2,"data":{"title":"later"}}\n')
+    stamp = time.time_ns() - DAY_NS // 2
+    os.utime(log, ns=(stamp, stamp))
+
+    def fails(self: DirectoryStore, session_id: str) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(CachedHeaderStore, "read", fails)
+        assert index.refresh().read == 1
+        assert index.title("s1") is None
+    assert index.refresh().read == 1  # not remembered as unreadable
+    assert_answers_right(index, tmp_path / "store")
+    assert index.refresh().read == 0
+
+
+def test_a_build_in_worker_processes_gives_the_same_index(tmp_path: Path) -> None:
+    small_store(tmp_path / "store", 200)
+    index = index_of(tmp_path / "store", tmp_path, workers=2)
+    assert index.refresh().read == 200
+    assert_answers_right(index, tmp_path / "store")
+    serial = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "serial.sqlite")
+    assert serial.refresh().read == 200
+    assert [index.title(h.id) for h in index.headers()] == [
+        serial.title(h.id) for h in serial.headers()
+    ]
