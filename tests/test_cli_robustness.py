@@ -320,7 +320,7 @@ def test_an_unknown_command_does_not_offer_hidden_ones() -> None:
     message = usage_error(sessionref("foo"))
     assert message == (
         "sessionref: error: argument command: invalid choice: 'foo' "
-        "(choose from 'snapshot', 'candidates', 'batch', 'demo')"
+        "(choose from 'snapshot', 'candidates', 'batch', 'demo', 'index', 'search')"
     )
 
 
