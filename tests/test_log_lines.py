@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -49,3 +50,13 @@ def test_lone_surrogates_keep_their_neighbours_in_bulk() -> None:
     assert [type(r) is LogRecord for r in records].count(False) == 1
     assert raw_data(records[57]) == {"text": "\ud800 lone"}
     assert all(isinstance(r.data, msgspec.Raw) for i, r in enumerate(records) if i != 57 and r)
+
+
+@pytest.mark.parametrize("kind", [b"[]", b'{"a":1}', b"[1,2]"])
+def test_a_type_that_is_no_string_is_an_invalid_envelope_not_a_crash(kind: bytes) -> None:
+    # Found by the fuzz CI run: an unhashable ``type`` was looked up among the packed row
+    # types. The real stack refuses such an event as it refuses any bad envelope (checked
+    # with the oracle's compare.py on a log holding one before and after the last turn/end).
+    line = b'{"type":' + kind + b',"seq":1,"time":2,"data":3}'
+    record = decode_line(line)
+    assert record is not None and record.problem == "invalid event envelope"

@@ -98,7 +98,7 @@ def record_from_value(value: Any) -> Line:
     if type(value) is not dict:
         return DecodedLogRecord("", problem="not an object")
     kind = value.get("type")
-    if kind in PACKED_CHUNK_TYPES:
+    if type(kind) is str and kind in PACKED_CHUNK_TYPES:
         try:
             check_row_value(value)
         except MalformedRow:
