@@ -181,13 +181,13 @@ def problems_hint(problems: list[StoreProblem]) -> str:
     return f"{counted(len(problems), 'log')} passed over (--verbose lists them)"
 
 
-class ListedStore:
+class HeadersOnce:
     """A store whose listing was taken once: ``headers()`` does not scan the root again.
 
     >>> from sessionref.log.store import MemoryStore
     >>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
     >>> memory = MemoryStore([{"header": header}])
-    >>> listed = ListedStore(memory, memory.headers())
+    >>> listed = HeadersOnce(memory, memory.headers())
     >>> [h.id for h in listed.headers()], listed.title("s")
     (['s'], None)
     """
@@ -237,7 +237,7 @@ class OpenStore:
         check_root(path)
         self.store = DirectoryStore(path, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         source: ListingStore = self.store if lister is None else lister(self.store)
-        self.listed = ListedStore(source, source.headers())
+        self.listed = HeadersOnce(source, source.headers())
         self.problems = source.problems()
         if not self.listed.headers() and not self.problems and _has_entries(path):
             raise config_error(
