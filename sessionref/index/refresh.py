@@ -9,11 +9,13 @@ files whose revision is new; then exactly the served logs whose revision changed
 
 from __future__ import annotations
 
+import array
 import concurrent.futures
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
@@ -23,7 +25,6 @@ from sessionref.errors import SessionLogError
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore
-from sessionref.log.surface import current_surface
 from sessionref.snapshot import project_units
 
 WALK_DEPTH: Final = 3
@@ -40,13 +41,58 @@ class HeaderEntry(NamedTuple):
 
 
 class SessionData(NamedTuple):
-    """What the index keeps of one served session, read at ``revision`` (``None``: read again)."""
+    """What the index keeps of one served session, read at ``revision`` (``None``: read again):
+    its conversation as :func:`session_text` joins it."""
 
     path: str
     revision: str | None
     loadable: bool
     title: Any
-    units: Sequence[tuple[str, str]]
+    text: str = ""
+    bounds: bytes = b""
+
+
+UNIT_SEPARATOR: Final = "\n"
+"""Between two units of a session's text: whitespace, so no query word spans two units."""
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def indexable(unit_text: str) -> str:
+    """Unit text as SQLite indexes it: a lone surrogate becomes U+FFFD (one for one).
+
+    >>> indexable("a\\ud800b")
+    'a\\ufffdb'
+    """
+    return _SURROGATE.sub("\ufffd", unit_text)
+
+
+def session_text(units: Iterable[str]) -> tuple[str, bytes]:
+    """A session's units as one indexable text, and where each unit ends in it (uint32s).
+
+    >>> text, bounds = session_text(["ab", "c"])
+    >>> text, unit_texts(text, bounds)
+    ('ab\\nc', ['ab', 'c'])
+    """
+    texts = [indexable(unit) for unit in units]
+    ends = array.array("I")
+    end = -len(UNIT_SEPARATOR)
+    for unit in texts:
+        end += len(UNIT_SEPARATOR) + len(unit)
+        ends.append(end)
+    return UNIT_SEPARATOR.join(texts), ends.tobytes()
+
+
+def unit_texts(text: str, bounds: bytes) -> list[str]:
+    """The units :func:`session_text` joined.
+
+    >>> unit_texts(*session_text(["x\\ny", "", "z"]))
+    ['x\\ny', '', 'z']
+    """
+    units, start = [], 0
+    for end in array.array("I", bounds):
+        units.append(text[start:end])
+        start = end + len(UNIT_SEPARATOR)
+    return units
 
 
 def revision_of(status: os.stat_result) -> str:
@@ -94,6 +140,26 @@ class Tree(NamedTuple):
     def stamp(self) -> str:
         """What the index may record as the tree it matches."""
         return f"{self.digest}~{RACY}" if self.racy else self.digest
+
+    def remembered_state(self, key: bytes) -> str:
+        """The state of one entry as the index remembers it (:data:`RACY` when racy).
+
+        >>> Tree("d", {b"a": "1~", b"b": "2"}, True).remembered_state(b"a")
+        'racy'
+        """
+        state = self.entries[key]
+        return RACY if state.endswith("~") else state
+
+    def read_at_walk(self, key: bytes, revision: str | None) -> bool:
+        """Whether a file read at ``revision`` was read as the walk saw it (and not racily).
+
+        >>> Tree("d", {b"a": "33188:1:2:3:4"}, False).read_at_walk(b"a", "1:2:3:4")
+        True
+        """
+        return (
+            revision is not None
+            and self.entries[key] == f"{self.entries[key].split(':')[0]}:{revision}"
+        )
 
     def remembered(self) -> dict[bytes, str]:
         """The entries as the index remembers them (racy ones as :data:`RACY`)."""
@@ -232,30 +298,29 @@ class CachedHeaderStore(DirectoryStore):
 
 
 def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
-    """Read one served session: whether it loads, its title and the units a snapshot shows.
+    """Read one served session: whether it loads, its title and the units a snapshot shows
+    (their text; the fold of the surface decides whether the log loads, as for the harness).
 
-    The revision is taken before the read, so a file changed meanwhile is read again later;
-    a failure of the file system (not of the log) leaves the revision unknown for the same
-    reason.
+        The revision is taken before the read, so a file changed meanwhile is read again later;
+        a failure of the file system (not of the log) leaves the revision unknown for the same
+        reason.
     """
     try:
         path = store.path_of(session_id)
         revision = file_revision(path, store.racy_after)
     except (SessionLogError, OSError):
-        return SessionData("", None, False, None, [])
+        return SessionData("", None, False, None)
     try:
         log = store.read(session_id)
     except OSError:
-        return SessionData(str(path), None, False, None, [])
+        return SessionData(str(path), None, False, None)
     except (SessionLogError, RecursionError, MemoryError):
-        return SessionData(str(path), revision, False, None, [])
+        return SessionData(str(path), revision, False, None)
     try:
-        current_surface(log.records)  # as read_title: the harness folds it before the title
-        title = latest_title(log)
-        units = [(unit.role, unit.text) for unit in project_units(log.records)]
+        text, bounds = session_text(unit.text for unit in project_units(log.records))
     except (SessionLogError, RecursionError):
-        return SessionData(str(path), revision, False, None, [])
-    return SessionData(str(path), revision, True, title, units)
+        return SessionData(str(path), revision, False, None)
+    return SessionData(str(path), revision, True, latest_title(log), text, bounds)
 
 
 _worker_store: CachedHeaderStore | None = None

@@ -1,9 +1,10 @@
-"""Full-text search over the indexed conversation units, ranked per session.
+"""Full-text search over the indexed conversations, ranked per session.
 
-Each whitespace-separated word of a query must occur (case-insensitively, as a substring) in
-one unit. Words of 3 characters or more go through the trigram index and rank by bm25; shorter
-words filter by a substring scan of the indexed text, which is also the whole search when every
-word is short (then all hits rank equal). A session ranks by its best unit; ties go to the newest.
+Each whitespace-separated word of a query must occur (case-insensitively, as a substring)
+somewhere in a session's conversation units. Words of 3 characters or more go through the
+trigram index and rank by bm25 over the session's text; shorter words filter by a substring scan
+of the indexed text, which is also the whole search when every word is short (then all hits rank
+equal). Ties go to the newest. The snippet comes from the unit holding the most query words.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Final
 import msgspec
 
 from sessionref.codecs.uri import format_session_reference_mention
-from sessionref.index.refresh import decode_header
+from sessionref.index.refresh import decode_header, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
 
@@ -101,13 +102,13 @@ def snippet(text: str, words: list[str]) -> str:
 
 
 def _matches(words: list[str]) -> tuple[str, dict[str, str]]:
-    """The WHERE clause over ``units`` and its named parameters.
+    """The WHERE clause over ``texts`` and its named parameters.
 
     >>> _matches(["auth", "ok"])[1]
     {'match': '"auth"', 'w1': '%ok%'}
     """
     long_words = [w for w in words if len(w) >= TRIGRAM]
-    clauses = ["units MATCH :match"] if long_words else []
+    clauses = ["texts MATCH :match"] if long_words else []
     params = {"match": " ".join(fts_phrase(w) for w in long_words)} if long_words else {}
     for n, word in enumerate(words):
         if len(word) < TRIGRAM:
@@ -116,34 +117,45 @@ def _matches(words: list[str]) -> tuple[str, dict[str, str]]:
     return " AND ".join(clauses), params
 
 
-def search_units(
+def best_unit(units: list[str], words: list[str]) -> str:
+    """The unit holding the most of ``words`` (case-insensitively), the first of equals.
+
+    >>> best_unit(["auth", "auth token", "token auth"], ["auth", "token"])
+    'auth token'
+    """
+    folded = [word.casefold() for word in words]
+    return max(units, key=lambda unit: sum(w in unit.casefold() for w in folded), default="")
+
+
+def search_sessions(
     db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
 ) -> list[SearchHit]:
-    """The ``limit`` sessions whose units best match ``query`` (none for a blank query),
-    only those of working directory ``cwd`` when it is given."""
+    """The ``limit`` sessions whose conversation best matches ``query`` (none for a blank
+    query), only those of working directory ``cwd`` when it is given."""
     words = query_words(query)
     if not words:
         return []
     where, params = _matches(words)
-    score = "bm25(units)" if any(len(w) >= TRIGRAM for w in words) else "0.0"
+    score = "bm25(texts)" if any(len(w) >= TRIGRAM for w in words) else "0.0"
     rows = db.execute(
         f"""
-        WITH hits AS MATERIALIZED (
-            SELECT rowid AS uid, {score} AS score FROM units WHERE {where}
-        ),
-        best AS (SELECT uid >> 32 AS sid, min(score) AS score, uid FROM hits GROUP BY sid)
-        SELECT s.id, s.header, s.title, best.score, units.text
-        FROM best
-        JOIN sessions AS s ON s.sid = best.sid
-        JOIN units ON units.rowid = best.uid
-        WHERE :cwd IS NULL OR s.cwd = :cwd
-        ORDER BY best.score, s.created_at DESC, s.id
-        LIMIT :limit
+        WITH hits AS MATERIALIZED (SELECT rowid AS sid, {score} AS score FROM texts WHERE {where}),
+        top AS MATERIALIZED (
+            SELECT hits.sid, hits.score FROM hits JOIN sessions AS s ON s.sid = hits.sid
+            WHERE :cwd IS NULL OR s.cwd = :cwd
+            ORDER BY hits.score, s.created_at DESC, s.id
+            LIMIT :limit
+        )
+        SELECT s.id, s.header, s.title, top.score, texts.text, s.bounds
+        FROM top
+        JOIN sessions AS s ON s.sid = top.sid
+        JOIN texts ON texts.rowid = top.sid
+        ORDER BY top.score, s.created_at DESC, s.id
         """,
         {**params, "cwd": None if cwd is None else blob(cwd), "limit": limit},
     ).fetchall()
     hits = []
-    for raw_id, header_text, raw_title, rank, text in rows:
+    for raw_id, header_text, raw_title, rank, text, bounds in rows:
         header = decode_header(header_text)
         title = title_of(raw_title)
         label = header.id if title is None else title
@@ -154,7 +166,7 @@ def search_units(
                 cwd=header.cwd,
                 created_at=header.created_at,
                 score=float(rank),
-                snippet=snippet(text, words),
+                snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
                 mention=format_session_reference_mention(header.id, label),
             )
         )

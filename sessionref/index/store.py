@@ -42,7 +42,7 @@ from sessionref.index.schema import (
     remove_database,
     root_key,
 )
-from sessionref.index.search import SearchHit, search_units
+from sessionref.index.search import SearchHit, search_sessions
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
@@ -101,9 +101,9 @@ class SessionIndex:
         self._warn = warn
         self._db: sqlite3.Connection | None = None
         self._bypassed = False
-        self._headers: list[SessionHeader] = []
+        self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
-        self._problems: list[StoreProblem] = []
+        self._problems: list[StoreProblem] | None = None
         self._reader: CachedHeaderStore | None = None
 
     @property
@@ -160,28 +160,34 @@ class SessionIndex:
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
         racy_after = time.time_ns() - RACY_NS
         tree = walk_tree(self.store.root, racy_after)
-        self._titles, self._reader = None, None
+        self._titles, self._reader, self._headers = None, None, None
+        self._problems = None
         stamp = tables.stamped_tree(db)
         if stamp == tree.digest:
-            self._headers = decode_headers(tables.listed_headers(db))
-            self._problems = tables.stored_problems(db)
-            return RefreshReport(len(self._headers), 0, 0)
+            return RefreshReport(tables.session_count(db), 0, 0)
         before = tables.stored_entries(db) if stamp is not None else None
-        if before is not None and before.keys() == tree.entries.keys():
-            done = self._refresh_logs(db, tree, before, racy_after)
+        if stamp is not None and before is not None and before.keys() == tree.entries.keys():
+            done = self._refresh_logs(db, tree, before, racy_after, stamp)
             if done is not None:
                 return done
         return self._relist(db, tree, before, racy_after, progress)
 
     def _refresh_logs(
-        self, db: sqlite3.Connection, tree: Tree, before: dict[bytes, str], racy_after: int
+        self,
+        db: sqlite3.Connection,
+        tree: Tree,
+        before: dict[bytes, str],
+        racy_after: int,
+        stamp: str,
     ) -> RefreshReport | None:
         """When only log files changed and their header lines did not, the listing stands:
-        read just those logs. ``None`` when the store must list again."""
+        read just those logs, touching only their rows. ``None`` when the store must list
+        again (or another refresh changed the index meanwhile)."""
         changed = [key for key, state in tree.entries.items() if before[key] != state]
         real = os.fsencode(str(self.store.root)) + b"/"
-        placed = tables.placed_sessions(db)
-        known = tables.header_cache(db)
+        paths = {real + key: key for key in changed}
+        known = tables.header_entries(db, list(paths))
+        placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
         scanner = CachedHeaderStore(
             self.store.root,
             _limits(self.store),
@@ -189,27 +195,22 @@ class SessionIndex:
             racy_after,
             {session_id: path for path, (session_id, _, _) in placed.items()},
         )
-        stale = []
-        for key in changed:
-            path = real + key
+        for path in paths:
             if path not in known or not _same_line(scanner, os.fsdecode(path), known[path]):
                 return None
-            if os.fsdecode(path) in placed:
-                stale.append(placed[os.fsdecode(path)])
-        expected = tables.indexed_revisions(db)
-        rows = []
-        for session_id, position, header_json in stale:
-            log = scanner.path_of(session_id)
-            expected[session_id] = (str(log), _revision_or_none(log, racy_after))
-            data = read_session(scanner, session_id)
-            rows.append((decode_header(header_json), position, header_json, data))
-        if rows:
-            tables.write_sessions(db, rows)
-        tables.finish(db, None, expected, scanner.learned, tree, before)
-        self._headers = decode_headers(tables.listed_headers(db))
-        self._problems = tables.stored_problems(db)
+        rows = [
+            (decode_header(header_json), position, header_json, read_session(scanner, session_id))
+            for session_id, position, header_json in placed.values()
+        ]
+        settled = all(
+            tree.read_at_walk(paths[os.fsencode(data.path)], data.revision) for *_, data in rows
+        )
+        entries = {key: tree.remembered_state(key) for key in changed}
+        stamps = (stamp, tree.stamp if settled else None)
+        if not tables.replace_logs(db, rows, stamps, entries, scanner.learned):
+            return None
         self._reader = scanner
-        return RefreshReport(len(self._headers), len(rows), 0)
+        return RefreshReport(tables.session_count(db), len(rows), 0)
 
     def _relist(
         self,
@@ -252,6 +253,9 @@ class SessionIndex:
         if self._bypassed:
             return self.store.headers()
         self.refresh()
+        if self._headers is None:
+            assert self._db is not None
+            self._headers = decode_headers(tables.listed_headers(self._db))
         return list(self._headers)
 
     def title(self, session_id: str) -> Any:
@@ -282,14 +286,18 @@ class SessionIndex:
 
     def problems(self) -> list[StoreProblem]:
         """What the store's last listing passed over."""
-        return self.store.problems() if self._bypassed else list(self._problems)
+        if self._bypassed:
+            return self.store.problems()
+        if self._problems is None:
+            self._problems = [] if self._db is None else tables.stored_problems(self._db)
+        return list(self._problems)
 
     def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first); only
         those of working directory ``cwd`` when it is given."""
         self.refresh()
         assert self._db is not None
-        return search_units(self._db, query, limit, cwd)
+        return search_sessions(self._db, query, limit, cwd)
 
     def size(self) -> int:
         """Bytes the index takes on disk (database and write-ahead log)."""

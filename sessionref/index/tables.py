@@ -11,18 +11,15 @@ what is missing. A store that changes after the walk differs from the stamp next
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
 from sessionref.index.refresh import HeaderEntry, SessionData, Tree
-from sessionref.index.schema import UNIT_BITS
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
 
 T = TypeVar("T")
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 Expected = Mapping[str, tuple[str, str | None]]
 """Served session id → (log path, revision seen when listing)."""
@@ -40,15 +37,6 @@ def blob(text: str) -> bytes:
 def text(stored: bytes) -> str:
     """Text from :func:`blob`."""
     return stored.decode("utf-8", "surrogatepass")
-
-
-def indexable(unit_text: str) -> str:
-    """Unit text as SQLite indexes it: a lone surrogate becomes U+FFFD.
-
-    >>> indexable("a\\ud800b")
-    'a\\ufffdb'
-    """
-    return _SURROGATE.sub("\ufffd", unit_text)
 
 
 def batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
@@ -124,61 +112,112 @@ def titles(db: sqlite3.Connection) -> dict[str, Any]:
 
 
 _UPSERT: Final = """
-INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd, units)
+INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd, bounds)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     pos = excluded.pos, header = excluded.header, path = excluded.path,
     revision = excluded.revision, loadable = excluded.loadable, title = excluded.title,
-    created_at = excluded.created_at, cwd = excluded.cwd, units = excluded.units
+    created_at = excluded.created_at, cwd = excluded.cwd, bounds = excluded.bounds
 RETURNING sid
 """
 
 
-def _drop_units(db: sqlite3.Connection, raw_id: bytes) -> None:
-    """Delete a session's units one rowid at a time (FTS5 scans for a rowid range)."""
-    row = db.execute("SELECT sid, units FROM sessions WHERE id = ?", (raw_id,)).fetchone()
-    if row is not None:
-        sid, count = row
-        db.executemany(
-            "DELETE FROM units WHERE rowid = ?", ((sid << UNIT_BITS | n,) for n in range(count))
-        )
+def _drop_text(db: sqlite3.Connection, raw_id: bytes) -> None:
+    """Delete a session's conversation text from the full-text index (if it has one)."""
+    row = db.execute("SELECT sid, bounds FROM sessions WHERE id = ?", (raw_id,)).fetchone()
+    if row is not None and row[1]:
+        db.execute("DELETE FROM texts WHERE rowid = ?", (row[0],))
 
 
-def write_sessions(
-    db: sqlite3.Connection, rows: Sequence[tuple[SessionHeader, int, str, SessionData]]
-) -> None:
-    """Store sessions just read (header, listing position, header JSON, what was read)."""
+SessionRow = tuple[SessionHeader, int, str, SessionData]
+"""A session just read: header, listing position, header JSON, what was read."""
+
+
+def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+    """Insert or replace sessions' rows and texts (inside a transaction)."""
+    for header, position, header_json, data in rows:
+        raw_id = blob(header.id)
+        _drop_text(db, raw_id)
+        cwd = None if header.cwd is None else blob(header.cwd)
+        title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
+        values = (raw_id, position, header_json, blob(data.path), data.revision)
+        values_more = (int(data.loadable), title, header.created_at, cwd, data.bounds or None)
+        sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
+        if data.bounds:
+            db.execute("INSERT INTO texts (rowid, text) VALUES (?, ?)", (sid, data.text))
+
+
+def write_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
+    """Store sessions just read; the tables no longer match a known tree."""
 
     def write() -> None:
         db.execute("DELETE FROM meta WHERE key = 'tree'")
-        for header, position, header_json, data in rows:
-            raw_id = blob(header.id)
-            _drop_units(db, raw_id)
-            cwd = None if header.cwd is None else blob(header.cwd)
-            title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
-            values = (raw_id, position, header_json, blob(data.path), data.revision)
-            values_more = (int(data.loadable), title, header.created_at, cwd, len(data.units))
-            sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
-            db.executemany(
-                "INSERT INTO units (rowid, text, role) VALUES (?, ?, ?)",
-                (
-                    (sid << UNIT_BITS | n, indexable(unit_text), role)
-                    for n, (role, unit_text) in enumerate(data.units)
-                ),
-            )
+        _put_sessions(db, rows)
 
     transaction(db, write)
+
+
+def replace_logs(
+    db: sqlite3.Connection,
+    rows: Sequence[SessionRow],
+    stamps: tuple[str, str | None],
+    entries: Mapping[bytes, str],
+    learned: Mapping[bytes, HeaderEntry],
+) -> bool:
+    """Store sessions re-read because only their logs changed, if the tables still match the
+    tree ``stamps[0]``; then they match ``stamps[1]`` (``None``: no known tree). ``entries``
+    are the walk's changed entries, ``learned`` the header lines read. False, writing nothing,
+    when another refresh changed the tables meanwhile.
+    """
+
+    def write() -> bool:
+        if stamped_tree(db) != stamps[0]:
+            return False
+        _put_sessions(db, rows)
+        db.executemany(
+            "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
+            ((path, *entry) for path, entry in learned.items()),
+        )
+        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
+        db.execute("DELETE FROM meta WHERE key = 'tree'")
+        if stamps[1] is not None:
+            db.execute("INSERT INTO meta VALUES ('tree', ?)", (stamps[1],))
+        return True
+
+    return transaction(db, write)
+
+
+def sessions_at(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple[str, int, str]]:
+    """Log path → (session id, listing position, header JSON) of the sessions at ``paths``."""
+    found = {}
+    for path in paths:
+        for raw, pos, header in db.execute(
+            "SELECT id, pos, header FROM sessions WHERE path = ?", (blob(path),)
+        ):
+            found[path] = (text(raw), pos, header)
+    return found
+
+
+def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes, HeaderEntry]:
+    """The remembered header lines of the logs at ``paths`` (those remembered)."""
+    found = {}
+    for path in paths:
+        row = db.execute(
+            "SELECT revision, header, error FROM header_cache WHERE path = ?", (path,)
+        ).fetchone()
+        if row is not None:
+            found[path] = HeaderEntry(*row)
+    return found
+
+
+def session_count(db: sqlite3.Connection) -> int:
+    """How many sessions the index serves."""
+    return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
 
 def stored_entries(db: sqlite3.Connection) -> dict[bytes, str]:
     """The walk the stamped tree was made of: entry → state."""
     return dict(db.execute("SELECT path, state FROM entries").fetchall())
-
-
-def placed_sessions(db: sqlite3.Connection) -> dict[str, tuple[str, int, str]]:
-    """Log path → (session id, listing position, header JSON) of every indexed session."""
-    rows = db.execute("SELECT path, id, pos, header FROM sessions")
-    return {text(path): (text(raw), pos, header) for path, raw, pos, header in rows}
 
 
 def _store_listing(
@@ -193,7 +232,7 @@ def _store_listing(
     gone = [(sid, raw) for sid, raw in db.execute("SELECT sid, id FROM sessions")]
     gone = [(sid, raw) for sid, raw in gone if text(raw) not in served]
     for sid, raw in gone:
-        _drop_units(db, raw)
+        _drop_text(db, raw)
         db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
     db.executemany(
         "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
