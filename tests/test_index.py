@@ -363,3 +363,28 @@ def test_a_build_in_worker_processes_gives_the_same_index(tmp_path: Path) -> Non
     assert [index.title(h.id) for h in index.headers()] == [
         serial.title(h.id) for h in serial.headers()
     ]
+
+
+def test_a_file_added_to_a_session_directory_is_seen_though_its_times_were_put_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged session directory is not listed again, its files are statted: adding a log
+    beside another and setting the directory's times back must still be noticed."""
+    monkeypatch.setattr("sessionref.index.store.RACY_NS", 1_000_000)  # 1 ms is "lately"
+    root = tmp_path / "store"
+    small_store(root, 3)
+    time.sleep(0.01)
+    index = index_of(root, tmp_path)
+    assert index.refresh().read == 3
+    assert index.refresh().read == 0
+    folder = root / "_no-cwd" / "s1"
+    before = folder.stat()
+    plain = (folder / "session.jsonl").read_bytes()
+    (folder / "session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(plain))
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert folder.stat().st_mtime_ns == before.st_mtime_ns
+    time.sleep(0.01)
+    assert_answers_right(index, root)
+    plain = DirectoryStore(root)
+    assert index.headers() == plain.headers()
+    assert index.problems() == plain.problems() != []

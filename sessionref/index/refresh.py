@@ -1,17 +1,15 @@
 """Bringing an index up to date with its store: stat everything, read only what changed.
 
-A *revision* names one version of a file: ``device:inode:size:mtime_ns``. The *tree revision* is
-a digest of every entry the store's two-level walk could look at (and the files inside each
-session directory), so an unchanged digest means an unchanged listing. When it changed, the
-store itself lists again, through :class:`CachedHeaderStore`, which reads a header line only for
-files whose revision is new; then exactly the served logs whose revision changed are read.
+When the walk of the store (:mod:`sessionref.index.walk`) differs from the one the index
+recorded, the store itself lists again, through :class:`CachedHeaderStore`, which reads a
+header line only for files whose revision is new; then exactly the served logs whose revision
+changed are read.
 """
 
 from __future__ import annotations
 
 import array
 import concurrent.futures
-import hashlib
 import json
 import os
 import re
@@ -22,13 +20,11 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from sessionref.errors import SessionLogError
+from sessionref.index.walk import file_revision, revision_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore
 from sessionref.snapshot import project_units
-
-WALK_DEPTH: Final = 3
-"""Projects, session directories, then the files inside each session directory."""
 
 
 class HeaderEntry(NamedTuple):
@@ -93,122 +89,6 @@ def unit_texts(text: str, bounds: bytes) -> list[str]:
         units.append(text[start:end])
         start = end + len(UNIT_SEPARATOR)
     return units
-
-
-def revision_of(status: os.stat_result) -> str:
-    """The revision of a file from its status.
-
-    >>> revision_of(os.stat("/")).count(":")
-    3
-    """
-    return f"{status.st_dev}:{status.st_ino}:{status.st_size}:{status.st_mtime_ns}"
-
-
-RACY_NS: Final = 2_000_000_000
-"""A file modified this recently may change again within its timestamp's granularity without
-its revision changing: it is read, but not remembered (as git treats "racily clean" files)."""
-
-
-def file_revision(path: str | os.PathLike[str], racy_after: int) -> str | None:
-    """The revision of the file at ``path`` (following links); ``None`` when it was modified
-    at or after ``racy_after`` (ns), so that it is read again next time. Raises
-    :class:`OSError`.
-
-    >>> file_revision("/", 0) is None, file_revision("/", 1 << 62).count(":")
-    (True, 3)
-    """
-    status = os.stat(path)
-    return None if status.st_mtime_ns >= racy_after else revision_of(status)
-
-
-RACY: Final = "racy"
-"""The state remembered for an entry modified too recently to trust: it never matches a walk."""
-
-
-class Tree(NamedTuple):
-    """What a walk saw: entry (path relative to the root) → state, and their digest.
-
-    ``stamp`` is the digest, or a value no walk gives when an entry was modified too recently
-    (so the next use looks again).
-    """
-
-    digest: str
-    entries: dict[bytes, str]
-    racy: bool
-
-    @property
-    def stamp(self) -> str:
-        """What the index may record as the tree it matches."""
-        return f"{self.digest}~{RACY}" if self.racy else self.digest
-
-    def remembered_state(self, key: bytes) -> str:
-        """The state of one entry as the index remembers it (:data:`RACY` when racy).
-
-        >>> Tree("d", {b"a": "1~", b"b": "2"}, True).remembered_state(b"a")
-        'racy'
-        """
-        state = self.entries[key]
-        return RACY if state.endswith("~") else state
-
-    def read_at_walk(self, key: bytes, revision: str | None) -> bool:
-        """Whether a file read at ``revision`` was read as the walk saw it (and not racily).
-
-        >>> Tree("d", {b"a": "33188:1:2:3:4"}, False).read_at_walk(b"a", "1:2:3:4")
-        True
-        """
-        return (
-            revision is not None
-            and self.entries[key] == f"{self.entries[key].split(':')[0]}:{revision}"
-        )
-
-    def remembered(self) -> dict[bytes, str]:
-        """The entries as the index remembers them (racy ones as :data:`RACY`)."""
-        return (
-            self.entries
-            if not self.racy
-            else {
-                key: RACY if state.endswith("~") else state for key, state in self.entries.items()
-            }
-        )
-
-
-def _walk(found: dict[bytes, str], folder: str, prefix: bytes, depth: int, racy_after: int) -> None:
-    """Record every entry below ``folder``: directories by kind (their content is walked),
-    files by revision, a state ending in ``~`` when modified lately."""
-    try:
-        entries = list(os.scandir(folder))
-    except OSError as exc:
-        found[prefix + b"/"] = f"!{exc.errno}"
-        return
-    for entry in entries:
-        key = prefix + os.fsencode(entry.name)
-        try:
-            if entry.is_dir():
-                link = entry.is_symlink()
-                found[key] = f"l{entry.stat().st_ino}" if link else "d"
-                if depth < WALK_DEPTH:
-                    _walk(found, entry.path, key + b"/", depth + 1, racy_after)
-                continue
-            status = entry.stat()
-        except OSError as exc:
-            found[key] = f"!{exc.errno}"
-            continue
-        racy = "~" if status.st_mtime_ns >= racy_after else ""
-        found[key] = f"{status.st_mode}:{revision_of(status)}{racy}"
-
-
-def walk_tree(root: Path, racy_after: int) -> Tree:
-    """Every entry three levels below ``root`` (names, kinds and revisions), digested.
-
-    >>> walk_tree(Path("/nonexistent"), 0).digest == walk_tree(Path("/nonexistent"), 0).digest
-    True
-    """
-    found: dict[bytes, str] = {}
-    _walk(found, str(root), b"", 1, racy_after)
-    digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
-    digest.update(b"\n".join(key + b"\0" + found[key].encode() for key in sorted(found)))
-    racy = any(state.endswith("~") for state in found.values())
-    return Tree(digest.hexdigest(), found, racy)
 
 
 def encode_header(header: SessionHeader) -> str:

@@ -20,18 +20,14 @@ from typing import Any, Final, NamedTuple
 import sessionref.index.tables as tables
 from sessionref.errors import SessionLogError
 from sessionref.index.refresh import (
-    RACY_NS,
     CachedHeaderStore,
     HeaderEntry,
-    Tree,
     decode_header,
     decode_headers,
     encode_header,
-    file_revision,
     read_session,
     read_sessions,
     stale_sessions,
-    walk_tree,
 )
 from sessionref.index.schema import (
     check_meta,
@@ -43,6 +39,7 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import SearchHit, search_sessions
+from sessionref.index.walk import RACY_NS, Tree, file_revision, walk_tree
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
@@ -159,13 +156,13 @@ class SessionIndex:
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
         racy_after = time.time_ns() - RACY_NS
-        tree = walk_tree(self.store.root, racy_after)
         self._titles, self._reader, self._headers = None, None, None
         self._problems = None
         stamp = tables.stamped_tree(db)
+        before = tables.stored_entries(db) if stamp is not None else None
+        tree = walk_tree(self.store.root, racy_after, before)
         if stamp == tree.digest:
             return RefreshReport(tables.session_count(db), 0, 0)
-        before = tables.stored_entries(db) if stamp is not None else None
         if stamp is not None and before is not None and before.keys() == tree.entries.keys():
             done = self._refresh_logs(db, tree, before, racy_after, stamp)
             if done is not None:

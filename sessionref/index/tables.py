@@ -15,7 +15,8 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
-from sessionref.index.refresh import HeaderEntry, SessionData, Tree
+from sessionref.index.refresh import HeaderEntry, SessionData
+from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
 
