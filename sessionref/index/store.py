@@ -39,7 +39,7 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import SearchHit, search_sessions
-from sessionref.index.walk import RACY_NS, Tree, file_revision, walk_tree
+from sessionref.index.walk import RACY_NS, Tree, file_revision, restat_tree, walk_tree
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
@@ -160,8 +160,10 @@ class SessionIndex:
         self._problems = None
         stamp = tables.stamped_tree(db)
         before = tables.stored_entries(db) if stamp is not None else None
-        tree = walk_tree(self.store.root, racy_after, before)
-        if stamp == tree.digest:
+        tree = None if before is None else restat_tree(self.store.root, racy_after, before)
+        if tree is None:
+            tree = walk_tree(self.store.root, racy_after, before)
+        if tree.entries == before:  # what the stamped walk saw (never a racy state)
             return RefreshReport(tables.session_count(db), 0, 0)
         if stamp is not None and before is not None and before.keys() == tree.entries.keys():
             done = self._refresh_logs(db, tree, before, racy_after, stamp)

@@ -7,15 +7,18 @@ session directory), so an unchanged digest means an unchanged listing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Final, NamedTuple
 
 WALK_DEPTH: Final = 3
 """Projects, session directories, then the files inside each session directory."""
+ROOT: Final = b""
+"""The entry of the root directory itself."""
 
 
 def revision_of(status: os.stat_result) -> str:
@@ -48,16 +51,25 @@ RACY: Final = "racy"
 """The state remembered for an entry modified too recently to trust: it never matches a walk."""
 
 
-class Tree(NamedTuple):
+class Tree:
     """What a walk saw: entry (path relative to the root) → state, and their digest.
 
     ``stamp`` is the digest, or a value no walk gives when an entry was modified too recently
     (so the next use looks again).
     """
 
-    digest: str
-    entries: dict[bytes, str]
-    racy: bool
+    def __init__(self, root: bytes, entries: dict[bytes, str]) -> None:
+        self.root = root
+        self.entries = entries
+        self.racy = any(state.endswith("~") for state in entries.values())
+
+    @functools.cached_property
+    def digest(self) -> str:
+        """A digest of the root's real path and every entry with its state."""
+        found = self.entries
+        digest = hashlib.blake2b(self.root, digest_size=16)
+        digest.update(b"\n".join(key + b"\0" + found[key].encode() for key in sorted(found)))
+        return digest.hexdigest()
 
     @property
     def stamp(self) -> str:
@@ -67,7 +79,7 @@ class Tree(NamedTuple):
     def remembered_state(self, key: bytes) -> str:
         """The state of one entry as the index remembers it (:data:`RACY` when racy).
 
-        >>> Tree("d", {b"a": "1~", b"b": "2"}, True).remembered_state(b"a")
+        >>> Tree(b"/", {b"a": "1~", b"b": "2"}).remembered_state(b"a")
         'racy'
         """
         state = self.entries[key]
@@ -76,7 +88,7 @@ class Tree(NamedTuple):
     def read_at_walk(self, key: bytes, revision: str | None) -> bool:
         """Whether a file read at ``revision`` was read as the walk saw it (and not racily).
 
-        >>> Tree("d", {b"a": "33188:1:2:3:4"}, False).read_at_walk(b"a", "1:2:3:4")
+        >>> Tree(b"/", {b"a": "33188:1:2:3:4"}).read_at_walk(b"a", "1:2:3:4")
         True
         """
         _, _, seen = self.entries[key].partition(":")
@@ -84,24 +96,24 @@ class Tree(NamedTuple):
 
     def remembered(self) -> dict[bytes, str]:
         """The entries as the index remembers them (racy ones as :data:`RACY`)."""
-        return (
-            self.entries
-            if not self.racy
-            else {
-                key: RACY if state.endswith("~") else state for key, state in self.entries.items()
-            }
-        )
+        if not self.racy:
+            return self.entries
+        return {key: self.remembered_state(key) for key in self.entries}
 
 
 def _file_state(status: os.stat_result, racy_after: int) -> str:
-    """A file's state: mode and revision, ``~`` when modified lately."""
+    """A file's state: mode and revision (:func:`revision_of`), ``~`` when modified lately.
+
+    >>> _file_state(os.stat("/"), 0).endswith("~"), _file_state(os.stat("/"), 1 << 62).count(":")
+    (True, 4)
+    """
     racy = "~" if status.st_mtime_ns >= racy_after else ""
     return f"{status.st_mode}:{revision_of(status)}{racy}"
 
 
 def _folder_state(status: os.stat_result, racy_after: int) -> str:
-    """A session directory's state: while it holds, so do the names in it (creating, removing
-    or renaming an entry changes the directory's mtime; setting it changes its ctime).
+    """A directory's state: while it holds, so do the names in it (creating, removing or
+    renaming an entry changes the directory's mtime; setting it changes its ctime).
 
     >>> _folder_state(os.stat("/"), 0).startswith("d:") and _folder_state(os.stat("/"), 0)[-1]
     '~'
@@ -110,31 +122,33 @@ def _folder_state(status: os.stat_result, racy_after: int) -> str:
     return f"d:{status.st_ino}:{status.st_mtime_ns}:{status.st_ctime_ns}{racy}"
 
 
+Remembered = dict[bytes, list[tuple[bytes, str]]]
+"""Session directory → (entry, file name) of each file it held at the last walk."""
+
+
 class _Walk(NamedTuple):
-    """One walk: what it found, when "lately" starts, and the files remembered per unchanged
-    session directory (from the last walk)."""
+    """One walk: what it found, when "lately" starts, and the last walk: its states, and the
+    files remembered per session directory that held only files."""
 
     found: dict[bytes, str]
     racy_after: int
     before: Mapping[bytes, str]
-    files_in: Mapping[bytes, list[bytes]]
+    files_in: Remembered
 
 
-def _restat(walk: _Walk, folder: str, key: bytes) -> bool:
+def _restat(walk: _Walk, folder: str, files: list[tuple[bytes, str]]) -> bool:
     """Stat the files a session directory held last time, as its walk would record them;
     False when one is not a plain file now (the directory is walked instead)."""
     states = {}
-    for name in walk.files_in.get(key, ()):
-        remembered = walk.before[key + b"/" + name]
-        if not (remembered[:1].isdigit() or remembered == RACY):
-            return False
+    racy_after = walk.racy_after
+    for key, name in files:
         try:
-            status = os.stat(os.path.join(folder, os.fsdecode(name)))
+            status = os.stat(f"{folder}/{name}")
         except OSError:
             return False
         if stat.S_ISDIR(status.st_mode):
             return False
-        states[key + b"/" + name] = _file_state(status, walk.racy_after)
+        states[key] = _file_state(status, racy_after)
     walk.found.update(states)
     return True
 
@@ -154,10 +168,15 @@ def _walk(walk: _Walk, folder: str, prefix: bytes, depth: int) -> None:
             if entry.is_dir():
                 if entry.is_symlink():
                     walk.found[key] = f"l{entry.stat().st_ino}"
-                elif depth == WALK_DEPTH - 1:
+                elif depth < WALK_DEPTH:
                     state = _folder_state(entry.stat(), walk.racy_after)
                     walk.found[key] = state
-                    if walk.before.get(key) == state and _restat(walk, entry.path, key):
+                    files = walk.files_in.get(key)
+                    if (
+                        files is not None
+                        and walk.before.get(key) == state
+                        and _restat(walk, entry.path, files)
+                    ):
                         continue
                 else:
                     walk.found[key] = "d"
@@ -169,22 +188,29 @@ def _walk(walk: _Walk, folder: str, prefix: bytes, depth: int) -> None:
             walk.found[key] = f"!{exc.errno}"
 
 
-def files_by_folder(entries: Iterable[bytes]) -> dict[bytes, list[bytes]]:
-    """The names of the entries three levels down, by their session directory.
+def files_by_folder(before: Mapping[bytes, str]) -> Remembered:
+    """The files three levels down, by their session directory; a directory that held
+    anything else (a directory, an entry that failed) is left out: it is walked.
 
-    >>> files_by_folder([b"p", b"p/s", b"p/s/a", b"p/s/b"])
-    {b'p/s': [b'a', b'b']}
+    >>> files_by_folder({b"p/s/a": "1:x", b"p/s/b": "racy", b"p/t/c": "d", b"p/s": "d:1"})
+    {b'p/s': [(b'p/s/a', 'a'), (b'p/s/b', 'b')]}
     """
-    found: dict[bytes, list[bytes]] = {}
-    for key in entries:
+    found: Remembered = {}
+    walked = set()
+    for key, state in before.items():
         if key.count(b"/") == WALK_DEPTH - 1:
             folder, _, name = key.rpartition(b"/")
-            found.setdefault(folder, []).append(name)
+            if state[:1].isdigit() or state == RACY:
+                found.setdefault(folder, []).append((key, os.fsdecode(name)))
+            else:
+                walked.add(folder)
+    for folder in walked:
+        found.pop(folder, None)
     return found
 
 
 def walk_tree(root: Path, racy_after: int, before: Mapping[bytes, str] | None = None) -> Tree:
-    """Every entry three levels below ``root`` (names, kinds and revisions), digested.
+    """Every entry three levels below ``root`` (names, kinds and revisions).
 
     ``before`` is the last walk as remembered: a session directory whose state is unchanged
     is not listed again, its remembered files are statted.
@@ -194,9 +220,36 @@ def walk_tree(root: Path, racy_after: int, before: Mapping[bytes, str] | None = 
     """
     before = before or {}
     walk = _Walk({}, racy_after, before, files_by_folder(before))
+    try:
+        walk.found[ROOT] = _folder_state(os.stat(root), racy_after)
+    except OSError as exc:
+        walk.found[ROOT] = f"!{exc.errno}"
     _walk(walk, str(root), b"", 1)
-    found = walk.found
-    digest = hashlib.blake2b(os.fsencode(os.path.realpath(root)), digest_size=16)
-    digest.update(b"\n".join(key + b"\0" + found[key].encode() for key in sorted(found)))
-    racy = any(state.endswith("~") for state in found.values())
-    return Tree(digest.hexdigest(), found, racy)
+    return Tree(os.fsencode(os.path.realpath(root)), walk.found)
+
+
+def restat_tree(root: Path, racy_after: int, before: Mapping[bytes, str]) -> Tree | None:
+    """The walk :func:`walk_tree` would make, when no directory changed since ``before``:
+    every remembered file statted, nothing listed. ``None`` when a directory changed (its
+    names may have) or an entry was neither a settled file nor a directory.
+
+    >>> tree = walk_tree(Path("/nonexistent"), 0)
+    >>> restat_tree(Path("/nonexistent"), 0, tree.entries) is None
+    True
+    """
+    base = os.fsencode(root)
+    found = dict(before)
+    for key, state in before.items():
+        path = base + b"/" + key if key else base
+        try:
+            status = os.stat(path)
+        except OSError:
+            return None
+        if state.startswith("d:"):
+            if _folder_state(status, racy_after) != state:
+                return None
+        elif state[:1].isdigit():
+            found[key] = _file_state(status, racy_after)
+        else:
+            return None
+    return Tree(os.fsencode(os.path.realpath(root)), found)
