@@ -7,10 +7,10 @@ them against its signal.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from sessionref.cancellation import CancelToken, settle
-from sessionref.codecs.jsstring import js_includes, js_lower
+from sessionref.codecs.jsstring import has_surrogates, js_includes, js_lower
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.errors import READ_FAILED, SessionReferenceError, describe
 from sessionref.log.records import SessionHeader
@@ -50,16 +50,27 @@ def _rank(header: SessionHeader, target: Target) -> int:
     return 0 if header.cwd == target.cwd else 2
 
 
-def _matches(header: SessionHeader, label: object, needle: str) -> bool:
-    """Whether the id, cwd or label contains the (lower-cased) query, as JavaScript finds it.
+def _contains(needle: str) -> Callable[[object], bool]:
+    """Whether a text contains ``needle`` (lower-cased) once lower-cased, as JavaScript finds
+    it; a text that is not a string never does (the package throws on one). A text seen
+    before (cwds repeat) is lower-cased once.
 
-    A title that is not a string (a log may hold one) is not searched; the package throws.
-
-    >>> _matches(SessionHeader("s-1", 0, cwd="/Work"), 7, "work")
-    True
+    >>> contains = _contains("work")
+    >>> contains("/Work"), contains(7), contains("home")
+    (True, False, False)
     """
-    texts = (header.id, header.cwd, label)
-    return any(isinstance(text, str) and js_includes(js_lower(text), needle) for text in texts)
+    lowered: dict[str, str] = {}
+    plain = not has_surrogates(needle)  # then a plain substring test of the lowered text
+
+    def contains(text: object) -> bool:
+        if not isinstance(text, str):
+            return False
+        low = lowered.get(text)
+        if low is None:
+            low = lowered[text] = js_lower(text)
+        return needle in low if plain else js_includes(low, needle)
+
+    return contains
 
 
 def _listed(store: SessionStore) -> list[SessionHeader]:
@@ -114,8 +125,11 @@ def candidates(
     [labels] = settle([functools.partial(_labels, store, inspected)], cancel)
     labelled = list(zip(inspected, labels, strict=True))
     if needle:
+        contains = _contains(needle)
         labelled = [
-            (header, label) for header, label in labelled if _matches(header, label, needle)
+            (header, label)
+            for header, label in labelled
+            if contains(header.id) or contains(header.cwd) or contains(label)
         ]
     return labelled[:limit]
 

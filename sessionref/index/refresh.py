@@ -9,7 +9,6 @@ changed are read.
 from __future__ import annotations
 
 import array
-import concurrent.futures
 import json
 import os
 import re
@@ -24,7 +23,6 @@ from sessionref.index.walk import file_revision, revision_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore
-from sessionref.snapshot import project_units
 
 
 class HeaderEntry(NamedTuple):
@@ -197,6 +195,8 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     except (SessionLogError, RecursionError, MemoryError):
         return SessionData(str(path), revision, False, None)
     try:
+        from sessionref.snapshot import project_units  # only a refresh that reads loads it
+
         text, bounds = session_text(unit.text for unit in project_units(log.records))
     except (SessionLogError, RecursionError):
         return SessionData(str(path), revision, False, None)
@@ -232,8 +232,8 @@ def read_sessions(
         return
     known = {**store.known, **store.learned}
     pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
-    # the attribute loads multiprocessing on first use: commands that never build in
-    # parallel do not pay for it at startup
+    import concurrent.futures  # only a parallel build loads it (and multiprocessing)
+
     with concurrent.futures.ProcessPoolExecutor(
         workers,
         initializer=_start_worker,

@@ -15,6 +15,8 @@ import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+import msgspec
+
 from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
@@ -107,9 +109,15 @@ def title_of(stored: str | None) -> Any:
 
 
 def titles(db: sqlite3.Connection) -> dict[str, Any]:
-    """Indexed session id → its latest title."""
-    rows = db.execute("SELECT id, title FROM sessions")
-    return {text(raw): title_of(title) for raw, title in rows}
+    """Indexed session id → its latest title (decoded at once; one by one only when a title
+    holds a lone surrogate, which msgspec refuses)."""
+    rows = db.execute("SELECT id, title FROM sessions").fetchall()
+    stored = [title for _, title in rows]
+    try:
+        values = msgspec.json.decode("[" + ",".join(t or "null" for t in stored) + "]")
+    except msgspec.DecodeError:
+        values = [title_of(title) for title in stored]
+    return {text(raw): value for (raw, _), value in zip(rows, values, strict=True)}
 
 
 _UPSERT: Final = """
