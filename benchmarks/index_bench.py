@@ -195,7 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=10_000)
     parser.add_argument("--turns", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--query", default="auth", help="the candidates query")
+    parser.add_argument(
+        "--query", default="chunk", help="the candidates query (in about 2%% of titles)"
+    )
     parser.add_argument("--search", default="token", help="the search query")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--out", type=Path, default=HERE / "index_results.json")
