@@ -8,13 +8,17 @@ refuses a whole root, sessionref serves every other session, does not serve the 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, MemoryStore
 from sessionref.errors import SessionLogError
+from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
 from sessionref.log.writer import render_header, zstd_frame
@@ -174,3 +178,25 @@ def test_a_later_session_in_the_same_directory_replaces_the_earlier() -> None:
     first = {"header": SESSIONS[0]["header"], "events": two_turns()}
     second = {"header": SESSIONS[0]["header"], "events": two_turns()[:6]}
     assert captured_through_seq(MemoryStore([first, second]).read("s").records) == 5
+
+
+def _escaped_unit_by_unit(text: str) -> str:
+    """docs/format.md §Layout taken literally: walk the UTF-16 code units one by one."""
+    literal = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-"
+    units = text.encode("utf-16-le", "surrogatepass")
+    out = []
+    for i in range(0, len(units), 2):
+        unit = int.from_bytes(units[i : i + 2], "little")
+        out.append(chr(unit) if chr(unit) in literal else f"~{unit:04X}")
+    return "".join(out)
+
+
+@given(
+    st.text(st.characters(exclude_categories=()) | st.sampled_from("\ud83d\ude42a~/:"), max_size=12)
+)
+def test_directory_names_escape_each_utf16_code_unit(session_id: str) -> None:
+    if session_id not in (".", ".."):
+        assert encode_session_directory(session_id) == _escaped_unit_by_unit(session_id)
+    parts = re.split(r"[/\\:]+", session_id)
+    key = "-".join(_escaped_unit_by_unit(part) for part in parts).lstrip("-") or "root"
+    assert encode_project_directory(session_id) == f"--{key[:251]}--"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-_LITERAL: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_NOT_LITERAL: Final = re.compile("[^A-Za-z0-9._-]")
 _SEPARATORS: Final = re.compile(r"[/\\:]+")
 MAX_PROJECT_KEY: Final = 251
 NO_CWD_DIRECTORY: Final = "_no-cwd"
@@ -14,15 +14,19 @@ MAX_NAME_BYTES: Final = 255
 FLAT_PROBE_SUFFIX: Final = ".jsonl.zstd"
 
 
+def _escape_match(match: re.Match[str]) -> str:
+    """``~XXXX`` for each UTF-16 code unit of the matched character (two for an astral one)."""
+    units = match.group().encode("utf-16-be", "surrogatepass")
+    return "".join(f"~{units[i]:02X}{units[i + 1]:02X}" for i in range(0, len(units), 2))
+
+
 def _escape(text: str) -> str:
-    """Each UTF-16 code unit outside ``A-Z a-z 0-9 . _ -`` as ``~XXXX``."""
-    units = text.encode("utf-16-le", "surrogatepass")
-    out = []
-    for i in range(0, len(units), 2):
-        unit = units[i] | units[i + 1] << 8
-        char = chr(unit)
-        out.append(char if char in _LITERAL else f"~{unit:04X}")
-    return "".join(out)
+    """Each UTF-16 code unit outside ``A-Z a-z 0-9 . _ -`` as ``~XXXX``.
+
+    >>> _escape("a b🙂"), _escape("\\ud800")
+    ('a~0020b~D83D~DE42', '~D800')
+    """
+    return _NOT_LITERAL.sub(_escape_match, text)
 
 
 def encode_session_directory(session_id: str) -> str:
