@@ -207,11 +207,12 @@ _worker_store: CachedHeaderStore | None = None
 
 
 def _start_worker(
-    root: Path, limits: tuple[int, int], known: dict[bytes, HeaderEntry], racy_after: int
+    root: Path, limits: tuple[int, int], placed: dict[str, str], racy_after: int
 ) -> None:
-    """Build the worker's store once; it lists with every header the parent knew."""
+    """Build the worker's store once: it finds each session where the caller listed it, so
+    it never lists the store itself."""
     global _worker_store
-    _worker_store = CachedHeaderStore(root, limits, known, racy_after)
+    _worker_store = CachedHeaderStore(root, limits, {}, racy_after, placed)
 
 
 def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:
@@ -219,25 +220,33 @@ def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:
     return [(session_id, read_session(_worker_store, session_id)) for session_id in session_ids]
 
 
+def _placed(store: CachedHeaderStore, session_ids: list[str]) -> dict[str, str]:
+    """Where the store's listing put each session (those it cannot place are left out)."""
+    placed = {}
+    for session_id in session_ids:
+        try:
+            placed[session_id] = str(store.path_of(session_id))
+        except SessionLogError:
+            continue
+    return placed
+
+
 def read_sessions(
     store: CachedHeaderStore, session_ids: list[str], workers: int, chunk: int = 64
 ) -> Iterator[tuple[str, SessionData]]:
-    """Read sessions in order of completion; ``workers`` > 1 reads in that many processes.
-
-    Each worker lists the store once, with every header the caller's store already knows.
-    """
+    """Read sessions in order of completion; ``workers`` > 1 reads in that many processes,
+    which find each log where ``store`` listed it."""
     if workers <= 1 or len(session_ids) < 2 * chunk:
         for session_id in session_ids:
             yield session_id, read_session(store, session_id)
         return
-    known = {**store.known, **store.learned}
     pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
     import concurrent.futures  # only a parallel build loads it (and multiprocessing)
 
     with concurrent.futures.ProcessPoolExecutor(
         workers,
         initializer=_start_worker,
-        initargs=(store.root, store.limits, known, store.racy_after),
+        initargs=(store.root, store.limits, _placed(store, session_ids), store.racy_after),
     ) as pool:
         for future in concurrent.futures.as_completed(
             [pool.submit(_read_in_worker, piece) for piece in pieces]
