@@ -158,8 +158,7 @@ class SessionIndex:
         racy_after = time.time_ns() - RACY_NS
         self._titles, self._reader, self._headers = None, None, None
         self._problems = None
-        stamp = tables.stamped_tree(db)
-        before = tables.stored_entries(db) if stamp is not None else None
+        stamp, before = tables.stamped_walk(db) or (None, None)
         tree = None if before is None else restat_tree(self.store.root, racy_after, before)
         if tree is None:
             tree = walk_tree(self.store.root, racy_after, before)

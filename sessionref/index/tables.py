@@ -224,9 +224,16 @@ def session_count(db: sqlite3.Connection) -> int:
     return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
 
-def stored_entries(db: sqlite3.Connection) -> dict[bytes, str]:
-    """The walk the stamped tree was made of: entry → state."""
-    return dict(db.execute("SELECT path, state FROM entries").fetchall())
+def stamped_walk(db: sqlite3.Connection) -> tuple[str, dict[bytes, str]] | None:
+    """The stamped tree and the walk it was made of (entry → state), read in one snapshot;
+    ``None`` when no tree is stamped."""
+    db.execute("BEGIN")
+    try:
+        stamp = stamped_tree(db)
+        entries = db.execute("SELECT path, state FROM entries").fetchall() if stamp else []
+    finally:
+        db.execute("COMMIT")
+    return None if stamp is None else (stamp, dict(entries))
 
 
 def _store_listing(
