@@ -27,6 +27,7 @@ from sessionref.index.search import MARK_CLOSE, MARK_OPEN
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
+from tests.logs import turn
 
 PHRASES = [
     "refresh the auth token",
@@ -388,3 +389,28 @@ def test_a_file_added_to_a_session_directory_is_seen_though_its_times_were_put_b
     plain = DirectoryStore(root)
     assert index.headers() == plain.headers()
     assert index.problems() == plain.problems() != []
+
+
+def test_a_nul_or_a_lone_surrogate_hides_no_text_from_search(tmp_path: Path) -> None:
+    """SQLite's text functions stop at NUL and UTF-8 cannot hold a lone surrogate: neither
+    may cut off the rest of a session's conversation."""
+    logs: list[SessionLog] = [
+        {
+            "header": {"version": 0, "id": session_id, "createdAt": n, "delegationDepth": 0},
+            "events": [*turn(0, 1, before, "ok"), *turn(6, 2, "refresh the auth token", "ok")],
+        }
+        for n, (session_id, before) in enumerate(
+            [("nul", "a\x00b"), ("surrogate", "a\ud800b"), ("plain", "ab")]
+        )
+    ]
+    write_store(tmp_path / "store", logs)
+    index = index_of(tmp_path / "store", tmp_path)
+    assert {hit.session_id for hit in index.search("auth", 10)} == {"nul", "surrogate", "plain"}
+    assert {hit.session_id for hit in index.search("token", 10)} == {"nul", "surrogate", "plain"}
+
+
+def test_a_query_that_holds_a_lone_surrogate_is_answered(tmp_path: Path, capsys: Any) -> None:
+    """An argument that is not UTF-8 reaches Python as lone surrogates (surrogateescape)."""
+    where = ["--root", str(REPO / "sessionref" / "sample"), "--index", str(tmp_path / "i")]
+    assert main(["search", "\udcff", *where]) == 0
+    assert "(no sessions match)" in capsys.readouterr().err

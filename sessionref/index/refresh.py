@@ -48,16 +48,17 @@ class SessionData(NamedTuple):
 
 UNIT_SEPARATOR: Final = "\n"
 """Between two units of a session's text: whitespace, so no query word spans two units."""
-_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_UNINDEXABLE: Final = re.compile("[\x00\ud800-\udfff]")
 
 
-def indexable(unit_text: str) -> str:
-    """Unit text as SQLite indexes it: a lone surrogate becomes U+FFFD (one for one).
+def indexable(text: str) -> str:
+    """Text as SQLite indexes it: a lone surrogate (which UTF-8 cannot hold) and NUL (where
+    SQLite's text functions stop) become U+FFFD, one for one.
 
-    >>> indexable("a\\ud800b")
-    'a\\ufffdb'
+    >>> indexable("a\\ud800b\\x00c")
+    'a\\ufffdb\\ufffdc'
     """
-    return _SURROGATE.sub("\ufffd", unit_text)
+    return _UNINDEXABLE.sub("\ufffd", text)
 
 
 def session_text(units: Iterable[str]) -> tuple[str, bytes]:

@@ -17,7 +17,7 @@ from typing import Final
 import msgspec
 
 from sessionref.codecs.uri import format_session_reference_mention
-from sessionref.index.refresh import decode_header, unit_texts
+from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
 
@@ -42,12 +42,13 @@ class SearchHit(msgspec.Struct, frozen=True, rename="camel"):
 
 
 def query_words(query: str) -> list[str]:
-    """The distinct words of a query, in order.
+    """The distinct words of a query, in order, as the text is indexed (a lone surrogate or
+    NUL matches as U+FFFD).
 
-    >>> query_words("  auth  token auth ")
-    ['auth', 'token']
+    >>> query_words("  auth  token auth "), query_words("x\\udcff")
+    (['auth', 'token'], ['x\\ufffd'])
     """
-    return list(dict.fromkeys(query.split()))
+    return list(dict.fromkeys(indexable(query).split()))
 
 
 def fts_phrase(word: str) -> str:
