@@ -257,9 +257,27 @@ def portable_store(store: SessionStore, session_ids: Iterable[str] = ()) -> Stor
 
 
 def process_context() -> multiprocessing.context.BaseContext:
-    """The start method of worker pools: ``forkserver`` where there is one, else ``spawn``.
+    """The start method of worker pools: ``fork`` while this process runs a single thread
+    (workers start in milliseconds, with every module already imported), else
+    ``forkserver`` where there is one, else ``spawn``.
 
-    Neither forks a multi-threaded parent (a thread pool, a dask client) mid-flight.
+    A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
+    forked: a lock another thread held would stay locked in the child.
     """
     methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and single_threaded():
+        return multiprocessing.get_context("fork")
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def single_threaded(tasks: str = "/proc/self/task") -> bool:
+    """Whether this process runs one thread as the kernel counts them (native threads too);
+    ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
+
+    >>> single_threaded("/nonexistent")
+    False
+    """
+    try:
+        return len(os.listdir(tasks)) == 1
+    except OSError:
+        return False
