@@ -179,9 +179,10 @@ def build_snapshots(
     "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
     its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
     process pool fed chunks of up to 16 sessions, at most 4 per worker in flight (the store
-    must pickle, or be a :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids taken in that order).
-    Options are checked at once; the store is listed on the first ``next()``. Pool workers
-    ignore Ctrl-C; closing the iterator early (or an interrupt while it waits) ends them.
+    must pickle, or be a :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids
+    taken in that order). Options are checked at once; the store is listed on the first
+    ``next()``. Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while
+    it waits) ends them.
 
     >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore
