@@ -55,6 +55,8 @@ __all__ = [
 ]
 
 DEFAULT_PARTITION_SIZE: Final = 16
+WINDOW_PER_WORKER: Final = 4
+"""Partitions per local worker computed together (each window ends when its slowest does)."""
 CONNECT_SECONDS: Final = 5.0
 """How long reaching a ``distributed`` scheduler may take before the batch gives up."""
 
@@ -260,4 +262,7 @@ def iter_bag(
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:
         with worker_pool(workers) as pool:
-            yield from iter_partitions(bag, workers, scheduler="processes", pool=pool)
+            window = WINDOW_PER_WORKER * workers
+            # chunksize 1: dask's default batches 6 ready tasks into one submission, which ran
+            # a window's partitions one after the other in a single worker
+            yield from iter_partitions(bag, window, scheduler="processes", pool=pool, chunksize=1)
