@@ -12,6 +12,8 @@ import functools
 import json
 import multiprocessing
 import os
+import threading
+import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -270,14 +272,24 @@ def process_context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-def single_threaded(tasks: str = "/proc/self/task") -> bool:
+def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> bool:
     """Whether this process runs one thread as the kernel counts them (native threads too);
     ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
+
+    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
+    later: while Python knows of no other thread, the count is given ``patience`` seconds.
 
     >>> single_threaded("/nonexistent")
     False
     """
-    try:
-        return len(os.listdir(tasks)) == 1
-    except OSError:
-        return False
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            threads = len(os.listdir(tasks))
+        except OSError:
+            return False
+        if threads == 1:
+            return True
+        if threading.active_count() > 1 or time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
