@@ -264,7 +264,8 @@ def process_context() -> multiprocessing.context.BaseContext:
     ``forkserver`` where there is one, else ``spawn``.
 
     A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
-    forked: a lock another thread held would stay locked in the child.
+    forked: a lock another thread held would stay locked in the child. (Before it forks,
+    ``multiprocessing`` flushes stdout and stderr, which a worker flushes again as it exits.)
     """
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and single_threaded():

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import FrameType
@@ -63,15 +62,6 @@ def _run_task(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         _running_task = False
 
 
-def _flush_standard_streams() -> None:
-    """Flush stdout and stderr before workers are forked: a forked worker flushes them as it
-    exits, and would write again what this process had not written yet."""
-    for stream in (sys.stdout, sys.stderr):
-        if stream is not None:
-            with contextlib.suppress(OSError, ValueError):
-                stream.flush()
-
-
 class WorkerPool(ProcessPoolExecutor):
     """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed."""
 
@@ -81,12 +71,9 @@ class WorkerPool(ProcessPoolExecutor):
         initializer: Callable[..., None] | None = None,
         initargs: tuple[Any, ...] = (),
     ) -> None:
-        context = process_context()
-        if context.get_start_method() == "fork":
-            _flush_standard_streams()
         super().__init__(
             workers,
-            mp_context=context,
+            mp_context=process_context(),
             initializer=_start_worker,
             initargs=(initializer, *initargs),
         )
