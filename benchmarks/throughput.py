@@ -5,19 +5,23 @@ turns, one zstd frame per append batch (``python -m benchmarks.generate --batch-
 --batch-turns 20`` writes the same). Each round times, one after the other: the floor of every
 session (reading, decompressing and envelope-decoding its log, summed), then the local engine
 with 1 and 2 workers and Dask with 2 workers, each over the whole store from its listing on,
-every result encoded as ``sessionref batch`` writes it. Medians over the rounds.
+every result encoded as ``sessionref batch`` writes it. Medians over the rounds, of wall time
+and of CPU time: this process's, and its worker processes' (counted once they are joined).
+On a busy machine the CPU ratios are the ones to trust.
 """
 
 from __future__ import annotations
 
+import resource
 import statistics
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import decompressed_size, envelope_floor, seconds
+from benchmarks.measure import decompressed_size, envelope_floor
 from sessionref import DirectoryStore
 from sessionref.batch import build_result_lines
 
@@ -48,50 +52,91 @@ def _dask(root: Path, workers: int) -> Callable[[], object]:
     return lambda: list(iter_bag(result_lines_bag(root), workers=workers))
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(work: Callable[[], object]) -> tuple[float, float, float]:
+    """Wall seconds of one run of ``work()``, this process's CPU seconds, and those of the
+    child processes it joined meanwhile.
+
+    >>> [t < 0.1 for t in timed(lambda: None)]
+    [True, True, True]
+    """
+    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+    work()
+    return (
+        time.perf_counter() - wall,
+        time.process_time() - cpu,
+        _children_cpu() - children,
+    )
+
+
 def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
-    """Seconds (medians of ``repeat`` rounds after a warm-up) and sizes of the batch store."""
+    """Seconds (medians of ``repeat`` rounds after a warm-up) and sizes of the batch store:
+    ``NAME_s`` wall time, ``NAME_cpu_s`` CPU time of all processes, ``NAME_parent_cpu_s``
+    that of this process alone."""
     root = ensure_batch_store(stores)
     store = DirectoryStore(root)
     paths = [store.path_of(header.id) for header in store.headers()]
     floors = [envelope_floor(path) for path in paths]
     runs: dict[str, Callable[[], object]] = {
-        "floor_s": lambda: [floor() for floor in floors],
-        "local_1_workers_s": _local(root, 1),
-        "local_2_workers_s": _local(root, 2),
-        "dask_2_workers_s": _dask(root, 2),
+        "floor": lambda: [floor() for floor in floors],
+        "local_1_workers": _local(root, 1),
+        "local_2_workers": _local(root, 2),
+        "dask_2_workers": _dask(root, 2),
     }
-    times: dict[str, list[float]] = {name: [] for name in runs}
+    times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in runs}
     for round_number in range(repeat + 1):
         for name, work in runs.items():
-            elapsed = seconds(work)
+            measured = timed(work)
             if round_number:
-                times[name].append(elapsed)
-    measured: dict[str, Any] = {name: statistics.median(value) for name, value in times.items()}
-    measured["sessions"] = len(paths)
-    measured["log_bytes"] = sum(decompressed_size(path) for path in paths)
-    return measured
+                times[name].append(measured)
+    result: dict[str, Any] = {}
+    for name, rounds in times.items():
+        result[f"{name}_s"] = statistics.median(wall for wall, _, _ in rounds)
+        result[f"{name}_cpu_s"] = statistics.median(cpu + child for _, cpu, child in rounds)
+        result[f"{name}_parent_cpu_s"] = statistics.median(cpu for _, cpu, _ in rounds)
+    result["sessions"] = len(paths)
+    result["log_bytes"] = sum(decompressed_size(path) for path in paths)
+    return result
+
+
+ENGINES: Final = ("floor", "local_1_workers", "local_2_workers", "dask_2_workers")
 
 
 def describe(batch: dict[str, Any]) -> str:
-    """One line per engine: seconds, sessions per second, MB of JSONL per second.
+    """One line per engine: seconds, sessions per second, MB of JSONL per second, and CPU
+    seconds (the parent's share when there are workers); then the targets' ratios in CPU time.
 
-    >>> print(describe({"sessions": 10, "log_bytes": 4e6, "floor_s": 1, "local_1_workers_s": 2}))
-    batch over 10 sessions, 4 MB of JSONL:
-      floor (read + decompress + envelope decode, summed): 1.00 s, 10 sessions/s, 4.0 MB/s
-      local 1 workers: 2.00 s, 5 sessions/s, 2.0 MB/s
+    >>> print(describe({"sessions": 10, "log_bytes": 4e6, "floor_s": 1, "local_1_workers_s": 2,
+    ...     "floor_cpu_s": 1, "local_1_workers_cpu_s": 1.8, "local_1_workers_parent_cpu_s": 1.8}))
+    batch over 10 sessions, 4 MB of JSONL (floors summed):
+      floor (read + decompress + envelope decode): 1.00 s, 10 sessions/s, 4.0 MB/s; CPU 1.00 s
+      local 1 workers: 2.00 s, 5 sessions/s, 2.0 MB/s; CPU 1.80 s
+      in CPU time: 1 worker 1.80× the floor
     """
-    lines = [
-        f"batch over {batch['sessions']} sessions, {batch['log_bytes'] / 1e6:.0f} MB of JSONL:"
-    ]
-    for key, value in batch.items():
-        if key.endswith("_s"):
-            name = key.removesuffix("_s").replace("_", " ")
-            if key == "floor_s":
-                name = "floor (read + decompress + envelope decode, summed)"
-            lines.append(
-                f"  {name}: {value:.2f} s, {batch['sessions'] / value:.0f} sessions/s, "
-                f"{batch['log_bytes'] / 1e6 / value:.1f} MB/s"
-            )
+    sessions, megabytes = batch["sessions"], batch["log_bytes"] / 1e6
+    lines = [f"batch over {sessions} sessions, {megabytes:.0f} MB of JSONL (floors summed):"]
+    for engine in ENGINES:
+        if f"{engine}_s" not in batch:
+            continue
+        wall, cpu = batch[f"{engine}_s"], batch[f"{engine}_cpu_s"]
+        name = engine.replace("_", " ")
+        if engine == "floor":
+            name = "floor (read + decompress + envelope decode)"
+        line = f"  {name}: {wall:.2f} s, {sessions / wall:.0f} sessions/s, "
+        line += f"{megabytes / wall:.1f} MB/s; CPU {cpu:.2f} s"
+        parent = batch.get(f"{engine}_parent_cpu_s", cpu)
+        if parent < cpu:
+            line += f" ({parent / cpu:.0%} in the parent)"
+        lines.append(line)
+    one = batch["local_1_workers_cpu_s"]
+    summary = f"  in CPU time: 1 worker {one / batch['floor_cpu_s']:.2f}× the floor"
+    if "local_2_workers_cpu_s" in batch:
+        summary += f", 2 workers {batch['local_2_workers_cpu_s'] / one:.2f}× the CPU of 1"
+    lines.append(summary)
     return "\n".join(lines)
 
 

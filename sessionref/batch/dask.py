@@ -16,10 +16,11 @@ import asyncio
 import functools
 import os
 import socket
-import uuid
 from collections.abc import Generator, Iterable, Iterator
 from typing import Any, Final
 from urllib.parse import urlsplit
+
+import msgspec
 
 try:
     import dask
@@ -54,33 +55,28 @@ __all__ = [
 ]
 
 DEFAULT_PARTITION_SIZE: Final = 16
+WINDOW_PER_WORKER: Final = 4
+"""Partitions per local worker computed together (each window ends when its slowest does)."""
 CONNECT_SECONDS: Final = 5.0
 """How long reaching a ``distributed`` scheduler may take before the batch gives up."""
 
 
-@functools.lru_cache(maxsize=8)
-def _snapshotter(
-    store: DirectoryRecipe, batch: str, max_bytes: int, label: Label, target: str
-) -> Snapshotter:
-    """One store and resolver per process and bag, so a worker scans the root once.
-
-    ``batch`` is unique to each bag: a later bag over the same root sees a fresh store.
-    """
-    resolver = SessionReferenceResolver(store(), max_reference_bytes=max_bytes)
-    return Snapshotter(resolver, Target(target), label)
+Located = tuple[str, str]
+"""A session id and where the listing found its log (``""``: not found, the worker looks)."""
 
 
 def _partition(
-    session_ids: Iterable[str],
-    store: DirectoryRecipe,
-    batch: str,
-    max_bytes: int,
-    label: Label,
-    target: str,
+    sessions: Iterable[Located], store: DirectoryRecipe, max_bytes: int, label: Label, target: str
 ) -> list[ResultLine]:
-    """The results of one partition's sessions, in order."""
-    snapshot = _snapshotter(store, batch, max_bytes, label, target)
-    return [snapshot(session_id) for session_id in session_ids]
+    """The results of one partition's sessions, in order, read where the listing found them
+    (the worker does not list the root again)."""
+    sessions = list(sessions)
+    listed = tuple((session_id, path) for session_id, path in sessions if path)
+    resolver = SessionReferenceResolver(
+        msgspec.structs.replace(store, listed=listed)(), max_reference_bytes=max_bytes
+    )
+    snapshot = Snapshotter(resolver, Target(target), label)
+    return [snapshot(session_id) for session_id, _ in sessions]
 
 
 def snapshots_bag(
@@ -119,9 +115,9 @@ def result_lines_bag(
     """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
     ``store`` is a :class:`DirectoryStore` (its size and line limits go to the workers) or
-    the root of one with the default limits. The store is listed now; each partition of
-    ``partition_size`` sessions is read where it runs (so the root must be reachable from
-    every worker). ``session_ids`` replaces the listing, as in
+    the root of one with the default limits. The store is listed now, once: each partition
+    of ``partition_size`` sessions carries where their logs are, and is read where it runs (so
+    the root must be reachable from every worker). ``session_ids`` replaces the listing, as in
     :func:`~sessionref.batch.build_snapshots`.
 
     >>> result_lines_bag("/nonexistent", partition_size=4).npartitions
@@ -135,10 +131,16 @@ def result_lines_bag(
         store = DirectoryStore(store)
     ids = listing_order(store) if session_ids is None else list(session_ids)
     target = fresh_target(ids).id
-    batch = uuid.uuid4().hex
-    sessions = db.from_sequence(ids, partition_size=partition_size)  # type: ignore[no-untyped-call]
+    recipe = DirectoryRecipe.of(store, ids)
+    paths = dict(recipe.listed)
+    located = [(session_id, paths.get(session_id, "")) for session_id in ids]
+    sessions = db.from_sequence(located, partition_size=partition_size)  # type: ignore[no-untyped-call]
     bag: db.Bag = sessions.map_partitions(
-        _partition, DirectoryRecipe.of(store), batch, max_reference_bytes, label, target
+        _partition,
+        msgspec.structs.replace(recipe, listed=()),
+        max_reference_bytes,
+        label,
+        target,
     )
     return bag
 
@@ -260,4 +262,7 @@ def iter_bag(
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:
         with worker_pool(workers) as pool:
-            yield from iter_partitions(bag, workers, scheduler="processes", pool=pool)
+            window = WINDOW_PER_WORKER * workers
+            # chunksize 1: dask's default batches 6 ready tasks into one submission, which ran
+            # a window's partitions one after the other in a single worker
+            yield from iter_partitions(bag, window, scheduler="processes", pool=pool, chunksize=1)

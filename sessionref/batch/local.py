@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
@@ -36,7 +36,13 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 IN_FLIGHT_PER_WORKER: Final = 4
-"""Sessions submitted to a pool per worker before the oldest result is taken."""
+"""Chunks submitted to a pool per worker before the oldest result is taken."""
+MAX_CHUNK: Final = 16
+"""Sessions a worker snapshots per task at most: one task costs the parent about as much
+as a session costs a worker ten times over (a future, two pickles, two pipe messages)."""
+CHUNKS_LEFT_PER_WORKER: Final = 4
+"""A chunk is at most the sessions left over this many per worker: chunks shrink towards the
+end, so that the workers finish together."""
 
 _worker: Snapshotter | None = None
 
@@ -48,9 +54,24 @@ def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: 
     _worker = Snapshotter(resolver, target, label)
 
 
-def _run_in_worker(session_id: str) -> ResultLine:
+def _run_in_worker(session_ids: list[str]) -> list[ResultLine]:
     assert _worker is not None, "worker used without _start_worker"
-    return _worker(session_id)
+    return [_worker(session_id) for session_id in session_ids]
+
+
+def chunks(items: Sequence[T], workers: int) -> Iterator[Sequence[T]]:
+    """``items`` in consecutive chunks of at most :data:`MAX_CHUNK`, shrinking as the end
+    nears (at most the items left / (:data:`CHUNKS_LEFT_PER_WORKER` × ``workers``), at
+    least one).
+
+    >>> [len(chunk) for chunk in chunks(range(100), 1)]
+    [16, 16, 16, 13, 9, 7, 5, 4, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+    """
+    start, total = 0, len(items)
+    while start < total:
+        size = max(1, min(MAX_CHUNK, (total - start) // (CHUNKS_LEFT_PER_WORKER * workers)))
+        yield items[start : start + size]
+        start += size
 
 
 def ordered_window(
@@ -81,17 +102,20 @@ def ordered_window(
 def _pooled(
     factory: StoreFactory, session_ids: list[str], max_bytes: int, label: Label, workers: int
 ) -> Iterator[ResultLine]:
-    """Results from a process pool of ``workers``, at most :data:`IN_FLIGHT_PER_WORKER` sessions
-    per worker in flight: results are taken in order, so with one each a worker that finished
-    early would wait for a slower one's session before it got the next."""
+    """Results from a process pool of ``workers``, sent a chunk of sessions at a time (see
+    :func:`chunks`), at most :data:`IN_FLIGHT_PER_WORKER` chunks per worker in flight: results
+    are taken in order, so with one each a worker that finished early would wait for a slower
+    one's chunk before it got the next."""
     target = fresh_target(session_ids)
     initargs = (factory, max_bytes, target, label)
     with worker_pool(workers, _start_worker, initargs) as pool:
 
-        def submit(session_id: str) -> Future[ResultLine]:
-            return pool.submit(_run_in_worker, session_id)
+        def submit(chunk: Sequence[str]) -> Future[list[ResultLine]]:
+            return pool.submit(_run_in_worker, chunk)
 
-        yield from ordered_window(submit, session_ids, IN_FLIGHT_PER_WORKER * workers)
+        window = IN_FLIGHT_PER_WORKER * workers
+        for lines in ordered_window(submit, chunks(session_ids, workers), window):
+            yield from lines
 
 
 def _sequential(
@@ -154,10 +178,11 @@ def build_snapshots(
     Each result is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error": {"code",
     "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
     its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
-    process pool with at most 4 sessions per worker in flight (the store must pickle, or be a
-    :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids taken in that order).
-    Options are checked at once; the store is listed on the first ``next()``. Pool workers
-    ignore Ctrl-C; closing the iterator early (or an interrupt while it waits) ends them.
+    process pool fed chunks of up to 16 sessions, at most 4 per worker in flight (the store
+    must pickle, or be a :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids
+    taken in that order). Options are checked at once; the store is listed on the first
+    ``next()``. Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while
+    it waits) ends them.
 
     >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore

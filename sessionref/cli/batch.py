@@ -146,6 +146,14 @@ class Tally(msgspec.Struct):
         return line
 
 
+class ProgressBar(tqdm):  # type: ignore[misc]  # tqdm is untyped
+    """A tqdm bar without tqdm's monitor thread (which every bar starts, shown or not): a
+    parent that runs one thread forks its workers at once
+    (:func:`sessionref.batch.core.process_context`). The bar redraws as sessions finish."""
+
+    monitor_interval = 0
+
+
 def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
     """A progress bar on ``stream`` when it is a terminal; silent otherwise.
 
@@ -155,7 +163,7 @@ def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
     ...     bar.disable
     True
     """
-    return tqdm(
+    return ProgressBar(
         total=total,
         file=stream,
         disable=not stream.isatty(),

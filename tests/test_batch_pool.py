@@ -1,0 +1,108 @@
+"""How the batch feeds and starts its worker processes: chunks, the start method, the
+listing passed on (the lines themselves are checked in test_batch.py and test_dask.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref.batch.core import listing_order, process_context, single_threaded
+from sessionref.batch.dask import iter_bag, result_lines_bag
+from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
+from sessionref.log.store import DirectoryStore
+from tests.test_batch import MAX_BYTES, write_store
+
+LINUX = os.path.isdir("/proc/self/task")
+
+
+@pytest.fixture(scope="module")
+def store_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_store(tmp_path_factory.mktemp("store"))
+
+
+@pytest.mark.parametrize("workers", [1, 2, 5])
+@pytest.mark.parametrize("total", [0, 1, 7, 100, 1000])
+def test_chunks_cover_the_items_in_order_and_shrink_to_one(workers: int, total: int) -> None:
+    parts = list(chunks(range(total), workers))
+    assert [item for part in parts for item in part] == list(range(total))
+    sizes = [len(part) for part in parts]
+    assert all(1 <= size <= MAX_CHUNK for size in sizes)
+    assert sizes == sorted(sizes, reverse=True)
+    assert sizes[-workers:] == [1] * min(workers, total)  # the workers finish together
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True
+    )
+
+
+def test_a_single_threaded_process_forks_its_workers() -> None:
+    code = "from sessionref.batch.core import process_context as p; print(p().get_start_method())"
+    assert run_python(code).stdout == ("fork\n" if LINUX else "forkserver\n")
+
+
+def test_a_process_with_another_thread_does_not_fork() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not single_threaded(patience=0)
+        assert process_context().get_start_method() != "fork"
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_forked_workers_do_not_write_the_parents_pending_output_again() -> None:
+    code = """if True:
+        import sys
+        from sessionref.batch.pool import worker_pool
+        sys.stdout.write("pending")
+        sys.stderr.write("pending")
+        with worker_pool(2) as pool:
+            print(pool.submit(abs, -1).result(), pool.submit(abs, -2).result())
+    """
+    done = run_python(code)
+    assert (done.stdout, done.stderr) == ("pending1 2\n", "pending")
+
+
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A one-item list counting how often any directory store scans its root from now on."""
+    scans = [0]
+    real_scan = DirectoryStore._scan
+
+    def counted(self: DirectoryStore) -> Any:
+        scans[0] += 1
+        return real_scan(self)
+
+    monkeypatch.setattr(DirectoryStore, "_scan", counted)
+    return scans
+
+
+def test_workers_read_where_the_parent_listed(
+    store_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = DirectoryStore(store_root)
+    ids = listing_order(store)
+    expected = [line.line for line in build_result_lines(store, max_reference_bytes=MAX_BYTES)]
+    scans = count_scans(monkeypatch)  # in this process: the dask partitions run here
+    bag = result_lines_bag(store, max_reference_bytes=MAX_BYTES, session_ids=ids)
+    assert [line.line for line in iter_bag(bag)] == expected
+    assert scans == [0]
+
+
+def test_a_session_the_listing_did_not_find_is_still_looked_up(store_root: Path) -> None:
+    store = DirectoryStore(store_root)
+    ids = [*listing_order(store), "not-stored"]
+    local = [line.line for line in build_result_lines(store, session_ids=ids, workers=2)]
+    bag = result_lines_bag(store, session_ids=ids, partition_size=3)
+    assert [line.line for line in iter_bag(bag, workers=2)] == local
+    assert b'"sessionId":"not-stored","error"' in local[-1]
