@@ -6,10 +6,9 @@ import argparse
 import sys
 from collections.abc import Generator
 from pathlib import Path
-from typing import IO, Final
+from typing import Final
 
 import msgspec
-from tqdm import tqdm
 
 from sessionref.batch.core import ENGINES, ResultLine, listing_order
 from sessionref.batch.local import build_result_lines
@@ -27,6 +26,7 @@ from sessionref.cli.common import (
     reporting_errors,
 )
 from sessionref.cli.process import interrupted_status
+from sessionref.cli.progress import progress_bar
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 
 DESCRIPTION = """\
@@ -144,33 +144,6 @@ class Tally(msgspec.Struct):
         if isinstance(output, OutputFile):
             line += "; run the same command with --resume to do the rest"
         return line
-
-
-class ProgressBar(tqdm):  # type: ignore[misc]  # tqdm is untyped
-    """A tqdm bar without tqdm's monitor thread (which every bar starts, shown or not): a
-    parent that runs one thread forks its workers at once
-    (:func:`sessionref.batch.core.process_context`). The bar redraws as sessions finish."""
-
-    monitor_interval = 0
-
-
-def progress_bar(total: int, stream: IO[str]) -> tqdm[None]:
-    """A progress bar on ``stream`` when it is a terminal; silent otherwise.
-
-    >>> import io
-    >>> with progress_bar(2, io.StringIO()) as bar:
-    ...     bar.update()
-    ...     bar.disable
-    True
-    """
-    return ProgressBar(
-        total=total,
-        file=stream,
-        disable=not stream.isatty(),
-        unit="session",
-        dynamic_ncols=True,
-        smoothing=0.1,
-    )
 
 
 def engine_results(

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tqdm import tqdm
-
 from sessionref.cli.common import reporting_errors
+from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, checked_root, default_root
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
@@ -44,9 +43,7 @@ def run(args: argparse.Namespace) -> int:
     index = SessionIndex(
         DirectoryStore(checked_root(args.root)), args.index, workers=max(1, args.workers)
     )
-    with tqdm(
-        total=0, unit="log", desc="indexing", disable=not sys.stderr.isatty(), leave=False
-    ) as bar:
+    with progress_bar(0, sys.stderr, unit="log") as bar:
 
         def progress(done: int, total: int) -> None:
             bar.total = total
