@@ -265,6 +265,17 @@ def line_pieces(chunks: Iterable[Chunk], max_line_bytes: int) -> Iterator[tuple[
     >>> list(line_pieces([b"a\\nb", b"c\\nd"], 10))
     [(1, bytearray(b'a\\n')), (2, bytearray(b'bc\\n')), (3, bytearray(b'd'))]
     """
+    return ((line, piece) for line, piece, _ in counted_line_pieces(chunks, max_line_bytes))
+
+
+def counted_line_pieces(
+    chunks: Iterable[Chunk], max_line_bytes: int
+) -> Iterator[tuple[int, bytearray, int]]:
+    """:func:`line_pieces` with the number of newlines in each piece, counted once for all.
+
+    >>> list(counted_line_pieces([b"a\\nb\\n", b"c"], 10))
+    [(1, bytearray(b'a\\nb\\n'), 2), (3, bytearray(b'c'), 0)]
+    """
     carry = bytearray()
     line = 1
     for chunk in chunks:
@@ -278,10 +289,11 @@ def line_pieces(chunks: Iterable[Chunk], max_line_bytes: int) -> Iterator[tuple[
             raise SessionLogError(f"line {number} is longer than {max_line_bytes} bytes")
         if piece:
             check_line_lengths(piece, max_line_bytes, line)
-            yield line, piece
-            line += piece.count(b"\n")
+            count = piece.count(b"\n")
+            yield line, piece, count
+            line += count
     if carry:
-        yield line, carry
+        yield line, carry, 0
 
 
 def check_line_lengths(buffer: bytes | bytearray, limit: int, first_line: int = 1) -> None:

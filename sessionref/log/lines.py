@@ -1,7 +1,7 @@
 """JSONL lines to records: in bulk where msgspec takes them, one line alone where it does not.
 
 A piece of whole lines (256 KiB or so) goes through msgspec's ``decode_lines`` at once. When
-that fails, the lines it refuses are found by bisection and each is decoded ALONE, as
+that fails, the lines it refuses are found where its errors point and each is decoded ALONE, as
 ``JSON.parse`` would (lone-surrogate escapes, integral floats, any JSON value); the rest of the
 piece still goes through the bulk decoder. Invalid UTF-8 is replaced by U+FFFD first, as the
 harness decodes each line.
@@ -10,6 +10,8 @@ harness decodes each line.
 from __future__ import annotations
 
 import json
+import re
+from codecs import utf_8_decode
 from typing import Any, Final
 
 import msgspec
@@ -23,7 +25,7 @@ Line = LogRecord | None
 
 _DECODER: Final = msgspec.json.Decoder(LogRecord)
 _ANY: Final = msgspec.json.Decoder()
-_MAX_BISECTIONS: Final = 8
+_UTF8_WINDOW: Final = 1 << 16
 _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 _JSON_SPACE: Final = b" \t\r"
 NULL_RECORD: Final = "a JSON null line"
@@ -37,11 +39,26 @@ def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
     >>> repair_utf8(b'{"a":"\\xff"}\\n')
     b'{"a":"\\xef\\xbf\\xbd"}\\n'
     """
-    try:
-        piece.decode("utf-8")
-    except UnicodeDecodeError:
-        return piece.decode("utf-8", "replace").encode("utf-8")
-    return piece
+    if piece.isascii() or _is_utf8(piece):
+        return piece
+    return piece.decode("utf-8", "replace").encode("utf-8")
+
+
+def _is_utf8(piece: bytes | bytearray) -> bool:
+    """Whether ``piece`` is valid UTF-8, decoded a window at a time so the check never holds
+    more than a window's text (a whole piece as text can take four times its bytes).
+
+    >>> _is_utf8("é".encode() * 40000), _is_utf8(b"a\\xc3")
+    (True, False)
+    """
+    view, size, start = memoryview(piece), len(piece), 0
+    while start < size:
+        stop = start + _UTF8_WINDOW
+        try:  # a sequence cut by the window's end is left for the next window
+            start += utf_8_decode(view[start:stop], "strict", stop >= size)[1]
+        except UnicodeDecodeError:
+            return False
+    return True
 
 
 def _reject_constant(name: str) -> object:
@@ -135,62 +152,94 @@ def decode_line(line: bytes) -> Line:
     return record_from_value(value)
 
 
-def _bulk(view: memoryview, expected: int) -> list[LogRecord] | None:
-    """The records of ``expected`` lines at once, or ``None`` if any line is not one."""
-    try:
-        records = _DECODER.decode_lines(view)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        return None
-    return records if len(records) == expected else None
-
-
-def decode_piece(piece: bytes | bytearray) -> list[Line]:
-    """One entry per line of ``piece`` (whole lines, each ending with a newline).
+def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Line]:
+    """One entry per line of ``piece`` (whole lines, each ending with a newline; ``count`` of
+    them, counted here when not given).
 
     >>> [r and r.type for r in decode_piece(b'{"type":"a","seq":0}\\n\\n5\\n')]
     ['a', None, '']
     """
     piece = repair_utf8(piece)
-    count = piece.count(b"\n")
+    if count is None:
+        count = piece.count(b"\n")
     view = memoryview(piece)
-    records: list[Line] | None = _bulk(view, count)  # type: ignore[assignment]
+    records, error = _bulk(view, count)
     if records is not None:
-        return records
-    starts = [0]
-    for _ in range(count):
-        starts.append(piece.index(b"\n", starts[-1]) + 1)
-    return _decode_runs(view, starts)
+        return records  # type: ignore[return-value]  # list is invariant; no None in it
+    return _decode_runs(piece, view, count, error)
 
 
-def _decode_runs(view: memoryview, starts: list[int]) -> list[Line]:
-    """Lines ``starts[i]:starts[i+1]``: runs in bulk, each refused line found by bisection
-    and decoded alone; after a few refusals in one piece, line by line."""
-    count = len(starts) - 1
+def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exception | None]:
+    """The records of ``expected`` lines at once, or ``None`` and why msgspec refused them
+    (no reason when it found another number of records)."""
+    try:
+        records = _DECODER.decode_lines(view)
+    except (msgspec.DecodeError, RecursionError) as exc:  # a ValidationError is a DecodeError
+        return None, exc
+    return (records, None) if len(records) == expected else (None, None)
+
+
+def _decode_runs(
+    piece: bytes | bytearray, view: memoryview, count: int, error: Exception | None
+) -> list[Line]:
+    """The ``count`` lines of a piece msgspec refused as a whole, with that ``error``: runs of
+    lines in bulk, each run split at the line its error points to (in the middle when it
+    points nowhere), and a line refused at the start of a run decoded alone. A refused line
+    costs about one more bulk decode of the lines before it, none after it."""
     out: list[Line] = []
-    first = 0
-    refusals = 0
-    while first < count:
-        if refusals >= _MAX_BISECTIONS:
-            out.extend(_alone(view, starts, index) for index in range(first, count))
-            break
-        whole = _bulk(view[starts[first] : starts[count]], count - first)
-        if whole is not None:
-            out.extend(whole)
-            break
-        good, bad = first, count
-        while bad - good > 1:
-            middle = (good + bad) // 2
-            run = _bulk(view[starts[good] : starts[middle]], middle - good)
-            if run is None:
-                bad = middle
-            else:
-                out.extend(run)
-                good = middle
-        out.append(_alone(view, starts, good))
-        first = good + 1
-        refusals += 1
+    start = 0
+    todo = [(len(piece), count)]  # (end, lines) of the runs still to decode, the next last
+    tried = True  # the next run (the whole piece) was tried and refused with ``error``
+    while todo:
+        stop, lines = todo[-1]
+        if not tried:
+            records, error = _bulk(view[start:stop], lines)
+            if records is not None:
+                out += records
+                start = stop
+                todo.pop()
+                continue
+        split = _split(piece, start, stop, error) if lines > 1 else start
+        tried = False
+        if split == start:  # the run's first line is refused: decode it alone
+            end = piece.index(b"\n", start) + 1
+            out.append(decode_line(bytes(view[start : end - 1])))
+            start = end
+            todo[-1] = (stop, lines - 1)
+            if lines == 1:
+                todo.pop()
+        else:
+            before = piece.count(b"\n", start, split)
+            todo[-1] = (stop, lines - before)
+            todo.append((split, before))
     return out
 
 
-def _alone(view: memoryview, starts: list[int], index: int) -> Line:
-    return decode_line(bytes(view[starts[index] : starts[index + 1] - 1]))
+_DECODE_ERROR_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
+_VALIDATION_ITEM: Final = re.compile(r"`\$\[(\d+)\]")
+
+
+def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | None) -> int:
+    """Where to split the run ``piece[start:stop]`` that msgspec refused with ``error``: the
+    start of the line the error points to, or of the middle line when it points nowhere in
+    the run; ``start`` when that is the run's first line.
+
+    >>> lines = b'{"a":1}\\n{"a":"\\\\ud800"}\\n{"a":2}\\n'
+    >>> def at(n):
+    ...     return msgspec.DecodeError(f"JSON is malformed: invalid escape (byte {n})")
+    >>> _split(lines, 0, len(lines), at(14)), _split(lines, 8, len(lines), at(6))
+    (8, 8)
+    """
+    at = None
+    if isinstance(error, msgspec.ValidationError):  # ``$[i]``: the i-th record of the run
+        item = _VALIDATION_ITEM.search(str(error))
+        if item is not None:
+            at = start
+            for _ in range(int(item[1])):
+                at = piece.find(b"\n", at, stop) + 1 or stop
+    elif isinstance(error, msgspec.DecodeError):  # ``(byte n)``: an offset in the run
+        offset = _DECODE_ERROR_BYTE.search(str(error))
+        at = None if offset is None else start + int(offset[1])
+    if at is None or not start <= at < stop:
+        at = (start + stop) // 2
+    return max(start, piece.rfind(b"\n", start, at) + 1)

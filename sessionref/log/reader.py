@@ -20,7 +20,7 @@ from sessionref.log.frames import (
     Chunk,
     Compressed,
     body_chunks,
-    line_pieces,
+    counted_line_pieces,
     locate_zstd_log,
     plain_chunks,
     torn_frame_prefix,
@@ -32,22 +32,23 @@ from sessionref.log.validate import validate_events
 
 
 def _scan(
-    scanner: PrefixScanner, pieces: Iterable[tuple[int, bytearray]], shift: int
+    scanner: PrefixScanner, pieces: Iterable[tuple[int, bytearray, int]], shift: int
 ) -> tuple[bool, int]:
-    """Feed ``scanner`` the whole lines of ``pieces`` (numbered from 1, shifted by ``shift``);
-    returns whether the input ended on a newline, and the number its next line would have."""
-    ended, last = True, (1, bytearray())
-    for number, piece in pieces:
-        cut = piece.rfind(b"\n") + 1
-        if cut:
-            scanner.feed(piece if cut == len(piece) else piece[:cut], number + shift)
-        ended, last = cut == len(piece), (number, piece)
-    return ended, last[0] + shift + last[1].count(b"\n")
+    """Feed ``scanner`` the whole lines of ``pieces`` (numbered from 1, shifted by ``shift``;
+    see :func:`~sessionref.log.frames.counted_line_pieces`); returns whether the input ended
+    on a newline, and the number its next line would have."""
+    ended, following = True, 1
+    for number, piece, count in pieces:
+        if count:
+            cut = piece.rfind(b"\n") + 1
+            scanner.feed(piece if cut == len(piece) else piece[:cut], number + shift, count)
+        ended, following = piece.endswith(b"\n"), number + count
+    return ended, following + shift
 
 
 def _header_and_rest(
-    pieces: Iterator[tuple[int, bytearray]], path: str
-) -> tuple[Any, Iterator[tuple[int, bytearray]]]:
+    pieces: Iterator[tuple[int, bytearray, int]], path: str
+) -> tuple[Any, Iterator[tuple[int, bytearray, int]]]:
     """The parsed header line of a plain log, and the pieces of the lines after it."""
     first = next(pieces, None)
     end = -1 if first is None else first[1].find(b"\n")
@@ -55,9 +56,9 @@ def _header_and_rest(
         raise SessionLogError(f"{path}: empty or header-less session log")
     header = parse_header_line(bytes(first[1][:end]))
 
-    def rest() -> Iterator[tuple[int, bytearray]]:
+    def rest() -> Iterator[tuple[int, bytearray, int]]:
         if end + 1 < len(first[1]):
-            yield first[0] + 1, first[1][end + 1 :]
+            yield first[0] + 1, first[1][end + 1 :], first[2] - 1
         yield from pieces
 
     return header, rest()
@@ -88,10 +89,10 @@ def read_plain(
     >>> [(r.type, r.seq) for r in log.records]
     [('turn/start', 0), ('turn/end', 1)]
     """
-    pieces = line_pieces(chunks, max_line_bytes)
+    pieces = counted_line_pieces(chunks, max_line_bytes)
     header, rest = _header_and_rest(pieces, path)
     scanner = PrefixScanner(path)
-    _scan(scanner, ((number, piece) for number, piece in rest), 0)
+    _scan(scanner, rest, 0)
     return load(header, scanner.records, session_id, path)
 
 
@@ -130,7 +131,7 @@ def read_zstd(
         raise SessionLogError(f"{path}: {exc}") from None
     header = parse_header_line(located.header[:-1])
     scanner = PrefixScanner(path)
-    pieces = line_pieces(body_chunks(buffer, located.body, max_bytes), max_line_bytes)
+    pieces = counted_line_pieces(body_chunks(buffer, located.body, max_bytes), max_line_bytes)
     ended, following = _scan(scanner, pieces, 1)
     if not ended or not scanner.committed:
         where = "" if scanner.issue is None else f" ({scanner.issue})"
@@ -141,5 +142,5 @@ def read_zstd(
         torn = torn_frame_prefix(buffer[located.torn_start :])
         if len(torn) > max_bytes:
             raise SessionLogError(f"{path}: decompressed log exceeds {max_bytes} bytes")
-        _scan(scanner, line_pieces([torn], max_line_bytes), following - 1)
+        _scan(scanner, counted_line_pieces([torn], max_line_bytes), following - 1)
     return load(header, scanner.records, session_id, path)

@@ -72,10 +72,11 @@ class PrefixScanner:
         self.committed = True
         """Whether every line fed so far is in the prefix (no issue yet)."""
 
-    def feed(self, piece: bytes | bytearray, first_line: int) -> None:
-        """Take the lines of ``piece`` (each ending with a newline); the first is line
-        ``first_line`` of the file. Raises :class:`SessionLogError` when the log is corrupt."""
-        lines = decode_piece(piece)
+    def feed(self, piece: bytes | bytearray, first_line: int, count: int | None = None) -> None:
+        """Take the ``count`` lines of ``piece`` (each ending with a newline; counted here when
+        not given); the first is line ``first_line`` of the file. Raises
+        :class:`SessionLogError` when the log is corrupt."""
+        lines = decode_piece(piece, count)
         if self.issue is None and self._take_all(lines):
             return
         for offset, line in enumerate(lines):
