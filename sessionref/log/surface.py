@@ -16,7 +16,7 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
-from sessionref.log.structs import LogRecord, raw_data
+from sessionref.log.structs import LogRecord, raw_data, source_event_seqs
 
 SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -71,7 +71,7 @@ def _replace_range(op: Any, seq: int, record: LogRecord) -> tuple[int, int]:
 def _sources(record: LogRecord, seq: int) -> set[int]:
     """``sourceEventSeqs``: distinct non-negative integers below the event's own seq, empty
     only on an assistant message."""
-    raw = record.source_event_seqs
+    raw = source_event_seqs(record)
     if raw is msgspec.UNSET:
         return set()
     if type(raw) is not list:
