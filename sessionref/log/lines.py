@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from codecs import utf_8_decode
+from itertools import pairwise
 from typing import Any, Final
 
 import msgspec
@@ -182,25 +183,25 @@ def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exce
 def _decode_runs(
     piece: bytes | bytearray, view: memoryview, count: int, error: Exception | None
 ) -> list[Line]:
-    """The ``count`` lines of a piece msgspec refused as a whole, with that ``error``: runs of
-    lines in bulk, each run split at the line its error points to (in the middle when it
-    points nowhere), and a line refused at the start of a run decoded alone. A refused line
-    costs about one more bulk decode of the lines before it, none after it."""
+    """The ``count`` lines of a piece msgspec refused as a whole, with that ``error``.
+
+    The piece is cut into runs (:func:`_runs`), each decoded in bulk; a run refused is split
+    at the line its error points to (in the middle when it points nowhere), and a line
+    refused at the start of a run is decoded alone. A refused line costs about one more bulk
+    decode of the lines before it in its run.
+    """
     out: list[Line] = []
     start = 0
-    todo = [(len(piece), count)]  # (end, lines) of the runs still to decode, the next last
-    tried = True  # the next run (the whole piece) was tried and refused with ``error``
+    todo = _runs(piece, _split(piece, 0, len(piece), error))  # the next run last
     while todo:
         stop, lines = todo[-1]
-        if not tried:
-            records, error = _bulk(view[start:stop], lines)
-            if records is not None:
-                out += records
-                start = stop
-                todo.pop()
-                continue
+        records, error = _bulk(view[start:stop], lines)
+        if records is not None:
+            out += records
+            start = stop
+            todo.pop()
+            continue
         split = _split(piece, start, stop, error) if lines > 1 else start
-        tried = False
         if split == start:  # the run's first line is refused: decode it alone
             end = piece.index(b"\n", start) + 1
             out.append(decode_line(bytes(view[start : end - 1])))
@@ -213,6 +214,30 @@ def _decode_runs(
             todo[-1] = (stop, lines - before)
             todo.append((split, before))
     return out
+
+
+_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
+"""An escaped UTF-16 surrogate, which msgspec refuses unless it is half of a pair."""
+
+
+def _runs(piece: bytes | bytearray, first: int) -> list[tuple[int, int]]:
+    """``(end, lines)`` of the runs to decode ``piece`` by, the first last: the lines before
+    ``first`` (the line the bulk decoder first refused), and from there on every line that
+    holds an escaped surrogate alone, so the lines between them are decoded in bulk once.
+
+    >>> _runs(b'1\\n"\\\\ud800"\\n2\\n3\\n', 2)
+    [(15, 2), (11, 1), (2, 1)]
+    """
+    cuts = [0, first] if first else [0]
+    position = first
+    while (escape := _SURROGATE_ESCAPE.search(piece, position)) is not None:
+        line = piece.rfind(b"\n", 0, escape.start()) + 1
+        position = piece.index(b"\n", escape.start()) + 1
+        cuts += (line, position) if line > cuts[-1] else (position,)
+    if cuts[-1] < len(piece):
+        cuts.append(len(piece))
+    runs = [(end, piece.count(b"\n", begin, end)) for begin, end in pairwise(cuts)]
+    return runs[::-1]
 
 
 _DECODE_ERROR_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
