@@ -16,7 +16,7 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
-from sessionref.log.structs import LogRecord, raw_data, source_event_seqs
+from sessionref.log.structs import LogRecord, Seq, raw_data, source_event_seqs
 
 SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
 
@@ -124,7 +124,14 @@ class _Surface:
             self.prev[after] = seq
 
     def append(self, seq: int, record: LogRecord) -> None:
-        self._link(seq, record, self.tail, None)
+        tail = self.tail  # _link(seq, record, tail, None), inline: nearly every event appends
+        self.records[seq] = record
+        self.prev[seq], self.next[seq] = tail, None
+        if tail is None:
+            self.head = seq
+        else:
+            self.next[tail] = seq
+        self.tail = seq
 
     def span(self, start: int, end: int) -> list[int]:
         """The seqs from ``start`` through ``end`` in surface order."""
@@ -197,8 +204,38 @@ def fold_surface(events: Iterable[LogRecord]) -> list[LogRecord]:
     """
     surface = _Surface()
     for record in events:
-        _apply(surface, record)
+        if record.surface_op == "append" and _plain_sources(record):
+            surface.append(record.seq, record)  # type: ignore[arg-type]  # surface events have seqs
+        else:
+            _apply(surface, record)
     return list(surface)
+
+
+_SEQS: Final = msgspec.json.Decoder(list[Seq])
+
+
+def _plain_sources(record: LogRecord) -> bool:
+    """Whether an event's ``sourceEventSeqs`` are surely valid: none, or distinct
+    non-negative safe integers below its seq, some unless it is an assistant message;
+    ``False`` means "look again with :func:`_sources`", which says what is wrong, if anything.
+
+    >>> _plain_sources(LogRecord("tool/result", seq=5, source_event_seqs=msgspec.Raw(b"[3,4]")))
+    True
+    >>> _plain_sources(LogRecord("tool/result", seq=5, source_event_seqs=msgspec.Raw(b"[]")))
+    False
+    """
+    raw = record.source_event_seqs
+    if raw is msgspec.UNSET:
+        return True
+    if type(raw) is not msgspec.Raw:
+        return False
+    try:
+        seqs = _SEQS.decode(raw)
+    except msgspec.DecodeError:  # a ValidationError is a DecodeError
+        return False
+    if not seqs:
+        return record.type == "assistant/message"
+    return len(set(seqs)) == len(seqs) and max(seqs) < record.seq  # type: ignore[operator]
 
 
 def current_surface(records: Iterable[LogRecord]) -> list[LogRecord]:
