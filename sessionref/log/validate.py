@@ -9,12 +9,12 @@ checked by the plain rules below, which say what is wrong (or migrate a legacy s
 from __future__ import annotations
 
 import bisect
-from typing import Any, Final
+from typing import Annotated, Any, Final, Literal
 
 import msgspec
 
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import UNDEFINED, JsTypeError, is_record, js_get
+from sessionref.log.jsvalue import MAX_SAFE_INTEGER, UNDEFINED, JsTypeError, is_record, js_get
 from sessionref.log.migrate import (
     Subject,
     check_turn_end,
@@ -65,8 +65,34 @@ class _UserMessage(msgspec.Struct, frozen=True, gc=False):
     content: list[msgspec.Raw]
 
 
+class _PlainReason(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    kind: Literal["completed", "blocked", "max-tokens", "interrupted", "disposed", "aborted"]
+
+
+class _TurnEnd(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+    turn: Annotated[int, msgspec.Meta(ge=1, le=MAX_SAFE_INTEGER)]
+    reason: _PlainReason
+
+
 _USER: Final = msgspec.json.Decoder(_UserMessage)
 _WRAPPED: Final = msgspec.json.Decoder(_Wrapped)
+_TURN_END: Final = msgspec.json.Decoder(_TurnEnd)
+
+
+def _plain_turn_end(data: msgspec.Raw) -> bool:
+    """Whether a ``turn/end``'s raw data is surely one :func:`check_turn_end` accepts: exactly
+    ``{turn, reason: {kind}}`` with a reason that needs nothing more (``False``: look closer).
+
+    >>> _plain_turn_end(msgspec.Raw(b'{"turn":2,"reason":{"kind":"completed"}}'))
+    True
+    >>> _plain_turn_end(msgspec.Raw(b'{"turn":2,"reason":{"kind":"aborted","reason":"x"}}'))
+    False
+    """
+    try:
+        _TURN_END.decode(data)
+    except msgspec.DecodeError:  # a ValidationError is a DecodeError
+        return False
+    return True
 
 
 def _named(value: Any) -> bool:
@@ -317,7 +343,7 @@ def validate_events(records: list[LogRecord], session_id: str) -> None:
         kind = record.type
         if kind in rows:
             continue
-        if (  # the common case inline: a known event with a well-formed envelope
+        if (  # the common cases inline: a known event with a well-formed envelope
             type(record) is LogRecord
             and kind in known
             and record.time is not unset
@@ -329,11 +355,20 @@ def validate_events(records: list[LogRecord], session_id: str) -> None:
             if kind not in special:
                 if data:
                     continue
+            elif kind in _MESSAGES:
+                if data and _fast_message_ok(kind, data):
+                    continue
             elif kind in _NOT_NULL and data and (len(data) != 4 or bytes(data) != b"null"):
+                continue
+            elif kind == "turn/start" and data and bytes(data) != b"null":
+                if b"trigger" not in bytes(data):
+                    continue
+            elif kind == "turn/end" and data and _plain_turn_end(data):
                 continue
         _check_event(log, index, record)
 
 
+_MESSAGES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
 _NOT_NULL: Final = frozenset({"step/start", "tool/call"})
 """Event types whose data only has to be there and not be ``null`` (the closers read it)."""
 _SPECIAL: Final = frozenset(
