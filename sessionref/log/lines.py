@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 from codecs import utf_8_decode
-from itertools import pairwise
 from typing import Any, Final
 
 import msgspec
@@ -27,6 +26,9 @@ Line = LogRecord | None
 _DECODER: Final = msgspec.json.Decoder(LogRecord)
 _ANY: Final = msgspec.json.Decoder()
 _UTF8_WINDOW: Final = 1 << 16
+_WINDOW: Final = 1 << 13
+"""Bytes of lines decoded at once after a piece was refused: a refused line costs up to
+that much decoded twice, a window a call."""
 _ENVELOPE_KEYS: Final = ("type", "seq", "time", "data", "surfaceOp", "sourceEventSeqs", "ignorable")
 _JSON_SPACE: Final = b" \t\r"
 NULL_RECORD: Final = "a JSON null line"
@@ -66,6 +68,10 @@ def _reject_constant(name: str) -> object:
     raise ValueError(f"{name} is not JSON")
 
 
+_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""What ``json.loads(text, parse_constant=_reject_constant)`` builds on every call."""
+
+
 def parse_json(line: bytes) -> Any:
     """``JSON.parse`` of one line: msgspec where it can, the standard library for the lone
     surrogates msgspec refuses. Raises ``ValueError`` for what is not JSON.
@@ -76,7 +82,7 @@ def parse_json(line: bytes) -> Any:
     try:
         return _ANY.decode(line)
     except msgspec.DecodeError:
-        return json.loads(line.decode("utf-8"), parse_constant=_reject_constant)
+        return _JSON.decode(line.decode("utf-8"))
 
 
 def envelope_problem(value: dict[str, Any]) -> str | None:
@@ -157,6 +163,12 @@ def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Lin
     """One entry per line of ``piece`` (whole lines, each ending with a newline; ``count`` of
     them, counted here when not given).
 
+    When msgspec refuses the piece as a whole, the lines before the one it refused are
+    decoded in bulk, that line alone, and the rest by windows of about 8 KiB, each in bulk
+    and handled the same way when refused: a refused line costs at most a window decoded
+    twice. Should the records not add up to one per line (a blank line in a window), the
+    piece is decoded as :func:`_decode_range` does, counting every run's lines.
+
     >>> [r and r.type for r in decode_piece(b'{"type":"a","seq":0}\\n\\n5\\n')]
     ['a', None, '']
     """
@@ -167,7 +179,30 @@ def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Lin
     records, error = _bulk(view, count)
     if records is not None:
         return records  # type: ignore[return-value]  # list is invariant; no None in it
-    return _decode_runs(piece, view, count, error)
+    out: list[Line] = []
+    start, stop, size = 0, len(piece), len(piece)
+    while start < size:
+        if error is None:  # the window from start to stop has not been tried yet
+            try:
+                out += _DECODER.decode_lines(view[start:stop])
+            except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError included
+                error = exc
+            else:
+                start = stop
+                stop = piece.find(b"\n", start + _WINDOW) + 1 or size
+                continue
+        refused = _split(piece, start, stop, error)
+        if refused > start:  # the lines before it, again
+            try:
+                out += _DECODER.decode_lines(view[start:refused])
+            except (msgspec.DecodeError, RecursionError):
+                out += _decode_range(
+                    piece, view, start, refused, piece.count(b"\n", start, refused)
+                )
+        start = piece.index(b"\n", refused) + 1
+        out.append(decode_line(bytes(view[refused : start - 1])))
+        stop, error = piece.find(b"\n", start + _WINDOW) + 1 or size, None
+    return out if len(out) == count else _decode_range(piece, view, 0, size, count)
 
 
 def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exception | None]:
@@ -180,19 +215,16 @@ def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exce
     return (records, None) if len(records) == expected else (None, None)
 
 
-def _decode_runs(
-    piece: bytes | bytearray, view: memoryview, count: int, error: Exception | None
+def _decode_range(
+    piece: bytes | bytearray, view: memoryview, start: int, stop: int, count: int
 ) -> list[Line]:
-    """The ``count`` lines of a piece msgspec refused as a whole, with that ``error``.
-
-    The piece is cut into runs (:func:`_runs`), each decoded in bulk; a run refused is split
-    at the line its error points to (in the middle when it points nowhere), and a line
-    refused at the start of a run is decoded alone. A refused line costs about one more bulk
-    decode of the lines before it in its run.
+    """The ``count`` lines of ``piece[start:stop]``, each run of them in bulk, checked to hold
+    one record per line: a run refused is split at the line msgspec's error points to (in
+    the middle when it points nowhere), and a line refused at the start of a run is decoded
+    alone. A refused line costs about one more bulk decode of the lines before it.
     """
     out: list[Line] = []
-    start = 0
-    todo = _runs(piece, _split(piece, 0, len(piece), error))  # the next run last
+    todo = [(stop, count)]  # (end, lines) of the runs still to decode, the next last
     while todo:
         stop, lines = todo[-1]
         records, error = _bulk(view[start:stop], lines)
@@ -214,30 +246,6 @@ def _decode_runs(
             todo[-1] = (stop, lines - before)
             todo.append((split, before))
     return out
-
-
-_SURROGATE_ESCAPE: Final = re.compile(rb"\\u[dD][89a-fA-F]")
-"""An escaped UTF-16 surrogate, which msgspec refuses unless it is half of a pair."""
-
-
-def _runs(piece: bytes | bytearray, first: int) -> list[tuple[int, int]]:
-    """``(end, lines)`` of the runs to decode ``piece`` by, the first last: the lines before
-    ``first`` (the line the bulk decoder first refused), and from there on every line that
-    holds an escaped surrogate alone, so the lines between them are decoded in bulk once.
-
-    >>> _runs(b'1\\n"\\\\ud800"\\n2\\n3\\n', 2)
-    [(15, 2), (11, 1), (2, 1)]
-    """
-    cuts = [0, first] if first else [0]
-    position = first
-    while (escape := _SURROGATE_ESCAPE.search(piece, position)) is not None:
-        line = piece.rfind(b"\n", 0, escape.start()) + 1
-        position = piece.index(b"\n", escape.start()) + 1
-        cuts += (line, position) if line > cuts[-1] else (position,)
-    if cuts[-1] < len(piece):
-        cuts.append(len(piece))
-    runs = [(end, piece.count(b"\n", begin, end)) for begin, end in pairwise(cuts)]
-    return runs[::-1]
 
 
 _DECODE_ERROR_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
