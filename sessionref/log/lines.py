@@ -161,32 +161,61 @@ def decode_line(line: bytes) -> Line:
 
 def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Line]:
     """One entry per line of ``piece`` (whole lines, each ending with a newline; ``count`` of
-    them, counted here when not given).
-
-    When msgspec refuses the piece as a whole, the lines before the one it refused are
-    decoded in bulk, that line alone, and the rest by windows of about 8 KiB, each in bulk
-    and handled the same way when refused: a refused line costs at most a window decoded
-    twice. Should the records not add up to one per line (a blank line in a window), the
-    piece is decoded as :func:`_decode_range` does, counting every run's lines.
+    them, counted here when not given): :meth:`PieceDecoder.decode` of a piece alone.
 
     >>> [r and r.type for r in decode_piece(b'{"type":"a","seq":0}\\n\\n5\\n')]
     ['a', None, '']
     """
-    piece = repair_utf8(piece)
-    if count is None:
-        count = piece.count(b"\n")
-    view = memoryview(piece)
-    records, error = _bulk(view, count)
-    if records is not None:
-        return records  # type: ignore[return-value]  # list is invariant; no None in it
+    return PieceDecoder().decode(piece, count)
+
+
+class PieceDecoder:
+    """Decodes the pieces of one log, in order.
+
+    A piece goes through msgspec at once. When msgspec refuses it, the lines before the one
+    it refused are decoded in bulk, that line alone, and the rest by windows of about 8 KiB,
+    each in bulk and handled the same way when refused: a refused line costs at most a
+    window decoded twice. A log that has such lines usually has them in every piece, so the
+    piece after one that had is decoded by windows from its start. Should the records not
+    add up to one per line (a blank line in a window), the piece is decoded as
+    :func:`_decode_range` does, counting every run's lines.
+    """
+
+    def __init__(self) -> None:
+        self.windows = False
+        """Whether the next piece is decoded by windows from its start."""
+
+    def decode(self, piece: bytes | bytearray, count: int | None = None) -> list[Line]:
+        """One entry per line of ``piece`` (``count`` lines, counted here when not given)."""
+        piece = repair_utf8(piece)
+        if count is None:
+            count = piece.count(b"\n")
+        view = memoryview(piece)
+        if self.windows:
+            out, self.windows = _by_windows(piece, view, None)
+        else:
+            records, error = _bulk(view, count)
+            if records is not None:
+                return records  # type: ignore[return-value]  # no None in it
+            out, self.windows = _by_windows(piece, view, error)
+        return out if len(out) == count else _decode_range(piece, view, 0, len(piece), count)
+
+
+def _by_windows(
+    piece: bytes | bytearray, view: memoryview, error: Exception | None
+) -> tuple[list[Line], bool]:
+    """The lines of ``piece`` by windows (see :class:`PieceDecoder`), the first being the
+    whole piece when msgspec just refused it with ``error``; and whether it refused any."""
     out: list[Line] = []
-    start, stop, size = 0, len(piece), len(piece)
+    size = len(piece)
+    start, stop = 0, size if error is not None else piece.find(b"\n", _WINDOW) + 1 or size
+    refusals = error is not None
     while start < size:
         if error is None:  # the window from start to stop has not been tried yet
             try:
                 out += _DECODER.decode_lines(view[start:stop])
             except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError included
-                error = exc
+                error, refusals = exc, True
             else:
                 start = stop
                 stop = piece.find(b"\n", start + _WINDOW) + 1 or size
@@ -196,13 +225,12 @@ def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Lin
             try:
                 out += _DECODER.decode_lines(view[start:refused])
             except (msgspec.DecodeError, RecursionError):
-                out += _decode_range(
-                    piece, view, start, refused, piece.count(b"\n", start, refused)
-                )
+                lines = piece.count(b"\n", start, refused)
+                out += _decode_range(piece, view, start, refused, lines)
         start = piece.index(b"\n", refused) + 1
         out.append(decode_line(bytes(view[refused : start - 1])))
         stop, error = piece.find(b"\n", start + _WINDOW) + 1 or size, None
-    return out if len(out) == count else _decode_range(piece, view, 0, size, count)
+    return out, refusals
 
 
 def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exception | None]:

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 
 from sessionref.errors import SessionLogError
-from sessionref.log.lines import NULL_RECORD, Line, decode_piece
+from sessionref.log.lines import NULL_RECORD, Line, PieceDecoder
 from sessionref.log.rows import MalformedRow, check_fast_row, check_row_value
 from sessionref.log.structs import (
     PACKED_CHUNK_TYPES,
@@ -67,6 +67,7 @@ class PrefixScanner:
     def __init__(self, path: str) -> None:
         self.path = path
         self.records: list[LogRecord] = []
+        self.decoder = PieceDecoder()
         self.expected = 0
         self.issue: str | None = None
         self.committed = True
@@ -76,7 +77,7 @@ class PrefixScanner:
         """Take the ``count`` lines of ``piece`` (each ending with a newline; counted here when
         not given); the first is line ``first_line`` of the file. Raises
         :class:`SessionLogError` when the log is corrupt."""
-        lines = decode_piece(piece, count)
+        lines = self.decoder.decode(piece, count)
         if self.issue is None and self._take_all(lines):
             return
         for offset, line in enumerate(lines):
