@@ -95,10 +95,20 @@ def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
     """
     frames: list[tuple[int, int]] = []
     start, size = 0, len(buffer)
+    unpack, header_bytes = _U32.unpack_from, _HEADER_BYTES
     while start < size:
-        end = _frame_end(buffer, start, size)
-        if end < 0:
-            return FrameScan(frames, start)
+        end = -1
+        if size - start >= 16 and unpack(buffer, start)[0] == ZSTD_MAGIC:
+            # The common frame inline: a valid header, then one last block, raw or compressed.
+            descriptor = buffer[start + 4]
+            offset = start + 4 + header_bytes[descriptor]
+            block = unpack(buffer, offset)[0] & 0xFFFFFF if size - offset >= 4 else 0
+            if not descriptor & 0x18 and block & 3 == 1:
+                end = offset + 3 + (block >> 3) + (4 if descriptor & 4 else 0)
+        if end < 0 or end > size:
+            end = _frame_end(buffer, start, size)
+            if end < 0:
+                return FrameScan(frames, start)
         frames.append((start, end))
         if max_frames is not None and len(frames) == max_frames:
             break
