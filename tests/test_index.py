@@ -19,12 +19,14 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sessionref.index.store as index_store
+import sessionref.index.tables as tables
 from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN
-from sessionref.log.store import DirectoryStore
+from sessionref.log.store import DirectoryStore, LogUnreadable
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
 from tests.logs import turn
@@ -154,21 +156,56 @@ def assert_answers_right(index: SessionIndex, root: Path) -> None:
 
 
 def test_corrupt_and_foreign_indexes_are_rebuilt_without_a_word(tmp_path: Path) -> None:
+    """In a folder of indexes (the cache, or one named) every database is sessionref's."""
     small_store(tmp_path / "store")
+    (tmp_path / "indexes").mkdir()
     warnings: list[str] = []
-    index = index_of(tmp_path / "store", tmp_path, warn=warnings.append)
+    store = DirectoryStore(tmp_path / "store")
+    index = SessionIndex(store, tmp_path / "indexes", warn=warnings.append)
     index.refresh()
     index.close()
-    (tmp_path / "index.sqlite").write_bytes(b"this is not a database" * 100)
+    [database] = (tmp_path / "indexes").glob("*.sqlite")
+    database.write_bytes(b"this is not a database" * 100)
     assert_answers_right(index, tmp_path / "store")
     index.close()
-    with sqlite3.connect(tmp_path / "index.sqlite") as db:
+    with sqlite3.connect(database) as db:
         db.execute("UPDATE meta SET value = 999 WHERE key = 'schema'")
     db.close()
-    index = index_of(tmp_path / "store", tmp_path, warn=warnings.append)
+    index = SessionIndex(store, tmp_path / "indexes", warn=warnings.append)
     assert index.refresh().read == 12  # rebuilt from nothing
     assert_answers_right(index, tmp_path / "store")
-    assert warnings == []
+    assert warnings == [] and not index.bypassed
+
+
+def test_a_named_index_file_is_rebuilt_only_when_sessionref_made_it(tmp_path: Path) -> None:
+    """A file named as the index that sessionref did not make (text, another program's
+    database) is never changed: one warning, and the answers come from the store."""
+    small_store(tmp_path / "store")
+    ours = tmp_path / "ours.sqlite"
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), ours)
+    index.refresh()
+    index.close()
+    with sqlite3.connect(ours) as db:
+        db.execute("UPDATE meta SET value = 999 WHERE key = 'schema'")
+    db.close()
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), ours)
+    assert index.refresh().read == 12 and not index.bypassed  # ours, stale: rebuilt
+    index.close()
+    (tmp_path / "notes.txt").write_text("precious")
+    with sqlite3.connect(tmp_path / "other.db") as db:
+        db.execute("CREATE TABLE accounts (name TEXT)")
+    db.close()
+    for name in ("notes.txt", "other.db"):
+        before = (tmp_path / name).read_bytes()
+        warnings: list[str] = []
+        index = SessionIndex(
+            DirectoryStore(tmp_path / "store"), tmp_path / name, warn=warnings.append
+        )
+        assert_answers_right(index, tmp_path / "store")
+        assert index.bypassed and index.search("title") == []
+        assert len(warnings) == 1 and "not an index" in warnings[0]
+        assert (tmp_path / name).read_bytes() == before
+        assert not Path(f"{tmp_path / name}-wal").exists()
 
 
 def test_an_unwritable_index_is_bypassed_with_one_warning(tmp_path: Path) -> None:
@@ -343,7 +380,7 @@ def test_a_log_the_file_system_failed_to_read_is_read_again(
     os.utime(log, ns=(stamp, stamp))
 
     def fails(self: DirectoryStore, session_id: str) -> None:
-        raise PermissionError(13, "Permission denied")
+        raise LogUnreadable("cannot read it: Permission denied")  # as DirectoryStore.read
 
     with monkeypatch.context() as patch:
         patch.setattr(CachedHeaderStore, "read", fails)
@@ -414,3 +451,128 @@ def test_a_query_that_holds_a_lone_surrogate_is_answered(tmp_path: Path, capsys:
     where = ["--root", str(REPO / "sessionref" / "sample"), "--index", str(tmp_path / "i")]
     assert main(["search", "\udcff", *where]) == 0
     assert "(no sessions match)" in capsys.readouterr().err
+
+
+SHORT_RACY_NS = 30_000_000
+"""A racy window of 30 ms: past it after a 60 ms pause, the settled paths are taken."""
+
+
+def settled_index(root: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> SessionIndex:
+    """An index of ``root`` with a 30 ms racy window, refreshed once the store settled."""
+    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
+    time.sleep(0.06)
+    index = index_of(root, tmp)
+    index.refresh()
+    return index
+
+
+def test_a_refresh_that_commits_after_another_keeps_nothing_stale(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lists the store; a session appears in another project and B refreshes and commits
+    first; then A commits what it listed. The next use must still see the new session."""
+    root = tmp_path / "store"
+
+    def session_in_x(session_id: str, where: Path) -> None:
+        header = {"version": 0, "id": session_id, "createdAt": 9, "cwd": "/x"}
+        write_store(where, [{"header": {**header, "delegationDepth": 0}, "events": []}])
+
+    small_store(root, 3)
+    session_in_x("x0", root)
+    session_in_x("x1", tmp_path / "more")
+    index = settled_index(root, tmp_path, monkeypatch)
+    (root / "_no-cwd" / "s2").rename(root / "_no-cwd" / "s2-moved")  # A will list again
+    time.sleep(0.06)
+    finish = tables.finish
+
+    def finish_after_another(*args: Any) -> int:
+        monkeypatch.setattr(tables, "finish", finish)
+        (tmp_path / "more" / "--x--" / "x1").rename(root / "--x--" / "x1")
+        time.sleep(0.06)
+        index_of(root, tmp_path).refresh()  # B, committing first
+        return finish(*args)
+
+    monkeypatch.setattr(tables, "finish", finish_after_another)
+    index.refresh()  # A
+    time.sleep(0.06)
+    assert "x1" in [h.id for h in index_of(root, tmp_path).headers()]
+    assert_answers_right(index_of(root, tmp_path), root)
+
+
+def test_a_log_removed_while_it_is_read_again_is_no_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "store"
+    small_store(root, 3)
+    index = settled_index(root, tmp_path, monkeypatch)
+    log = root / "_no-cwd" / "s1" / "session.jsonl"
+    with log.open("ab") as file:
+        file.write(b"\n")
+    time.sleep(0.06)
+    read = index_store.read_session
+
+    def removed_first(store: Any, session_id: str) -> Any:
+        log.unlink()
+        return read(store, session_id)
+
+    monkeypatch.setattr(index_store, "read_session", removed_first)
+    index.refresh()
+    monkeypatch.setattr(index_store, "read_session", read)
+    assert_answers_right(index, root)
+
+
+def test_a_header_read_while_its_file_was_racy_is_not_trusted_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writes in one timestamp tick, same size: the line read in between must not be
+    remembered (the file was racy), or the second write would go unseen."""
+    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
+    root = tmp_path / "store"
+    small_store(root, 2)
+    log = root / "_no-cwd" / "s1" / "session.jsonl"
+    os.utime(log)  # modified now: racy
+    index = index_of(root, tmp_path)
+    index.refresh()
+    status = log.stat()
+    log.write_bytes(log.read_bytes().replace(b'"createdAt":1', b'"createdAt":7'))
+    os.utime(log, ns=(status.st_atime_ns, status.st_mtime_ns))  # the same tick
+    time.sleep(0.06)
+    assert_answers_right(index, root)
+    assert sorted(h.created_at for h in index.headers()) == [0, 7]
+
+
+def test_a_log_deleted_while_the_store_is_listed_only_drops_that_session(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store's own errors are not the index's: it is not rebuilt, nor bypassed."""
+    root = tmp_path / "store"
+    small_store(root, 12)
+    warnings: list[str] = []
+    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
+    time.sleep(0.06)
+    index = index_of(root, tmp_path, warn=warnings.append)
+    index.refresh()
+    small_store(tmp_path / "more", 13)
+    (tmp_path / "more" / "_no-cwd" / "s12").rename(root / "_no-cwd" / "s12")
+    time.sleep(0.06)
+    walk = CachedHeaderStore._walk
+
+    def walk_then_delete(self: CachedHeaderStore) -> Any:
+        found = walk(self)
+        (root / "_no-cwd" / "s7" / "session.jsonl").unlink()
+        return found
+
+    monkeypatch.setattr(CachedHeaderStore, "_walk", walk_then_delete)
+    report = index.refresh()
+    monkeypatch.setattr(CachedHeaderStore, "_walk", walk)
+    assert (report.read, report.removed, warnings, index.bypassed) == (1, 1, [], False)
+    time.sleep(0.06)
+    assert_answers_right(index, root)
+
+
+def test_a_root_whose_path_is_not_utf8_is_indexed(tmp_path: Path) -> None:
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    small_store(root, 2)
+    index = index_of(root, tmp_path)
+    assert_answers_right(index, root)
+    assert not index.bypassed

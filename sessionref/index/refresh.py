@@ -22,12 +22,12 @@ from sessionref.errors import SessionLogError
 from sessionref.index.walk import file_revision, revision_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
-from sessionref.log.store import DirectoryStore
+from sessionref.log.store import DirectoryStore, LogUnreadable
 
 
 class HeaderEntry(NamedTuple):
-    """What reading line 1 of a log gave at one revision of the file: the line (``None``: the
-    file has no complete line), or the error."""
+    """What reading line 1 of a log gave at one version of the file (mode and revision): the
+    line (``None``: the file has no complete line), or the error."""
 
     revision: str
     line: bytes | None
@@ -155,24 +155,27 @@ class CachedHeaderStore(DirectoryStore):
         return Path(placed) if placed is not None else super().path_of(session_id)
 
     def first_line(self, file: LogFile) -> bytes | None:
-        """Line 1 of a log, from the cache when the file is unchanged and not racy (a racy
-        file's line is read, and remembered for when it settles)."""
+        """Line 1 of a log, from the cache when the file (its mode included: a permission
+        change may make it unreadable) is unchanged and settled; a racy file's line is read
+        and not remembered."""
         key = os.fsencode(file.location)
         self.seen.add(key)
         status = os.stat(file.location)
-        revision = revision_of(status)
+        version = f"{status.st_mode}:{revision_of(status)}"
         entry = self.known.get(key)
         settled = status.st_mtime_ns < self.racy_after
-        if settled and entry is not None and entry.revision == revision:
+        if settled and entry is not None and entry.revision == version:
             if entry.error is not None:
                 raise SessionLogError(entry.error)
             return entry.line
         try:
             line = super().first_line(file)
         except SessionLogError as exc:
-            self.learned[key] = HeaderEntry(revision, None, str(exc))
+            if settled:
+                self.learned[key] = HeaderEntry(version, None, str(exc))
             raise
-        self.learned[key] = HeaderEntry(revision, line, None)
+        if settled:
+            self.learned[key] = HeaderEntry(version, line, None)
         return line
 
 
@@ -191,7 +194,7 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
         return SessionData("", None, False, None)
     try:
         log = store.read(session_id)
-    except OSError:
+    except (OSError, LogUnreadable):  # not the log's fault: read it again next time
         return SessionData(str(path), None, False, None)
     except (SessionLogError, RecursionError, MemoryError):
         return SessionData(str(path), revision, False, None)

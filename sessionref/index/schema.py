@@ -16,7 +16,7 @@ from typing import Final
 
 from platformdirs import user_cache_dir
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 BUSY_TIMEOUT_MS: Final = 120_000
 
@@ -74,23 +74,75 @@ def root_key(root: Path) -> str:
     return os.path.realpath(root)
 
 
+def _chosen(override: str | os.PathLike[str] | None) -> Path | None:
+    """The location the caller or ``$SESSIONREF_INDEX`` names (an empty one names none)."""
+    chosen = os.fspath(override) if override is not None else ""
+    chosen = chosen or os.environ.get(INDEX_ENV, "")
+    return Path(chosen).expanduser() if chosen else None
+
+
+def names_a_file(override: str | os.PathLike[str] | None) -> bool:
+    """Whether the caller (or ``$SESSIONREF_INDEX``) named the database file itself, rather
+    than a folder that holds one database per root: such a file may be someone else's.
+
+    >>> names_a_file("/tmp/x.sqlite"), names_a_file("/tmp"), names_a_file("/new/folder/")
+    (True, False, False)
+    """
+    chosen = _chosen(override)
+    spelled = os.fspath(override) if override else os.environ.get(INDEX_ENV, "")
+    return chosen is not None and not chosen.is_dir() and not spelled.endswith(os.sep)
+
+
 def default_index_path(root: Path, override: str | os.PathLike[str] | None = None) -> Path:
     """The database of ``root``: ``override``, else ``$SESSIONREF_INDEX``, else the user cache.
 
-    A path naming an existing directory holds one database per store root, as the cache does.
+    A path naming a directory (one that exists, or any ending in ``/``) holds one database per
+    store root, as the cache does.
 
     >>> default_index_path(Path("/r"), "/tmp/x.sqlite").as_posix()
     '/tmp/x.sqlite'
     """
-    chosen = override if override is not None else os.environ.get(INDEX_ENV) or None
-    if chosen is not None and not Path(chosen).expanduser().is_dir():
-        return Path(chosen).expanduser()
-    if chosen is not None:
-        folder = Path(chosen).expanduser()
-    else:
-        folder = Path(user_cache_dir("sessionref")) / "index"
+    chosen = _chosen(override)
+    if chosen is not None and names_a_file(override):
+        return chosen
+    folder = chosen if chosen is not None else Path(user_cache_dir("sessionref")) / "index"
     name = hashlib.sha256(os.fsencode(root_key(root))).hexdigest()[:24]
     return folder / f"{name}.sqlite"
+
+
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+
+class ForeignFile(Exception):
+    """The file named as the index was not made by sessionref: it is left alone."""
+
+
+def check_ours(path: Path) -> None:
+    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, or an SQLite
+    database whose ``meta`` table sessionref made (read only; nothing is changed).
+
+    >>> check_ours(Path("/nonexistent/x.sqlite"))
+    """
+    try:
+        with path.open("rb") as file:
+            head = file.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ForeignFile(f"it cannot be read: {exc.strerror}") from None
+    if not head:
+        return
+    if head != SQLITE_MAGIC:
+        raise ForeignFile("it is not an SQLite database")
+    try:
+        with contextlib.closing(
+            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        ) as db:
+            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+    except (sqlite3.Error, ValueError):  # ValueError: a path no URI can spell
+        row = None
+    if row is None:
+        raise ForeignFile("it is an SQLite database sessionref did not make")
 
 
 def connect(path: Path) -> sqlite3.Connection:
@@ -110,11 +162,11 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def check_meta(connection: sqlite3.Connection, root: str, reader: str) -> bool:
+def check_meta(connection: sqlite3.Connection, root: bytes, reader: str) -> bool:
     """Whether the database was built for this schema, root and reader (stamping a new one).
 
     >>> db = sqlite3.connect(":memory:", isolation_level=None); db.executescript(DDL) and None
-    >>> check_meta(db, "/r", "x"), check_meta(db, "/r", "x"), check_meta(db, "/other", "x")
+    >>> check_meta(db, b"/r", "x"), check_meta(db, b"/r", "x"), check_meta(db, b"/other", "x")
     (True, True, False)
     """
     wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader}

@@ -30,16 +30,19 @@ from sessionref.index.refresh import (
     stale_sessions,
 )
 from sessionref.index.schema import (
+    ForeignFile,
     check_meta,
+    check_ours,
     connect,
     connect_memory,
     default_index_path,
+    names_a_file,
     reader_fingerprint,
     remove_database,
     root_key,
 )
 from sessionref.index.search import SearchHit, search_sessions
-from sessionref.index.walk import RACY_NS, Tree, file_revision, restat_tree, walk_tree
+from sessionref.index.walk import RACY, RACY_NS, Tree, file_revision, restat_tree, walk_tree
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
@@ -94,6 +97,7 @@ class SessionIndex:
     ) -> None:
         self.store = store
         self.path = default_index_path(store.root, path)
+        self._named_file = names_a_file(path)
         self.workers = workers
         self._warn = warn
         self._db: sqlite3.Connection | None = None
@@ -109,9 +113,12 @@ class SessionIndex:
         return self._bypassed
 
     def _open(self) -> sqlite3.Connection:
-        """The database, made afresh when it is not one this code built for this root."""
+        """The database, made afresh when it is not one this code built for this root; a file
+        the caller named that sessionref did not make raises :class:`ForeignFile`."""
         if self._db is None:
-            stamp = (root_key(self.store.root), reader_fingerprint())
+            stamp = (os.fsencode(root_key(self.store.root)), reader_fingerprint())
+            if self._named_file:
+                check_ours(self.path)
             db = connect(self.path)
             if not check_meta(db, *stamp):
                 db.close()
@@ -128,20 +135,34 @@ class SessionIndex:
             self._db = None
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
-        """Run ``use`` on the database; a broken one is rebuilt once, then bypassed."""
+        """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
+        file that sessionref did not make, which is never touched). An error of the store
+        itself is the caller's, as without an index."""
         if not self._bypassed:
             for attempt in (1, 2):
                 try:
-                    return use(self._open())
+                    db = self._open()
+                except ForeignFile as exc:
+                    self._warn(
+                        f"sessionref: {self.path} is not an index ({exc}); leaving it alone "
+                        "and reading the store directly"
+                    )
+                    break
                 except (sqlite3.Error, OSError) as exc:
-                    self.close()
-                    with contextlib.suppress(OSError):
-                        remove_database(self.path)
-                    if attempt == 2:
-                        self._warn(
-                            f"sessionref: index {self.path} is unusable ({exc}); "
-                            "reading the store directly"
-                        )
+                    failure: Exception = exc
+                else:
+                    try:
+                        return use(db)
+                    except sqlite3.Error as exc:
+                        failure = exc
+                self.close()
+                with contextlib.suppress(OSError):
+                    remove_database(self.path)
+                if attempt == 2:
+                    self._warn(
+                        f"sessionref: index {self.path} is unusable ({failure}); "
+                        "reading the store directly"
+                    )
             self._bypassed = True
         if self._db is None:
             self._db = connect_memory()
@@ -168,7 +189,7 @@ class SessionIndex:
             done = self._refresh_logs(db, tree, before, racy_after, stamp)
             if done is not None:
                 return done
-        return self._relist(db, tree, before, racy_after, progress)
+        return self._relist(db, tree, racy_after, progress)
 
     def _refresh_logs(
         self,
@@ -182,8 +203,8 @@ class SessionIndex:
         read just those logs, touching only their rows. ``None`` when the store must list
         again (or another refresh changed the index meanwhile)."""
         changed = [key for key, state in tree.entries.items() if before[key] != state]
-        real = os.fsencode(str(self.store.root)) + b"/"
-        paths = {real + key: key for key in changed}
+        root = os.fsencode(str(self.store.root))
+        paths = {os.path.join(root, key): key for key in changed}
         known = tables.header_entries(db, list(paths))
         placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
         scanner = CachedHeaderStore(
@@ -200,11 +221,13 @@ class SessionIndex:
             (decode_header(header_json), position, header_json, read_session(scanner, session_id))
             for session_id, position, header_json in placed.values()
         ]
-        settled = all(
-            tree.read_at_walk(paths[os.fsencode(data.path)], data.revision) for *_, data in rows
-        )
         entries = {key: tree.remembered_state(key) for key in changed}
-        stamps = (stamp, tree.stamp if settled else None)
+        for *_, data in rows:
+            key = paths.get(os.fsencode(data.path))
+            if key is not None and not tree.read_at_walk(key, data.revision):
+                entries[key] = RACY  # read racily, changed since the walk or failed: again
+        again = any(entries[key] == RACY for key in changed)
+        stamps = (stamp, f"{tree.digest}~{RACY}" if again else tree.stamp)
         if not tables.replace_logs(db, rows, stamps, entries, scanner.learned):
             return None
         self._reader = scanner
@@ -214,7 +237,6 @@ class SessionIndex:
         self,
         db: sqlite3.Connection,
         tree: Tree,
-        before: dict[bytes, str] | None,
         racy_after: int,
         progress: Progress | None,
     ) -> RefreshReport:
@@ -241,7 +263,7 @@ class SessionIndex:
                 progress(done, len(stale))
         problems = scanner.problems()
         removed = tables.finish(
-            db, (listing, problems, scanner.seen), expected, scanner.learned, tree, before
+            db, (listing, problems, scanner.seen), expected, scanner.learned, tree
         )
         self._headers, self._problems, self._reader = headers, problems, scanner
         return RefreshReport(len(headers), len(stale), removed)

@@ -268,37 +268,26 @@ def _store_listing(
 
 def finish(
     db: sqlite3.Connection,
-    listing: tuple[Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes]] | None,
+    listing: tuple[Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes]],
     expected: Expected,
     learned: Mapping[bytes, HeaderEntry],
     tree: Tree,
-    before: Mapping[bytes, str] | None,
 ) -> int:
-    """Store what a refresh saw, and stamp ``tree`` if every row is the one expected.
+    """Store what a listing saw, and stamp ``tree`` if every row is the one expected.
 
     ``listing`` is every served (header, header JSON) in order, the problems and the paths
-    whose header was listed (``None``: the listing did not change); ``learned`` the header
-    lines read; ``before`` the entries remembered until now (``None``: unknown). Returns the
-    number of sessions dropped.
+    whose header was listed; ``learned`` the header lines read. Returns the number of
+    sessions dropped.
     """
 
     def write() -> int:
-        removed = 0 if listing is None else _store_listing(db, *listing)
+        removed = _store_listing(db, *listing)
         db.executemany(
             "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
             ((path, *entry) for path, entry in learned.items()),
         )
-        now = tree.remembered()
-        if before is None:
-            db.execute("DELETE FROM entries")
-        else:
-            db.executemany(
-                "DELETE FROM entries WHERE path = ?", ((k,) for k in before if k not in now)
-            )
-        db.executemany(
-            "INSERT OR REPLACE INTO entries VALUES (?, ?)",
-            ((k, v) for k, v in now.items() if before is None or before.get(k) != v),
-        )
+        db.execute("DELETE FROM entries")  # in full: another refresh may have written them
+        db.executemany("INSERT INTO entries VALUES (?, ?)", tree.remembered().items())
         db.execute("DELETE FROM meta WHERE key = 'tree'")
         if indexed_revisions(db) == expected:
             db.execute("INSERT INTO meta VALUES ('tree', ?)", (tree.stamp,))

@@ -115,6 +115,9 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
         except SessionLogError as exc:
             problems.append(StoreProblem(file.location, str(exc)))
             continue
+        except OSError as exc:  # not the log's fault, and passing: never remembered by an index
+            problems.append(StoreProblem(file.location, f"cannot read line 1: {exc.strerror}"))
+            continue
         if header is None:  # not a session to the harness; said here so a user sees why
             problems.append(StoreProblem(file.location, "line 1 is not a header the listing takes"))
             continue

@@ -49,6 +49,7 @@ __all__ = [
     "PLAIN_LOG",
     "ZSTD_LOG",
     "DirectoryStore",
+    "LogUnreadable",
     "MemoryStore",
     "SessionNotFound",
     "SessionStore",
@@ -59,6 +60,11 @@ __all__ = [
 ]
 
 _PROBE = 1 << 16
+
+
+class LogUnreadable(SessionLogError):
+    """The file system did not give a log's bytes (permissions, I/O): not a fault of the log,
+    and reading it again may succeed."""
 
 
 class SessionNotFound(SessionLogError):
@@ -240,7 +246,7 @@ class DirectoryStore:
                         mapped, session_id, str(path), self.max_bytes, self.max_line_bytes
                     )
         except OSError as exc:
-            raise SessionLogError(f"cannot read {path}: {exc.strerror}") from None
+            raise LogUnreadable(f"cannot read {path}: {exc.strerror}") from None
 
     def title(self, session_id: str) -> Any:
         """The title, remembered per file version (path, size, modification time): listing
