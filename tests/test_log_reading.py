@@ -39,6 +39,18 @@ GARBAGE = {
         ]
     ),
 }
+STEP = lines([event("step/start", 14, {"turn": 3, "step": 1})])[:-1]
+STEP_END = lines([event("step/end", 16, {"turn": 3, "step": 1})])[:-1]
+JOINED = STEP + lines([answer(15, "late", turn=3)])  # two events on one line
+SPLIT = STEP_END[:-1] + b"\n}\n"  # one event over two lines
+GARBAGE |= {  # lines msgspec takes in bulk but JSON.parse does not, alone or adding up
+    "joined": JOINED,
+    "joined-spaced": JOINED.replace(b"}{", b"} {"),
+    "split": SPLIT,
+    "joined-blank": JOINED + b"\n",
+    "joined-split": JOINED + SPLIT,
+    "split-joined": SPLIT[:-1] + JOINED,
+}
 PENDING_CALL = [
     event("turn/start", 12, {"turn": 3}),
     prompt(13, "run it"),
@@ -86,6 +98,10 @@ ZSTD: dict[str, bytes] = {
     "garbage-after-last-turn-end": zstd_log([two_turns(), [*OPEN, b"not json\n"]]),
     "frame-ends-inside-a-record": HEAD + FRAME1 + zstd_frame(lines(TURN2)[:-1]),
     "header-frame-only": HEAD,
+    "joined-split-in-a-frame": zstd_log([two_turns(), [*OPEN, GARBAGE["joined-split"]]]),
+    "joined-split-in-a-torn-frame": HEAD
+    + FRAME1
+    + zstd_frame(lines([*TURN2, *OPEN, GARBAGE["joined-split"], *LATER]))[:-2],
 }
 READABLE: dict[str, int | str | None] = {
     **{f"after-last-turn-end-{k}": 14 for k in GARBAGE},
@@ -105,6 +121,8 @@ READABLE: dict[str, int | str | None] = {
     "garbage-after-last-turn-end": None,
     "frame-ends-inside-a-record": None,
     "header-frame-only": "empty",
+    "joined-split-in-a-frame": None,
+    "joined-split-in-a-torn-frame": 14,
 }
 
 

@@ -5,6 +5,10 @@ that fails, the lines it refuses are found where its errors point and each is de
 ``JSON.parse`` would (lone-surrogate escapes, integral floats, any JSON value); the rest of the
 piece still goes through the bulk decoder. Invalid UTF-8 is replaced by U+FFFD first, as the
 harness decodes each line.
+
+msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
+over two lines, blank lines. So a bulk decode is kept only when it is one value per line
+(:func:`_one_per_line`); otherwise its lines are decoded as if refused.
 """
 
 from __future__ import annotations
@@ -194,7 +198,7 @@ class PieceDecoder:
         if self.windows:
             out, self.windows = _by_windows(piece, view, None)
         else:
-            records, error = _bulk(view, count)
+            records, error = decode_bulk(piece, view, 0, len(piece), count)
             if records is not None:
                 return records  # type: ignore[return-value]  # no None in it
             out, self.windows = _by_windows(piece, view, error)
@@ -205,42 +209,82 @@ def _by_windows(
     piece: bytes | bytearray, view: memoryview, error: Exception | None
 ) -> tuple[list[Line], bool]:
     """The lines of ``piece`` by windows (see :class:`PieceDecoder`), the first being the
-    whole piece when msgspec just refused it with ``error``; and whether it refused any."""
+    whole piece when msgspec just refused it with ``error``; and whether it refused any.
+    A window msgspec takes but not as one value per line is decoded by :func:`_decode_range`."""
     out: list[Line] = []
     size = len(piece)
     start, stop = 0, size if error is not None else piece.find(b"\n", _WINDOW) + 1 or size
     refusals = error is not None
     while start < size:
         if error is None:  # the window from start to stop has not been tried yet
-            try:
-                out += _DECODER.decode_lines(view[start:stop])
-            except (msgspec.DecodeError, RecursionError) as exc:  # ValidationError included
-                error, refusals = exc, True
-            else:
+            lines = piece.count(b"\n", start, stop)
+            records, error = decode_bulk(piece, view, start, stop, lines)
+            refusals = refusals or records is None
+            if error is None:  # taken, one value per line or not
+                out += (
+                    _decode_range(piece, view, start, stop, lines) if records is None else records
+                )
                 start = stop
                 stop = piece.find(b"\n", start + _WINDOW) + 1 or size
                 continue
         refused = _split(piece, start, stop, error)
         if refused > start:  # the lines before it, again
-            try:
-                out += _DECODER.decode_lines(view[start:refused])
-            except (msgspec.DecodeError, RecursionError):
-                lines = piece.count(b"\n", start, refused)
-                out += _decode_range(piece, view, start, refused, lines)
+            out += _decode_range(piece, view, start, refused, piece.count(b"\n", start, refused))
         start = piece.index(b"\n", refused) + 1
         out.append(decode_line(bytes(view[refused : start - 1])))
         stop, error = piece.find(b"\n", start + _WINDOW) + 1 or size, None
     return out, refusals
 
 
-def _bulk(view: memoryview, expected: int) -> tuple[list[LogRecord] | None, Exception | None]:
-    """The records of ``expected`` lines at once, or ``None`` and why msgspec refused them
-    (no reason when it found another number of records)."""
+def decode_bulk(
+    piece: bytes | bytearray, view: memoryview, start: int, stop: int, lines: int
+) -> tuple[list[LogRecord] | None, Exception | None]:
+    """The records of the ``lines`` lines of ``piece[start:stop]`` (``view`` is ``piece``'s)
+    at once, or ``None`` and why msgspec refused them (no reason when it took them but not as
+    one value per line).
+
+    >>> piece = b'{"type":"a"}{"type":"b"}\\n\\n'
+    >>> decode_bulk(piece, memoryview(piece), 0, len(piece), 2)
+    (None, None)
+    """
     try:
-        records = _DECODER.decode_lines(view)
+        records = _DECODER.decode_lines(view[start:stop])
     except (msgspec.DecodeError, RecursionError) as exc:  # a ValidationError is a DecodeError
         return None, exc
-    return (records, None) if len(records) == expected else (None, None)
+    return (
+        (records, None) if _one_per_line(piece, start, stop, lines, len(records)) else (None, None)
+    )
+
+
+def _one_per_line(piece: bytes | bytearray, start: int, stop: int, lines: int, values: int) -> bool:
+    """Whether the ``values`` values msgspec found in the ``lines`` whole lines of
+    ``piece[start:stop]`` are one per line, as ``JSON.parse`` of each line finds them: there
+    are as many, and every line is ``{`` … ``}`` (JSON whitespace around). Then every newline
+    is between two values (``}`` then ``{`` is not JSON inside a value, and a string holds no
+    newline), so each line holds at least one value, hence exactly one. Counted with
+    ``bytes.count`` for lines without whitespace around (what the harness writes), matched
+    line by line otherwise.
+
+    >>> def check(piece, values):
+    ...     return _one_per_line(piece, 0, len(piece), piece.count(b"\\n"), values)
+    >>> check(b'{"a":1}\\n {"b":2}\\r\\n', 2), check(b'{"a":1}{"b":2}\\n{"c":\\n3}\\n', 3)
+    (True, False)
+    """
+    if values != lines:
+        return False
+    if (
+        lines
+        and piece[start] == _OPEN
+        and piece[stop - 2] == _CLOSE
+        and piece.count(b"}\n{", start, stop) == lines - 1
+    ):
+        return True
+    return _OBJECT_LINES.fullmatch(piece, start, stop) is not None
+
+
+_OPEN: Final = ord("{")
+_CLOSE: Final = ord("}")
+_OBJECT_LINES: Final = re.compile(rb"(?:[ \t\r]*\{[^\n]*\}[ \t\r]*\n)*")
 
 
 def _decode_range(
@@ -255,7 +299,7 @@ def _decode_range(
     todo = [(stop, count)]  # (end, lines) of the runs still to decode, the next last
     while todo:
         stop, lines = todo[-1]
-        records, error = _bulk(view[start:stop], lines)
+        records, error = decode_bulk(piece, view, start, stop, lines)
         if records is not None:
             out += records
             start = stop
