@@ -7,13 +7,15 @@ piece still goes through the bulk decoder. Invalid UTF-8 is replaced by U+FFFD f
 harness decodes each line.
 
 msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
-over two lines, blank lines. So a bulk decode is kept only when it is one value per line
-(:func:`_one_per_line`); otherwise its lines are decoded as if refused.
+over two lines, blank lines. So a whole piece is decoded with each line wrapped
+(:func:`decode_whole`), and a bulk decode of lines is kept only when it is one value per line
+(:func:`_one_per_line`); otherwise their lines are decoded as if refused.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import re
 from codecs import utf_8_decode
 from typing import Any, Final
@@ -198,11 +200,36 @@ class PieceDecoder:
         if self.windows:
             out, self.windows = _by_windows(piece, view, None)
         else:
-            records, error = decode_bulk(piece, view, 0, len(piece), count)
+            records = decode_whole(piece, count)
             if records is not None:
                 return records  # type: ignore[return-value]  # no None in it
-            out, self.windows = _by_windows(piece, view, error)
+            out, self.windows = _by_windows(piece, view, None)
         return out if len(out) == count else _decode_range(piece, view, 0, len(piece), count)
+
+
+def decode_whole(piece: bytes | bytearray, count: int) -> list[LogRecord] | None:
+    """The records of the ``count`` whole lines of ``piece`` at once when each line is one
+    record msgspec takes, else ``None``. Each line is decoded as ``[line]``, a one-element
+    array: ``]`` then ``[`` is JSON nowhere inside a value, so every newline falls between
+    two values, and as many arrays as lines means one value per line.
+
+    >>> [r.type for r in decode_whole(b'{"type":"a"}\\n {"type":"b"}\\r\\n', 2)]
+    ['a', 'b']
+    >>> decode_whole(b'{"type":"a"}{"type":"b"}\\n{"type":"c","data":{}\\n}\\n', 3)
+    """
+    if not count:
+        return []
+    wrapped = bytearray(b"[") + piece.replace(b"\n", b"]\n[")
+    del wrapped[-1]
+    try:
+        records = _WRAPPED.decode_lines(wrapped)
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
+        return None
+    return list(map(_FIRST, records)) if len(records) == count else None
+
+
+_WRAPPED: Final = msgspec.json.Decoder(tuple[LogRecord])
+_FIRST: Final = operator.itemgetter(0)
 
 
 def _by_windows(
@@ -218,7 +245,7 @@ def _by_windows(
     while start < size:
         if error is None:  # the window from start to stop has not been tried yet
             lines = piece.count(b"\n", start, stop)
-            records, error = decode_bulk(piece, view, start, stop, lines)
+            records, error = _decode_bulk(piece, view, start, stop, lines)
             refusals = refusals or records is None
             if error is None:  # taken, one value per line or not
                 out += (
@@ -236,7 +263,7 @@ def _by_windows(
     return out, refusals
 
 
-def decode_bulk(
+def _decode_bulk(
     piece: bytes | bytearray, view: memoryview, start: int, stop: int, lines: int
 ) -> tuple[list[LogRecord] | None, Exception | None]:
     """The records of the ``lines`` lines of ``piece[start:stop]`` (``view`` is ``piece``'s)
@@ -244,7 +271,7 @@ def decode_bulk(
     one value per line).
 
     >>> piece = b'{"type":"a"}{"type":"b"}\\n\\n'
-    >>> decode_bulk(piece, memoryview(piece), 0, len(piece), 2)
+    >>> _decode_bulk(piece, memoryview(piece), 0, len(piece), 2)
     (None, None)
     """
     try:
@@ -299,7 +326,7 @@ def _decode_range(
     todo = [(stop, count)]  # (end, lines) of the runs still to decode, the next last
     while todo:
         stop, lines = todo[-1]
-        records, error = decode_bulk(piece, view, start, stop, lines)
+        records, error = _decode_bulk(piece, view, start, stop, lines)
         if records is not None:
             out += records
             start = stop

@@ -19,7 +19,7 @@ from sessionref.log.frames import (
     zstd_chunks,
 )
 from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get
-from sessionref.log.lines import decode_bulk, decode_piece
+from sessionref.log.lines import decode_piece, decode_whole
 from sessionref.log.structs import (
     PACKED_CHUNK_TYPES,
     DecodedLogRecord,
@@ -69,12 +69,11 @@ def decode_records(buffer: bytes | bytearray, start: int = 0) -> list[LogRecord]
     end = buffer.rfind(b"\n", start) + 1
     if end <= start:
         return []
-    view = memoryview(buffer)
-    # the whole piece at once, as the reader's fast path takes it
-    records, _ = decode_bulk(buffer, view, start, end, buffer.count(b"\n", start, end))
+    piece = buffer[start:end]
+    records = decode_whole(piece, piece.count(b"\n"))  # as the reader's fast path takes it
     if records is not None:
         return records
-    return [line for line in decode_piece(view[start:end].tobytes()) if line is not None]
+    return [line for line in decode_piece(piece) if line is not None]
 
 
 def decode_data(record: LogRecord, kind: type[T]) -> T:
