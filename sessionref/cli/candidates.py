@@ -23,9 +23,10 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import format_session_reference_mention, label_text
 from sessionref.index import SessionIndex
 from sessionref.resolver import DEFAULT_CANDIDATE_LIMIT, SessionReferenceResolver
-from sessionref.types import Candidate, Target
+from sessionref.types import Candidate, MentionCandidate, Target
 
 DESCRIPTION = """\
 List the sessions a prompt could mention, as a mention picker would.
@@ -35,7 +36,8 @@ then sessions without a cwd, then those of other projects; within each group new
 (equal times by id). --cwd is compared with each session's recorded cwd as text, made
 absolute and normalized first (no trailing slash, symlinks kept). --query
 keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
-Labels are titles (the id when a session has none).
+Labels are titles (the id when a session has none); a title that is not a string (a log may
+hold any JSON value there) is shown as its JSON text, with --json too.
 """
 EPILOG = """\
 examples:
@@ -102,6 +104,23 @@ def padded(text: str, width: int) -> str:
     return text + " " * (width - display_width(text))
 
 
+def shown(candidate: Candidate) -> MentionCandidate:
+    """A candidate as the command shows it: its label as text (:func:`label_text`) and the
+    mention a user would type.
+
+    >>> shown(Candidate(session_id="s", label=7, created_at=0)).mention
+    '@[7](dsh-session:InMi)'
+    """
+    label = label_text(candidate.label)
+    return MentionCandidate(
+        session_id=candidate.session_id,
+        label=label,
+        cwd=candidate.cwd,
+        created_at=candidate.created_at,
+        mention=format_session_reference_mention(candidate.session_id, label),
+    )
+
+
 def table(candidates: Sequence[Candidate]) -> str:
     """Candidates as aligned columns under a header line.
 
@@ -134,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
     opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index))
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
-    found = resolver.mention_candidates(Target(target_id, cwd), args.query, args.limit)
+    listed = resolver.list_candidates(Target(target_id, cwd), args.query, args.limit)
+    found = [shown(candidate) for candidate in listed]
     if args.json:
         write_bytes(js_json(found) + b"\n")
     elif found:

@@ -87,10 +87,25 @@ def format_session_reference_mention(session_id: str, label: str | None = None) 
 
     >>> format_session_reference_mention("s-beta", "a]b")
     '@[a\\\\]b](dsh-session:InMtYmV0YSI)'
+
+    A label that is not a string (a log may hold any JSON value as a title) has no text to
+    escape: a ``TypeError``, as in the package (:func:`label_text` makes one a text).
     """
     shown = session_id if label is None else label
+    if not isinstance(shown, str):
+        raise TypeError(f"a mention label must be a string, not {type(shown).__name__}")
     escaped = _LABEL_ESCAPE.sub(lambda m: "\\" + m.group(), shown)
     return f"@[{escaped}]({encode_session_reference_uri(session_id)})"
+
+
+def label_text(label: object) -> str:
+    """A label as a user reads it: a string as it is, any other JSON value (a log may hold
+    one as a title) as its JSON text.
+
+    >>> label_text("Fix CI"), label_text(7), label_text({"a": [1.5, None]})
+    ('Fix CI', '7', '{"a":[1.5,null]}')
+    """
+    return label if isinstance(label, str) else js_json(label).decode("utf-8")
 
 
 def _reference_of(match: re.Match[str]) -> Reference:

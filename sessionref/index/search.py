@@ -16,7 +16,7 @@ from typing import Final
 
 import msgspec
 
-from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.codecs.uri import format_session_reference_mention, label_text
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
@@ -159,7 +159,7 @@ def search_sessions(
     for raw_id, header_text, raw_title, rank, text, bounds in rows:
         header = decode_header(header_text)
         title = title_of(raw_title)
-        label = header.id if title is None else title
+        label = header.id if title is None else label_text(title)
         hits.append(
             SearchHit(
                 session_id=text_of(raw_id),
