@@ -1,0 +1,98 @@
+"""``sessionref search``: short words fold case as long words do, any number of words, and
+the options' checks (docs: README §Index and search)."""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+import string
+from pathlib import Path
+from typing import Any
+
+from sessionref.index import SessionIndex
+from sessionref.index.search import FOLDED, folded_has, fts_phrase, match_clause
+from sessionref.log.store import DirectoryStore
+from sessionref.testing import write_session_store
+from tests.logs import turn
+
+#: Letters whose case SQLite's fold table (Unicode 6.1) does not know (Greek yot, Cyrillic
+#: letters of Unicode 7.0): short words fold them (str.lower does), long words do not.
+NEWER_LETTERS = {"\u037f", "\u03f3", *map(chr, range(0x528, 0x530))}
+#: Latin, Greek (with Greek Extended) and Cyrillic letters; the letters that fold to others
+#: beyond ``str.lower`` (micro sign, long s, final sigma, Greek symbols, prosgegrammeni), capital
+#: sharp s, the Kelvin, Ångström and ohm signs, dotted and dotless i; some without case.
+LETTERS = sorted(
+    {chr(c) for c in [*range(0xA0, 0x250), *range(0x370, 0x530), *range(0x1F00, 0x2000)]}
+    | set("µſςϐϑϕϖϰϱϵẛιẞ\u212a\u212b\u2126İı令牌٣€")
+)
+
+
+def session(session_id: str, created_at: int, cwd: str, *texts: str) -> dict[str, Any]:
+    """A log of one turn per text (the question; the reply is "ok")."""
+    header = {"version": 0, "id": session_id, "createdAt": created_at, "delegationDepth": 0}
+    events = [e for n, text in enumerate(texts) for e in turn(6 * n, n + 1, text, "ok")]
+    return {"header": {**header, "cwd": cwd}, "events": events}
+
+
+def found(tmp_path: Path, logs: list[dict[str, Any]], query: str, **options: Any) -> list[str]:
+    if not (tmp_path / "store").exists():
+        write_session_store(tmp_path / "store", logs)
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite")
+    hits = [hit.session_id for hit in index.search(query, 100, **options)]
+    index.close()
+    return hits
+
+
+def test_short_words_ignore_case_beyond_ascii(tmp_path: Path) -> None:
+    logs = [
+        session("de", 1, "/w", "So ein ÄRGER über die Straße"),
+        session("el", 2, "/w", "ΟΔΟΣ και µ"),
+        session("cjk", 3, "/w", "认证令牌刷新失败"),
+    ]
+    assert found(tmp_path, logs, "är") == ["de"]
+    assert found(tmp_path, logs, "ÜB är") == ["de"]
+    assert found(tmp_path, logs, "ärger") == ["de"]  # a long word, folded by the index
+    assert found(tmp_path, logs, "σ") == ["el"]  # the final capital sigma
+    assert found(tmp_path, logs, "ος") == ["el"]
+    assert found(tmp_path, logs, "Μ") == ["el"]  # the micro sign folds to mu
+    assert found(tmp_path, logs, "令牌") == ["cjk"]
+    assert found(tmp_path, logs, "ä ok") == ["de"]  # the reply holds the ASCII word
+
+
+def rows(db: sqlite3.Connection, table: str, where: str, params: dict[str, str]) -> set[int]:
+    """The rowids of ``table`` (an FTS5 table of column ``text``) that ``where`` keeps."""
+    return {row for (row,) in db.execute(f"SELECT rowid FROM {table} WHERE {where}", params)}
+
+
+def test_a_one_letter_word_finds_what_the_trigram_index_finds_for_three_of_it() -> None:
+    """The invariant behind short words: ``c`` finds the text ``d`` exactly when the index
+    finds ``ccc`` in ``ddd`` (SQLite folds those), for every pair of LETTERS; letters newer
+    than SQLite's fold table fold in short words only."""
+    db = sqlite3.connect(":memory:")
+    db.create_function(FOLDED, 2, folded_has, deterministic=True)
+    for table, times in (("texts", 1), ("triples", 3)):
+        db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(text, tokenize='trigram')")
+        db.executemany(
+            f"INSERT INTO {table} (rowid, text) VALUES (?, ?)",
+            [(n, letter * times) for n, letter in enumerate(LETTERS)],
+        )
+    for n, letter in enumerate(LETTERS):
+        long = rows(db, "triples", "triples MATCH :m", {"m": fts_phrase(letter * 3)})
+        short = rows(db, "texts", *match_clause([letter]))
+        assert long <= short, letter
+        if letter not in NEWER_LETTERS:
+            assert short == long == short | {n}, letter
+
+
+def test_a_query_of_thousands_of_words_is_answered(tmp_path: Path) -> None:
+    short = ["".join(pair) for pair in itertools.product(string.ascii_lowercase, repeat=2)]
+    greek = [chr(0x3B1 + n) for n in range(24) if n != 1]  # lower-case alpha…omega, no final
+    long = [f"w{a}{b}" for a, b in itertools.product(string.ascii_lowercase, repeat=2)]
+    words = short + greek + long
+    logs = [
+        session("all", 1, "/w", " ".join(words).upper()),
+        session("most", 2, "/w", " ".join(words[:-1]).upper()),
+    ]
+    assert len(words) > 1000
+    assert found(tmp_path, logs, " ".join(words)) == ["all"]
+    assert found(tmp_path, logs, " ".join(short + greek)) == ["most", "all"]  # newest first
