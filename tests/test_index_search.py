@@ -4,11 +4,15 @@ the options' checks (docs: README §Index and search)."""
 from __future__ import annotations
 
 import itertools
+import json
 import sqlite3
 import string
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from sessionref.cli.app import main
 from sessionref.index import SessionIndex
 from sessionref.index.search import FOLDED, folded_has, fts_phrase, match_clause
 from sessionref.log.store import DirectoryStore
@@ -96,3 +100,52 @@ def test_a_query_of_thousands_of_words_is_answered(tmp_path: Path) -> None:
     assert len(words) > 1000
     assert found(tmp_path, logs, " ".join(words)) == ["all"]
     assert found(tmp_path, logs, " ".join(short + greek)) == ["most", "all"]  # newest first
+
+
+@pytest.mark.parametrize("cwd", ["/w/app/", "/w/./x/../app", "/w//app", "/w/app"])
+def test_search_cwd_option_is_normalized(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cwd: str
+) -> None:
+    write_session_store(
+        tmp_path / "store",
+        [session("here", 1, "/w/app", "hello"), session("there", 2, "/w/other", "hello")],
+    )
+    where = ["--root", str(tmp_path / "store"), "--index", str(tmp_path / "index.sqlite")]
+    assert main(["search", "hello", "--cwd", cwd, "--json", *where]) == 0
+    assert [hit["sessionId"] for hit in json.loads(capsys.readouterr().out)] == ["here"]
+
+
+@pytest.mark.parametrize("option", [["--limit", "0"], ["--limit", "-3"], ["--workers", "0"]])
+def test_counts_below_one_are_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str]
+) -> None:
+    command = "index" if option[0] == "--workers" else "search"
+    query = [] if command == "index" else ["hello"]
+    with pytest.raises(SystemExit) as exit_:
+        main([command, *query, "--root", str(tmp_path), *option])
+    assert exit_.value.code == 2
+    assert f"{option[1]}' is not a positive integer" in capsys.readouterr().err
+
+
+def test_search_help_says_where_words_match_and_what_the_score_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["search", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "in one message" not in text.replace("not necessarily in one message", "")
+    assert "somewhere in a session's conversation" in text
+    assert "score is the session's bm25 rank, lower is better" in text
+
+
+def test_index_says_when_nothing_was_saved(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_session_store(tmp_path / "store", [session("a", 1, "/w", "hello")])
+    (tmp_path / "blocker").write_text("a file where the index folder should be")
+    where = ["--root", str(tmp_path / "store"), "--index", str(tmp_path / "blocker" / "i.sqlite")]
+    assert main(["index", *where]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("1 sessions read (1 logs read, 0 removed), none saved: index ")
+    assert "MB" not in out and "unusable" in out
+    assert len(err.splitlines()) == 1 and "unusable" in err

@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from sessionref.cli.common import reporting_errors
+from sessionref.cli.common import positive_int, reporting_errors
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, checked_root, default_root
-from sessionref.index import SessionIndex
+from sessionref.index import RefreshReport, SessionIndex
 from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
@@ -32,17 +32,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
     parser.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="read changed logs in N processes"
+        "--workers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="read changed logs in N processes",
     )
     add_index_option(parser)
+
+
+def summary(report: RefreshReport, index: SessionIndex) -> str:
+    """What a refresh did and where the index is: its path and size, or that it could not be
+    used (then nothing was saved; the warning said why).
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
+    ...     print(summary(index.refresh(), index).replace(folder, "F"))
+    0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.1 MB
+    """
+    done = f"({report.read} logs read, {report.removed} removed)"
+    if index.bypassed:
+        return f"{report.sessions} sessions read {done}, none saved: index {index.path} unusable"
+    return f"{report.sessions} sessions indexed {done} in {index.path}, {index.size() / 1e6:.1f} MB"
 
 
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Build or refresh the index of ``--root``."""
-    index = SessionIndex(
-        DirectoryStore(checked_root(args.root)), args.index, workers=max(1, args.workers)
-    )
+    index = SessionIndex(DirectoryStore(checked_root(args.root)), args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:
 
         def progress(done: int, total: int) -> None:
@@ -50,10 +69,6 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
         report = index.refresh(progress)
-    where = "memory (bypassed)" if index.bypassed else str(index.path)
-    sys.stdout.write(
-        f"{report.sessions} sessions indexed ({report.read} logs read, {report.removed} removed)"
-        f" in {where}, {index.size() / 1e6:.1f} MB\n"
-    )
+    sys.stdout.write(summary(report, index) + "\n")
     index.close()
     return 0

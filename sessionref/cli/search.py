@@ -7,18 +7,24 @@ import os
 import sys
 from pathlib import Path
 
-from sessionref.cli.common import check_root, reporting_errors
+from sessionref.cli.common import check_root, positive_int, project_directory, reporting_errors
 from sessionref.codecs.jsjson import js_json
 from sessionref.index import SearchHit, SessionIndex
 from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
 Search what was said in past sessions: the user, assistant and checkpoint texts a snapshot
-shows (never tool output, reasoning or injected context). Every word of QUERY must occur in
-one message, case-insensitively, as a substring (so parts of words and CJK text match).
-Sessions rank by relevance (bm25), ties newest first; each comes with its best snippet,
+shows (never tool output, reasoning or injected context). Every word of QUERY must occur
+somewhere in a session's conversation (not necessarily in one message), case-insensitively,
+as a substring (so parts of words and CJK text match). Sessions rank by relevance (bm25),
+ties newest first; each comes with the snippet of the message holding the most words,
 matches marked «like this», and the mention to paste into a prompt. The store's index is
 brought up to date first (see `sessionref index`).
+
+--json prints an array of {sessionId, label, cwd, createdAt, score, snippet, mention}:
+score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
+words are shorter than 3 characters, which the trigram index cannot rank). A title that
+is not a string (a log may hold any JSON value there) is labelled by its JSON text.
 """
 EPILOG = """\
 examples:
@@ -58,8 +64,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EPILOG
     parser.add_argument("query", metavar="QUERY", help="words to find")
     parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
-    parser.add_argument("--limit", type=int, default=10, metavar="N", help="at most N sessions")
-    parser.add_argument("--cwd", metavar="DIR", help="only sessions of this working directory")
+    parser.add_argument(
+        "--limit", type=positive_int, default=10, metavar="N", help="at most N sessions"
+    )
+    parser.add_argument(
+        "--cwd",
+        type=project_directory,
+        metavar="DIR",
+        help="only sessions of this working directory (made absolute and normalized, as "
+        "sessions record it)",
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_index_option(parser)
 
@@ -92,7 +106,7 @@ def hit_lines(hit: SearchHit) -> str:
 def run(args: argparse.Namespace) -> int:
     """Print the sessions whose conversation matches QUERY, best first."""
     index = SessionIndex(DirectoryStore(checked_root(args.root)), args.index)
-    hits = index.search(args.query, max(1, args.limit), cwd=args.cwd)
+    hits = index.search(args.query, args.limit, cwd=args.cwd)
     out = sys.stdout.buffer
     if args.json:
         out.write(js_json(hits) + b"\n")
