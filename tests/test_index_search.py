@@ -14,7 +14,8 @@ import pytest
 
 from sessionref.cli.app import main
 from sessionref.index import SessionIndex
-from sessionref.index.search import FOLDED, folded_has, fts_phrase, match_clause
+from sessionref.index.casefold import fold_char, spellings
+from sessionref.index.search import fts_phrase, match_clause
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from tests.logs import turn
@@ -22,12 +23,13 @@ from tests.logs import turn
 #: Letters whose case SQLite's fold table (Unicode 6.1) does not know (Greek yot, Cyrillic
 #: letters of Unicode 7.0): short words fold them (str.lower does), long words do not.
 NEWER_LETTERS = {"\u037f", "\u03f3", *map(chr, range(0x528, 0x530))}
-#: Latin, Greek (with Greek Extended) and Cyrillic letters; the letters that fold to others
-#: beyond ``str.lower`` (micro sign, long s, final sigma, Greek symbols, prosgegrammeni), capital
-#: sharp s, the Kelvin, Ångström and ohm signs, dotted and dotless i; some without case.
+#: ASCII, Latin, Greek (with Greek Extended) and Cyrillic letters; the letters that fold to
+#: others beyond ``str.lower`` (micro sign, long s, final sigma, Greek symbols, prosgegrammeni),
+#: capital sharp s, the Kelvin, Ångström and ohm signs, dotted and dotless i; some without case.
 LETTERS = sorted(
-    {chr(c) for c in [*range(0xA0, 0x250), *range(0x370, 0x530), *range(0x1F00, 0x2000)]}
-    | set("µſςϐϑϕϖϰϱϵẛιẞ\u212a\u212b\u2126İı令牌٣€")
+    {chr(c) for c in [*range(0x21, 0x7F), *range(0xA0, 0x250), *range(0x370, 0x530)]}
+    | {chr(c) for c in range(0x1F00, 0x2000)}
+    | set("µſςϐϑϕϖϰϱϵẛ\u1fbe\u0345ẞ\u212a\u212b\u2126İı令牌٣€")
 )
 
 
@@ -73,7 +75,6 @@ def test_a_one_letter_word_finds_what_the_trigram_index_finds_for_three_of_it() 
     finds ``ccc`` in ``ddd`` (SQLite folds those), for every pair of LETTERS; letters newer
     than SQLite's fold table fold in short words only."""
     db = sqlite3.connect(":memory:")
-    db.create_function(FOLDED, 2, folded_has, deterministic=True)
     for table, times in (("texts", 1), ("triples", 3)):
         db.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(text, tokenize='trigram')")
         db.executemany(
@@ -86,6 +87,21 @@ def test_a_one_letter_word_finds_what_the_trigram_index_finds_for_three_of_it() 
         assert long <= short, letter
         if letter not in NEWER_LETTERS:
             assert short == long == short | {n}, letter
+
+
+def test_every_character_that_folds_alike_is_spelled() -> None:
+    """``spellings`` builds a character's class from its case mappings and two small tables:
+    it must find every code point that folds to the same (up to ASCII case), in this
+    Python's Unicode version."""
+    classes: dict[str, set[str]] = {}
+    for char in map(chr, range(0x110000)):
+        if char.lower() != char or char.upper() != char:  # else it folds to itself
+            folded = fold_char(char)
+            classes.setdefault(folded, {folded}).add(char.lower() if char.isascii() else char)
+    for members in classes.values():
+        if len(members) > 1:
+            for char in members:
+                assert spellings(char) == sorted(members), char
 
 
 def test_a_query_of_thousands_of_words_is_answered(tmp_path: Path) -> None:

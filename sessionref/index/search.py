@@ -5,23 +5,21 @@ somewhere in a session's conversation units. Words of 3 characters or more go th
 trigram index and rank by bm25 over the session's text; shorter words filter by a substring scan
 of the indexed text, which is also the whole search when every word is short (then all hits rank
 equal, score 0.0). Ties go to the newest. The snippet comes from the unit holding the most query
-words. Short words fold case as the trigram index does (:func:`fold`): SQLite's ``LIKE`` for
-words with no case beyond ASCII, a Python function for the others. A query may hold any
-number of words.
+words. Short words fold case exactly as the trigram index does (a ``LIKE`` pattern per
+spelling, :mod:`sessionref.index.casefold`). A query may hold any number of words.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Iterable
 from typing import Final
 
 import msgspec
 
 from sessionref.codecs.uri import format_session_reference_mention, label_text
+from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
@@ -32,18 +30,6 @@ SNIPPET_LEAD: Final = 50
 MARK_OPEN: Final = "«"
 MARK_CLOSE: Final = "»"
 _SPACE: Final = re.compile(r"\s+")
-#: What the trigram tokenizer folds, beyond ``str.lower``: letters whose lower case is not
-#: their case fold (SQLite's fold table, checked by tests/test_index_search.py).
-_FOLDS: Final = {
-    "µ": "μ", "ſ": "s", "\u0345": "ι", "ς": "σ", "ϐ": "β", "ϑ": "θ", "ϕ": "φ",
-    "ϖ": "π", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε", "ẛ": "ṡ", "\u1fbe": "ι",
-}  # fmt: skip
-_FOLDED_BY: Final = {
-    target: [c for c, t in _FOLDS.items() if t == target] for target in set(_FOLDS.values())
-}
-FOLDED: Final = "sessionref_folded_has"
-"""The SQL function ``FOLDED(text, words)``: whether ``text`` holds each of ``words``
-(folded, NUL-separated)."""
 
 
 class SearchHit(msgspec.Struct, frozen=True, rename="camel"):
@@ -87,62 +73,39 @@ def like_pattern(word: str) -> str:
     return f"%{escaped}%"
 
 
-def fold(text: str, targets: Iterable[str] | None = None) -> str:
-    """``text`` case-folded as the trigram index folds it: ``str.lower``, then the letters of
-    ``_FOLDS`` (only those folding to one of ``targets``, when given).
+def balanced(clauses: list[str], operator: str) -> str:
+    """``clauses`` joined by ``operator`` as a balanced tree, so that thousands of them stay
+    well below SQLite's expression depth limit (1000).
 
-    >>> fold("ÄRGER"), fold("ΟΔΟΣ µs"), fold("ΟΔΟΣ µs", {"σ"})
-    ('ärger', 'οδοσ μs', 'οδοσ µs')
-    """
-    text = text.lower()
-    for target in _FOLDED_BY if targets is None else targets:
-        for letter in _FOLDED_BY[target]:
-            text = text.replace(letter, target)
-    return text
-
-
-@functools.lru_cache(maxsize=4)
-def _needles(words: str) -> tuple[list[str], list[str]]:
-    """The NUL-separated ``words`` and the fold targets among their characters."""
-    return words.split("\x00"), [target for target in _FOLDED_BY if target in words]
-
-
-def folded_has(text: str, words: str) -> bool:
-    r"""The function :data:`FOLDED`: whether the fold of ``text`` holds every one of the
-    NUL-separated ``words`` (each already folded). The text is folded only as far as the
-    words need: a letter that folds to none of theirs cannot take part in a match.
-
-    >>> folded_has("Ärger über ΟΔΟΣ", "är\x00σ"), folded_has("Ärger", "är\x00ü")
-    (True, False)
-    """
-    needles, targets = _needles(words)
-    folded = fold(text, targets)
-    return all(needle in folded for needle in needles)
-
-
-def caseless(word: str) -> bool:
-    """Whether ``LIKE`` matches ``word`` as the trigram index would: ``LIKE`` folds ASCII
-    letters, and the other characters of ``word`` have no case (CJK, digits, signs). (The
-    index also folds the Kelvin sign to ``k`` and the long s to ``s``, which ``LIKE`` leaves:
-    a small price for keeping ASCII words on the fast path.)
-
-    >>> caseless("ok"), caseless("令牌"), caseless("är"), caseless("σ")
-    (True, True, False, False)
-    """
-    return all(c.isascii() or (c.lower() == c == c.upper() and c not in _FOLDS) for c in word)
-
-
-def all_of(clauses: list[str]) -> str:
-    """``clauses`` joined by ``AND`` as a balanced tree, so that thousands of them stay well
-    below SQLite's expression depth limit (1000).
-
-    >>> all_of(["a", "b", "c"])
+    >>> balanced(["a", "b", "c"], "AND")
     '(a AND (b AND c))'
     """
     if len(clauses) == 1:
         return clauses[0]
     half = len(clauses) // 2
-    return f"({all_of(clauses[:half])} AND {all_of(clauses[half:])})"
+    return f"({balanced(clauses[:half], operator)} {operator} {balanced(clauses[half:], operator)})"
+
+
+def sql_text(text: str) -> str:
+    """``text`` as an SQL string literal.
+
+    >>> print(sql_text("it's"))
+    'it''s'
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+def contains_clause(word: str) -> str:
+    r"""The condition that ``text`` holds ``word`` as the trigram index would find it: a
+    ``LIKE`` per spelling (:func:`~sessionref.index.casefold.word_spellings`), the patterns
+    written in (no parameter per pattern: a query may hold any number of words).
+
+    >>> print(contains_clause("on"), contains_clause("är"), sep="\n")
+    text LIKE '%on%' ESCAPE '\'
+    (text LIKE '%Är%' ESCAPE '\' OR text LIKE '%är%' ESCAPE '\')
+    """
+    likes = [f"text LIKE {sql_text(like_pattern(w))} ESCAPE '\\'" for w in word_spellings(word)]
+    return balanced(likes, "OR")
 
 
 def _whole(text: str, index: int, step: int) -> int:
@@ -178,31 +141,16 @@ def snippet(text: str, words: list[str]) -> str:
 
 
 def match_clause(words: list[str]) -> tuple[str, dict[str, str]]:
-    r"""The WHERE clause over ``texts`` and its named parameters (every short word with case
-    beyond ASCII in one :data:`FOLDED` call).
+    r"""The WHERE clause over ``texts`` and its named parameters.
 
-    >>> where, params = match_clause(["auth", "ok", "Är", "ΣΑ"])
-    >>> print(where)
-    (texts MATCH :match AND (text LIKE :w1 ESCAPE '\' AND sessionref_folded_has(text, :folded)))
-    >>> params
-    {'match': '"auth"', 'w1': '%ok%', 'folded': 'är\x00σα'}
+    >>> match_clause(["auth", "on"])
+    ("(texts MATCH :match AND text LIKE '%on%' ESCAPE '\\')", {'match': '"auth"'})
     """
     long_words = [w for w in words if len(w) >= TRIGRAM]
     clauses = ["texts MATCH :match"] if long_words else []
     params = {"match": " ".join(fts_phrase(w) for w in long_words)} if long_words else {}
-    folded = []
-    for n, word in enumerate(words):
-        if len(word) >= TRIGRAM:
-            continue
-        if caseless(word):
-            clauses.append(f"text LIKE :w{n} ESCAPE '\\'")
-            params[f"w{n}"] = like_pattern(word)
-        else:
-            folded.append(fold(word))
-    if folded:
-        clauses.append(f"{FOLDED}(text, :folded)")
-        params["folded"] = "\x00".join(folded)
-    return all_of(clauses), params
+    clauses.extend(contains_clause(w) for w in words if len(w) < TRIGRAM)
+    return balanced(clauses, "AND"), params
 
 
 def best_unit(units: list[str], words: list[str]) -> str:
@@ -224,7 +172,6 @@ def search_sessions(
     if not words:
         return []
     where, params = match_clause(words)
-    db.create_function(FOLDED, 2, folded_has, deterministic=True)
     score = "bm25(texts)" if any(len(w) >= TRIGRAM for w in words) else "0.0"
     rows = db.execute(
         f"""
