@@ -54,7 +54,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     """
     done = f"({report.read} logs read, {report.removed} removed)"
     if index.bypassed:
-        return f"{report.sessions} sessions read {done}, none saved: index {index.path} unusable"
+        return f"{report.sessions} sessions read {done}, none saved: {index.path} was not used"
     return f"{report.sessions} sessions indexed {done} in {index.path}, {index.size() / 1e6:.1f} MB"
 
 
