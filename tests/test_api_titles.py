@@ -95,38 +95,42 @@ def test_mention_formatting_of_each_title(session_id: str) -> None:
             format_session_reference_mention(session_id, TITLES[session_id])
 
 
-def shown_label(session_id: str) -> str:
-    """What the commands show as a session's label: the title if it is a string (the id
-    when there is none), else its JSON text."""
+def label_of(session_id: str) -> Any:
+    """A session's label as the package lists it: the title, the id when there is none."""
     title = TITLES[session_id]
-    if title is None:
-        return session_id
-    return title if isinstance(title, str) else json.dumps(title, separators=(",", ":"))
+    return session_id if title is None else title
 
 
-def assert_shown(entries: list[dict[str, Any]]) -> None:
+def text_of(label: Any) -> str:
+    """A label as the commands write it on a terminal and in a mention: a string as it is,
+    another value as its JSON text."""
+    return label if isinstance(label, str) else json.dumps(label, separators=(",", ":"))
+
+
+def assert_listed(entries: list[dict[str, Any]]) -> None:
     assert sorted(entry["sessionId"] for entry in entries) == sorted(TITLES)
     for entry in entries:
-        label = shown_label(entry["sessionId"])
+        label = label_of(entry["sessionId"])
         assert entry["label"] == label
         parsed = parse_session_reference_text(entry["mention"])
-        assert [(r.session_id, r.label) for r in parsed.references] == [(entry["sessionId"], label)]
+        shown = [(r.session_id, r.label) for r in parsed.references]
+        assert shown == [(entry["sessionId"], text_of(label))]
 
 
 @pytest.mark.parametrize("command", ["candidates", "search"])
-def test_the_commands_show_every_title_as_text(
+def test_the_commands_list_every_title_and_write_it_as_text(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
 ) -> None:
     write_titled_store(tmp_path / "store")
     where = ["--root", str(tmp_path / "store"), "--index", str(tmp_path / "index.sqlite")]
     query = ["--cwd", "/w"] if command == "candidates" else ["hello"]
     assert main([command, *query, *where, "--json"]) == 0
-    assert_shown(json.loads(capsys.readouterr().out))
+    assert_listed(json.loads(capsys.readouterr().out))
     assert main([command, *query, *where]) == 0
     out, err = capsys.readouterr()
     assert err == ""
     for session_id in TITLES:
-        assert shown_label(session_id) in out
+        assert text_of(label_of(session_id)) in out
     assert '{"a":1}' in out and '["x"]' in out
 
 

@@ -37,7 +37,7 @@ then sessions without a cwd, then those of other projects; within each group new
 absolute and normalized first (no trailing slash, symlinks kept). --query
 keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
 Labels are titles (the id when a session has none); a title that is not a string (a log may
-hold any JSON value there) is shown as its JSON text, with --json too.
+hold any JSON value there) is shown as its JSON text (--json gives it as it is).
 """
 EPILOG = """\
 examples:
@@ -104,20 +104,19 @@ def padded(text: str, width: int) -> str:
     return text + " " * (width - display_width(text))
 
 
-def shown(candidate: Candidate) -> MentionCandidate:
-    """A candidate as the command shows it: its label as text (:func:`label_text`) and the
-    mention a user would type.
+def with_mention(candidate: Candidate) -> MentionCandidate:
+    """A candidate and the mention a user would type, whose label is the candidate's as text
+    (:func:`label_text`: a title that is not a string has no mention in the package).
 
-    >>> shown(Candidate(session_id="s", label=7, created_at=0)).mention
+    >>> with_mention(Candidate(session_id="s", label=7, created_at=0)).mention
     '@[7](dsh-session:InMi)'
     """
-    label = label_text(candidate.label)
     return MentionCandidate(
         session_id=candidate.session_id,
-        label=label,
+        label=candidate.label,
         cwd=candidate.cwd,
         created_at=candidate.created_at,
-        mention=format_session_reference_mention(candidate.session_id, label),
+        mention=format_session_reference_mention(candidate.session_id, label_text(candidate.label)),
     )
 
 
@@ -134,7 +133,7 @@ def table(candidates: Sequence[Candidate]) -> str:
             f"{datetime.fromtimestamp(c.created_at / 1000, tz=timezone.utc):%Y-%m-%d %H:%M}",
             printable(c.session_id),
             printable(c.cwd or "-"),
-            printable(c.label),
+            printable(label_text(c.label)),
         )
         for c in candidates
     ]
@@ -154,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     listed = resolver.list_candidates(Target(target_id, cwd), args.query, args.limit)
-    found = [shown(candidate) for candidate in listed]
+    found = [with_mention(candidate) for candidate in listed]
     if args.json:
         write_bytes(js_json(found) + b"\n")
     elif found:

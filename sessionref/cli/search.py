@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sessionref.cli.common import check_root, positive_int, project_directory, reporting_errors
 from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.uri import label_text
 from sessionref.index import SearchHit, SessionIndex
 from sessionref.log.store import DirectoryStore
 
@@ -24,7 +25,8 @@ brought up to date first (see `sessionref index`).
 --json prints an array of {sessionId, label, cwd, createdAt, score, snippet, mention}:
 score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
 words are shorter than 3 characters, which the trigram index cannot rank). A title that
-is not a string (a log may hold any JSON value there) is labelled by its JSON text.
+is not a string (a log may hold any JSON value there) is the label as it is in --json, and
+its JSON text on a terminal and in the mention.
 """
 EPILOG = """\
 examples:
@@ -97,7 +99,7 @@ def hit_lines(hit: SearchHit) -> str:
     <BLANKLINE>
     """
     return (
-        f"{printable(hit.label)}  ({printable(hit.cwd or '-')})\n"
+        f"{printable(label_text(hit.label))}  ({printable(hit.cwd or '-')})\n"
         f"  {printable(hit.snippet)}\n  {printable(hit.mention)}\n"
     )
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -33,10 +33,12 @@ _SPACE: Final = re.compile(r"\s+")
 
 
 class SearchHit(msgspec.Struct, frozen=True, rename="camel"):
-    """One session found by a search, with its best matching unit's snippet."""
+    """One session found by a search, with its best matching unit's snippet. Its label is
+    the one candidates have: the title as the log holds it (any JSON value), else the id; the
+    mention writes a label that is not a string as its JSON text."""
 
     session_id: str
-    label: str
+    label: Any
     cwd: str | None
     created_at: int | float
     score: float
@@ -194,7 +196,7 @@ def search_sessions(
     for raw_id, header_text, raw_title, rank, text, bounds in rows:
         header = decode_header(header_text)
         title = title_of(raw_title)
-        label = header.id if title is None else label_text(title)
+        label = header.id if title is None else title
         hits.append(
             SearchHit(
                 session_id=text_of(raw_id),
@@ -203,7 +205,7 @@ def search_sessions(
                 created_at=header.created_at,
                 score=float(rank),
                 snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
-                mention=format_session_reference_mention(header.id, label),
+                mention=format_session_reference_mention(header.id, label_text(label)),
             )
         )
     return hits
