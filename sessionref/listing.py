@@ -7,6 +7,7 @@ them against its signal.
 from __future__ import annotations
 
 import functools
+import itertools
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
@@ -95,8 +96,11 @@ def ordered_headers(headers: Iterable[SessionHeader]) -> list[SessionHeader]:
     ...                                 SessionHeader("c", 2)])]
     ['c', 'a', 'b']
     """
-    ordered = sorted(headers, key=lambda h: collation_key(h.id))
-    ordered.sort(key=lambda h: h.created_at, reverse=True)
+    ordered: list[SessionHeader] = []
+    newest_first = sorted(headers, key=lambda h: h.created_at, reverse=True)  # stable
+    for _, tied in itertools.groupby(newest_first, key=lambda h: h.created_at):
+        group = list(tied)
+        ordered += sorted(group, key=lambda h: collation_key(h.id)) if len(group) > 1 else group
     return ordered
 
 
