@@ -9,7 +9,8 @@ sessions), then measures, on this machine:
 - the *floor*: reading every log once (file, zstd, every line's envelope decoded), one process;
 - the cold build of the index (``SessionIndex.refresh`` on an empty database) with 1 and with
   ``--workers`` processes;
-- ``sessionref candidates --query Q`` and ``sessionref search Q`` as whole processes, warm;
+- ``sessionref candidates --query Q`` and ``sessionref search Q`` as whole processes, warm
+  (after the build's writes are synced), beside ``python -c pass``;
 - a refresh when nothing changed, and right after one session is appended to, against the
   no-change refresh plus reading that one log;
 - the index's size against the store's.
@@ -113,6 +114,10 @@ def measure(
         index.close()
         print(f"cold build, {count} process(es): {row[f'cold_{count}_s']:.1f} s", flush=True)
     row["index_bytes"] = SessionIndex(DirectoryStore(root), index_path).size()
+    os.sync()  # the build's writes reach the disk now, not while warm commands are timed
+    row["python_s"], row["python_cpu"] = median_of(
+        lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), repeat
+    )
     where = ["--root", str(root), "--index", str(index_path)]
     candidates = command("candidates", "--query", queries[0], *where)
     row["candidates_s"], row["candidates_cpu"] = median_of(candidates, repeat)
@@ -177,6 +182,7 @@ def table(row: dict[str, Any], workers: int) -> str:
             f"cold_{workers}",
             f"{row[f'cold_{workers}_s'] / floor:.2f}× floor",
         ),
+        line("`python -c pass` (start-up alone, whole process)", "python"),
         line("`sessionref candidates --query` (warm, whole process)", "candidates"),
         line("`sessionref search` (warm, whole process)", "search"),
         line("refresh, nothing changed", "refresh_unchanged"),
