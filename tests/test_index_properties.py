@@ -124,10 +124,21 @@ def assert_same(index: SessionIndex, root: Path, fresh_path: Path | None) -> Non
         Path(f"{fresh_path}{suffix}").unlink(missing_ok=True)
 
 
-def run_history(tmp: Path, ops: list[tuple[Any, ...]], settled: bool, pause: float = 0) -> None:
-    """Each step of ``ops``, then the answers checked; ``pause`` seconds after each step."""
+def run_history(
+    tmp: Path,
+    ops: list[tuple[Any, ...]],
+    settled: bool,
+    pause: float = 0,
+    damaged: list[Any] | None = None,
+) -> None:
+    """The store (``damaged`` logs first, if given), then each step of ``ops``, the answers
+    checked after each; ``pause`` seconds after each step."""
     root = tmp / "store"
     root.mkdir()
+    if damaged is not None:
+        write_mutated_store(root, damaged)
+        if settled:
+            settle(root, -1)
     index = SessionIndex(DirectoryStore(root), tmp / "index.sqlite")
     assert_same(index, root, None)
     for step, op in enumerate(ops):
@@ -171,17 +182,4 @@ def test_histories_past_a_short_racy_window(
 def test_histories_of_damaged_logs(
     tmp_path_factory: Any, damaged: list[Any], ops: list[Any], settled: bool
 ) -> None:
-    tmp = tmp_path_factory.mktemp("d")
-    root = tmp / "store"
-    write_mutated_store(root, damaged)
-    if settled:
-        settle(root, -1)
-    index = SessionIndex(DirectoryStore(root), tmp / "index.sqlite")
-    assert_same(index, root, None)
-    for step, op in enumerate(ops):
-        apply(root, op)
-        if settled:
-            settle(root, step)
-        assert_same(index, root, None)
-    assert_same(index, root, tmp / "fresh.sqlite")
-    index.close()
+    run_history(tmp_path_factory.mktemp("d"), ops, settled, damaged=damaged)

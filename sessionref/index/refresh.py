@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple
 import msgspec
 
 from sessionref.errors import SessionLogError
-from sessionref.index.walk import file_revision, revision_of
+from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
@@ -161,7 +161,7 @@ class CachedHeaderStore(DirectoryStore):
         key = os.fsencode(file.location)
         self.seen.add(key)
         status = os.stat(file.location)
-        version = f"{status.st_mode}:{revision_of(status)}"
+        version = version_of(status)
         entry = self.known.get(key)
         settled = status.st_mtime_ns < self.racy_after
         if settled and entry is not None and entry.revision == version:

@@ -101,6 +101,15 @@ class Tree:
         return {key: self.remembered_state(key) for key in self.entries}
 
 
+def version_of(status: os.stat_result) -> str:
+    """A file's mode and revision: a permission change makes a new version too.
+
+    >>> version_of(os.stat("/")).count(":")
+    4
+    """
+    return f"{status.st_mode}:{revision_of(status)}"
+
+
 def _file_state(status: os.stat_result, racy_after: int) -> str:
     """A file's state: mode and revision (:func:`revision_of`), ``~`` when modified lately.
 
@@ -108,7 +117,7 @@ def _file_state(status: os.stat_result, racy_after: int) -> str:
     (True, 4)
     """
     racy = "~" if status.st_mtime_ns >= racy_after else ""
-    return f"{status.st_mode}:{revision_of(status)}{racy}"
+    return f"{version_of(status)}{racy}"
 
 
 def _folder_state(status: os.stat_result, racy_after: int) -> str:
