@@ -42,7 +42,15 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import SearchHit, search_sessions
-from sessionref.index.walk import RACY, RACY_NS, Tree, file_revision, restat_tree, walk_tree
+from sessionref.index.walk import (
+    RACY,
+    RACY_NS,
+    Tree,
+    file_revision,
+    restat_tree,
+    tree_of,
+    walk_tree,
+)
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
@@ -180,10 +188,14 @@ class SessionIndex:
         self._titles, self._reader, self._headers = None, None, None
         self._problems = None
         stamp, before = tables.stamped_walk(db) or (None, None)
-        tree = None if before is None else restat_tree(self.store.root, racy_after, before)
-        if tree is None:
+        changed = None if before is None else restat_tree(self.store.root, racy_after, before)
+        if changed == {}:  # what the stamped walk saw (never a racy state)
+            return RefreshReport(tables.session_count(db), 0, 0)
+        if before is not None and changed is not None:
+            tree = tree_of(self.store.root, {**before, **changed})
+        else:
             tree = walk_tree(self.store.root, racy_after, before)
-        if tree.entries == before:  # what the stamped walk saw (never a racy state)
+        if tree.entries == before:
             return RefreshReport(tables.session_count(db), 0, 0)
         if stamp is not None and before is not None and before.keys() == tree.entries.keys():
             done = self._refresh_logs(db, tree, before, racy_after, stamp)

@@ -234,31 +234,56 @@ def walk_tree(root: Path, racy_after: int, before: Mapping[bytes, str] | None = 
     except OSError as exc:
         walk.found[ROOT] = f"!{exc.errno}"
     _walk(walk, str(root), b"", 1)
-    return Tree(os.fsencode(os.path.realpath(root)), walk.found)
+    return tree_of(root, walk.found)
 
 
-def restat_tree(root: Path, racy_after: int, before: Mapping[bytes, str]) -> Tree | None:
-    """The walk :func:`walk_tree` would make, when no directory changed since ``before``:
-    every remembered file statted, nothing listed. ``None`` when a directory changed (its
-    names may have) or an entry was neither a settled file nor a directory.
+def tree_of(root: Path, entries: dict[bytes, str]) -> Tree:
+    """The tree of ``root`` whose walk saw ``entries``.
 
-    >>> tree = walk_tree(Path("/nonexistent"), 0)
+    >>> tree_of(Path("/"), {}).root
+    b'/'
+    """
+    return Tree(os.fsencode(os.path.realpath(root)), entries)
+
+
+def restat_tree(
+    root: Path, racy_after: int, before: Mapping[bytes, str]
+) -> dict[bytes, str] | None:
+    """What :func:`walk_tree` would see differently from ``before``, when no directory changed:
+    every remembered entry statted, nothing listed; the files whose state is not the remembered
+    one, with their state now (``{}``: the walk would be ``before`` itself). ``None`` when a
+    directory changed (its names may have) or an entry was neither a settled file nor a
+    directory.
+
+    >>> tree = walk_tree(Path("/"), 0)
     >>> restat_tree(Path("/nonexistent"), 0, tree.entries) is None
     True
     """
-    base = os.fsencode(root)
-    found = dict(before)
+    try:
+        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        return None
+    try:
+        return _changed_files(folder, racy_after, before)
+    finally:
+        os.close(folder)
+
+
+def _changed_files(
+    folder: int, racy_after: int, before: Mapping[bytes, str]
+) -> dict[bytes, str] | None:
+    """:func:`restat_tree` below the open directory ``folder`` (paths relative to it: no
+    lookup of the root's own path for each of the thousands of entries)."""
+    changed = {}
     for key, state in before.items():
-        path = base + b"/" + key if key else base
         try:
-            status = os.stat(path)
+            status = os.stat(key or b".", dir_fd=folder)
         except OSError:
             return None
-        if state.startswith("d:"):
-            if _folder_state(status, racy_after) != state:
-                return None
-        elif state[:1].isdigit():
-            found[key] = _file_state(status, racy_after)
-        else:
+        if state[:1].isdigit():
+            now = _file_state(status, racy_after)
+            if now != state:
+                changed[key] = now
+        elif not state.startswith("d:") or _folder_state(status, racy_after) != state:
             return None
-    return Tree(os.fsencode(os.path.realpath(root)), found)
+    return changed
