@@ -112,7 +112,7 @@ def assert_same(index: SessionIndex, root: Path, fresh_path: Path | None) -> Non
     assert index.headers() == listed
     assert index.problems() == plain.problems()
     assert [index.title(h.id) for h in listed] == [plain.title(h.id) for h in listed]
-    for query in ("", "appended"):
+    for query in ("", "appended", "AB", "/W"):
         assert candidates(index, query) == candidates(plain, query)
     if fresh_path is None:
         return

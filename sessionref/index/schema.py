@@ -16,11 +16,13 @@ from typing import Final
 
 from platformdirs import user_cache_dir
 
-SCHEMA_VERSION: Final = 3
+from sessionref.index import candidates
+
+SCHEMA_VERSION: Final = 4
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 BUSY_TIMEOUT_MS: Final = 120_000
 
-DDL: Final = """
+DDL: Final = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS header_cache (
     path BLOB PRIMARY KEY, revision TEXT NOT NULL, header TEXT, error TEXT
@@ -36,7 +38,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     title TEXT,
     created_at,
     cwd BLOB,
-    bounds BLOB
+    bounds BLOB,{candidates.COLUMNS}
 );
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (path);
 CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
@@ -150,6 +152,7 @@ def connect(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
+        candidates.register(connection)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if connection.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
             raise sqlite3.OperationalError("the index cannot use write-ahead logging")
@@ -195,5 +198,6 @@ def connect_memory() -> sqlite3.Connection:
     (0,)
     """
     connection = sqlite3.connect(":memory:", isolation_level=None)
+    candidates.register(connection)
     connection.executescript(DDL)
     return connection

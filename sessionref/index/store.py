@@ -19,6 +19,7 @@ from typing import Any, Final, NamedTuple
 
 import sessionref.index.tables as tables
 from sessionref.errors import SessionLogError
+from sessionref.index.candidates import select_candidates
 from sessionref.index.refresh import (
     CachedHeaderStore,
     HeaderEntry,
@@ -54,6 +55,7 @@ from sessionref.index.walk import (
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
+from sessionref.types import Target
 
 Progress = Callable[[int, int], None]
 """Called with (sessions read so far, sessions to read)."""
@@ -83,10 +85,11 @@ def _stderr_line(line: str) -> None:
 class SessionIndex:
     """The index of one store; also a :class:`~sessionref.log.store.SessionStore` over it.
 
-    ``headers()`` refreshes and answers from the index, ``title()`` answers from the last
-    refresh, ``read()`` reads the log itself. ``path`` is the database file (see
+    ``headers()`` and ``candidates()`` refresh and answer from the index, ``title()`` answers
+    from the last refresh, ``read()`` reads the log itself. ``path`` is the database file (see
     :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
-    in that many processes.
+    in that many processes; ``once``: only the first use refreshes (one command's look at
+    the store), the others answer from it.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -101,12 +104,15 @@ class SessionIndex:
         path: str | os.PathLike[str] | None = None,
         *,
         workers: int = 1,
+        once: bool = False,
         warn: Callable[[str], None] = _stderr_line,
     ) -> None:
         self.store = store
         self.path = default_index_path(store.root, path)
         self._named_file = names_a_file(path)
         self.workers = workers
+        self.once = once
+        self._served: int | None = None
         self._warn = warn
         self._db: sqlite3.Connection | None = None
         self._bypassed = False
@@ -280,15 +286,38 @@ class SessionIndex:
         self._headers, self._problems, self._reader = headers, problems, scanner
         return RefreshReport(len(headers), len(stale), removed)
 
+    def _use(self) -> int:
+        """Refresh (only the first time, when ``once``): how many sessions are served."""
+        if self._served is None or not self.once:
+            self._served = self.refresh().sessions
+        return self._served
+
+    def session_count(self) -> int:
+        """How many sessions the store serves (refreshes first)."""
+        return len(self.store.headers()) if self._bypassed else self._use()
+
     def headers(self) -> list[SessionHeader]:
         """Every stored session's header, as the store lists them (refreshes first)."""
         if self._bypassed:
             return self.store.headers()
-        self.refresh()
+        self._use()
         if self._headers is None:
             assert self._db is not None
             self._headers = decode_headers(tables.listed_headers(self._db))
         return list(self._headers)
+
+    def candidates(
+        self, target: Target, needle: str, limit: int
+    ) -> list[tuple[SessionHeader, Any]] | None:
+        """The candidates of :func:`sessionref.listing.candidates` (refreshes first), found by
+        the database: ``needle`` is the query lower-cased. ``None`` when it cannot answer
+        (bypassed, or a lone surrogate in ``needle``): the caller filters the listing.
+        """
+        if not self._bypassed:
+            self._use()
+        if self._bypassed or self._db is None:
+            return None
+        return select_candidates(self._db, target, needle, limit)
 
     def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""

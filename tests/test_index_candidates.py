@@ -1,0 +1,83 @@
+"""Candidates found by the index's SQL equal the listing's own (the store read directly), for
+queries whose JavaScript lower case differs from Python's, labels that are not strings, lone
+surrogates, and ``createdAt`` ties cut by the limit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sessionref.codecs.jsstring import js_lower
+from sessionref.index import SessionIndex
+from sessionref.log.store import DirectoryStore
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.testing import LogRecords as SessionLog
+from sessionref.types import Target
+from tests.test_index import write_store
+
+SESSIONS: list[tuple[str, int, str | None, Any]] = [
+    ("b", 5, "/w", "Kelvin \u212a sign"),
+    ("B", 5, None, None),
+    ("a", 5, "/x", "İstanbul"),
+    ("é", 5, "/w", 7),
+    ("e", 5, "/W", {"title": "object"}),
+    ("t", 9, "/w", "the target"),
+    ("ΣΊΣΥΦΟΣ", 3, "/Σ", "ΟΔΟΣ"),
+    ("s-\ua7dc", 2, "/w", "JS-only lower \ua7dc"),
+    ("lone", 1, None, "half \ud83d of a pair"),
+    ("pair", 1, "/w", "a 🙂 face"),
+    ("ẞ", 0, "/x", "Straße"),
+    ("c-1", 8, "/w", ""),
+]
+"""id, createdAt, cwd, title (``None``: none)."""
+QUERIES = [
+    "", "k", "\u212a", "K", "i̇", "İ", "σ", "ς", "ΟΣ", "ß", "ẞ", "\u019b", "\ua7dc", "\ud83d",
+    "🙂", "/w", "/W", "7", "object", "b", "E", "é", "-", "lone", "the",
+]  # fmt: skip
+
+
+def session_log(session_id: str, created_at: float, cwd: str | None, title: Any) -> SessionLog:
+    header: dict[str, Any] = {"version": 0, "id": session_id, "createdAt": created_at}
+    if cwd is not None:
+        header["cwd"] = cwd
+    header["delegationDepth"] = 0
+    events = []
+    if title is not None:
+        data = {"title": title, "messageSeqs": [], "source": {"kind": "user"}}
+        events.append({"type": "session/title", "seq": 0, "time": 1, "data": data})
+    return {"header": header, "events": events}
+
+
+@pytest.fixture(scope="module")
+def stores(tmp_path_factory: pytest.TempPathFactory) -> tuple[SessionIndex, DirectoryStore]:
+    folder = tmp_path_factory.mktemp("candidates")
+    write_store(folder / "store", [session_log(*session) for session in SESSIONS])
+    index = SessionIndex(DirectoryStore(folder / "store"), folder / "index.sqlite")
+    return index, DirectoryStore(folder / "store")
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize("limit", [1, 2, 3, 4, 50])
+@pytest.mark.parametrize("cwd", ["/w", None])
+def test_index_candidates_equal_the_listings(
+    stores: tuple[SessionIndex, DirectoryStore], query: str, limit: int, cwd: str | None
+) -> None:
+    index, plain = stores
+    target = Target("t", cwd)
+    found = index.candidates(target, js_lower(query), limit)
+    assert (found is None) == ("\ud83d" in query)  # only a lone surrogate is left to Python
+    with_index = SessionReferenceResolver(index).list_candidates(target, query, limit)
+    without = SessionReferenceResolver(plain).list_candidates(target, query, limit)
+    assert with_index == without
+
+
+def test_the_store_holds_what_the_queries_look_for(
+    stores: tuple[SessionIndex, DirectoryStore],
+) -> None:
+    """The queries above find something, or the comparison would say little; but a label that
+    is not a string and the target itself are never found."""
+    _, plain = stores
+    resolver = SessionReferenceResolver(plain)
+    empty = [q for q in QUERIES if not resolver.list_candidates(Target("t", "/w"), q, 50)]
+    assert empty == ["7", "object", "the"]
