@@ -149,7 +149,7 @@ def table(candidates: Sequence[Candidate]) -> str:
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
-    opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index))
+    opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index, once=True))
     resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     listed = resolver.list_candidates(Target(target_id, cwd), args.query, args.limit)

@@ -8,7 +8,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, runtime_checkable
 
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
@@ -217,11 +217,21 @@ class ListingStore(SessionStore, Protocol):
         ...
 
 
+@runtime_checkable
+class CountingStore(ListingStore, Protocol):
+    """A listing store that takes one look at the store and answers from it: it counts the
+    sessions without listing them (an index made with ``once``)."""
+
+    def session_count(self) -> int:
+        """How many sessions the store serves."""
+        ...
+
+
 class OpenStore:
     """The store a command reads, checked: the root exists, is a directory, holds DSH logs.
 
-    It is listed once, here; ``listed`` serves that listing to the resolver, and reads find
-    each log where the listing found it.
+    It is listed once, here (a :class:`CountingStore` only counted); ``listed`` serves that
+    listing to the resolver, and reads find each log where the listing found it.
     """
 
     def __init__(
@@ -237,9 +247,14 @@ class OpenStore:
         check_root(path)
         self.store = DirectoryStore(path, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         source: ListingStore = self.store if lister is None else lister(self.store)
-        self.listed = HeadersOnce(source, source.headers())
+        self.listed: SessionStore
+        if isinstance(source, CountingStore):
+            self.listed, served = source, source.session_count()
+        else:
+            self.listed = HeadersOnce(source, source.headers())
+            served = len(self.listed.headers())
         self.problems = source.problems()
-        if not self.listed.headers() and not self.problems and _has_entries(path):
+        if not served and not self.problems and _has_entries(path):
             raise config_error(
                 f"--root {path}: not a DSH session store "
                 "(no session.jsonl or session.jsonl.zstd two levels down)"
