@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 import unicodedata
-import uuid
 from collections.abc import Sequence
 from datetime import datetime, timezone
 
+from sessionref import listing
 from sessionref.cli.common import (
     OpenStore,
     add_store_arguments,
@@ -25,7 +25,7 @@ from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import format_session_reference_mention, label_text
 from sessionref.index import SessionIndex
-from sessionref.resolver import DEFAULT_CANDIDATE_LIMIT, SessionReferenceResolver
+from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Candidate, MentionCandidate, Target
 
 DESCRIPTION = """\
@@ -148,12 +148,12 @@ def table(candidates: Sequence[Candidate]) -> str:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
-    target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
+    target_id = session_id_argument(args.target) if args.target else f"cli-{os.urandom(16).hex()}"
     opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index, once=True))
-    resolver = SessionReferenceResolver(opened.listed, candidate_limit=args.limit)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
-    listed = resolver.list_candidates(Target(target_id, cwd), args.query, args.limit)
-    found = [with_mention(candidate) for candidate in listed]
+    target = Target(target_id, cwd)
+    listed = listing.candidates(opened.listed, target, args.query, args.limit)
+    found = [with_mention(listing.candidate(header, label)) for header, label in listed]
     if args.json:
         write_bytes(js_json(found) + b"\n")
     elif found:

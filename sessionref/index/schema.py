@@ -10,11 +10,8 @@ import contextlib
 import hashlib
 import os
 import sqlite3
-from importlib import resources
 from pathlib import Path
 from typing import Final
-
-from platformdirs import user_cache_dir
 
 from sessionref.index import candidates
 
@@ -41,6 +38,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     bounds BLOB,{candidates.COLUMNS}
 );
 CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (path);
+{candidates.INDEX}
 CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(text, tokenize='trigram');
 """
@@ -50,7 +48,8 @@ session ranks sessions, not messages, and costs half the insert time of one row 
 
 
 def reader_fingerprint() -> str:
-    """A digest of the code that decides what the index holds (the reader and the projection).
+    """A digest of the code that decides what the index holds (the reader, the projection, and
+    the lower case candidate queries search).
 
     An index built by other code is rebuilt, so a reader fix never leaves stale answers.
 
@@ -58,12 +57,13 @@ def reader_fingerprint() -> str:
     32
     """
     digest = hashlib.blake2b(f"{SCHEMA_VERSION}{DDL}".encode(), digest_size=16)
-    package = resources.files("sessionref")
+    package = Path(__file__).resolve().parent.parent
     for part in ("log", "pipeline"):
         for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
             if source.name.endswith(".py"):
                 digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    digest.update(package.joinpath("snapshot.py").read_bytes())
+    for module in ("snapshot.py", "codecs/jsstring.py", "index/candidates.py"):
+        digest.update(package.joinpath(module).read_bytes())
     return digest.hexdigest()
 
 
@@ -107,7 +107,11 @@ def default_index_path(root: Path, override: str | os.PathLike[str] | None = Non
     chosen = _chosen(override)
     if chosen is not None and names_a_file(override):
         return chosen
-    folder = chosen if chosen is not None else Path(user_cache_dir("sessionref")) / "index"
+    if chosen is None:
+        from platformdirs import user_cache_dir  # imported only when needed: 10 ms to load
+
+        chosen = Path(user_cache_dir("sessionref")) / "index"
+    folder = chosen
     name = hashlib.sha256(os.fsencode(root_key(root))).hexdigest()[:24]
     return folder / f"{name}.sqlite"
 
@@ -168,7 +172,7 @@ def connect(path: Path) -> sqlite3.Connection:
 def check_meta(connection: sqlite3.Connection, root: bytes, reader: str) -> bool:
     """Whether the database was built for this schema, root and reader (stamping a new one).
 
-    >>> db = sqlite3.connect(":memory:", isolation_level=None); db.executescript(DDL) and None
+    >>> db = connect_memory()
     >>> check_meta(db, b"/r", "x"), check_meta(db, b"/r", "x"), check_meta(db, b"/other", "x")
     (True, True, False)
     """
