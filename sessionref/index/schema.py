@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
-from sessionref.index import candidates
+import sessionref.index.candidates as candidates
 
 SCHEMA_VERSION: Final = 4
 INDEX_ENV: Final = "SESSIONREF_INDEX"
