@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
@@ -19,11 +19,14 @@ from sessionref.log.records import SessionHeader
 from sessionref.log.store import SessionStore
 from sessionref.types import Candidate, MentionCandidate, Target
 
+T = TypeVar("T")
+
 
 def ordered_headers(headers: Iterable[SessionHeader]) -> list[SessionHeader]:
-    """The listing order: newest ``createdAt`` first; equal times by :func:`collation_key`,
-    as the package sorts them with ``localeCompare``; ids it finds equal keep the store's
-    order (the harness's sort is stable over its listing).
+    """The listing order: newest ``createdAt`` first; equal times by their id's
+    :func:`~sessionref.codecs.collation.collation_key`, as the package sorts them with
+    ``localeCompare``; ids it finds equal keep the store's order (the harness's sort is
+    stable over its listing).
 
     >>> [h.id for h in ordered_headers([SessionHeader("b", 1), SessionHeader("a", 1),
     ...                                 SessionHeader("c", 2)])]
@@ -76,13 +79,18 @@ def _contains(needle: str) -> Callable[[object], bool]:
     return contains
 
 
-def _listed(store: SessionStore) -> list[SessionHeader]:
-    """Every stored session's header in listing order; a store failure is READ_FAILED."""
+def _listing(read: Callable[[], T]) -> T:
+    """What ``read`` gives; a store failure is READ_FAILED."""
     try:
-        return ordered_headers(store.headers())
+        return read()
     except Exception as exc:
         message = f"failed to list sessions: {describe(exc)}"
         raise SessionReferenceError(message, READ_FAILED) from exc
+
+
+def _listed(store: SessionStore) -> list[SessionHeader]:
+    """Every stored session's header in listing order; a store failure is READ_FAILED."""
+    return _listing(lambda: ordered_headers(store.headers()))
 
 
 def _label(store: SessionStore, header: SessionHeader) -> str:
@@ -133,7 +141,8 @@ def candidates(
         raise TypeError(f"query must be a string, not {type(query).__name__}")
     needle = js_lower(query)
     if isinstance(store, CandidateSource):
-        [found] = settle([functools.partial(store.candidates, target, needle, limit)], cancel)
+        find = functools.partial(store.candidates, target, needle, limit)
+        [found] = settle([functools.partial(_listing, find)], cancel)
         if found is not None:
             return found
     [headers] = settle([functools.partial(_listed, store)], cancel)

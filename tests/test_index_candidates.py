@@ -4,11 +4,13 @@ surrogates, and ``createdAt`` ties cut by the limit."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from sessionref.codecs.jsstring import js_lower
+from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import SessionReferenceResolver
@@ -81,3 +83,19 @@ def test_the_store_holds_what_the_queries_look_for(
     resolver = SessionReferenceResolver(plain)
     empty = [q for q in QUERIES if not resolver.list_candidates(Target("t", "/w"), q, 50)]
     assert empty == ["7", "object", "the"]
+
+
+def test_a_store_failure_while_the_index_finds_candidates_is_read_failed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when the listing itself fails (docs/api.md §Errors)."""
+    write_store(tmp_path / "store", [session_log("a", 1, "/w", None)])
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite")
+
+    def fail(*_: Any) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(index, "refresh", fail)
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver(index).list_candidates(Target("t", "/w"), "a")
+    assert raised.value.code == READ_FAILED
