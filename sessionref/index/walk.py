@@ -255,7 +255,7 @@ def restat_tree(
     directory changed (its names may have) or an entry was neither a settled file nor a
     directory.
 
-    >>> tree = walk_tree(Path("/"), 0)
+    >>> tree = walk_tree(Path("/nonexistent"), 0)
     >>> restat_tree(Path("/nonexistent"), 0, tree.entries) is None
     True
     """
