@@ -12,6 +12,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -26,6 +27,7 @@ from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN
+from sessionref.index.walk import RACY_NS
 from sessionref.log.store import DirectoryStore, LogUnreadable
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
@@ -525,18 +527,19 @@ def test_a_header_read_while_its_file_was_racy_is_not_trusted_later(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two writes in one timestamp tick, same size: the line read in between must not be
-    remembered (the file was racy), or the second write would go unseen."""
-    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
+    remembered (the file was racy), or the second write would go unseen. The index's clock is
+    set by hand, so a slow machine cannot move the first refresh out of the racy window."""
     root = tmp_path / "store"
     small_store(root, 2)
     log = root / "_no-cwd" / "s1" / "session.jsonl"
-    os.utime(log)  # modified now: racy
+    status = log.stat()
+    clock = SimpleNamespace(time_ns=lambda: status.st_mtime_ns + 1_000_000)  # 1 ms later: racy
+    monkeypatch.setattr("sessionref.index.store.time", clock)
     index = index_of(root, tmp_path)
     index.refresh()
-    status = log.stat()
     log.write_bytes(log.read_bytes().replace(b'"createdAt":1', b'"createdAt":7'))
     os.utime(log, ns=(status.st_atime_ns, status.st_mtime_ns))  # the same tick
-    time.sleep(0.06)
+    clock.time_ns = lambda: status.st_mtime_ns + 10 * RACY_NS  # long settled
     assert_answers_right(index, root)
     assert sorted(h.created_at for h in index.headers()) == [0, 7]
 
