@@ -10,7 +10,9 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -29,6 +31,7 @@ from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN
 from sessionref.index.walk import RACY_NS
 from sessionref.log.store import DirectoryStore, LogUnreadable
+from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
 from tests.logs import turn
@@ -579,3 +582,26 @@ def test_a_root_whose_path_is_not_utf8_is_indexed(tmp_path: Path) -> None:
     index = index_of(root, tmp_path)
     assert_answers_right(index, root)
     assert not index.bypassed
+
+
+def test_the_resolver_reads_an_index_from_its_threads(tmp_path: Path) -> None:
+    """With a cancel token (and for several references) the resolver reads in threads of its
+    own: an index must answer from them as the store does, however many at once."""
+    root = REPO / "sessionref" / "sample"
+    plain, index = DirectoryStore(root), index_of(root, tmp_path)
+    ids = [h.id for h in plain.headers()][:3]
+    target = {"id": "elsewhere", "session": {"header": {"id": "elsewhere", "cwd": "/w"}}}
+    references = [{"sessionId": session_id} for session_id in ids]
+
+    def answers(store: Any) -> list[Any]:
+        resolver = SessionReferenceResolver(store)
+        token = threading.Event()
+        jobs = [
+            lambda: resolver.list_candidates(target, "", 50, token),
+            lambda: resolver.mention_candidates(target, "e", 5, token),
+            lambda: resolver.snapshot(target, references, token, message_id="m"),
+        ] * 4
+        with ThreadPoolExecutor(len(jobs)) as pool:
+            return list(pool.map(lambda job: job(), jobs))
+
+    assert answers(index) == answers(plain)

@@ -152,9 +152,13 @@ def check_ours(path: Path) -> None:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating) a database in WAL mode with the schema; raises :class:`sqlite3.Error`."""
+    """Open (creating) a database in WAL mode with the schema; raises :class:`sqlite3.Error`.
+
+    Any thread may use the connection (:class:`~sessionref.index.SessionIndex` takes turns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    connection = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
     try:
         candidates.register(connection)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -201,7 +205,7 @@ def connect_memory() -> sqlite3.Connection:
     >>> connect_memory().execute("SELECT count(*) FROM sessions").fetchone()
     (0,)
     """
-    connection = sqlite3.connect(":memory:", isolation_level=None)
+    connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     candidates.register(connection)
     connection.executescript(DDL)
     return connection

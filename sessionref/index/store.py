@@ -9,13 +9,15 @@ throwaway index in memory).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sqlite3
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 import sessionref.index.tables as tables
 from sessionref.errors import SessionLogError
@@ -82,6 +84,25 @@ def _stderr_line(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _in_turn(
+    method: Callable[Concatenate[SessionIndex, P], R],
+) -> Callable[Concatenate[SessionIndex, P], R]:
+    """``method`` run while holding the index's lock: the resolver reads from several threads
+    at once (:func:`sessionref.cancellation.settle`), and they share one connection and one
+    refreshed state."""
+
+    @functools.wraps(method)
+    def in_turn(index: SessionIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with index._lock:
+            return method(index, *args, **kwargs)
+
+    return in_turn
+
+
 class SessionIndex:
     """The index of one store; also a :class:`~sessionref.log.store.SessionStore` over it.
 
@@ -120,6 +141,7 @@ class SessionIndex:
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
         self._reader: CachedHeaderStore | None = None
+        self._lock = threading.RLock()
 
     @property
     def bypassed(self) -> bool:
@@ -142,6 +164,7 @@ class SessionIndex:
             self._db = db
         return self._db
 
+    @_in_turn
     def close(self) -> None:
         """Close the database (the next use opens it again)."""
         if self._db is not None:
@@ -182,6 +205,7 @@ class SessionIndex:
             self._db = connect_memory()
         return use(self._db)
 
+    @_in_turn
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Bring the index up to date with the store, reading only logs that changed.
 
@@ -292,10 +316,12 @@ class SessionIndex:
             self._served = self.refresh().sessions
         return self._served
 
+    @_in_turn
     def session_count(self) -> int:
         """How many sessions the store serves (refreshes first)."""
         return len(self.store.headers()) if self._bypassed else self._use()
 
+    @_in_turn
     def headers(self) -> list[SessionHeader]:
         """Every stored session's header, as the store lists them (refreshes first)."""
         if self._bypassed:
@@ -306,6 +332,7 @@ class SessionIndex:
             self._headers = decode_headers(tables.listed_headers(self._db))
         return list(self._headers)
 
+    @_in_turn
     def candidates(
         self, target: Target, needle: str, limit: int
     ) -> list[tuple[SessionHeader, Any]] | None:
@@ -319,6 +346,7 @@ class SessionIndex:
             return None
         return select_candidates(self._db, target, needle, limit)
 
+    @_in_turn
     def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""
         if self._bypassed or self._db is None:
@@ -329,6 +357,7 @@ class SessionIndex:
             return self._titles[session_id]
         return self.store.title(session_id)
 
+    @_in_turn
     def _store(self) -> DirectoryStore:
         if self._bypassed or self._db is None:
             return self.store
@@ -345,6 +374,7 @@ class SessionIndex:
         """The log file of a session, as the store places it."""
         return self._store().path_of(session_id)
 
+    @_in_turn
     def problems(self) -> list[StoreProblem]:
         """What the store's last listing passed over."""
         if self._bypassed:
@@ -353,6 +383,7 @@ class SessionIndex:
             self._problems = [] if self._db is None else tables.stored_problems(self._db)
         return list(self._problems)
 
+    @_in_turn
     def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first); only
         those of working directory ``cwd`` when it is given."""
