@@ -21,6 +21,10 @@ from sessionref.log.structs import LogRecord
 KINDS = {
     "plain": b'{"type":"turn/start","seq":%d,"time":1,"data":{"turn":1}}',
     "surrogate": b'{"type":"user/message","seq":%d,"time":1,"data":{"text":"\\ud800 lone"}}',
+    "surrogate-last": b'{"type":"x","seq":%d,"time":1,"data":"\\udbff"}',  # ends a run: no offset
+    "surrogate-low": b'{"type":"x","seq":%d,"time":1,"data":["a\\udc00",1]}',
+    "pair": b'{"type":"x","seq":%d,"time":1,"data":"\\ud83d\\ude00"}',
+    "escaped-backslash": b'{"type":"x","seq":%d,"time":1,"data":"\\\\ud800"}',
     "float": b'{"type":"step/end","seq":%d,"time":1.0,"data":{}}',
     "broken": b'{"type":"x","seq":%d',
     "blank": b"",
@@ -28,6 +32,7 @@ KINDS = {
     "extra-key": b'{"type":"x","seq":%d,"time":1,"data":1,"odd":true}',
     "joined": b'{"type":"a","seq":%d,"time":1,"data":1}{"type":"b","seq":0,"time":1,"data":2}',
     "joined-spaced": b'{"type":"a","seq":%d,"time":1,"data":1} {"type":"b","seq":0,"time":1}',
+    "bracketed": b'{"type":"a","seq":%d,"time":1,"data":1}][{"type":"b","seq":0,"time":1}',
     "open": b'{"type":"x","seq":%d,"time":1,"data":{"a":{}',  # starts and ends as one value
     "open-array": b'{"type":"x","seq":%d,"time":1,"data":[',
     "close": b"}",
@@ -81,6 +86,7 @@ def test_a_log_decodes_piece_by_piece_as_its_lines_decoded_alone(
             b'{"type":"a","seq":0}\n{"type":"b","data":[\n]}{"type":"c","seq":2}\n',
             ["a", None, None],
         ),
+        (b'{"type":"a","seq":0}][{"type":"b","seq":1}\n{"type":"c","seq":2}\n', [None, "c"]),
     ],
 )
 def test_values_that_add_up_to_the_lines_are_not_taken_for_them(

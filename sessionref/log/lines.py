@@ -178,13 +178,14 @@ def decode_piece(piece: bytes | bytearray, count: int | None = None) -> list[Lin
 class PieceDecoder:
     """Decodes the pieces of one log, in order.
 
-    A piece goes through msgspec at once. When msgspec refuses it, the lines before the one
-    it refused are decoded in bulk, that line alone, and the rest by windows of about 8 KiB,
-    each in bulk and handled the same way when refused: a refused line costs at most a
-    window decoded twice. A log that has such lines usually has them in every piece, so the
-    piece after one that had is decoded by windows from its start. Should the records not
-    add up to one per line (a blank line in a window), the piece is decoded as
-    :func:`_decode_range` does, counting every run's lines.
+    A piece is wrapped (:func:`wrap_lines`) and goes through msgspec at once. When msgspec
+    refuses it, the lines before the one it refused are decoded in bulk, that line alone, and
+    the rest by windows of about 8 KiB, each in bulk and handled the same way when refused: a
+    refused line costs at most a window decoded twice. A log that has such lines usually has
+    them in every piece, so the piece after one that had is decoded by windows from its start.
+    Nothing is counted on the way: the values add up to the piece's lines only when each line
+    holds one (see :func:`decode_whole`). When they do not, which takes ``][`` between two
+    values on a line, every line of the piece is decoded alone.
     """
 
     def __init__(self) -> None:
@@ -196,15 +197,24 @@ class PieceDecoder:
         piece = repair_utf8(piece)
         if count is None:
             count = piece.count(b"\n")
-        view = memoryview(piece)
-        if self.windows:
-            out, self.windows = _by_windows(piece, view, None)
-        else:
-            records = decode_whole(piece, count)
-            if records is not None:
-                return records  # type: ignore[return-value]  # no None in it
-            out, self.windows = _by_windows(piece, view, None)
-        return out if len(out) == count else _decode_range(piece, view, 0, len(piece), count)
+        if not count:
+            return []
+        wrapped = wrap_lines(piece)
+        out, self.windows = _decode_wrapped(wrapped, _WINDOW if self.windows else len(wrapped))
+        if len(out) == count:
+            return out
+        return [_decode_alone(bytes(line)) for line in piece.split(b"\n")[:-1]]
+
+
+def wrap_lines(piece: bytes | bytearray) -> bytearray:
+    """The whole lines of ``piece``, each wrapped in ``[`` … ``]``.
+
+    >>> wrap_lines(b'{"a":1}\\n\\n')
+    bytearray(b'[{"a":1}]\\n[]\\n')
+    """
+    wrapped = bytearray(b"[") + piece.replace(b"\n", b"]\n[")
+    del wrapped[-1]
+    return wrapped
 
 
 def decode_whole(piece: bytes | bytearray, count: int) -> list[LogRecord] | None:
@@ -219,10 +229,8 @@ def decode_whole(piece: bytes | bytearray, count: int) -> list[LogRecord] | None
     """
     if not count:
         return []
-    wrapped = bytearray(b"[") + piece.replace(b"\n", b"]\n[")
-    del wrapped[-1]
     try:
-        records = _WRAPPED.decode_lines(wrapped)
+        records = _WRAPPED.decode_lines(wrap_lines(piece))
     except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
         return None
     return list(map(_FIRST, records)) if len(records) == count else None
@@ -232,135 +240,73 @@ _WRAPPED: Final = msgspec.json.Decoder(tuple[LogRecord])
 _FIRST: Final = operator.itemgetter(0)
 
 
-def _by_windows(
-    piece: bytes | bytearray, view: memoryview, error: Exception | None
-) -> tuple[list[Line], bool]:
-    """The lines of ``piece`` by windows (see :class:`PieceDecoder`), the first being the
-    whole piece when msgspec just refused it with ``error``; and whether it refused any.
-    A window msgspec takes but not as one value per line is decoded by :func:`_decode_range`."""
+def _decode_wrapped(wrapped: bytearray, first: int) -> tuple[list[Line], bool]:
+    """The lines of ``wrapped`` (see :func:`wrap_lines`), run by run, and whether msgspec
+    refused any: the first run is the lines in about ``first`` bytes, each later one those in
+    about :data:`_WINDOW`. When msgspec refuses a run, the lines before the one its error
+    points to (see :func:`_split`) are decoded again in bulk, then that line alone. One entry
+    per line when each line msgspec took is one value; more entries otherwise.
+
+    >>> wrapped = wrap_lines(b'{"type":"a"}\\n{"type":"b","data":"\\\\ud800"}\\n{"type":"c"}\\n')
+    >>> out, refused = _decode_wrapped(wrapped, len(wrapped))
+    >>> [(type(r).__name__, r.type) for r in out], refused
+    ([('LogRecord', 'a'), ('DecodedLogRecord', 'b'), ('LogRecord', 'c')], True)
+    """
+    view, size = memoryview(wrapped), len(wrapped)
     out: list[Line] = []
-    size = len(piece)
-    start, stop = 0, size if error is not None else piece.find(b"\n", _WINDOW) + 1 or size
-    refusals = error is not None
+    ends: list[int] = []  # of the runs split off, the next last
+    start, window, refused = 0, first, -1
     while start < size:
-        if error is None:  # the window from start to stop has not been tried yet
-            lines = piece.count(b"\n", start, stop)
-            records, error = _decode_bulk(piece, view, start, stop, lines)
-            refusals = refusals or records is None
-            if error is None:  # taken, one value per line or not
-                out += (
-                    _decode_range(piece, view, start, stop, lines) if records is None else records
-                )
-                start = stop
-                stop = piece.find(b"\n", start + _WINDOW) + 1 or size
+        if start == refused:  # the line msgspec's last error points to
+            stop = wrapped.index(b"\n", start) + 1
+            out.append(decode_line(bytes(view[start + 1 : stop - 2])))
+        else:
+            stop = ends[-1] if ends else wrapped.find(b"\n", start + window - 1) + 1 or size
+            try:
+                out += map(_FIRST, _WRAPPED.decode_lines(view[start:stop]))
+            except (msgspec.DecodeError, RecursionError) as error:  # a ValidationError too
+                window, refused = _WINDOW, _split(wrapped, start, stop, error)
+                if refused > start:  # the lines before it first
+                    ends.append(refused)
                 continue
-        refused = _split(piece, start, stop, error)
-        if refused > start:  # the lines before it, again
-            out += _decode_range(piece, view, start, refused, piece.count(b"\n", start, refused))
-        start = piece.index(b"\n", refused) + 1
-        out.append(decode_line(bytes(view[refused : start - 1])))
-        stop, error = piece.find(b"\n", start + _WINDOW) + 1 or size, None
-    return out, refusals
+        start = stop
+        if ends and ends[-1] == start:
+            ends.pop()
+    return out, refused >= 0
 
 
-def _decode_bulk(
-    piece: bytes | bytearray, view: memoryview, start: int, stop: int, lines: int
-) -> tuple[list[LogRecord] | None, Exception | None]:
-    """The records of the ``lines`` lines of ``piece[start:stop]`` (``view`` is ``piece``'s)
-    at once, or ``None`` and why msgspec refused them (no reason when it took them but not as
-    one value per line).
+def _decode_alone(line: bytes) -> Line:
+    """One line decoded alone as it would be in bulk: a :class:`LogRecord` when msgspec
+    takes it, else :func:`decode_line`.
 
-    >>> piece = b'{"type":"a"}{"type":"b"}\\n\\n'
-    >>> _decode_bulk(piece, memoryview(piece), 0, len(piece), 2)
-    (None, None)
+    >>> type(_decode_alone(b'{"type":"a"}')).__name__, _decode_alone(b'{"type":"a"}]')
+    ('LogRecord', None)
     """
     try:
-        records = _DECODER.decode_lines(view[start:stop])
-    except (msgspec.DecodeError, RecursionError) as exc:  # a ValidationError is a DecodeError
-        return None, exc
-    return (
-        (records, None) if _one_per_line(piece, start, stop, lines, len(records)) else (None, None)
-    )
-
-
-def _one_per_line(piece: bytes | bytearray, start: int, stop: int, lines: int, values: int) -> bool:
-    """Whether the ``values`` values msgspec found in the ``lines`` whole lines of
-    ``piece[start:stop]`` are one per line, as ``JSON.parse`` of each line finds them: there
-    are as many, and every line is ``{`` … ``}`` (JSON whitespace around). Then every newline
-    is between two values (``}`` then ``{`` is not JSON inside a value, and a string holds no
-    newline), so each line holds at least one value, hence exactly one. Counted with
-    ``bytes.count`` for lines without whitespace around (what the harness writes), matched
-    line by line otherwise.
-
-    >>> def check(piece, values):
-    ...     return _one_per_line(piece, 0, len(piece), piece.count(b"\\n"), values)
-    >>> check(b'{"a":1}\\n {"b":2}\\r\\n', 2), check(b'{"a":1}{"b":2}\\n{"c":\\n3}\\n', 3)
-    (True, False)
-    """
-    if values != lines:
-        return False
-    if (
-        lines
-        and piece[start] == _OPEN
-        and piece[stop - 2] == _CLOSE
-        and piece.count(b"}\n{", start, stop) == lines - 1
-    ):
-        return True
-    return _OBJECT_LINES.fullmatch(piece, start, stop) is not None
-
-
-_OPEN: Final = ord("{")
-_CLOSE: Final = ord("}")
-_OBJECT_LINES: Final = re.compile(rb"(?:[ \t\r]*\{[^\n]*\}[ \t\r]*\n)*")
-
-
-def _decode_range(
-    piece: bytes | bytearray, view: memoryview, start: int, stop: int, count: int
-) -> list[Line]:
-    """The ``count`` lines of ``piece[start:stop]``, each run of them in bulk, checked to hold
-    one record per line: a run refused is split at the line msgspec's error points to (in
-    the middle when it points nowhere), and a line refused at the start of a run is decoded
-    alone. A refused line costs about one more bulk decode of the lines before it.
-    """
-    out: list[Line] = []
-    todo = [(stop, count)]  # (end, lines) of the runs still to decode, the next last
-    while todo:
-        stop, lines = todo[-1]
-        records, error = _decode_bulk(piece, view, start, stop, lines)
-        if records is not None:
-            out += records
-            start = stop
-            todo.pop()
-            continue
-        split = _split(piece, start, stop, error) if lines > 1 else start
-        if split == start:  # the run's first line is refused: decode it alone
-            end = piece.index(b"\n", start) + 1
-            out.append(decode_line(bytes(view[start : end - 1])))
-            start = end
-            todo[-1] = (stop, lines - 1)
-            if lines == 1:
-                todo.pop()
-        else:
-            before = piece.count(b"\n", start, split)
-            todo[-1] = (stop, lines - before)
-            todo.append((split, before))
-    return out
+        return _DECODER.decode(line)
+    except (msgspec.DecodeError, RecursionError):
+        return decode_line(line)
 
 
 _DECODE_ERROR_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
 _VALIDATION_ITEM: Final = re.compile(r"`\$\[(\d+)\]")
+_TRUNCATED: Final = "Input data was truncated"
 
 
 def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | None) -> int:
     """Where to split the run ``piece[start:stop]`` that msgspec refused with ``error``: the
     start of the line the error points to, or of the middle line when it points nowhere in
-    the run; ``start`` when that is the run's first line.
+    the run; ``start`` when that is the run's first line. msgspec runs out of input, with no
+    offset, when a lone high surrogate escape ends a string a few bytes before the end: the
+    last line is taken for the one it refused.
 
     >>> lines = b'{"a":1}\\n{"a":"\\\\ud800"}\\n{"a":2}\\n'
     >>> def at(n):
     ...     return msgspec.DecodeError(f"JSON is malformed: invalid escape (byte {n})")
     >>> _split(lines, 0, len(lines), at(14)), _split(lines, 8, len(lines), at(6))
     (8, 8)
+    >>> _split(lines, 0, len(lines), msgspec.DecodeError("Input data was truncated"))
+    23
     """
     at = None
     if isinstance(error, msgspec.ValidationError):  # ``$[i]``: the i-th record of the run
@@ -371,7 +317,10 @@ def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | N
                 at = piece.find(b"\n", at, stop) + 1 or stop
     elif isinstance(error, msgspec.DecodeError):  # ``(byte n)``: an offset in the run
         offset = _DECODE_ERROR_BYTE.search(str(error))
-        at = None if offset is None else start + int(offset[1])
+        if offset is not None:
+            at = start + int(offset[1])
+        elif str(error) == _TRUNCATED:  # a lone ``\\udXXX`` near the end: the last line
+            at = stop - 1
     if at is None or not start <= at < stop:
         at = (start + stop) // 2
     return max(start, piece.rfind(b"\n", start, at) + 1)
