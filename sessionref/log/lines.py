@@ -182,7 +182,8 @@ class PieceDecoder:
     refuses it, the lines before the one it refused are decoded in bulk, that line alone, and
     the rest by windows of about 8 KiB, each in bulk and handled the same way when refused: a
     refused line costs at most a window decoded twice. A log that has such lines usually has
-    them in every piece, so the piece after one that had is decoded by windows from its start.
+    them every piece or so, and a piece tried at once is decoded up to its first one for
+    nothing, so once a piece had one every later piece is decoded by windows from its start.
     Nothing is counted on the way: the values add up to the piece's lines only when each line
     holds one (see :func:`decode_whole`). When they do not, which takes ``][`` between two
     values on a line, every line of the piece is decoded alone.
@@ -190,7 +191,7 @@ class PieceDecoder:
 
     def __init__(self) -> None:
         self.windows = False
-        """Whether the next piece is decoded by windows from its start."""
+        """Whether pieces are decoded by windows from their start: once msgspec refused a line."""
 
     def decode(self, piece: bytes | bytearray, count: int | None = None) -> list[Line]:
         """One entry per line of ``piece`` (``count`` lines, counted here when not given)."""
@@ -200,7 +201,8 @@ class PieceDecoder:
         if not count:
             return []
         wrapped = wrap_lines(piece)
-        out, self.windows = _decode_wrapped(wrapped, _WINDOW if self.windows else len(wrapped))
+        out, refused = _decode_wrapped(wrapped, _WINDOW if self.windows else len(wrapped))
+        self.windows = self.windows or refused
         if len(out) == count:
             return out
         return [_decode_alone(bytes(line)) for line in piece.split(b"\n")[:-1]]
