@@ -229,6 +229,8 @@ def _plain_sources(record: LogRecord) -> bool:
         return True
     if type(raw) is not msgspec.Raw:
         return False
+    if is_seq_run(bytes(raw), record.seq):  # type: ignore[arg-type]  # surface events have seqs
+        return True
     try:
         seqs = _SEQS.decode(raw)
     except msgspec.DecodeError:  # a ValidationError is a DecodeError
@@ -241,3 +243,58 @@ def _plain_sources(record: LogRecord) -> bool:
 def current_surface(records: Iterable[LogRecord]) -> list[LogRecord]:
     """:func:`fold_surface` of :func:`surface_events`: the surface a loaded log shows."""
     return fold_surface(surface_events(records))
+
+
+RUN_LIMIT: Final = 1 << 16
+"""Runs of seqs are matched as text below this seq (the text of 0…limit is some 380 KB)."""
+_run_text = b"0,"
+"""``0,1,2,…,n-1,``: every run of seqs below ``n`` as ``JSON.stringify`` writes it is a
+slice of it. Grown as larger seqs come, never beyond :data:`RUN_LIMIT` numbers."""
+
+
+def _run_offset(number: int) -> int:
+    """Where ``number`` starts in ``0,1,2,…``: numbers below 10 take 2 bytes, then 3 …
+
+    >>> [_run_offset(n) for n in (0, 9, 10, 11, 100)]
+    [0, 18, 20, 23, 290]
+    """
+    offset, low, high, width = 0, 0, 10, 2
+    while number >= high:
+        offset += (high - low) * width
+        low, high, width = high, high * 10, width + 1
+    return offset + (number - low) * width
+
+
+def _runs_through(last: int) -> bytes:
+    """The text of the runs of seqs, holding ``last`` (below :data:`RUN_LIMIT`)."""
+    global _run_text
+    text = _run_text  # read once: another thread may grow it meanwhile
+    if _run_offset(last + 1) > len(text):
+        numbers = range(min(max(2 * (last + 1), 1024), RUN_LIMIT))
+        text = _run_text = "".join(f"{number}," for number in numbers).encode()
+    return text
+
+
+def is_seq_run(raw: bytes, below: int) -> bool:
+    """Whether ``raw`` is the JSON of a run of integers ``[a,a+1,…,b]``, ``0 <= a <= b <
+    below``, written as ``JSON.stringify`` writes it: distinct non-negative integers below
+    ``below``, some. An assistant message cites the deltas it was streamed from so, and
+    this says it without building a number.
+
+    >>> is_seq_run(b"[8,9,10]", 11), is_seq_run(b"[8,9,10]", 10), is_seq_run(b"[8,10]", 11)
+    (True, False, False)
+    >>> is_seq_run(b"[7]", 8), is_seq_run(b"[]", 8), is_seq_run(b"[ 7]", 8)
+    (True, False, False)
+    """
+    if raw[:1] != b"[" or raw[-1:] != b"]":
+        return False
+    numbers = raw[1:-1]
+    comma = numbers.find(b",")
+    try:  # int() takes spaces and underscores too: such text is not the run's below
+        start = int(numbers if comma < 0 else numbers[:comma])
+        end = int(numbers[numbers.rfind(b",") + 1 :])
+    except ValueError:
+        return False
+    if not 0 <= start <= end < min(below, RUN_LIMIT):
+        return False
+    return numbers == _runs_through(end)[_run_offset(start) : _run_offset(end + 1) - 1]
