@@ -252,27 +252,32 @@ _run_text = b"0,"
 slice of it. Grown as larger seqs come, never beyond :data:`RUN_LIMIT` numbers."""
 
 
+_FIRSTS: Final[list[int]] = [0, 0, *(10 ** (digits - 1) for digits in range(2, 18))]
+"""The first number of each width in digits (the index); 0 is the first of width 1."""
+_OFFSETS: Final[list[int]] = [
+    0,
+    0,
+    *(20 + sum(9 * 10 ** (d - 1) * (d + 1) for d in range(2, digits)) for digits in range(2, 18)),
+]
+"""Where the numbers of each width in digits (the index) start in ``0,1,2,…``."""
+
+
 def _run_offset(number: int) -> int:
     """Where ``number`` starts in ``0,1,2,…``: numbers below 10 take 2 bytes, then 3 …
 
     >>> [_run_offset(n) for n in (0, 9, 10, 11, 100)]
     [0, 18, 20, 23, 290]
     """
-    offset, low, high, width = 0, 0, 10, 2
-    while number >= high:
-        offset += (high - low) * width
-        low, high, width = high, high * 10, width + 1
-    return offset + (number - low) * width
+    digits = len(str(number))
+    return _OFFSETS[digits] + (number - _FIRSTS[digits]) * (digits + 1)
 
 
-def _runs_through(last: int) -> bytes:
-    """The text of the runs of seqs, holding ``last`` (below :data:`RUN_LIMIT`)."""
+def _grown_runs(last: int) -> bytes:
+    """The text of the runs of seqs, grown to hold ``last`` (below :data:`RUN_LIMIT`)."""
     global _run_text
-    text = _run_text  # read once: another thread may grow it meanwhile
-    if _run_offset(last + 1) > len(text):
-        numbers = range(min(max(2 * (last + 1), 1024), RUN_LIMIT))
-        text = _run_text = "".join(f"{number}," for number in numbers).encode()
-    return text
+    numbers = range(min(max(2 * (last + 1), 1024), RUN_LIMIT))
+    _run_text = "".join(f"{number}," for number in numbers).encode()
+    return _run_text
 
 
 def is_seq_run(raw: bytes, below: int) -> bool:
@@ -289,12 +294,15 @@ def is_seq_run(raw: bytes, below: int) -> bool:
     if raw[:1] != b"[" or raw[-1:] != b"]":
         return False
     numbers = raw[1:-1]
-    comma = numbers.find(b",")
     try:  # int() takes spaces and underscores too: such text is not the run's below
-        start = int(numbers if comma < 0 else numbers[:comma])
+        start = int(numbers[: numbers.find(b",")] if b"," in numbers else numbers)
         end = int(numbers[numbers.rfind(b",") + 1 :])
     except ValueError:
         return False
     if not 0 <= start <= end < min(below, RUN_LIMIT):
         return False
-    return numbers == _runs_through(end)[_run_offset(start) : _run_offset(end + 1) - 1]
+    begin, stop = _run_offset(start), _run_offset(end + 1) - 1
+    text = _run_text  # read once: another thread may grow it meanwhile
+    if stop > len(text):
+        text = _grown_runs(end)
+    return len(numbers) == stop - begin and text.startswith(numbers, begin)
