@@ -179,3 +179,27 @@ def test_a_seq_run_is_what_it_says(seqs: list[int], below: int, spelling: tuple[
     run = bool(seqs) and seqs == list(range(seqs[0], seqs[-1] + 1)) and seqs[0] >= 0
     expected = run and raw == canonical and seqs[-1] < min(below, RUN_LIMIT)
     assert is_seq_run(raw, below) == expected
+
+
+@pytest.mark.parametrize(
+    ("dt", "kept"),
+    [
+        ([2**41, 1], True),
+        ([-(2**45), 2**45], True),
+        ([2**53 - 10, 4], True),
+        ([2**53 - 10, 5], False),
+    ],
+)
+def test_a_rows_member_times_must_stay_safe(dt: list[int], kept: bool) -> None:
+    """Gaps beyond what the fast decoder takes are checked as the harness checks them: the
+    row (time0 5) stands for its three events while every member time is a safe integer."""
+    row = {
+        "type": "text-chunks",
+        "seq0": 1,
+        "time0": 5,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": dt, "texts": ["a", "b", "c"]},
+    }
+    log = [user(0, "q"), row, assistant(4, "abc", sourceEventSeqs=[1, 2, 3])]
+    assert [record.seq for record in records(log) if record.type != "text-chunks"] == (
+        [0, 4] if kept else [0]
+    )
