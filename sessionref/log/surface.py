@@ -291,18 +291,16 @@ def is_seq_run(raw: bytes, below: int) -> bool:
     >>> is_seq_run(b"[7]", 8), is_seq_run(b"[]", 8), is_seq_run(b"[ 7]", 8)
     (True, False, False)
     """
-    if raw[:1] != b"[" or raw[-1:] != b"]":
-        return False
-    numbers = raw[1:-1]
+    comma = raw.find(b",")
     try:  # int() takes spaces and underscores too: such text is not the run's below
-        start = int(numbers[: numbers.find(b",")] if b"," in numbers else numbers)
-        end = int(numbers[numbers.rfind(b",") + 1 :])
+        start = int(raw[1:comma] if comma > 0 else raw[1:-1])
     except ValueError:
         return False
-    if not 0 <= start <= end < min(below, RUN_LIMIT):
+    end = start + raw.count(b",")  # the run has one comma fewer than numbers
+    if start < 0 or end >= below or end >= RUN_LIMIT or raw[:1] != b"[" or raw[-1:] != b"]":
         return False
-    begin, stop = _run_offset(start), _run_offset(end + 1) - 1
+    begin, stop = _run_offset(start), _run_offset(end + 1)  # stop: after the last comma
     text = _run_text  # read once: another thread may grow it meanwhile
     if stop > len(text):
         text = _grown_runs(end)
-    return len(numbers) == stop - begin and text.startswith(numbers, begin)
+    return len(raw) == stop - begin + 1 and text.startswith(raw[1:-1], begin)
