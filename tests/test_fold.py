@@ -6,10 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessionref.errors import SessionLogError
 from sessionref.log.records import LogRecord
 from sessionref.log.store import MemoryStore
+from sessionref.log.surface import RUN_LIMIT, is_seq_run
 from sessionref.pipeline.fold_compaction import fold_compaction
 from sessionref.pipeline.read_surface import read_surface
 from sessionref.snapshot import project_units
@@ -155,3 +158,48 @@ def test_packed_rows_occupy_their_seqs() -> None:
     assert surface([user(0, "q"), row, assistant(4, "abc", sourceEventSeqs=[1, 2, 3])]) == [0, 4]
     with pytest.raises(SessionLogError, match="seq gap"):
         surface([user(0, "q"), row, assistant(3, "abc"), other(4, "turn/end", data=END)])
+
+
+@given(
+    st.lists(st.integers(-3, 300), max_size=12)
+    | st.builds(
+        lambda start, size: list(range(start, start + size)),
+        st.integers(0, 70_000),
+        st.integers(1, 300),
+    ),
+    st.integers(0, 70_500),
+    st.sampled_from([(",", "]"), (", ", "]"), (",", " ]")]),
+)
+def test_a_seq_run_is_what_it_says(seqs: list[int], below: int, spelling: tuple[str, str]) -> None:
+    """``is_seq_run`` says yes exactly for a run ``a, a+1, …, b`` below ``below`` written
+    as ``JSON.stringify`` writes it (beyond its limit it says no: the fold decodes them)."""
+    comma, close = spelling
+    raw = ("[" + comma.join(map(str, seqs)) + close).encode()
+    canonical = ("[" + ",".join(map(str, seqs)) + "]").encode()
+    run = bool(seqs) and seqs == list(range(seqs[0], seqs[-1] + 1)) and seqs[0] >= 0
+    expected = run and raw == canonical and seqs[-1] < min(below, RUN_LIMIT)
+    assert is_seq_run(raw, below) == expected
+
+
+@pytest.mark.parametrize(
+    ("dt", "kept"),
+    [
+        ([2**41, 1], True),
+        ([-(2**45), 2**45], True),
+        ([2**53 - 10, 4], True),
+        ([2**53 - 10, 5], False),
+    ],
+)
+def test_a_rows_member_times_must_stay_safe(dt: list[int], kept: bool) -> None:
+    """Gaps beyond what the fast decoder takes are checked as the harness checks them: the
+    row (time0 5) stands for its three events while every member time is a safe integer."""
+    row = {
+        "type": "text-chunks",
+        "seq0": 1,
+        "time0": 5,
+        "data": {"turn": 1, "step": 1, "index": 0, "dt": dt, "texts": ["a", "b", "c"]},
+    }
+    log = [user(0, "q"), row, assistant(4, "abc", sourceEventSeqs=[1, 2, 3])]
+    assert [record.seq for record in records(log) if record.type != "text-chunks"] == (
+        [0, 4] if kept else [0]
+    )

@@ -10,12 +10,18 @@ that breaks any of this is an unparsable line to the harness.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
 import msgspec
 
 from sessionref.log.jsvalue import MAX_SAFE_INTEGER, has_exact_keys, is_number, is_safe_int
-from sessionref.log.structs import PACKED_CHUNK_TYPES, LogRecord, SafeInt
+from sessionref.log.structs import PACKED_CHUNK_TYPES, LogRecord
+
+GAP_BOUND: Final = 1 << 40
+"""The fast decoder takes member time gaps up to this (some 35 years in milliseconds), so
+that the member times of a row it takes are surely safe while ``|time0| + gaps * GAP_BOUND``
+is; a larger gap is looked at again with :func:`check_row_value`."""
+_Gap = Annotated[int, msgspec.Meta(ge=-GAP_BOUND, le=GAP_BOUND)]
 
 
 class MalformedRow(ValueError):
@@ -26,7 +32,7 @@ class _TextRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True
     turn: int | float
     step: int | float
     index: int | float
-    dt: list[SafeInt]
+    dt: list[_Gap]
     texts: list[str]
 
 
@@ -35,7 +41,7 @@ class _ToolRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True
     step: int | float
     index: int | float
     id: str
-    dt: list[SafeInt]
+    dt: list[_Gap]
     args: list[str]
     name: str | msgspec.UnsetType = msgspec.UNSET
 
@@ -94,7 +100,7 @@ def check_fast_row(record: LogRecord) -> int | None:
         count
         and len(dt) == count - 1
         and record.seq0 + count - 1 <= MAX_SAFE_INTEGER
-        and abs(record.time0) + sum(map(abs, dt)) <= MAX_SAFE_INTEGER
+        and abs(record.time0) + len(dt) * GAP_BOUND <= MAX_SAFE_INTEGER
     ):
         return count
     return None

@@ -229,6 +229,8 @@ def _plain_sources(record: LogRecord) -> bool:
         return True
     if type(raw) is not msgspec.Raw:
         return False
+    if is_seq_run(bytes(raw), record.seq):  # type: ignore[arg-type]  # surface events have seqs
+        return True
     try:
         seqs = _SEQS.decode(raw)
     except msgspec.DecodeError:  # a ValidationError is a DecodeError
@@ -241,3 +243,64 @@ def _plain_sources(record: LogRecord) -> bool:
 def current_surface(records: Iterable[LogRecord]) -> list[LogRecord]:
     """:func:`fold_surface` of :func:`surface_events`: the surface a loaded log shows."""
     return fold_surface(surface_events(records))
+
+
+RUN_LIMIT: Final = 1 << 16
+"""Runs of seqs are matched as text below this seq (the text of 0…limit is some 380 KB)."""
+_run_text = b"0,"
+"""``0,1,2,…,n-1,``: every run of seqs below ``n`` as ``JSON.stringify`` writes it is a
+slice of it. Grown as larger seqs come, never beyond :data:`RUN_LIMIT` numbers."""
+
+
+_FIRSTS: Final[list[int]] = [0, 0, *(10 ** (digits - 1) for digits in range(2, 18))]
+"""The first number of each width in digits (the index); 0 is the first of width 1."""
+_OFFSETS: Final[list[int]] = [
+    0,
+    0,
+    *(20 + sum(9 * 10 ** (d - 1) * (d + 1) for d in range(2, digits)) for digits in range(2, 18)),
+]
+"""Where the numbers of each width in digits (the index) start in ``0,1,2,…``."""
+
+
+def _run_offset(number: int) -> int:
+    """Where ``number`` starts in ``0,1,2,…``: numbers below 10 take 2 bytes, then 3 …
+
+    >>> [_run_offset(n) for n in (0, 9, 10, 11, 100)]
+    [0, 18, 20, 23, 290]
+    """
+    digits = len(str(number))
+    return _OFFSETS[digits] + (number - _FIRSTS[digits]) * (digits + 1)
+
+
+def _grown_runs(last: int) -> bytes:
+    """The text of the runs of seqs, grown to hold ``last`` (below :data:`RUN_LIMIT`)."""
+    global _run_text
+    numbers = range(min(max(2 * (last + 1), 1024), RUN_LIMIT))
+    _run_text = "".join(f"{number}," for number in numbers).encode()
+    return _run_text
+
+
+def is_seq_run(raw: bytes, below: int) -> bool:
+    """Whether ``raw`` is the JSON of a run of integers ``[a,a+1,…,b]``, ``0 <= a <= b <
+    below``, written as ``JSON.stringify`` writes it: distinct non-negative integers below
+    ``below``, some. An assistant message cites the deltas it was streamed from so, and
+    this says it without building a number.
+
+    >>> is_seq_run(b"[8,9,10]", 11), is_seq_run(b"[8,9,10]", 10), is_seq_run(b"[8,10]", 11)
+    (True, False, False)
+    >>> is_seq_run(b"[7]", 8), is_seq_run(b"[]", 8), is_seq_run(b"[ 7]", 8)
+    (True, False, False)
+    """
+    comma = raw.find(b",")
+    try:  # int() takes spaces and underscores too: such text is not the run's below
+        start = int(raw[1:comma] if comma > 0 else raw[1:-1])
+    except ValueError:
+        return False
+    end = start + raw.count(b",")  # the run has one comma fewer than numbers
+    if start < 0 or end >= below or end >= RUN_LIMIT or raw[:1] != b"[" or raw[-1:] != b"]":
+        return False
+    begin, stop = _run_offset(start), _run_offset(end + 1)  # stop: after the last comma
+    text = _run_text  # read once: another thread may grow it meanwhile
+    if stop > len(text):
+        text = _grown_runs(end)
+    return len(raw) == stop - begin + 1 and text.startswith(raw[1:-1], begin)
