@@ -10,8 +10,9 @@ import contextlib
 import hashlib
 import os
 import sqlite3
+import time
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import sessionref.index.candidates as candidates
 
@@ -124,8 +125,10 @@ class ForeignFile(Exception):
 
 
 def check_ours(path: Path) -> None:
-    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, or an SQLite
-    database whose ``meta`` table sessionref made (read only; nothing is changed).
+    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, an SQLite
+    database with no table (one that sessionref is creating: it holds nothing), or one whose
+    ``meta`` table sessionref made (read only; nothing is changed). A lock held past the busy
+    timeout raises :class:`sqlite3.Error`.
 
     >>> check_ours(Path("/nonexistent/x.sqlite"))
     """
@@ -142,17 +145,82 @@ def check_ours(path: Path) -> None:
         raise ForeignFile("it is not an SQLite database")
     try:
         with contextlib.closing(
-            sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+            sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+            )
         ) as db:
-            row = db.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
-    except (sqlite3.Error, ValueError):  # ValueError: a path no URI can spell
+            row = _stamp(db).get("schema") if _has_tables(db) else "new"
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise
+        row = None
+    except ValueError:  # a path no URI can spell
         row = None
     if row is None:
         raise ForeignFile("it is an SQLite database sessionref did not make")
 
 
+def _has_tables(db: sqlite3.Connection) -> bool:
+    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone() is not None
+
+
+def _stamp(db: sqlite3.Connection) -> dict[str, Any]:
+    """The ``meta`` table's rows (none when there is no such table).
+
+    >>> _stamp(sqlite3.connect(":memory:"))
+    {}
+    """
+    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+        return {}
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+_BUSY_CODES: Final = (5, 6)
+"""SQLITE_BUSY and SQLITE_LOCKED: another connection holds a lock."""
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Whether ``error`` only says that another connection holds a lock: it passes, and
+    nothing is wrong with the database.
+
+    >>> is_busy(sqlite3.OperationalError("database is locked"))
+    True
+    >>> is_busy(sqlite3.DatabaseError("file is not a database"))
+    False
+    """
+    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in _BUSY_CODES
+    return str(error).startswith(("database is locked", "database table is locked"))
+
+
+def _use_wal(connection: sqlite3.Connection) -> None:
+    """Put the database in WAL mode, waiting (up to the busy timeout) while another
+    connection holds a lock: SQLite answers "locked" at once, without waiting, when another
+    process is creating the same database; raises :class:`sqlite3.Error` otherwise.
+
+    >>> db = sqlite3.connect(":memory:")
+    >>> _use_wal(db)
+    Traceback (most recent call last):
+    sqlite3.OperationalError: the index cannot use write-ahead logging
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.005)
+            continue
+        if mode != "wal":
+            raise sqlite3.OperationalError("the index cannot use write-ahead logging")
+        return
+
+
 def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating) a database in WAL mode with the schema; raises :class:`sqlite3.Error`.
+    """Open (creating) a database in WAL mode (:func:`check_meta` gives a new one its tables);
+    raises :class:`sqlite3.Error`.
 
     Any thread may use the connection (:class:`~sessionref.index.SessionIndex` takes turns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -162,11 +230,9 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         candidates.register(connection)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        if connection.execute("PRAGMA journal_mode = WAL").fetchone()[0] != "wal":
-            raise sqlite3.OperationalError("the index cannot use write-ahead logging")
+        _use_wal(connection)
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA cache_size = -32768")
-        connection.executescript(DDL)
     except BaseException:
         connection.close()
         raise
@@ -174,20 +240,28 @@ def connect(path: Path) -> sqlite3.Connection:
 
 
 def check_meta(connection: sqlite3.Connection, root: bytes, reader: str) -> bool:
-    """Whether the database was built for this schema, root and reader (stamping a new one).
+    """Whether the database was built for this schema, root and reader. A new database gets
+    its tables and stamp in one transaction: another process never sees it half made (which
+    :func:`check_ours` would take for someone else's).
 
     >>> db = connect_memory()
     >>> check_meta(db, b"/r", "x"), check_meta(db, b"/r", "x"), check_meta(db, b"/other", "x")
     (True, True, False)
     """
     wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader}
-    found = dict(connection.execute("SELECT key, value FROM meta").fetchall())
+    found = _stamp(connection)
     if not found.keys() & wanted.keys():
         connection.execute("BEGIN IMMEDIATE")
-        found = dict(connection.execute("SELECT key, value FROM meta").fetchall())
-        if not found.keys() & wanted.keys():
-            connection.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
-            found = wanted
+        try:
+            found = _stamp(connection)
+            if not found.keys() & wanted.keys():
+                for statement in DDL.split(";"):
+                    connection.execute(statement)
+                connection.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
+                found = wanted
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
         connection.execute("COMMIT")
     return all(found.get(key) == value for key, value in wanted.items())
 

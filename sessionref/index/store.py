@@ -39,6 +39,7 @@ from sessionref.index.schema import (
     connect,
     connect_memory,
     default_index_path,
+    is_busy,
     names_a_file,
     reader_fingerprint,
     remove_database,
@@ -173,8 +174,9 @@ class SessionIndex:
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
         """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
-        file that sessionref did not make, which is never touched). An error of the store
-        itself is the caller's, as without an index."""
+        file that sessionref did not make, or one another process keeps locked past the busy
+        timeout: neither is touched). An error of the store itself is the caller's, as
+        without an index."""
         if not self._bypassed:
             for attempt in (1, 2):
                 try:
@@ -193,6 +195,12 @@ class SessionIndex:
                     except sqlite3.Error as exc:
                         failure = exc
                 self.close()
+                if isinstance(failure, sqlite3.Error) and is_busy(failure):
+                    self._warn(
+                        f"sessionref: index {self.path} is busy ({failure}); "
+                        "reading the store directly"
+                    )
+                    break  # another process holds it: never pulled from under it
                 with contextlib.suppress(OSError):
                     remove_database(self.path)
                 if attempt == 2:
