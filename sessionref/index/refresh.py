@@ -9,12 +9,13 @@ changed are read.
 from __future__ import annotations
 
 import array
+import collections
 import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
@@ -23,6 +24,9 @@ from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 
 class HeaderEntry(NamedTuple):
@@ -235,27 +239,56 @@ def _placed(store: CachedHeaderStore, session_ids: list[str]) -> dict[str, str]:
     return placed
 
 
+def _stolen(queued: dict[Future[Any], list[str]]) -> list[str]:
+    """The ids of the last piece handed to the children, if no child has taken it yet (it is
+    then withdrawn); none otherwise (pieces are taken in order, so neither is any other)."""
+    last = next(reversed(queued), None)
+    return queued.pop(last) if last is not None and last.cancel() else []
+
+
 def read_sessions(
-    store: CachedHeaderStore, session_ids: list[str], workers: int, chunk: int = 64
+    store: CachedHeaderStore,
+    session_ids: list[str],
+    workers: int,
+    chunk: int = 16,
+    ahead: int = 256,
 ) -> Iterator[tuple[str, SessionData]]:
-    """Read sessions in order of completion; ``workers`` > 1 reads in that many processes,
-    which find each log where ``store`` listed it."""
+    """Read sessions in order of completion. With ``workers`` > 1, that many processes read:
+    ``workers - 1`` children, handed pieces of ``chunk`` ids from the front (up to ``ahead``
+    ids each, so they keep reading while this process writes), which find each log where
+    ``store`` listed it; and this process, which reads one session from the back (or a piece
+    no child has taken yet) whenever no child's result waits. So no more than ``workers``
+    processes run at once, and the one that writes what is read never idles while there is
+    reading to do."""
     if workers <= 1 or len(session_ids) < 2 * chunk:
         for session_id in session_ids:
             yield session_id, read_session(store, session_id)
         return
-    pieces = [session_ids[i : i + chunk] for i in range(0, len(session_ids), chunk)]
     import concurrent.futures  # only a parallel build loads it (and multiprocessing)
 
+    todo, mine = collections.deque(session_ids), list[str]()
+    queued: dict[Future[Any], list[str]] = {}  # in the order handed out
     with concurrent.futures.ProcessPoolExecutor(
-        workers,
+        workers - 1,
         initializer=_start_worker,
         initargs=(store.root, store.limits, _placed(store, session_ids), store.racy_after),
     ) as pool:
-        for future in concurrent.futures.as_completed(
-            [pool.submit(_read_in_worker, piece) for piece in pieces]
-        ):
-            yield from future.result()
+        while todo or mine or queued:
+            while todo and len(queued) * chunk < ahead * (workers - 1):
+                piece = [todo.popleft() for _ in range(min(chunk, len(todo)))]
+                queued[pool.submit(_read_in_worker, piece)] = piece
+            done = [future for future in queued if future.done()]
+            for future in done:
+                del queued[future]
+                yield from future.result()
+            if done:
+                continue
+            mine = mine or ([] if todo else _stolen(queued))
+            if mine or todo:
+                session_id = (mine or todo).pop()
+                yield session_id, read_session(store, session_id)
+            elif queued:
+                concurrent.futures.wait(queued, return_when=concurrent.futures.FIRST_COMPLETED)
 
 
 def stale_sessions(

@@ -1,0 +1,52 @@
+"""Building the index in several processes: every session read exactly once, by a child or by
+the process that writes, and the index the same as one built in one process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref.index import SessionIndex
+from sessionref.index.refresh import CachedHeaderStore, read_session, read_sessions
+from sessionref.log.store import DirectoryStore
+from sessionref.testing import write_session_store
+from tests.logs import turn
+
+
+def logs(count: int) -> list[dict[str, Any]]:
+    """Sessions of one turn each, every one with words of its own."""
+    return [
+        {
+            "header": {"version": 0, "id": f"s{n:03}", "createdAt": n, "delegationDepth": 0},
+            "events": turn(0, 1, f"question {n} about zebra{n}", f"answer {n}"),
+        }
+        for n in range(count)
+    ]
+
+
+@pytest.mark.parametrize(("workers", "chunk", "ahead"), [(2, 4, 8), (3, 2, 4), (2, 16, 256)])
+def test_every_session_is_read_once_whoever_reads_it(
+    tmp_path: Path, workers: int, chunk: int, ahead: int
+) -> None:
+    """Children take pieces from the front, the writing process reads from the back and takes
+    back pieces no child has started: each id comes out once, read as one process reads it."""
+    write_session_store(tmp_path / "store", logs(70))
+    store = DirectoryStore(tmp_path / "store")
+    scanner = CachedHeaderStore(store.root, (store.max_bytes, store.max_line_bytes), {}, 0)
+    ids = [header.id for header in scanner.headers()]
+    got = list(read_sessions(scanner, ids, workers, chunk, ahead))
+    assert sorted(session_id for session_id, _ in got) == sorted(ids)
+    assert dict(got) == {session_id: read_session(scanner, session_id) for session_id in ids}
+
+
+def test_a_parallel_build_searches_as_a_serial_one(tmp_path: Path) -> None:
+    write_session_store(tmp_path / "store", logs(120))
+    parallel = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "p.sqlite", workers=2)
+    serial = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "s.sqlite")
+    assert parallel.refresh().read == serial.refresh().read == 120
+    for query in ("zebra7", "question", "answer 11", "zebra119 question"):
+        assert parallel.search(query, 200) == serial.search(query, 200)
+    hits = {hit.session_id for hit in parallel.search("zebra11", 200)}
+    assert hits == {"s011", *(f"s11{n}" for n in range(10))}
