@@ -7,9 +7,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessionref.index import SessionIndex
-from sessionref.index.refresh import CachedHeaderStore, read_session, read_sessions
+from sessionref.index.refresh import (
+    CachedHeaderStore,
+    read_session,
+    read_sessions,
+    session_text,
+    unit_texts,
+)
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from tests.logs import turn
@@ -50,3 +58,15 @@ def test_a_parallel_build_searches_as_a_serial_one(tmp_path: Path) -> None:
         assert parallel.search(query, 200) == serial.search(query, 200)
     hits = {hit.session_id for hit in parallel.search("zebra11", 200)}
     assert hits == {"s011", *(f"s11{n}" for n in range(10))}
+
+
+@given(st.lists(st.text(st.sampled_from(["a", "é", "令", "😀", "\n", "\0", "\ud800", "\udfff"]))))
+def test_a_session_text_is_its_units_made_indexable_one_by_one(units: list[str]) -> None:
+    """Lone surrogates and NUL become U+FFFD in each unit, one for one; each bound is where
+    its unit ends, units joined by a newline."""
+    fixed = [
+        "".join("\ufffd" if c == "\0" or "\ud800" <= c <= "\udfff" else c for c in u) for u in units
+    ]
+    text, bounds = session_text(units)
+    assert text == "\n".join(fixed)
+    assert unit_texts(text, bounds) == fixed
