@@ -306,7 +306,9 @@ class SessionIndex:
         listing = [(header, encode_header(header)) for header in headers]
         by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
         done = 0
-        for batch in tables.batches(read_sessions(scanner, stale, self.workers), WRITE_BATCH):
+        for batch in tables.batches(
+            read_sessions(scanner, stale, self.workers), WRITE_BATCH, len(stale)
+        ):
             tables.write_sessions(db, [(*by_id[key], data) for key, data in batch])
             done += len(batch)
             if progress is not None:

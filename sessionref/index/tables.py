@@ -42,16 +42,19 @@ def text(stored: bytes) -> str:
     return stored.decode("utf-8", "surrogatepass")
 
 
-def batches(items: Iterator[T], size: int) -> Iterator[list[T]]:
-    """Consecutive lists of ``size`` items (the last may be shorter).
+def batches(items: Iterator[T], size: int, total: int) -> Iterator[list[T]]:
+    """Consecutive lists of ``size`` items, shorter (down to one) once fewer than ``4 * size``
+    of the ``total`` remain: a quarter of what remains. The last list is written when nothing
+    is left to read beside it, so it is kept short.
 
-    >>> list(batches(iter(range(5)), 2))
-    [[0, 1], [2, 3], [4]]
+    >>> [len(batch) for batch in batches(iter(range(20)), 4, 20)]
+    [4, 4, 3, 2, 1, 1, 1, 1, 1, 1, 1]
     """
     batch: list[T] = []
     for item in items:
         batch.append(item)
-        if len(batch) >= size:
+        if len(batch) >= max(1, min(size, total // 4)):
+            total -= len(batch)
             yield batch
             batch = []
     if batch:
