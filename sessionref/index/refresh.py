@@ -191,6 +191,32 @@ class CachedHeaderStore(DirectoryStore):
         return line
 
 
+def limits_of(store: DirectoryStore) -> tuple[int, int]:
+    """``(max_bytes, max_line_bytes)`` of a store, to build another like it."""
+    return (store.max_bytes, store.max_line_bytes)
+
+
+def revision_or_none(path: Path, racy_after: int) -> str | None:
+    """:func:`~sessionref.index.walk.file_revision`, ``None`` when the file cannot be statted."""
+    try:
+        return file_revision(path, racy_after)
+    except OSError:
+        return None
+
+
+def same_line(scanner: CachedHeaderStore, path: str, remembered: HeaderEntry) -> bool:
+    """Whether line 1 of the log at ``path`` still gives what the listing used."""
+    file = LogFile("", "", os.path.basename(path), path)
+    now: tuple[bytes | None, str | None]
+    try:
+        now = (scanner.first_line(file), None)
+    except SessionLogError as exc:
+        now = (None, str(exc))
+    except OSError:
+        return False
+    return now == (remembered.line, remembered.error)
+
+
 def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     """Read one served session: whether it loads, its title and the units a snapshot shows
     (their text; the fold of the surface decides whether the log loads, as for the harness).

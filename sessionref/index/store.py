@@ -20,16 +20,17 @@ from pathlib import Path
 from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 import sessionref.index.tables as tables
-from sessionref.errors import SessionLogError
 from sessionref.index.candidates import select_candidates
 from sessionref.index.refresh import (
     CachedHeaderStore,
-    HeaderEntry,
     decode_header,
     decode_headers,
     encode_header,
+    limits_of,
     read_session,
     read_sessions,
+    revision_or_none,
+    same_line,
     stale_sessions,
 )
 from sessionref.index.schema import (
@@ -50,12 +51,10 @@ from sessionref.index.walk import (
     RACY,
     RACY_NS,
     Tree,
-    file_revision,
     restat_tree,
     tree_of,
     walk_tree,
 )
-from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
 from sessionref.types import Target
@@ -72,13 +71,6 @@ class RefreshReport(NamedTuple):
     sessions: int
     read: int
     removed: int
-
-
-def _revision_or_none(path: Path, racy_after: int) -> str | None:
-    try:
-        return file_revision(path, racy_after)
-    except OSError:
-        return None
 
 
 def _stderr_line(line: str) -> None:
@@ -196,10 +188,8 @@ class SessionIndex:
                         failure = exc
                 self.close()
                 if isinstance(failure, sqlite3.Error) and is_busy(failure):
-                    self._warn(
-                        f"sessionref: index {self.path} is busy ({failure}); "
-                        "reading the store directly"
-                    )
+                    busy = f"sessionref: index {self.path} is busy ({failure});"
+                    self._warn(f"{busy} reading the store directly")
                     break  # another process holds it: never pulled from under it
                 with contextlib.suppress(OSError):
                     remove_database(self.path)
@@ -259,13 +249,13 @@ class SessionIndex:
         placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
         scanner = CachedHeaderStore(
             self.store.root,
-            _limits(self.store),
+            limits_of(self.store),
             known,
             racy_after,
             {session_id: path for path, (session_id, _, _) in placed.items()},
         )
         for path in paths:
-            if path not in known or not _same_line(scanner, os.fsdecode(path), known[path]):
+            if path not in known or not same_line(scanner, os.fsdecode(path), known[path]):
                 return None
         rows = [
             (decode_header(header_json), position, header_json, read_session(scanner, session_id))
@@ -292,10 +282,10 @@ class SessionIndex:
     ) -> RefreshReport:
         """List the store again (header lines from the cache) and read every log that changed."""
         known = tables.header_cache(db)
-        scanner = CachedHeaderStore(self.store.root, _limits(self.store), known, racy_after)
+        scanner = CachedHeaderStore(self.store.root, limits_of(self.store), known, racy_after)
         headers = scanner.headers()
         expected = {
-            h.id: (str(path), _revision_or_none(path, racy_after))
+            h.id: (str(path), revision_or_none(path, racy_after))
             for h in headers
             for path in (scanner.path_of(h.id),)
         }
@@ -306,9 +296,8 @@ class SessionIndex:
         listing = [(header, encode_header(header)) for header in headers]
         by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
         done = 0
-        for batch in tables.batches(
-            read_sessions(scanner, stale, self.workers), WRITE_BATCH, len(stale)
-        ):
+        read = read_sessions(scanner, stale, self.workers)
+        for batch in tables.batches(read, WRITE_BATCH, len(stale)):
             tables.write_sessions(db, [(*by_id[key], data) for key, data in batch])
             done += len(batch)
             if progress is not None:
@@ -373,7 +362,7 @@ class SessionIndex:
             return self.store
         if self._reader is None:
             cache = tables.header_cache(self._db)
-            self._reader = CachedHeaderStore(self.store.root, _limits(self.store), cache, 0)
+            self._reader = CachedHeaderStore(self.store.root, limits_of(self.store), cache, 0)
         return self._reader
 
     def read(self, session_id: str) -> SessionLog:
@@ -408,20 +397,3 @@ class SessionIndex:
             for suffix in ("", "-wal")
             if os.path.exists(f"{self.path}{suffix}")
         )
-
-
-def _same_line(scanner: CachedHeaderStore, path: str, remembered: HeaderEntry) -> bool:
-    """Whether line 1 of the log at ``path`` still gives what the listing used."""
-    file = LogFile("", "", os.path.basename(path), path)
-    now: tuple[bytes | None, str | None]
-    try:
-        now = (scanner.first_line(file), None)
-    except SessionLogError as exc:
-        now = (None, str(exc))
-    except OSError:
-        return False
-    return now == (remembered.line, remembered.error)
-
-
-def _limits(store: DirectoryStore) -> tuple[int, int]:
-    return (store.max_bytes, store.max_line_bytes)
