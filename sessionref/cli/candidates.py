@@ -7,6 +7,9 @@ import os
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from typing import Any
+
+import msgspec
 
 from sessionref import listing
 from sessionref.cli.common import (
@@ -23,8 +26,9 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.uri import format_session_reference_mention, label_text
+from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex
+from sessionref.log.records import SessionHeader
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Candidate, MentionCandidate, Target
 
@@ -104,20 +108,17 @@ def padded(text: str, width: int) -> str:
     return text + " " * (width - display_width(text))
 
 
-def with_mention(candidate: Candidate) -> MentionCandidate:
-    """A candidate and the mention a user would type, whose label is the candidate's as text
-    (:func:`label_text`: a title that is not a string has no mention in the package).
+def with_mention(header: SessionHeader, label: Any) -> MentionCandidate:
+    """:func:`sessionref.listing.mention_candidate`, with a label that is not a string written
+    as its JSON text in the mention (:func:`label_text`; the package has no mention for it)
+    and kept as it is in the candidate.
 
-    >>> with_mention(Candidate(session_id="s", label=7, created_at=0)).mention
-    '@[7](dsh-session:InMi)'
+    >>> found = with_mention(SessionHeader("s", 0), 7)
+    >>> found.label, found.mention
+    (7, '@[7](dsh-session:InMi)')
     """
-    return MentionCandidate(
-        session_id=candidate.session_id,
-        label=candidate.label,
-        cwd=candidate.cwd,
-        created_at=candidate.created_at,
-        mention=format_session_reference_mention(candidate.session_id, label_text(candidate.label)),
-    )
+    found = listing.mention_candidate(header, label_text(label))
+    return msgspec.structs.replace(found, label=label)
 
 
 def table(candidates: Sequence[Candidate]) -> str:
@@ -153,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     target = Target(target_id, cwd)
     listed = listing.candidates(opened.listed, target, args.query, args.limit)
-    found = [with_mention(listing.candidate(header, label)) for header, label in listed]
+    found = [with_mention(header, label) for header, label in listed]
     if args.json:
         write_bytes(js_json(found) + b"\n")
     elif found:

@@ -112,9 +112,8 @@ def default_index_path(root: Path, override: str | os.PathLike[str] | None = Non
         from platformdirs import user_cache_dir  # imported only when needed: 10 ms to load
 
         chosen = Path(user_cache_dir("sessionref")) / "index"
-    folder = chosen
     name = hashlib.sha256(os.fsencode(root_key(root))).hexdigest()[:24]
-    return folder / f"{name}.sqlite"
+    return chosen / f"{name}.sqlite"
 
 
 SQLITE_MAGIC: Final = b"SQLite format 3\x00"

@@ -7,9 +7,9 @@ piece still goes through the bulk decoder. Invalid UTF-8 is replaced by U+FFFD f
 harness decodes each line.
 
 msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
-over two lines, blank lines. So a whole piece is decoded with each line wrapped
-(:func:`decode_whole`), and a bulk decode of lines is kept only when it is one value per line
-(:func:`_one_per_line`); otherwise their lines are decoded as if refused.
+over two lines, blank lines. So each line is decoded wrapped in ``[`` … ``]``
+(:func:`wrap_lines`), and a bulk decode is kept only when it gives one value per line
+(:func:`decode_whole`); otherwise the piece's lines are decoded alone.
 """
 
 from __future__ import annotations
