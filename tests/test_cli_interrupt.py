@@ -167,3 +167,32 @@ def test_a_stopped_batch_keeps_its_finished_lines(
     assert resumed.returncode == 0, err
     done = [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()]
     assert done == [f"s-{index}" for index in reversed(range(SESSIONS))]
+
+
+HALF_BUILT = """
+import os, signal, sys
+from sessionref.cli.process import stop_on_signals
+
+class HalfBuilt:
+    def __init__(self):
+        os.kill(os.getpid(), signal.{signal})  # the interruption lands in the constructor
+        self.ready = True
+
+    def __del__(self):
+        self.ready  # AttributeError: the constructor never finished
+
+stop_on_signals()
+try:
+    HalfBuilt()
+except KeyboardInterrupt:
+    sys.stderr.write("interrupted\\n")
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_an_object_an_interruption_left_half_built_prints_no_traceback(signal_name: str) -> None:
+    """A signal raises where the command is, maybe inside a library's constructor (distributed's
+    Future); the half-built object's failing finalizer must not print "Exception ignored"."""
+    script = HALF_BUILT.replace("{signal}", signal_name)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=PATIENCE)
+    assert done.stderr == b"interrupted\n"

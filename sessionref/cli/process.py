@@ -47,8 +47,18 @@ def interrupted_status(interruption: KeyboardInterrupt) -> int:
     return TERMINATED_STATUS if isinstance(interruption, Terminated) else INTERRUPTED_STATUS
 
 
-def _raise_terminated(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+def _ignore_unraisable(unraisable: object) -> None:
+    """Print nothing for an exception a finalizer raised (see :func:`_raise_interruption`)."""
+
+
+def _raise_interruption(signum: int, frame: FrameType | None) -> None:
+    """Raise :class:`KeyboardInterrupt` (SIGINT) or :class:`Terminated` (SIGTERM) where the
+    command is. It may land inside a library's constructor and leave a half-built object whose
+    finalizer fails later (distributed's ``Future`` does: "Exception ignored in ...", with a
+    traceback); the command says in one line that it was interrupted, so from then on such
+    failures are not printed."""
+    sys.unraisablehook = _ignore_unraisable
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
@@ -60,8 +70,8 @@ def _exit_at_once(signum: int, frame: FrameType | None) -> None:
 def stop_on_signals() -> None:
     """While a command runs: SIGINT raises :class:`KeyboardInterrupt`, SIGTERM
     :class:`Terminated`, so that the command stops cleanly."""
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _raise_terminated)
+    signal.signal(signal.SIGINT, _raise_interruption)
+    signal.signal(signal.SIGTERM, _raise_interruption)
 
 
 def exit_on_signals() -> None:
