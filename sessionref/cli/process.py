@@ -53,11 +53,15 @@ def _ignore_unraisable(unraisable: object) -> None:
 
 def _raise_interruption(signum: int, frame: FrameType | None) -> None:
     """Raise :class:`KeyboardInterrupt` (SIGINT) or :class:`Terminated` (SIGTERM) where the
-    command is. It may land inside a library's constructor and leave a half-built object whose
-    finalizer fails later (distributed's ``Future`` does: "Exception ignored in ...", with a
-    traceback); the command says in one line that it was interrupted, so from then on such
-    failures are not printed."""
+    command is. It may land inside a library and leave it half-done: a half-built object whose
+    finalizer fails later (distributed's ``Future``: "Exception ignored in ...", with a
+    traceback), or a callback on another thread that fails and logs it (distributed's ``sync``,
+    interrupted before it started its future, logs a ``NameError`` through tornado). The
+    command says in one line that it was interrupted, so from then on neither is printed."""
     sys.unraisablehook = _ignore_unraisable
+    logging = sys.modules.get("logging")  # not imported: nothing has logged or can log
+    if logging is not None:
+        logging.disable(logging.CRITICAL)
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
