@@ -45,6 +45,10 @@ HERE = Path(__file__).resolve().parent
 JS_DIR = HERE / "js"
 BUDGETS = (65536, 4096)
 TARGET = Target("sessionref-benchmark-target")
+PAIRED_ROUNDS = 21
+"""The fewest rounds of the ``surrogates``/``chat`` pair: two times a few percent apart, at
+100 turns about 30 ms each, need more rounds than one row's median to be told apart on a
+busy machine."""
 
 
 def ensure_stores(stores: Path, profiles: Sequence[Profile], sizes: Sequence[int]) -> None:
@@ -130,7 +134,7 @@ def paired_with_chat(store: DirectoryStore, turns: int, repeat: int) -> dict[str
     ids = [size_session_id(turns, SURROGATES), size_session_id(turns, CHAT)]
     resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
     works = [functools.partial(resolver.prepare, TARGET, [], [{"sessionId": i}]) for i in ids]
-    mine, clean = alternating_medians(works, repeat)
+    mine, clean = alternating_medians(works, max(repeat, PAIRED_ROUNDS))
     chat_bytes = len(decompress_frames(store.path_of(ids[1]).read_bytes()))
     return {"paired_prepare_s": mine, "paired_chat_prepare_s": clean, "chat_log_bytes": chat_bytes}
 
