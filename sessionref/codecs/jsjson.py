@@ -1,14 +1,15 @@
 """``JSON.stringify`` of JSON values with JavaScript string semantics, and its tag-safe form.
 
-The fast path is msgspec. msgspec refuses strings that hold lone surrogates; for those the value
-is walked and each string that msgspec refuses is escaped here exactly as JavaScript does
-(docs/snapshot.md §Codecs):
-``"`` ``\\`` ``\\b \\f \\n \\r \\t`` short, other U+0000–U+001F as ``\\u00xx``, lone
-surrogates as ``\\udxxx``, everything else literal (U+2028/U+2029 included).
+The fast path is msgspec, which escapes a string as JavaScript does (docs/snapshot.md §Codecs):
+``"`` ``\\`` ``\\b \\f \\n \\r \\t`` short, other U+0000–U+001F as ``\\u00xx``, everything
+else literal (U+2028/U+2029 included). It refuses strings that hold lone surrogates, which
+JavaScript writes as ``\\udxxx``; for those the value is walked, and in each string msgspec
+refuses, the text between lone surrogates still goes through msgspec.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -19,34 +20,26 @@ from sessionref.codecs.jsstring import combine_surrogate_pairs
 
 _ENCODE: Final = msgspec.json.Encoder().encode
 NOT_SERIALIZABLE: Final = "session-reference data is not JSON-serializable"
-_NEEDS_ESCAPE: Final = re.compile('[\x00-\x1f"\\\\\ud800-\udfff]')
-_SHORT_ESCAPES: Final = {
-    '"': '\\"',
-    "\\": "\\\\",
-    "\b": "\\b",
-    "\f": "\\f",
-    "\n": "\\n",
-    "\r": "\\r",
-    "\t": "\\t",
-}
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    char = match.group()
-    return _SHORT_ESCAPES.get(char) or f"\\u{ord(char):04x}"
+_LONE_SURROGATE: Final = re.compile("([\ud800-\udfff])")
 
 
 def _string_literal(text: str) -> bytes:
-    """A JSON string literal for any JavaScript string.
+    """A JSON string literal for any JavaScript string: msgspec's for the text between lone
+    surrogates (what it writes for a string is what ``JSON.stringify`` does), ``\\udxxx``
+    for each of them.
 
-    >>> _string_literal("a\\ud800\\n")
-    b'"a\\\\ud800\\\\n"'
+    >>> _string_literal('a\\ud800\\n"\\udfff')
+    b'"a\\\\ud800\\\\n\\\\"\\\\udfff"'
     """
     try:
         return _ENCODE(text)
     except UnicodeEncodeError:
-        escaped = _NEEDS_ESCAPE.sub(_escape_char, combine_surrogate_pairs(text))
-        return b'"' + escaped.encode("utf-8") + b'"'
+        pieces = _LONE_SURROGATE.split(combine_surrogate_pairs(text))  # odd: the surrogates
+        escaped = (
+            b"\\u%04x" % ord(piece) if odd else _ENCODE(piece)[1:-1]
+            for odd, piece in zip(itertools.cycle((False, True)), pieces)
+        )
+        return b'"' + b"".join(escaped) + b'"'
 
 
 def _walk(value: object) -> bytes:
