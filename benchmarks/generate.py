@@ -104,14 +104,18 @@ def generate_session(
     parent: str | None = None,
     profile: Profile = TOOLS,
     lone_surrogate_rate: float = 0.0,
+    draws: str | None = None,
 ) -> GeneratedSession:
     """Write one session of ``turns`` turns under ``root`` and return its description.
 
     The log is a pure function of ``(seed, session_id, turns)`` and the keyword
-    arguments. With ``plain_root`` the same bytes also go to a plain
-    ``session.jsonl`` in a mirrored layout.
+    arguments. Its random draws are keyed by ``draws`` (default ``session_id``): two
+    sessions of one key and profile hold the same texts, and lone surrogates are drawn
+    apart, so adding them changes nothing else. With ``plain_root`` the same bytes also
+    go to a plain ``session.jsonl`` in a mirrored layout.
     """
-    rng = random.Random(f"{seed}/{session_id}/{turns}")
+    key = f"{seed}/{session_id if draws is None else draws}/{turns}"
+    rng = random.Random(key)
     if created_at is None:
         created_at = 1_750_000_000_000 + rng.randrange(10**9)
     depth = 1 if parent is not None else 0
@@ -125,6 +129,7 @@ def generate_session(
         created_at + 500,
         profile=profile,
         lone_surrogate_rate=lone_surrogate_rate,
+        lone_rng=random.Random(f"{key}/lone-surrogates"),
     )
     gen.run(turns)
     writer.close()
@@ -177,8 +182,10 @@ def generate_store(
 ) -> list[GeneratedSession]:
     """Write one session per profile and entry of ``sizes`` (turn counts) into store ``root``.
 
-    Session ids are :func:`size_session_id`; all share one project cwd. With
-    ``plain_root`` every log is also written as plain JSONL (floor measurements).
+    Session ids are :func:`size_session_id`; all share one project cwd. A profile's
+    session draws as the one of its :attr:`~Profile.draws_like` profile and size does
+    (``surrogates``: the ``chat`` session, plus lone surrogates). With ``plain_root``
+    every log is also written as plain JSONL (floor measurements).
     """
     root = Path(root)
     plain = Path(plain_root) if plain_root is not None else None
@@ -195,6 +202,7 @@ def generate_store(
                     plain_root=plain,
                     profile=profile,
                     lone_surrogate_rate=lone_surrogate_rate,
+                    draws=size_session_id(turns, PROFILES[profile.draws_like or profile.name]),
                 )
             )
     return out

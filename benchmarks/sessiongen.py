@@ -33,11 +33,14 @@ class SessionGenerator:
         *,
         profile: Profile = TOOLS,
         lone_surrogate_rate: float = 0.0,
+        lone_rng: random.Random | None = None,
     ) -> None:
-        """Draw from ``rng``; ``profile`` sets text lengths and rates."""
+        """Draw from ``rng``, and where lone surrogates go from ``lone_rng`` (see
+        :class:`TextFactory`); ``profile`` sets text lengths and rates."""
         self.w = writer
         self.rng = rng
-        self.text = TextFactory(rng, max(lone_surrogate_rate, profile.lone_surrogate_rate))
+        rate = max(lone_surrogate_rate, profile.lone_surrogate_rate)
+        self.text = TextFactory(rng, rate, lone_rng)
         self.surface = SurfaceModel()
         self.now = start_time
         self.profile = profile
@@ -190,7 +193,8 @@ class SessionGenerator:
         rng = self.rng
         call_id = self._uid("call_")
         name = rng.choice(_TOOLS)
-        args = js_json(self._tool_args(name)).decode("utf-8")
+        with self.text.without_lone_surrogates():  # the pieces' count draws from its length
+            args = js_json(self._tool_args(name)).decode("utf-8")
         pieces = []
         i = 0
         while i < len(args):

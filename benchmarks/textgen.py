@@ -9,8 +9,9 @@ sequences and flags), separated by spaces and newlines.
 
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 _ENGLISH_WORDS = """
 the of and to in is that it for on with as this was be by are or from at an not have
@@ -111,14 +112,22 @@ class TextFactory:
     from the same seed always yields the same sequence of texts.
     """
 
-    def __init__(self, rng: random.Random, lone_surrogate_rate: float = 0.0) -> None:
+    def __init__(
+        self,
+        rng: random.Random,
+        lone_surrogate_rate: float = 0.0,
+        lone_rng: random.Random | None = None,
+    ) -> None:
         """Create a factory drawing from ``rng``.
 
         ``lone_surrogate_rate`` is the probability that a text gets one lone
-        UTF-16 surrogate (as JavaScript strings may hold); 0 disables it.
+        UTF-16 surrogate (as JavaScript strings may hold); 0 disables it. Where
+        they go is drawn from ``lone_rng`` (default ``rng``): with a separate one,
+        the texts are those of a factory without surrogates, each plus its own.
         """
         self._rng = rng
         self._lone = lone_surrogate_rate
+        self._lone_rng = rng if lone_rng is None else lone_rng
         self._kinds = list(_SCRIPT_WEIGHTS)
         self._weights = list(_SCRIPT_WEIGHTS.values())
 
@@ -146,10 +155,20 @@ class TextFactory:
                 line_len = 0
         if out:
             out[0] = out[0].lstrip(" ")
-        if self._lone and out and rng.random() < self._lone:
-            pos = rng.randrange(len(out))
-            out[pos] = out[pos] + chr(rng.choice((0xD800, 0xDBFF, 0xDC00, 0xDFFF)))
+        lone = self._lone_rng
+        if self._lone and out and lone.random() < self._lone:
+            pos = lone.randrange(len(out))
+            out[pos] = out[pos] + chr(lone.choice((0xD800, 0xDBFF, 0xDC00, 0xDFFF)))
         return out
+
+    @contextlib.contextmanager
+    def without_lone_surrogates(self) -> Iterator[None]:
+        """Texts made meanwhile hold no lone surrogate (where their JSON length draws)."""
+        rate, self._lone = self._lone, 0.0
+        try:
+            yield
+        finally:
+            self._lone = rate
 
     def text(self, target_chars: int, profile: str = "mixed") -> str:
         """Return one string of about ``target_chars`` characters."""

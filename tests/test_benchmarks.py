@@ -93,6 +93,38 @@ def test_surrogates_sessions_hold_lone_surrogates_on_about_one_line_in_a_hundred
     assert all(isinstance(json.loads(line), dict) for line in lone)
 
 
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate taken out of its strings (keys included)."""
+    if isinstance(value, str):
+        return LONE_SURROGATE.sub("", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(k): _without_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def test_a_surrogates_session_is_the_chat_session_of_its_size_plus_lone_surrogates(
+    tmp_path: Path,
+) -> None:
+    """So the surrogates target compares the same text with and without them."""
+    made = generate_store(
+        tmp_path / "zstd", [120], profiles=[PROFILES["chat"], SURROGATES], plain_root=tmp_path
+    )
+    chat, surrogates = (Path(str(m.plain_path)).read_text("utf-8").splitlines() for m in made)
+    chat_id, surrogates_id = (m.session_id for m in made)
+    assert len(surrogates) == len(chat)
+    changed = 0
+    for clean, dirty in zip(chat, surrogates, strict=True):
+        dirty = dirty.replace(surrogates_id, chat_id)
+        changed += clean != dirty
+        assert _without_lone_surrogates(json.loads(dirty)) == json.loads(clean)
+    assert 0.005 <= changed / len(chat) <= 0.02
+
+
 def test_surrogates_are_compared_with_chat_per_byte_of_log() -> None:
     def paired(turns: int, seconds: float, chat_seconds: float, growth: float) -> dict[str, Any]:
         measured = row("surrogates", turns, seconds)
