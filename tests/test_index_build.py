@@ -3,6 +3,7 @@ the process that writes, and the index the same as one built in one process."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -11,13 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionref.index import SessionIndex
+from sessionref.index.parallel import kept_reads, log_paths, read_file, read_sessions
 from sessionref.index.refresh import (
     CachedHeaderStore,
     read_session,
-    read_sessions,
     session_text,
     unit_texts,
 )
+from sessionref.index.walk import walk_tree
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from tests.logs import turn
@@ -58,6 +60,61 @@ def test_a_parallel_build_searches_as_a_serial_one(tmp_path: Path) -> None:
         assert parallel.search(query, 200) == serial.search(query, 200)
     hits = {hit.session_id for hit in parallel.search("zebra11", 200)}
     assert hits == {"s011", *(f"s11{n}" for n in range(10))}
+
+
+def test_a_log_read_by_path_is_read_as_its_listed_session(tmp_path: Path) -> None:
+    """Before any listing, a log is read as the session its header names, as the listing's
+    read of that session reads it; a file with no header the listing takes names none."""
+    write_session_store(tmp_path / "store", logs(5), compress=True)
+    (tmp_path / "store" / "_no-cwd" / "zz-junk").mkdir()
+    (tmp_path / "store" / "_no-cwd" / "zz-junk" / "session.jsonl.zstd").write_bytes(b"no log")
+    store = DirectoryStore(tmp_path / "store")
+    scanner = CachedHeaderStore(store.root, (store.max_bytes, store.max_line_bytes), {}, 0)
+    listed = {header.id: read_session(scanner, header.id) for header in scanner.headers()}
+    reads = [read_file(scanner, path) for path in log_paths(store.root, tree_entries(store))]
+    assert [session_id for session_id, _ in reads] == [*sorted(listed), None]
+    assert dict(reads[:-1]) == listed
+
+
+def tree_entries(store: DirectoryStore) -> dict[bytes, str]:
+    return walk_tree(store.root, 0).entries
+
+
+def test_reads_the_listing_does_not_place_are_made_again(tmp_path: Path) -> None:
+    """A read of another file, or of the same file at another revision, is not kept."""
+    write_session_store(tmp_path / "store", logs(3))
+    store = DirectoryStore(tmp_path / "store")
+    limits = (store.max_bytes, store.max_line_bytes)
+    scanner = CachedHeaderStore(store.root, limits, {}, 1 << 62)  # every file settled
+    ids = [header.id for header in scanner.headers()]
+    right = {session_id: read_session(scanner, session_id) for session_id in ids}
+    expected = {session_id: (data.path, data.revision) for session_id, data in right.items()}
+    reads = [
+        (ids[0], right[ids[1]]),  # another session's file
+        (ids[1], right[ids[1]]._replace(revision="0:0:0:0")),
+        (ids[2], right[ids[2]]),
+        (None, right[ids[0]]),
+    ]
+    got = list(kept_reads(reads, expected, ids, scanner))
+    assert got == [(ids[2], right[ids[2]]), (ids[0], right[ids[0]]), (ids[1], right[ids[1]])]
+
+
+def test_a_parallel_build_of_a_store_with_problems_is_the_serial_one(tmp_path: Path) -> None:
+    """Children read every log file of the walk, served or not (a copy whose header names
+    another directory, a duplicate id, a file of the other encoding); the index keeps what
+    the listing serves, as a build in one process does."""
+    write_session_store(tmp_path / "store", logs(60))
+    root = tmp_path / "store" / "_no-cwd"
+    shutil.copytree(root / "s001", tmp_path / "store" / "--elsewhere--" / "s001")
+    shutil.copytree(root / "s002", root / "s002-copy")
+    (root / "s003" / "session.jsonl.zstd").write_bytes(b"")
+    parallel = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "p.sqlite", workers=2)
+    serial = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "s.sqlite")
+    assert parallel.refresh() == serial.refresh()
+    assert parallel.headers() == serial.headers() == DirectoryStore(root.parent).headers()
+    assert parallel.problems() == serial.problems()
+    for query in ("zebra1", "question", "answer 2"):
+        assert parallel.search(query, 200) == serial.search(query, 200)
 
 
 @given(st.lists(st.text(st.sampled_from(["a", "é", "令", "😀", "\n", "\0", "\ud800", "\udfff"]))))

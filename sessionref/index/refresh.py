@@ -9,14 +9,13 @@ changed are read.
 from __future__ import annotations
 
 import array
-import collections
 import itertools
 import json
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
@@ -25,9 +24,6 @@ from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
-
-if TYPE_CHECKING:
-    from concurrent.futures import Future
 
 
 class HeaderEntry(NamedTuple):
@@ -243,86 +239,6 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     except (SessionLogError, RecursionError):
         return SessionData(str(path), revision, False, None)
     return SessionData(str(path), revision, True, latest_title(log), text, bounds)
-
-
-_worker_store: CachedHeaderStore | None = None
-
-
-def _start_worker(
-    root: Path, limits: tuple[int, int], placed: dict[str, str], racy_after: int
-) -> None:
-    """Build the worker's store once: it finds each session where the caller listed it, so
-    it never lists the store itself."""
-    global _worker_store
-    _worker_store = CachedHeaderStore(root, limits, {}, racy_after, placed)
-
-
-def _read_in_worker(session_ids: list[str]) -> list[tuple[str, SessionData]]:
-    assert _worker_store is not None
-    return [(session_id, read_session(_worker_store, session_id)) for session_id in session_ids]
-
-
-def _placed(store: CachedHeaderStore, session_ids: list[str]) -> dict[str, str]:
-    """Where the store's listing put each session (those it cannot place are left out)."""
-    placed = {}
-    for session_id in session_ids:
-        try:
-            placed[session_id] = str(store.path_of(session_id))
-        except SessionLogError:
-            continue
-    return placed
-
-
-def _stolen(queued: dict[Future[Any], list[str]]) -> list[str]:
-    """The ids of the last piece handed to the children, if no child has taken it yet (it is
-    then withdrawn); none otherwise (pieces are taken in order, so neither is any other)."""
-    last = next(reversed(queued), None)
-    return queued.pop(last) if last is not None and last.cancel() else []
-
-
-def read_sessions(
-    store: CachedHeaderStore,
-    session_ids: list[str],
-    workers: int,
-    chunk: int = 16,
-    ahead: int = 256,
-) -> Iterator[tuple[str, SessionData]]:
-    """Read sessions in order of completion. With ``workers`` > 1, that many processes read:
-    ``workers - 1`` children, handed pieces of ``chunk`` ids from the front (up to ``ahead``
-    ids each, so they keep reading while this process writes), which find each log where
-    ``store`` listed it; and this process, which reads one session from the back (or a piece
-    no child has taken yet) whenever no child's result waits. So no more than ``workers``
-    processes run at once, and the one that writes what is read never idles while there is
-    reading to do."""
-    if workers <= 1 or len(session_ids) < 2 * chunk:
-        for session_id in session_ids:
-            yield session_id, read_session(store, session_id)
-        return
-    import concurrent.futures  # only a parallel build loads it (and multiprocessing)
-
-    todo, mine = collections.deque(session_ids), list[str]()
-    queued: dict[Future[Any], list[str]] = {}  # in the order handed out
-    with concurrent.futures.ProcessPoolExecutor(
-        workers - 1,
-        initializer=_start_worker,
-        initargs=(store.root, store.limits, _placed(store, session_ids), store.racy_after),
-    ) as pool:
-        while todo or mine or queued:
-            while todo and len(queued) * chunk < ahead * (workers - 1):
-                piece = [todo.popleft() for _ in range(min(chunk, len(todo)))]
-                queued[pool.submit(_read_in_worker, piece)] = piece
-            done = [future for future in queued if future.done()]
-            for future in done:
-                del queued[future]
-                yield from future.result()
-            if done:
-                continue
-            mine = mine or ([] if todo else _stolen(queued))
-            if mine or todo:
-                session_id = (mine or todo).pop()
-                yield session_id, read_session(store, session_id)
-            elif queued:
-                concurrent.futures.wait(queued, return_when=concurrent.futures.FIRST_COMPLETED)
 
 
 def stale_sessions(

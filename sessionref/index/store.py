@@ -21,6 +21,7 @@ from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
 
 import sessionref.index.tables as tables
 from sessionref.index.candidates import select_candidates
+from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
 from sessionref.index.refresh import (
     CachedHeaderStore,
     decode_header,
@@ -28,7 +29,6 @@ from sessionref.index.refresh import (
     encode_header,
     limits_of,
     read_session,
-    read_sessions,
     revision_or_none,
     same_line,
     stale_sessions,
@@ -280,28 +280,29 @@ class SessionIndex:
         racy_after: int,
         progress: Progress | None,
     ) -> RefreshReport:
-        """List the store again (header lines from the cache) and read every log that changed."""
+        """List the store again (header lines from the cache) and read every log that changed
+        (a build from nothing: the walk's logs, read by children while this process lists)."""
         known = tables.header_cache(db)
         scanner = CachedHeaderStore(self.store.root, limits_of(self.store), known, racy_after)
-        headers = scanner.headers()
-        expected = {
-            h.id: (str(path), revision_or_none(path, racy_after))
-            for h in headers
-            for path in (scanner.path_of(h.id),)
-        }
-        stale = stale_sessions(
-            ((key, path, revision) for key, (path, revision) in expected.items()),
-            tables.indexed_revisions(db),
-        )
-        listing = [(header, encode_header(header)) for header in headers]
-        by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
-        done = 0
-        read = read_sessions(scanner, stale, self.workers)
-        for batch in tables.batches(read, WRITE_BATCH, len(stale)):
-            tables.write_sessions(db, [(*by_id[key], data) for key, data in batch])
-            done += len(batch)
-            if progress is not None:
-                progress(done, len(stale))
+        indexed = tables.indexed_revisions(db)
+        paths = [] if indexed else log_paths(self.store.root, tree.entries)
+        with early_reads(scanner, paths, self.workers) as early:
+            headers = scanner.headers()
+            expected = {
+                h.id: (str(path), revision_or_none(path, racy_after))
+                for h in headers
+                for path in (scanner.path_of(h.id),)
+            }
+            stale = stale_sessions(
+                ((key, path, revision) for key, (path, revision) in expected.items()), indexed
+            )
+            listing = [(header, encode_header(header)) for header in headers]
+            read = (
+                read_sessions(scanner, stale, self.workers)
+                if early is None
+                else kept_reads(early, expected, stale, scanner)
+            )
+            tables.write_as_read(db, listing, read, WRITE_BATCH, (len(stale), progress))
         problems = scanner.problems()
         removed = tables.finish(
             db, (listing, problems, scanner.seen), expected, scanner.learned, tree

@@ -169,6 +169,26 @@ def write_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
     transaction(db, write)
 
 
+def write_as_read(
+    db: sqlite3.Connection,
+    listing: Sequence[tuple[SessionHeader, str]],
+    read: Iterator[tuple[str, SessionData]],
+    size: int,
+    counted: tuple[int, Callable[[int, int], None] | None],
+) -> None:
+    """Write sessions as they are read, in :func:`batches` of ``size`` (``listing``: every
+    served header and its JSON, in order; ``counted``: how many sessions will come, and whom
+    to tell how many are written)."""
+    total, progress = counted
+    by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
+    done = 0
+    for batch in batches(read, size, total):
+        write_sessions(db, [(*by_id[key], data) for key, data in batch])
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+
+
 def replace_logs(
     db: sqlite3.Connection,
     rows: Sequence[SessionRow],
