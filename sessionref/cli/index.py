@@ -50,7 +50,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
     ...     print(summary(index.refresh(), index).replace(folder, "F"))
-    0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.1 MB
+    0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.3 MB
     """
     done = f"({report.read} logs read, {report.removed} removed)"
     if index.bypassed:
