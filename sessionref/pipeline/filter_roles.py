@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Final
+
+import msgspec
 
 from sessionref.log.records import LogRecord, decode_data
-from sessionref.pipeline.messages import KeptMessage, Message, ModelMessage
+from sessionref.pipeline.messages import (
+    FastModelMessage,
+    KeptMessage,
+    Message,
+    ModelMessage,
+    Shown,
+)
+
+_FAST_MODEL: Final = msgspec.json.Decoder(FastModelMessage)
 
 
 def is_checkpoint(message: Message) -> bool:
@@ -16,6 +27,25 @@ def is_checkpoint(message: Message) -> bool:
     True
     """
     return message.source.kind == "plugin" and message.source.plugin == "compact"
+
+
+def model_blocks(record: LogRecord) -> Sequence[Shown]:
+    """The content blocks of an ``assistant/message``: by :class:`FastModelMessage` where it
+    takes them (the text of reasoning and tool calls is never built), else by
+    :class:`ModelMessage`, which raises what a bad message raises.
+
+    >>> from sessionref.log.records import decode_records
+    >>> [record] = decode_records(b'{"type":"assistant/message","data":{"message":{"content":'
+    ...     b'[{"type":"text","text":"a"},7],"source":{"kind":"model"}}}}\\n')
+    >>> model_blocks(record)
+    [ContentBlock(type='text', text='a'), 7]
+    """
+    if type(record) is LogRecord:
+        try:
+            return _FAST_MODEL.decode(record.data).message.content
+        except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
+            pass
+    return decode_data(record, ModelMessage).message.content
 
 
 def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
@@ -36,7 +66,7 @@ def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
     """
     for record in surface:
         if record.type == "assistant/message":
-            yield KeptMessage("assistant", decode_data(record, ModelMessage).message.content, False)
+            yield KeptMessage("assistant", model_blocks(record), False)
         elif record.type == "user/message":
             message = decode_data(record, Message)
             if is_checkpoint(message):

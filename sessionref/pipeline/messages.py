@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -41,11 +42,50 @@ class ModelMessage(msgspec.Struct, frozen=True, gc=False):
     message: Message
 
 
+class TextPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
+    """A ``text`` block of a model message decoded by :class:`FastModelMessage`."""
+
+    text: Any = None
+
+
+class _ReasoningPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="reasoning"):
+    """A ``reasoning`` block: never shown, so its text is skipped, not built."""
+
+
+class _ToolCallPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="tool-call"):
+    """A ``tool-call`` block: never shown, so its arguments are skipped, not built."""
+
+
+class _FastMessage(msgspec.Struct, frozen=True, gc=False):
+    content: list[TextPart | _ReasoningPart | _ToolCallPart]
+    source: MessageSource
+    display: list[Block] | None = None
+
+
+class FastModelMessage(msgspec.Struct, frozen=True, gc=False):
+    """:class:`ModelMessage` for the blocks a model writes (text, reasoning, tool calls), by
+    their ``type``; only the text of text blocks is built. It takes only what
+    :class:`ModelMessage` takes, with the same text: any other content (another block type,
+    a ``type`` given twice, a value that is not an object) is for :class:`ModelMessage`.
+
+    >>> data = b'{"message":{"content":[{"type":"reasoning","text":"r"},{"type":"text",'
+    >>> data += b'"text":"a"}],"source":{"kind":"model"}}}'
+    >>> msgspec.json.decode(data, type=FastModelMessage).message.content[1]
+    TextPart(text='a')
+    """
+
+    message: _FastMessage
+
+
+Shown = Block | TextPart | _ReasoningPart | _ToolCallPart
+"""An entry of a kept message's blocks: a :data:`Block`, or a model block decoded by type."""
+
+
 class KeptMessage(msgspec.Struct, frozen=True):
     """A message the snapshot keeps, with the blocks whose text it shows."""
 
     role: Literal["user", "assistant"]
-    blocks: list[Block]
+    blocks: Sequence[Shown]
     checkpoint: bool
 
 
