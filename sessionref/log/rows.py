@@ -28,26 +28,36 @@ class MalformedRow(ValueError):
     """A packed row the harness refuses to expand."""
 
 
-class _TextRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+class _TextRow(
+    msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, rename={"members": "texts"}
+):
     turn: int | float
     step: int | float
     index: int | float
     dt: list[_Gap]
-    texts: list[str]
+    members: list[str]
 
 
-class _ToolRow(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True):
+class _ToolRow(
+    msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True, rename={"members": "args"}
+):
     turn: int | float
     step: int | float
     index: int | float
     id: str
     dt: list[_Gap]
-    args: list[str]
+    members: list[str]
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
-_TEXT_ROW: Final = msgspec.json.Decoder(_TextRow)
-_TOOL_ROW: Final = msgspec.json.Decoder(_ToolRow)
+_ROW_DECODERS: Final = {
+    "text-chunks": msgspec.json.Decoder(_TextRow).decode,
+    "reasoning-chunks": msgspec.json.Decoder(_TextRow).decode,
+    "tool-call-chunks": msgspec.json.Decoder(_ToolRow).decode,
+}
+"""The fast decoder of each row type's data; a row's members are ``members`` in both."""
+_NO_EVENT_FIELDS: Final = (msgspec.UNSET,) * 5
+"""``(seq, time, surfaceOp, sourceEventSeqs, ignorable)`` of a row: none of them."""
 
 
 def _check_members(members: Sequence[object], dt: Sequence[Any], seq0: int, time0: int) -> None:
@@ -75,34 +85,27 @@ def check_fast_row(record: LogRecord) -> int | None:
     >>> data = msgspec.Raw(b'{"turn":1,"step":1,"index":0,"dt":[3],"texts":["a","b"]}')
     >>> check_fast_row(LogRecord("text-chunks", seq0=4, time0=9, data=data))
     2
+    >>> check_fast_row(LogRecord("text-chunks", seq0=4, time0=9, data=data, ignorable=True))
     """
-    unset = msgspec.UNSET
+    seq0, time0 = record.seq0, record.time0
     if (
-        record.seq0 is unset
-        or record.time0 is unset
-        or record.seq is not unset
-        or record.time is not unset
-        or record.surface_op is not unset
-        or record.source_event_seqs is not unset
-        or record.ignorable is not unset
+        seq0 is msgspec.UNSET
+        or time0 is msgspec.UNSET
+        or (record.seq, record.time, record.surface_op, record.source_event_seqs, record.ignorable)
+        != _NO_EVENT_FIELDS
     ):
         return None
     try:  # the data of a row without any is an empty Raw, which does not decode
-        if record.type == "tool-call-chunks":
-            tool = _TOOL_ROW.decode(record.data)
-            count, dt = len(tool.args), tool.dt
-        else:
-            text = _TEXT_ROW.decode(record.data)
-            count, dt = len(text.texts), text.dt
+        row = _ROW_DECODERS[record.type](record.data)
     except msgspec.DecodeError:  # a ValidationError is a DecodeError
         return None
-    if (  # _check_members, inline: members non-empty, one dt fewer, seqs and times safe
-        count
-        and len(dt) == count - 1
-        and record.seq0 + count - 1 <= MAX_SAFE_INTEGER
-        and abs(record.time0) + len(dt) * GAP_BOUND <= MAX_SAFE_INTEGER
+    gaps = len(row.dt)  # _check_members, inline: one dt fewer, seqs and times safe
+    if (
+        len(row.members) == gaps + 1
+        and seq0 + gaps <= MAX_SAFE_INTEGER
+        and abs(time0) + gaps * GAP_BOUND <= MAX_SAFE_INTEGER
     ):
-        return count
+        return gaps + 1
     return None
 
 
