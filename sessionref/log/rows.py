@@ -9,7 +9,7 @@ that breaks any of this is an unparsable line to the harness.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Final
 
 import msgspec
@@ -50,7 +50,7 @@ class _ToolRow(
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
-_ROW_DECODERS: Final = {
+_ROW_DECODERS: Final[dict[str, Callable[[msgspec.Raw], _TextRow | _ToolRow]]] = {
     "text-chunks": msgspec.json.Decoder(_TextRow).decode,
     "reasoning-chunks": msgspec.json.Decoder(_TextRow).decode,
     "tool-call-chunks": msgspec.json.Decoder(_ToolRow).decode,

@@ -9,7 +9,7 @@ checked by the plain rules below, which say what is wrong (or migrate a legacy s
 from __future__ import annotations
 
 import bisect
-from typing import Annotated, Any, Final, Literal
+from typing import Annotated, Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -32,6 +32,7 @@ from sessionref.log.structs import (
 )
 
 RETIRED_EVENT_TYPES: Final = frozenset({"request/header-delta", "mode/set"})
+_M = TypeVar("_M")
 
 
 class _Source(msgspec.Struct, frozen=True, gc=False, rename="camel"):
@@ -54,8 +55,19 @@ class _Message(msgspec.Struct, frozen=True, gc=False):
     content: list[_Block]
 
 
-class _Wrapped(msgspec.Struct, frozen=True, gc=False):
-    message: _Message
+class _AnyBlock(msgspec.Struct, frozen=True, gc=False):
+    """Any object: all an assistant message's block must be (not ``null``); nothing is built."""
+
+
+class _ModelMessage(msgspec.Struct, frozen=True, gc=False):
+    id: str
+    role: str
+    source: _Source
+    content: list[_AnyBlock]
+
+
+class _Wrapped(msgspec.Struct, Generic[_M], frozen=True, gc=False):
+    message: _M
 
 
 class _UserMessage(msgspec.Struct, frozen=True, gc=False):
@@ -75,7 +87,8 @@ class _TurnEnd(msgspec.Struct, frozen=True, gc=False, forbid_unknown_fields=True
 
 
 _USER: Final = msgspec.json.Decoder(_UserMessage)
-_WRAPPED: Final = msgspec.json.Decoder(_Wrapped)
+_WRAPPED: Final = msgspec.json.Decoder(_Wrapped[_Message])
+_WRAPPED_MODEL: Final = msgspec.json.Decoder(_Wrapped[_ModelMessage])
 _TURN_END: Final = msgspec.json.Decoder(_TurnEnd)
 
 
@@ -105,24 +118,23 @@ def _fast_message_ok(kind: str, data: msgspec.Raw) -> bool:
         if kind == "user/message":
             user = _USER.decode(data)
             return user.id != "" and user.role == "user" and user.source.kind != ""
+        if kind == "assistant/message":
+            model = _WRAPPED_MODEL.decode(data).message
+            return (
+                model.id != ""
+                and model.role == "assistant"
+                and model.source.kind == "model"
+                and _named(model.source.provider)
+                and _named(model.source.model)
+            )
         message = _WRAPPED.decode(data).message
     except (msgspec.ValidationError, msgspec.DecodeError):
         return False
-    source = message.source
-    if message.id == "" or source.kind == "":
-        return False
-    if kind == "assistant/message":
-        return (
-            message.role == "assistant"
-            and source.kind == "model"
-            and _named(source.provider)
-            and _named(source.model)
-        )
-    if len(message.content) != 1:
-        return False
-    block = message.content[0]
+    source, block = message.source, message.content[0] if len(message.content) == 1 else None
     return (
-        message.role == "user"
+        block is not None
+        and message.id != ""
+        and message.role == "user"
         and source.kind == "tool"
         and _named(source.call_id)
         and block.type == "tool-result"
