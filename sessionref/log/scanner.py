@@ -84,20 +84,25 @@ class PrefixScanner:
             self._take(line, first_line + offset)
 
     def _take_all(self, lines: list[Line]) -> bool:
-        """The common case, inline: every line a record continuing the run."""
+        """The common case, inline: every line a record continuing the run (an event at the
+        expected seq, or a row at the expected seq0 that a fast check finds well-formed)."""
         expected = self.expected
         rows = PACKED_CHUNK_TYPES
         for line in lines:
             if line is None:
                 return False
-            if line.seq == expected and line.type not in rows:
+            if line.type not in rows:
+                if line.seq != expected and line.seq0 != expected:
+                    return False
                 expected += 1
                 continue
             if line.seq0 != expected:
                 return False
-            span = _span(line)
-            if not span:
-                return False
+            span = check_fast_row(line) if type(line) is LogRecord else None
+            if span is None:
+                span = _span(line)
+                if not span:
+                    return False
             expected += span
         self.records += lines  # type: ignore[arg-type]  # no None among them
         self.expected = expected
