@@ -311,8 +311,10 @@ def test_an_error_echoing_a_hostile_record_type_stays_one_line(
     lines = [*good_lines(), record({**user(10, "q"), "type": hostile_type})]
     write_log(tmp_path, plain_file(lines), False)
     assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+    # An event's seq0 is no seq: the line is a gap, which a later turn/end makes corrupt.
     packed = {"type": hostile_type, "seq0": 10, "data": {}}
-    write_log(tmp_path, plain_file([*good_lines(), record(packed)]), False)
+    end = other(10, "turn/end", data={"turn": 2, "reason": {"kind": "completed"}})
+    write_log(tmp_path, plain_file([*good_lines(), record(packed), record(end)]), False)
     assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
 
 

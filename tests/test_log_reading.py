@@ -22,12 +22,15 @@ from tests.logs import answer, call_result, event, header, prompt, two_turns
 
 OPEN = [event("turn/start", 12, {"turn": 3}), prompt(13, "third question")]
 LATER = [event("step/start", 14, {"turn": 3, "step": 1}), answer(15, "late", turn=3)]
+SEQ0_EVENT = {"type": "step/start", "seq0": 14, "time": 1, "data": {"turn": 3, "step": 1}}
+"""An event line with ``seq0`` where its ``seq`` should be: the harness reads ``seq``, a gap."""
 GARBAGE = {
     "garbage": b"not json\n",
     "blank": b"\n",
     "gap": lines([event("step/start", 20, {"turn": 3, "step": 1})]),
     "dup": lines([prompt(13, "again")]),
     "array": b"[1,2]\n",
+    "event-with-seq0": lines([SEQ0_EVENT]),
     "row": lines(
         [
             {
@@ -77,6 +80,9 @@ PLAIN: dict[str, bytes] = {
     },
     "last-line-without-newline": plain_log([*two_turns(), *OPEN])[:-1],
     "valid-last-line-without-newline": plain_log([*two_turns(), *OPEN, *LATER])[:-1],
+    "event-with-seq0-then-the-run": plain_log(
+        [*two_turns(), *OPEN, SEQ0_EVENT, answer(15, "late", turn=3)]
+    ),
     "pending-calls": plain_log([*two_turns(), *PENDING_CALL]),
     "pending-call-resolved": plain_log([*two_turns(), *PENDING_CALL, call_result(17, "c2", "ok")]),
     "invalid-utf8": plain_log([*two_turns()]).replace(b"first question", b"first \xff\xfe"),
@@ -108,6 +114,7 @@ READABLE: dict[str, int | str | None] = {
     **{f"before-a-later-turn-end-{k}": None for k in GARBAGE},
     "last-line-without-newline": 13,
     "valid-last-line-without-newline": 16,
+    "event-with-seq0-then-the-run": 14,
     "pending-calls": 20,
     "pending-call-resolved": 20,
     "invalid-utf8": 11,

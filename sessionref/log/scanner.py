@@ -85,14 +85,15 @@ class PrefixScanner:
 
     def _take_all(self, lines: list[Line]) -> bool:
         """The common case, inline: every line a record continuing the run (an event at the
-        expected seq, or a row at the expected seq0 that a fast check finds well-formed)."""
+        expected seq, or a row at the expected seq0 that a fast check finds well-formed). An
+        event's ``seq0`` counts for nothing: the harness reads an event's ``seq``."""
         expected = self.expected
         rows = PACKED_CHUNK_TYPES
         for line in lines:
             if line is None:
                 return False
             if line.type not in rows:
-                if line.seq != expected and line.seq0 != expected:
+                if line.seq != expected:
                     return False
                 expected += 1
                 continue
