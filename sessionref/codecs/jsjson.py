@@ -9,7 +9,6 @@ refuses, the text between lone surrogates still goes through msgspec.
 
 from __future__ import annotations
 
-import itertools
 import re
 from collections.abc import Mapping, Sequence
 from typing import Final
@@ -36,8 +35,8 @@ def _string_literal(text: str) -> bytes:
     except UnicodeEncodeError:
         pieces = _LONE_SURROGATE.split(combine_surrogate_pairs(text))  # odd: the surrogates
         escaped = (
-            b"\\u%04x" % ord(piece) if odd else _ENCODE(piece)[1:-1]
-            for odd, piece in zip(itertools.cycle((False, True)), pieces)
+            b"\\u%04x" % ord(piece) if index % 2 else _ENCODE(piece)[1:-1]
+            for index, piece in enumerate(pieces)
         )
         return b'"' + b"".join(escaped) + b'"'
 

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from sessionref.errors import SessionLogError
 from sessionref.index.refresh import CachedHeaderStore, SessionData, read_session
-from sessionref.log.discovery import LOG_NAMES, LogFile
-from sessionref.log.header import listed_header, parse_header_line
+from sessionref.log.discovery import LOG_NAMES, LogFile, listed_header_of
 from sessionref.log.store import DirectoryStore
 
 if TYPE_CHECKING:
@@ -182,9 +181,9 @@ text='', bounds=b''))
     head, name = os.path.split(path)
     folder, session = os.path.split(head)
     file = LogFile(os.path.basename(folder), session, name, path)
-    try:
+    try:  # the store's own read: this line is not remembered
         line = DirectoryStore.first_line(store, file)
-        header = None if line is None else listed_header(parse_header_line(line))
+        header = None if line is None else listed_header_of(line)
     except (SessionLogError, OSError, RecursionError):
         header = None
     if header is None or type(header.id) is not str:

@@ -111,7 +111,7 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
             continue
         try:
             line = first_line(file)
-            header = None if line is None else _header(line)
+            header = None if line is None else listed_header_of(line)
         except SessionLogError as exc:
             problems.append(StoreProblem(file.location, str(exc)))
             continue
@@ -138,8 +138,15 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
     return Listing(headers, found, problems)
 
 
-def _header(line: bytes) -> SessionHeader | None:
-    """The header the listing takes from line 1 (``None``: the session is not listed)."""
+def listed_header_of(line: bytes) -> SessionHeader | None:
+    """The header the listing takes from line 1 (``None``: the session is not listed).
+
+    >>> line = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}'
+    >>> listed_header_of(line).id
+    'a'
+    >>> listed_header_of(b'{"type":"session"') is None
+    True
+    """
     try:
         value = parse_header_line(line)
     except SessionLogError:

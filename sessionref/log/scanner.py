@@ -50,11 +50,15 @@ def _span(record: LogRecord) -> int:
     fast-decoded row is checked here, one decoded alone was checked then)."""
     if record.type not in PACKED_CHUNK_TYPES:
         return 1
+    count = check_fast_row(record) if type(record) is LogRecord else None
+    return _row_span(record) if count is None else count
+
+
+def _row_span(record: LogRecord) -> int:
+    """:func:`_span` of a packed row the fast check did not take (or that was decoded alone:
+    checked then)."""
     if type(record) is not LogRecord:
         return record_span(record)[1]
-    count = check_fast_row(record)
-    if count is not None:
-        return count
     try:
         return check_row_value(_row_value(record))
     except MalformedRow:
@@ -101,7 +105,7 @@ class PrefixScanner:
                 return False
             span = check_fast_row(line) if type(line) is LogRecord else None
             if span is None:
-                span = _span(line)
+                span = _row_span(line)
                 if not span:
                     return False
             expected += span
