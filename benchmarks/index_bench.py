@@ -36,7 +36,7 @@ from typing import Any
 import zstandard
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.run import envelope_floor
+from benchmarks.measure import envelope_floor
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
 from sessionref.log.store import DirectoryStore

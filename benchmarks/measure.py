@@ -33,12 +33,12 @@ def median_seconds(work: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def alternating_medians(works: Sequence[Callable[[], object]], repeat: int) -> list[float]:
-    """Median wall time of each of ``works`` over ``repeat`` rounds in which they take turns
-    (after one warm-up round), so that a machine busy with other work slows them alike.
+def alternating_times(works: Sequence[Callable[[], object]], repeat: int) -> list[list[float]]:
+    """Wall times of each of ``works`` over ``repeat`` rounds in which they take turns (after
+    one warm-up round), so that a machine busy with other work slows them alike.
 
-    >>> [t < 0.1 for t in alternating_medians([lambda: None, lambda: None], 3)]
-    [True, True]
+    >>> [len(times) for times in alternating_times([lambda: None, lambda: None], 3)]
+    [3, 3]
     """
     times: list[list[float]] = [[] for _ in works]
     for round_number in range(repeat + 1):
@@ -46,7 +46,17 @@ def alternating_medians(works: Sequence[Callable[[], object]], repeat: int) -> l
             elapsed = seconds(work)
             if round_number:
                 measured.append(elapsed)
-    return [statistics.median(measured) for measured in times]
+    return times
+
+
+def median_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:
+    """The median over rounds of one time over the other, each pair taken in the same round:
+    a ratio a change in the machine's speed between rounds does not move.
+
+    >>> median_ratio([2.0, 9.0, 3.0], [1.0, 3.0, 2.0])
+    2.0
+    """
+    return statistics.median(a / b for a, b in zip(numerators, denominators, strict=True))
 
 
 def seconds(work: Callable[[], object]) -> float:

@@ -24,14 +24,21 @@ import argparse
 import functools
 import json
 import shutil
+import statistics
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from benchmarks.generate import PROFILES, Profile, generate_store, size_session_id
-from benchmarks.measure import alternating_medians, envelope_floor, median_seconds, peak_bytes
+from benchmarks.measure import (
+    alternating_times,
+    envelope_floor,
+    median_ratio,
+    median_seconds,
+    peak_bytes,
+)
 from benchmarks.profiles import CHAT, SURROGATES
 from benchmarks.startup import measure_startup, startup_checks
 from benchmarks.targets import check_targets
@@ -49,6 +56,11 @@ PAIRED_ROUNDS = 21
 """The fewest rounds of the ``surrogates``/``chat`` pair: two times a few percent apart, at
 100 turns about 30 ms each, need more rounds than one row's median to be told apart on a
 busy machine."""
+GROWTH_PAIRS = ((400, 1600), (1600, 6400))
+"""The sizes whose times the linear-growth target compares, each pair timed taking turns."""
+GROWTH_ROUNDS = 11
+"""The fewest rounds of a growth pair: the machine's speed moves by a third from one minute
+to the next, so two sizes timed minutes apart are not compared; each round times both."""
 
 
 def ensure_stores(stores: Path, profiles: Sequence[Profile], sizes: Sequence[int]) -> None:
@@ -128,15 +140,44 @@ def measure_size(stores: Path, profile: Profile, turns: int, repeat: int) -> dic
     return row
 
 
+def _prepares(store: DirectoryStore, session_ids: Sequence[str]) -> list[Callable[[], object]]:
+    """``prepare`` of one reference to each of ``session_ids``, at the first budget."""
+    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
+    return [
+        functools.partial(resolver.prepare, TARGET, [], [{"sessionId": i}]) for i in session_ids
+    ]
+
+
 def paired_with_chat(store: DirectoryStore, turns: int, repeat: int) -> dict[str, Any]:
     """``prepare`` of the ``surrogates`` session and of the ``chat`` one of its size, taking
-    turns, and the size of the ``chat`` log: what the surrogates target compares."""
+    turns: the medians, the median of the rounds' ratios, and the size of the ``chat`` log:
+    what the surrogates target compares."""
     ids = [size_session_id(turns, SURROGATES), size_session_id(turns, CHAT)]
-    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
-    works = [functools.partial(resolver.prepare, TARGET, [], [{"sessionId": i}]) for i in ids]
-    mine, clean = alternating_medians(works, max(repeat, PAIRED_ROUNDS))
+    mine, clean = alternating_times(_prepares(store, ids), max(repeat, PAIRED_ROUNDS))
     chat_bytes = len(decompress_frames(store.path_of(ids[1]).read_bytes()))
-    return {"paired_prepare_s": mine, "paired_chat_prepare_s": clean, "chat_log_bytes": chat_bytes}
+    return {
+        "paired_prepare_s": statistics.median(mine),
+        "paired_chat_prepare_s": statistics.median(clean),
+        "paired_ratio": median_ratio(mine, clean),
+        "chat_log_bytes": chat_bytes,
+    }
+
+
+def add_growth(stores: Path, rows: list[dict[str, Any]], repeat: int) -> None:
+    """For each profile and pair of :data:`GROWTH_PAIRS` measured, time ``prepare`` at both
+    sizes taking turns and give the larger row ``growth_time_ratio``, the median of the
+    rounds' ratios of its time to the smaller's (``growth_from``: the smaller size)."""
+    store = DirectoryStore(stores / "sizes")
+    by_key = {(row["profile"], row["turns"]): row for row in rows}
+    for (profile, turns), row in by_key.items():
+        for small, large in GROWTH_PAIRS:
+            if turns == large and (profile, small) in by_key:
+                ids = [by_key[profile, small]["session_id"], row["session_id"]]
+                small_times, large_times = alternating_times(
+                    _prepares(store, ids), max(repeat, GROWTH_ROUNDS)
+                )
+                row["growth_from"] = small
+                row["growth_time_ratio"] = median_ratio(large_times, small_times)
 
 
 def compare_with_js(stores: Path, row: dict[str, Any], runs: int) -> None:
@@ -261,6 +302,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for profile in profiles
         for turns in sizes
     ]
+    add_growth(args.stores, rows, args.repeat)
     js_sizes = {int(x) for x in args.js_sizes.split(",") if x}
     if args.no_js or not js_available():
         print(
@@ -278,7 +320,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         results["startup_s"] = measure_startup(args.stores)
         checks += startup_checks(results["startup_s"])
     if args.batch:
-        results["batch"] = measure_batch(args.stores, max(1, args.repeat // 2))
+        results["batch"] = measure_batch(args.stores, args.repeat)
         checks += batch_checks(results["batch"])
     results["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in checks]
     print(table(rows))
