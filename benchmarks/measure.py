@@ -18,21 +18,6 @@ from sessionref.log.records import (
 )
 
 
-def median_seconds(work: Callable[[], object], repeat: int) -> float:
-    """Median wall time of ``work()`` over ``repeat`` runs, after one warm-up run.
-
-    >>> median_seconds(lambda: None, 3) < 0.1
-    True
-    """
-    work()
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
 def alternating_times(works: Sequence[Callable[[], object]], repeat: int) -> list[list[float]]:
     """Wall times of each of ``works`` over ``repeat`` rounds in which they take turns (after
     one warm-up round), so that a machine busy with other work slows them alike.

@@ -51,6 +51,7 @@ def row(profile: str, turns: int, seconds: float, speedup: float | None = None) 
         "log_bytes": turns * 16_000,
         "floor_s": seconds / 2,
         "prepare_65536_s": seconds,
+        "vs_floor": 2.0,
         "peak_bytes": turns * 32_000,
     }
     if speedup is not None:
@@ -177,3 +178,12 @@ def test_paired_ratios_are_taken_within_rounds() -> None:
     times = alternating_times([lambda: calls.append("a"), lambda: calls.append("b")], 2)
     assert calls == ["a", "b"] * 3  # a warm-up round, then two, each taking turns
     assert [len(measured) for measured in times] == [2, 2]
+
+
+def test_the_floor_target_reads_the_ratio_of_rounds_taking_turns() -> None:
+    """Not the ratio of two medians taken apart: a slow minute moves only one of those."""
+    apart = row("tools", 400, 0.16) | {"floor_s": 0.06, "vs_floor": 1.7}
+    slow = row("tools", 400, 0.16) | {"vs_floor": 2.6}
+    name = "tools 400 turns within 2.5× of the floor"
+    assert {t: met for t, _, met in check_targets([apart])}[name] is True
+    assert {t: met for t, _, met in check_targets([slow])}[name] is False
