@@ -9,10 +9,12 @@ character, so every function here treats such a pair as the character it denotes
 from __future__ import annotations
 
 import re
+from codecs import utf_8_decode
 from typing import Final
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _REPLACEMENT: Final = "\ufffd"
+_UTF8_WINDOW: Final = 1 << 16
 
 
 def has_surrogates(text: str) -> bool:
@@ -131,3 +133,31 @@ def js_includes(text: str, part: str) -> bool:
     while found > 0 and found % 2:  # a match starts on a code unit, not inside one
         found = units.find(wanted, found + 1)
     return found >= 0
+
+
+def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
+    """``piece`` with every invalid UTF-8 sequence replaced by U+FFFD.
+
+    >>> repair_utf8(b'{"a":"\\xff"}\\n')
+    b'{"a":"\\xef\\xbf\\xbd"}\\n'
+    """
+    if piece.isascii() or _is_utf8(piece):
+        return piece
+    return piece.decode("utf-8", "replace").encode("utf-8")
+
+
+def _is_utf8(piece: bytes | bytearray) -> bool:
+    """Whether ``piece`` is valid UTF-8, decoded a window at a time so the check never holds
+    more than a window's text (a whole piece as text can take four times its bytes).
+
+    >>> _is_utf8("é".encode() * 40000), _is_utf8(b"a\\xc3")
+    (True, False)
+    """
+    view, size, start = memoryview(piece), len(piece), 0
+    while start < size:
+        stop = start + _UTF8_WINDOW
+        try:  # a sequence cut by the window's end is left for the next window
+            start += utf_8_decode(view[start:stop], "strict", stop >= size)[1]
+        except UnicodeDecodeError:
+            return False
+    return True

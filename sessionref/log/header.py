@@ -12,9 +12,10 @@ import json
 from typing import Any, Final
 
 from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int
-from sessionref.log.lines import parse_json, repair_utf8
+from sessionref.log.lines import parse_json
 from sessionref.log.structs import SessionHeader
 
 RETIRED_FIELDS: Final = ("sandboxMode", "approvalPolicy")

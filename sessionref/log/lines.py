@@ -3,8 +3,11 @@
 A piece of whole lines (256 KiB or so) goes through msgspec's ``decode_lines`` at once. When
 that fails, the lines it refuses are found where its errors point and each is decoded ALONE, as
 ``JSON.parse`` would (lone-surrogate escapes, integral floats, any JSON value); the rest of the
-piece still goes through the bulk decoder. Invalid UTF-8 is replaced by U+FFFD first, as the
-harness decodes each line.
+piece still goes through the bulk decoder. The harness decodes each line with U+FFFD for invalid
+UTF-8; msgspec refuses invalid UTF-8 in a string it builds, so such a line is decoded alone,
+repaired first. What it skips (a record's ``data`` kept raw) it does not check: those bytes are
+repaired when they are decoded (:func:`~sessionref.log.structs.decode_raw`), so a log pays for
+the check only where it has invalid UTF-8.
 
 msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
 over two lines, blank lines. So each line is decoded wrapped in ``[`` … ``]``
@@ -17,11 +20,11 @@ from __future__ import annotations
 import json
 import operator
 import re
-from codecs import utf_8_decode
 from typing import Any, Final
 
 import msgspec
 
+from sessionref.codecs.jsstring import repair_utf8
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
 from sessionref.log.rows import MalformedRow, check_row_value
 from sessionref.log.structs import PACKED_CHUNK_TYPES, DecodedLogRecord, LogRecord
@@ -31,7 +34,6 @@ Line = LogRecord | None
 
 _DECODER: Final = msgspec.json.Decoder(LogRecord)
 _ANY: Final = msgspec.json.Decoder()
-_UTF8_WINDOW: Final = 1 << 16
 _WINDOW: Final = 1 << 13
 """Bytes of lines decoded at once after a piece was refused: a refused line costs up to
 that much decoded twice, a window a call."""
@@ -40,34 +42,6 @@ _JSON_SPACE: Final = b" \t\r"
 NULL_RECORD: Final = "a JSON null line"
 """The problem of a line that parses to ``null``: the harness fails on it wherever it is
 ("Cannot read properties of null"), so the whole log is unreadable."""
-
-
-def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
-    """``piece`` with every invalid UTF-8 sequence replaced by U+FFFD.
-
-    >>> repair_utf8(b'{"a":"\\xff"}\\n')
-    b'{"a":"\\xef\\xbf\\xbd"}\\n'
-    """
-    if piece.isascii() or _is_utf8(piece):
-        return piece
-    return piece.decode("utf-8", "replace").encode("utf-8")
-
-
-def _is_utf8(piece: bytes | bytearray) -> bool:
-    """Whether ``piece`` is valid UTF-8, decoded a window at a time so the check never holds
-    more than a window's text (a whole piece as text can take four times its bytes).
-
-    >>> _is_utf8("é".encode() * 40000), _is_utf8(b"a\\xc3")
-    (True, False)
-    """
-    view, size, start = memoryview(piece), len(piece), 0
-    while start < size:
-        stop = start + _UTF8_WINDOW
-        try:  # a sequence cut by the window's end is left for the next window
-            start += utf_8_decode(view[start:stop], "strict", stop >= size)[1]
-        except UnicodeDecodeError:
-            return False
-    return True
 
 
 def _reject_constant(name: str) -> object:
@@ -159,7 +133,7 @@ def decode_line(line: bytes) -> Line:
     if not line.strip(_JSON_SPACE):
         return None
     try:
-        value = parse_json(line)
+        value = parse_json(bytes(repair_utf8(line)))
     except (ValueError, RecursionError):
         return None
     return record_from_value(value)
@@ -195,7 +169,6 @@ class PieceDecoder:
 
     def decode(self, piece: bytes | bytearray, count: int | None = None) -> list[Line]:
         """One entry per line of ``piece`` (``count`` lines, counted here when not given)."""
-        piece = repair_utf8(piece)
         if count is None:
             count = piece.count(b"\n")
         if not count:

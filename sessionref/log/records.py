@@ -28,6 +28,7 @@ from sessionref.log.structs import (
     SessionLog,
     _data_decoder,
     captured_through_seq,
+    decode_raw,
     raw_data,
     record_span,
     split_header,
@@ -85,7 +86,7 @@ def decode_data(record: LogRecord, kind: type[T]) -> T:
     try:
         if type(record) is not LogRecord:
             return msgspec.convert(record.data, kind)
-        result: T = _data_decoder(kind).decode(record.data)
+        result: T = decode_raw(_data_decoder(kind), record.data)
         return result
     except (ValueError, RecursionError) as exc:
         raise SessionLogError(f"bad data in {where(record)}: {exc}") from None

@@ -9,11 +9,12 @@ is already built and which carries what is wrong with its envelope, if anything.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, TypeVar
 
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import MAX_SAFE_INTEGER
 
@@ -79,6 +80,9 @@ SafeInt = Annotated[int, msgspec.Meta(ge=-MAX_SAFE_INTEGER, le=MAX_SAFE_INTEGER)
 Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SAFE_INTEGER)]
 ABSENT: Final = msgspec.Raw()
 """``data`` of a record whose line has no ``data`` key."""
+
+
+T = TypeVar("T")
 
 
 class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
@@ -157,6 +161,24 @@ def _data_decoder(kind: Any) -> msgspec.json.Decoder[Any]:
     return decoder
 
 
+def decode_raw(decoder: msgspec.json.Decoder[T], raw: msgspec.Raw) -> T:
+    """``decoder.decode(raw)`` of bytes as the harness reads them, invalid UTF-8 as U+FFFD.
+
+    A record's raw parts were skipped, not checked, when its line was decoded: msgspec checks
+    UTF-8 only in the strings it builds. So they are repaired here, when msgspec refuses them.
+
+    >>> decode_raw(msgspec.json.Decoder(), msgspec.Raw(b'"a\\\\u00e9\\xff"'))
+    'aé\\ufffd'
+    """
+    try:
+        return decoder.decode(raw)
+    except msgspec.DecodeError:  # a ValidationError is a DecodeError
+        repaired = repair_utf8(bytes(raw))
+        if len(repaired) == len(raw) and repaired == raw:
+            raise
+        return decoder.decode(repaired)
+
+
 def raw_data(record: LogRecord) -> Any:
     """A record's ``data`` as a plain JSON value (``UNSET`` when the line has none).
 
@@ -167,7 +189,7 @@ def raw_data(record: LogRecord) -> Any:
         return record.data
     if not len(record.data):
         return msgspec.UNSET
-    return _data_decoder(Any).decode(record.data)
+    return decode_raw(_data_decoder(Any), record.data)
 
 
 def source_event_seqs(record: LogRecord) -> Any:
@@ -187,7 +209,7 @@ def source_event_seqs(record: LogRecord) -> Any:
     if type(raw) is not msgspec.Raw:
         return raw
     try:
-        return _data_decoder(Any).decode(raw)
+        return decode_raw(_data_decoder(Any), raw)
     except RecursionError:
         return [None] if memoryview(raw)[:1].tobytes() == b"[" else {}
 
