@@ -1,4 +1,5 @@
-"""What every benchmark measures with: medians of wall time, traced peak memory, the floor."""
+"""What every benchmark measures with: rounds in which the works take turns, the median of the
+rounds' ratios, traced peak memory, the floor."""
 
 from __future__ import annotations
 

@@ -14,10 +14,12 @@ file. What a target compares is timed taking turns, round by round (the floor an
 two sizes, the ``surrogates`` session and the ``chat`` one, the published package and this
 one), and the target checks the median of the rounds' ratios: this machine's speed moves by a
 third from one minute to the next, and a ratio of two times taken in the same round does not
-move with it. With node and npm present it times the published package on the same files
-(``benchmarks/js``) and checks that both produce the same prompt. It times start-up as whole
-processes (``benchmarks/startup.py``; ``--no-startup`` skips it), and ``--batch`` adds batch
-throughput over a 1000-session store (``benchmarks/throughput.py``). It prints a table, checks
+move with it. Start-up compares medians of commands taking turns in the same rounds; the
+1600-turn time is an absolute median. With node and npm present it times the published
+package on the same files (``benchmarks/js``) and checks that both produce the same prompt.
+It times start-up as whole processes (``benchmarks/startup.py``; ``--no-startup`` skips it),
+and ``--batch`` adds batch throughput over a 1000-session store (``benchmarks/throughput.py``).
+It prints a table, checks
 the targets, writes ``benchmarks/results.json`` and, with ``--plot``,
 ``benchmarks/scaling.png``. Exit status 1 when a target is missed.
 """

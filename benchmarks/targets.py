@@ -36,10 +36,10 @@ def surrogate_checks(rows: list[dict[str, Any]]) -> list[Check]:
     ratios of their times. The ``surrogates`` log holds the ``chat`` text plus the escapes, so
     it is a little longer; the ratio is taken per byte of each log.
 
-    >>> rows = [{"profile": "surrogates", "turns": 100, "log_bytes": 90, "chat_log_bytes": 100,
-    ...          "paired_ratio": 1.0}]
+    >>> rows = [{"profile": "surrogates", "turns": 100, "log_bytes": 101, "chat_log_bytes": 100,
+    ...          "paired_ratio": 1.17}]
     >>> [(measured, met) for _, measured, met in surrogate_checks(rows)]
-    [('1.11× (1.00× in all)', True)]
+    [('1.16× (1.17× in all)', False)]
     """
     checks: list[Check] = []
     for row in rows:

@@ -77,7 +77,9 @@ def timed(work: Callable[[], object]) -> tuple[float, float, float]:
 def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
     """Seconds (medians of ``repeat`` rounds after a warm-up) and sizes of the batch store:
     ``NAME_s`` wall time, ``NAME_cpu_s`` CPU time of all processes, ``NAME_parent_cpu_s``
-    that of this process alone."""
+    that of this process alone; and what the targets read, the medians of the rounds' ratios
+    of wall times: ``local_1_workers_vs_floor`` and ``local_2_workers_speed_up`` (1 worker's
+    time over 2 workers')."""
     root = ensure_batch_store(stores)
     store = DirectoryStore(root)
     paths = [store.path_of(header.id) for header in store.headers()]

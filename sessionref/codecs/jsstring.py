@@ -3,7 +3,9 @@
 JavaScript strings are UTF-16 code unit sequences and may hold lone surrogates. In Python they
 are ``str`` whose lone surrogates are code points U+D800–U+DFFF. A Python ``str`` may also hold a
 high and a low surrogate side by side as two code points; JavaScript sees that as one astral
-character, so every function here treats such a pair as the character it denotes.
+character, so every function here treats such a pair as the character it denotes. Bytes
+become JavaScript text as ``TextDecoder`` makes them: invalid UTF-8 as U+FFFD
+(:func:`repair_utf8`).
 """
 
 from __future__ import annotations
@@ -136,7 +138,8 @@ def js_includes(text: str, part: str) -> bool:
 
 
 def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
-    """``piece`` with every invalid UTF-8 sequence replaced by U+FFFD.
+    """``piece`` (a log's line, piece of lines or raw value) with every invalid UTF-8 sequence
+    replaced by U+FFFD, as ``TextDecoder`` decodes it; ``piece`` itself when it is valid.
 
     >>> repair_utf8(b'{"a":"\\xff"}\\n')
     b'{"a":"\\xef\\xbf\\xbd"}\\n'

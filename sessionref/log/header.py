@@ -12,7 +12,6 @@ import json
 from typing import Any, Final
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int
 from sessionref.log.lines import parse_json
@@ -35,7 +34,7 @@ def parse_header_line(line: bytes) -> Any:
     sessionref.errors.SessionLogError: header line is not valid JSON
     """
     try:
-        return parse_json(bytes(repair_utf8(line)))
+        return parse_json(line)
     except (ValueError, RecursionError):
         raise SessionLogError("header line is not valid JSON") from None
 

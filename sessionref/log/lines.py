@@ -5,9 +5,9 @@ that fails, the lines it refuses are found where its errors point and each is de
 ``JSON.parse`` would (lone-surrogate escapes, integral floats, any JSON value); the rest of the
 piece still goes through the bulk decoder. The harness decodes each line with U+FFFD for invalid
 UTF-8; msgspec refuses invalid UTF-8 in a string it builds, so such a line is decoded alone,
-repaired first. What it skips (a record's ``data`` kept raw) it does not check: those bytes are
-repaired when they are decoded (:func:`~sessionref.log.structs.decode_raw`), so a log pays for
-the check only where it has invalid UTF-8.
+so (:func:`parse_json`). What msgspec skips (a record's ``data`` kept raw) it does not check:
+those bytes are repaired when they are decoded (:func:`~sessionref.log.structs.decode_raw`),
+so a log pays for the check only where it has invalid UTF-8.
 
 msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
 over two lines, blank lines. So each line is decoded wrapped in ``[`` … ``]``
@@ -20,11 +20,11 @@ from __future__ import annotations
 import json
 import operator
 import re
+from codecs import utf_8_decode
 from typing import Any, Final
 
 import msgspec
 
-from sessionref.codecs.jsstring import repair_utf8
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
 from sessionref.log.rows import MalformedRow, check_row_value
 from sessionref.log.structs import PACKED_CHUNK_TYPES, DecodedLogRecord, LogRecord
@@ -53,16 +53,17 @@ _JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
 
 
 def parse_json(line: bytes) -> Any:
-    """``JSON.parse`` of one line: msgspec where it can, the standard library for the lone
-    surrogates msgspec refuses. Raises ``ValueError`` for what is not JSON.
+    """``JSON.parse`` of one line decoded as the harness decodes it (invalid UTF-8 as U+FFFD):
+    msgspec where it can, the standard library for the lone surrogates and the invalid UTF-8
+    msgspec refuses. Raises ``ValueError`` for what is not JSON.
 
-    >>> parse_json(b'{"a":"\\\\ud800"}')
-    {'a': '\\ud800'}
+    >>> parse_json(b'{"a":"\\\\ud800"}'), parse_json(b'"\\xff"')
+    ({'a': '\\ud800'}, '\\ufffd')
     """
     try:
         return _ANY.decode(line)
     except msgspec.DecodeError:
-        return _JSON.decode(line.decode("utf-8"))
+        return _JSON.decode(line.decode("utf-8", "replace"))
 
 
 def envelope_problem(value: dict[str, Any]) -> str | None:
@@ -133,7 +134,7 @@ def decode_line(line: bytes) -> Line:
     if not line.strip(_JSON_SPACE):
         return None
     try:
-        value = parse_json(bytes(repair_utf8(line)))
+        value = parse_json(line)
     except (ValueError, RecursionError):
         return None
     return record_from_value(value)
@@ -266,6 +267,7 @@ def _decode_alone(line: bytes) -> Line:
 _DECODE_ERROR_BYTE: Final = re.compile(r"\(byte (\d+)\)$")
 _VALIDATION_ITEM: Final = re.compile(r"`\$\[(\d+)\]")
 _TRUNCATED: Final = "Input data was truncated"
+_INVALID_UTF8: Final = "Invalid UTF-8 encoded string"
 
 
 def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | None) -> int:
@@ -273,7 +275,8 @@ def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | N
     start of the line the error points to, or of the middle line when it points nowhere in
     the run; ``start`` when that is the run's first line. msgspec runs out of input, with no
     offset, when a lone high surrogate escape ends a string a few bytes before the end: the
-    last line is taken for the one it refused.
+    last line is taken for the one it refused. Nor does it say where invalid UTF-8 is: the
+    first invalid byte of the run is.
 
     >>> lines = b'{"a":1}\\n{"a":"\\\\ud800"}\\n{"a":2}\\n'
     >>> def at(n):
@@ -282,6 +285,9 @@ def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | N
     (8, 8)
     >>> _split(lines, 0, len(lines), msgspec.DecodeError("Input data was truncated"))
     23
+    >>> bad = b'{"a":1}\\n{"\\xff":2}\\n'
+    >>> _split(bad, 0, len(bad), msgspec.DecodeError("Invalid UTF-8 encoded string"))
+    8
     """
     at = None
     if isinstance(error, msgspec.ValidationError):  # ``$[i]``: the i-th record of the run
@@ -296,6 +302,11 @@ def _split(piece: bytes | bytearray, start: int, stop: int, error: Exception | N
             at = start + int(offset[1])
         elif str(error) == _TRUNCATED:  # a lone ``\\udXXX`` near the end: the last line
             at = stop - 1
+        elif str(error) == _INVALID_UTF8:
+            try:
+                utf_8_decode(piece[start:stop], "strict", True)
+            except UnicodeDecodeError as invalid:
+                at = start + invalid.start
     if at is None or not start <= at < stop:
         at = (start + stop) // 2
     return max(start, piece.rfind(b"\n", start, at) + 1)

@@ -173,8 +173,9 @@ def decode_raw(decoder: msgspec.json.Decoder[T], raw: msgspec.Raw) -> T:
     try:
         return decoder.decode(raw)
     except msgspec.DecodeError:  # a ValidationError is a DecodeError
-        repaired = repair_utf8(bytes(raw))
-        if len(repaired) == len(raw) and repaired == raw:
+        data = bytes(raw)
+        repaired = repair_utf8(data)
+        if repaired is data:  # valid UTF-8: refused for what it holds
             raise
         return decoder.decode(repaired)
 
@@ -258,7 +259,7 @@ def record_span(record: LogRecord) -> tuple[int, int]:
         raise SessionLogError(f"{where(record)} has no seq0")
     field = PACKED_CHUNK_TYPES[record.type][1]
     if type(record) is LogRecord:
-        members: Any = getattr(_MEMBERS.decode(record.data), field)
+        members: Any = getattr(decode_raw(_MEMBERS, record.data), field)
     else:
         members = raw_data(record).get(field)
     return record.seq0, len(members or ())
