@@ -19,9 +19,8 @@ move with it. Start-up compares medians of commands taking turns in the same rou
 package on the same files (``benchmarks/js``) and checks that both produce the same prompt.
 It times start-up as whole processes (``benchmarks/startup.py``; ``--no-startup`` skips it),
 and ``--batch`` adds batch throughput over a 1000-session store (``benchmarks/throughput.py``).
-It prints a table, checks
-the targets, writes ``benchmarks/results.json`` and, with ``--plot``,
-``benchmarks/scaling.png``. Exit status 1 when a target is missed.
+It prints a table, checks the targets, writes ``benchmarks/results.json`` and, with
+``--plot``, ``benchmarks/scaling.png``. Exit status 1 when a target is missed.
 """
 
 from __future__ import annotations
@@ -134,34 +133,24 @@ def measure_size(stores: Path, profile: Profile, turns: int, repeat: int) -> dic
         "log_bytes": decompressed,
         "session_id": session_id,
     }
-    reference = [{"sessionId": session_id}]
-    prepares = [
-        functools.partial(
-            SessionReferenceResolver(store, max_reference_bytes=budget).prepare,
-            TARGET,
-            [],
-            reference,
-        )
-        for budget in BUDGETS
-    ]
+    prepares = [_prepare(store, session_id, budget) for budget in BUDGETS]
     floor_s, *prepare_s = alternating_times([envelope_floor(path), *prepares], repeat)
     row["floor_s"] = statistics.median(floor_s)
     for budget, times in zip(BUDGETS, prepare_s, strict=True):
         row[f"prepare_{budget}_s"] = statistics.median(times)
     row["vs_floor"] = median_ratio(prepare_s[0], floor_s)
-    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
-    row["peak_bytes"] = peak_bytes(functools.partial(resolver.prepare, TARGET, [], reference))
+    row["peak_bytes"] = peak_bytes(prepares[0])
     if profile == SURROGATES:
         row |= paired_with_chat(store, turns, repeat)
     return row
 
 
-def _prepares(store: DirectoryStore, session_ids: Sequence[str]) -> list[Callable[[], object]]:
-    """``prepare`` of one reference to each of ``session_ids``, at the first budget."""
-    resolver = SessionReferenceResolver(store, max_reference_bytes=BUDGETS[0])
-    return [
-        functools.partial(resolver.prepare, TARGET, [], [{"sessionId": i}]) for i in session_ids
-    ]
+def _prepare(
+    store: DirectoryStore, session_id: str, budget: int = BUDGETS[0]
+) -> Callable[[], object]:
+    """``prepare`` of one reference to ``session_id`` at ``budget``: what every row times."""
+    resolver = SessionReferenceResolver(store, max_reference_bytes=budget)
+    return functools.partial(resolver.prepare, TARGET, [], [{"sessionId": session_id}])
 
 
 def paired_with_chat(store: DirectoryStore, turns: int, repeat: int) -> dict[str, Any]:
@@ -169,7 +158,8 @@ def paired_with_chat(store: DirectoryStore, turns: int, repeat: int) -> dict[str
     turns: the medians, the median of the rounds' ratios, and the size of the ``chat`` log:
     what the surrogates target compares."""
     ids = [size_session_id(turns, SURROGATES), size_session_id(turns, CHAT)]
-    mine, clean = alternating_times(_prepares(store, ids), max(repeat, PAIRED_ROUNDS))
+    works = [_prepare(store, session_id) for session_id in ids]
+    mine, clean = alternating_times(works, max(repeat, PAIRED_ROUNDS))
     chat_bytes = len(decompress_frames(store.path_of(ids[1]).read_bytes()))
     return {
         "paired_prepare_s": statistics.median(mine),
@@ -188,10 +178,9 @@ def add_growth(stores: Path, rows: list[dict[str, Any]], repeat: int) -> None:
     for (profile, turns), row in by_key.items():
         for small, large in GROWTH_PAIRS:
             if turns == large and (profile, small) in by_key:
-                ids = [by_key[profile, small]["session_id"], row["session_id"]]
-                small_times, large_times = alternating_times(
-                    _prepares(store, ids), max(repeat, GROWTH_ROUNDS)
-                )
+                works = [_prepare(store, by_key[profile, small]["session_id"])]
+                works.append(_prepare(store, row["session_id"]))
+                small_times, large_times = alternating_times(works, max(repeat, GROWTH_ROUNDS))
                 row["growth_from"] = small
                 row["growth_time_ratio"] = median_ratio(large_times, small_times)
 
@@ -206,7 +195,7 @@ def compare_with_js(stores: Path, row: dict[str, Any], rounds: int, repeat: int)
     store = DirectoryStore(stores / "sizes")
     path = store.path_of(row["session_id"])
     dump = stores / f"js-{row['session_id']}.json"
-    (ours,) = _prepares(store, [row["session_id"]])
+    ours = _prepare(store, row["session_id"])
     theirs_s, ours_s = [], []
     for _ in range(rounds):
         theirs_s.append(js_prepare(path, BUDGETS[0], rounds > 1, dump))

@@ -11,12 +11,10 @@ become JavaScript text as ``TextDecoder`` makes them: invalid UTF-8 as U+FFFD
 from __future__ import annotations
 
 import re
-from codecs import utf_8_decode
 from typing import Final
 
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _REPLACEMENT: Final = "\ufffd"
-_UTF8_WINDOW: Final = 1 << 16
 
 
 def has_surrogates(text: str) -> bool:
@@ -138,29 +136,17 @@ def js_includes(text: str, part: str) -> bool:
 
 
 def repair_utf8(piece: bytes | bytearray) -> bytes | bytearray:
-    """``piece`` (a log's line, piece of lines or raw value) with every invalid UTF-8 sequence
-    replaced by U+FFFD, as ``TextDecoder`` decodes it; ``piece`` itself when it is valid.
+    """``piece`` (a log's raw value or line) with every invalid UTF-8 sequence replaced by
+    U+FFFD, as ``TextDecoder`` decodes it; ``piece`` itself when it is valid.
 
     >>> repair_utf8(b'{"a":"\\xff"}\\n')
     b'{"a":"\\xef\\xbf\\xbd"}\\n'
+    >>> valid = "é".encode() * 40000
+    >>> repair_utf8(valid) is valid, repair_utf8(b"a\\xc3")
+    (True, b'a\\xef\\xbf\\xbd')
     """
-    if piece.isascii() or _is_utf8(piece):
-        return piece
-    return piece.decode("utf-8", "replace").encode("utf-8")
-
-
-def _is_utf8(piece: bytes | bytearray) -> bool:
-    """Whether ``piece`` is valid UTF-8, decoded a window at a time so the check never holds
-    more than a window's text (a whole piece as text can take four times its bytes).
-
-    >>> _is_utf8("é".encode() * 40000), _is_utf8(b"a\\xc3")
-    (True, False)
-    """
-    view, size, start = memoryview(piece), len(piece), 0
-    while start < size:
-        stop = start + _UTF8_WINDOW
-        try:  # a sequence cut by the window's end is left for the next window
-            start += utf_8_decode(view[start:stop], "strict", stop >= size)[1]
-        except UnicodeDecodeError:
-            return False
-    return True
+    try:
+        piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return piece.decode("utf-8", "replace").encode("utf-8")
+    return piece

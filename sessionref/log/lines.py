@@ -4,10 +4,11 @@ A piece of whole lines (256 KiB or so) goes through msgspec's ``decode_lines`` a
 that fails, the lines it refuses are found where its errors point and each is decoded ALONE, as
 ``JSON.parse`` would (lone-surrogate escapes, integral floats, any JSON value); the rest of the
 piece still goes through the bulk decoder. The harness decodes each line with U+FFFD for invalid
-UTF-8; msgspec refuses invalid UTF-8 in a string it builds, so such a line is decoded alone,
-so (:func:`parse_json`). What msgspec skips (a record's ``data`` kept raw) it does not check:
-those bytes are repaired when they are decoded (:func:`~sessionref.log.structs.decode_raw`),
-so a log pays for the check only where it has invalid UTF-8.
+UTF-8. msgspec refuses invalid UTF-8 in a string it builds, so such a line is decoded alone,
+with U+FFFD (:func:`parse_json`). What msgspec skips (a record's ``data`` kept raw) it does
+not check: those bytes are repaired when they are decoded
+(:func:`~sessionref.log.structs.decode_raw`), so a log pays for the check only where it has
+invalid UTF-8.
 
 msgspec also takes what ``JSON.parse`` of each line does not: two values on one line, one value
 over two lines, blank lines. So each line is decoded wrapped in ``[`` … ``]``

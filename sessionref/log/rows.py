@@ -50,9 +50,10 @@ class _ToolRow(
     name: str | msgspec.UnsetType = msgspec.UNSET
 
 
+_TEXT_ROW: Final = msgspec.json.Decoder(_TextRow).decode
 _ROW_DECODERS: Final[dict[str, Callable[[msgspec.Raw], _TextRow | _ToolRow]]] = {
-    "text-chunks": msgspec.json.Decoder(_TextRow).decode,
-    "reasoning-chunks": msgspec.json.Decoder(_TextRow).decode,
+    "text-chunks": _TEXT_ROW,
+    "reasoning-chunks": _TEXT_ROW,
     "tool-call-chunks": msgspec.json.Decoder(_ToolRow).decode,
 }
 """The fast decoder of each row type's data; a row's members are ``members`` in both."""
