@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import decompressed_size, envelope_floor, median_ratio
+from benchmarks.measure import decompressed_size, median_ratio, summed_floor
 from sessionref import DirectoryStore
 from sessionref.batch import build_result_lines
 
@@ -83,9 +83,8 @@ def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
     root = ensure_batch_store(stores)
     store = DirectoryStore(root)
     paths = [store.path_of(header.id) for header in store.headers()]
-    floors = [envelope_floor(path) for path in paths]
     runs: dict[str, Callable[[], object]] = {
-        "floor": lambda: [floor() for floor in floors],
+        "floor": summed_floor(paths),
         "local_1_workers": _local(root, 1),
         "local_2_workers": _local(root, 2),
         "dask_2_workers": _dask(root, 2),
