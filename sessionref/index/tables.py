@@ -146,7 +146,14 @@ SessionRow = tuple[SessionHeader, int, str, SessionData]
 
 
 def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
-    """Insert or replace sessions' rows and texts (inside a transaction)."""
+    """Insert or replace sessions' rows, then their texts (inside a transaction).
+
+    The texts go in after every row: a statement with ``RETURNING`` makes the full-text index
+    write out the terms it holds in memory, so a text inserted between two upserts became a
+    small segment of its own, merged again and again (writing 1,000 sessions took 4.8 s of CPU
+    that way, 2.9 s this way).
+    """
+    texts: dict[int, str] = {}  # by sid: the last row of a session wins, as it did
     for header, position, header_json, data in rows:
         raw_id = blob(header.id)
         _drop_text(db, raw_id)
@@ -155,8 +162,10 @@ def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
         values = (raw_id, position, header_json, blob(data.path), data.revision)
         values_more = (int(data.loadable), title, header.created_at, cwd, data.bounds or None)
         sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
+        texts.pop(sid, None)
         if data.bounds:
-            db.execute("INSERT INTO texts (rowid, text) VALUES (?, ?)", (sid, data.text))
+            texts[sid] = data.text
+    db.executemany("INSERT INTO texts (rowid, text) VALUES (?, ?)", texts.items())
 
 
 def write_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
