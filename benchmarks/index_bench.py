@@ -7,8 +7,9 @@ Generates the store once (``generate_batch_store``, seeded; ~10 minutes and ~1.9
 sessions), then measures, on this machine:
 
 - the *floor*: reading every log once (file, zstd, every line's envelope decoded), one process;
-- the cold build of the index (``SessionIndex.refresh`` on an empty database) with 1 and with
-  ``--workers`` processes;
+- the cold build of the index (``SessionIndex.refresh`` on an empty database) with
+  ``--workers`` processes, taking turns with the floor for ``--build-rounds`` rounds (the
+  target is the median of the rounds' ratios), and with 1 process once;
 - ``sessionref candidates --query Q`` and ``sessionref search Q`` as whole processes, warm
   (after the build's writes are synced), beside ``python -c pass``;
 - a refresh when nothing changed, and right after one session is appended to, against the
@@ -36,7 +37,7 @@ from typing import Any
 import zstandard
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import summed_floor
+from benchmarks.measure import median_ratio, summed_floor
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
 from sessionref.log.store import DirectoryStore
@@ -99,20 +100,57 @@ def appended_once(path: Path) -> Callable[[], None]:
     return undo
 
 
-def measure(
-    root: Path, index_path: Path, workers: int, queries: tuple[str, str], repeat: int
+def timed_build(root: Path, index_path: Path, workers: int) -> tuple[float, float]:
+    """(wall, CPU) seconds of a cold build: refreshing an index that does not exist yet."""
+    remove_database(index_path)
+    index = SessionIndex(DirectoryStore(root), index_path, workers=workers)
+    try:
+        return timed(index.refresh)
+    finally:
+        index.close()
+
+
+def cold_builds(
+    root: Path, files: Sequence[Path], index_path: Path, workers: int, rounds: int
 ) -> dict[str, Any]:
-    """Every number of the table."""
+    """The floor (of ``files``, the store's logs) and the cold build with ``workers``
+    processes, taking turns for ``rounds``
+    rounds (medians, and ``cold_N_vs_floor`` the median of the rounds' ratios: the machine's
+    speed moves from one minute to the next); the 1-process build once, in the first round,
+    against that round's floor."""
+    floor = summed_floor(files)
+    floors: list[tuple[float, float]] = []
+    builds: list[tuple[float, float]] = []
+    row: dict[str, Any] = {}
+    for round_number in range(rounds):
+        floors.append(timed(floor))
+        print(f"floor: {floors[-1][0]:.1f} s", flush=True)
+        if round_number == 0 and workers != 1:
+            row["cold_1_s"], row["cold_1_cpu"] = timed_build(root, index_path, 1)
+            row["cold_1_vs_floor"] = row["cold_1_s"] / floors[0][0]
+            print(f"cold build, 1 process: {row['cold_1_s']:.1f} s", flush=True)
+        builds.append(timed_build(root, index_path, workers))
+        print(f"cold build, {workers} process(es): {builds[-1][0]:.1f} s", flush=True)
+    for key, runs in (("floor", floors), (f"cold_{workers}", builds)):
+        row[f"{key}_s"] = statistics.median(wall for wall, _ in runs)
+        row[f"{key}_cpu"] = statistics.median(cpu for _, cpu in runs)
+    walls = ([wall for wall, _ in builds], [wall for wall, _ in floors])
+    row[f"cold_{workers}_vs_floor"] = median_ratio(*walls)
+    return row
+
+
+def measure(
+    root: Path,
+    index_path: Path,
+    workers: int,
+    queries: tuple[str, str],
+    repeats: tuple[int, int],
+) -> dict[str, Any]:
+    """Every number of the table; ``repeats``: rounds of the cold builds, runs of the rest."""
+    build_rounds, repeat = repeats
     files = sorted(root.glob("*/*/session.jsonl*"))
     row: dict[str, Any] = {"sessions": len(files), "store_bytes": store_bytes(root)}
-    row["floor_s"], row["floor_cpu"] = timed(summed_floor(files))
-    print(f"floor: {row['floor_s']:.1f} s", flush=True)
-    for count in sorted({1, workers}):
-        remove_database(index_path)
-        index = SessionIndex(DirectoryStore(root), index_path, workers=count)
-        row[f"cold_{count}_s"], row[f"cold_{count}_cpu"] = timed(index.refresh)
-        index.close()
-        print(f"cold build, {count} process(es): {row[f'cold_{count}_s']:.1f} s", flush=True)
+    row.update(cold_builds(root, files, index_path, workers, build_rounds))
     row["index_bytes"] = SessionIndex(DirectoryStore(root), index_path).size()
     os.sync()  # the build's writes reach the disk now, not while warm commands are timed
     row["python_s"], row["python_cpu"] = median_of(
@@ -141,7 +179,7 @@ def measure(
 
 def checks(row: dict[str, Any], workers: int) -> list[tuple[str, str, bool]]:
     """The targets of the index issue, on wall time (CPU time beside it)."""
-    cold = row[f"cold_{workers}_s"] / row["floor_s"]
+    cold = row[f"cold_{workers}_vs_floor"]
     extra = row["refresh_appended_s"] - row["refresh_unchanged_s"]
     return [
         (f"cold build ({workers} processes) <= 1.5x the floor", f"{cold:.2f}x", cold <= 1.5),
@@ -169,18 +207,17 @@ def table(row: dict[str, Any], workers: int) -> str:
     def line(name: str, key: str, note: str = "") -> str:
         return f"| {name} | {row[key + '_s']:.3f} | {row[key + '_cpu']:.3f} | {note} |"
 
-    floor = row["floor_s"]
     lines = [
         f"Store: {row['sessions']} sessions, {row['store_bytes'] / 1e6:.0f} MB of zstd logs.",
         "",
         "| measure | wall s | CPU s | note |",
         "| --- | --- | --- | --- |",
         line("floor: read every log once (1 process)", "floor"),
-        line("cold build, 1 process", "cold_1", f"{row['cold_1_s'] / floor:.2f}× floor"),
+        line("cold build, 1 process", "cold_1", f"{row['cold_1_vs_floor']:.2f}× floor"),
         line(
             f"cold build, {workers} processes",
             f"cold_{workers}",
-            f"{row[f'cold_{workers}_s'] / floor:.2f}× floor",
+            f"{row[f'cold_{workers}_vs_floor']:.2f}× floor",
         ),
         line("`python -c pass` (start-up alone, whole process)", "python"),
         line("`sessionref candidates --query` (warm, whole process)", "candidates"),
@@ -205,14 +242,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--query", default="chunk", help="the candidates query (in about 2%% of titles)"
     )
     parser.add_argument("--search", default="token", help="the search query")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=5, help="runs of each warm measure")
+    parser.add_argument(
+        "--build-rounds", type=int, default=3, help="rounds of the floor and the cold build"
+    )
     parser.add_argument("--out", type=Path, default=HERE / "index_results.json")
     args = parser.parse_args(argv)
     if not args.store.exists():
         print(f"generating {args.sessions} sessions into {args.store} …", flush=True)
         generate_batch_store(args.store, args.sessions, args.turns)
     index_path = args.store.with_name(args.store.name + ".index.sqlite")
-    row = measure(args.store, index_path, args.workers, (args.query, args.search), args.repeat)
+    queries, repeats = (args.query, args.search), (args.build_rounds, args.repeat)
+    row = measure(args.store, index_path, args.workers, queries, repeats)
     print(table(row, args.workers))
     missed = 0
     for name, value, ok in checks(row, args.workers):
