@@ -3,13 +3,14 @@
     python -m benchmarks.index_bench                      # 10,000 sessions of ~20 turns
     python -m benchmarks.index_bench --sessions 500 --store /tmp/small
 
-Generates the store once (``generate_batch_store``, seeded; ~10 minutes and ~1.9 GB for 10,000
+Generates the store once (``generate_batch_store``, seeded; 10-12 minutes and ~1.9 GB for 10,000
 sessions), then measures, on this machine:
 
 - the *floor*: reading every log once (file, zstd, every line's envelope decoded), one process;
 - the cold build of the index (``SessionIndex.refresh`` on an empty database) with
   ``--workers`` processes, taking turns with the floor for ``--build-rounds`` rounds (the
-  target is the median of the rounds' ratios), and with 1 process once;
+  target is the median of the rounds' ratios), and with 1 process once, after a floor of its
+  own;
 - ``sessionref candidates --query Q`` and ``sessionref search Q`` as whole processes, warm
   (after the build's writes are synced), beside ``python -c pass``;
 - a refresh when nothing changed, and right after one session is appended to, against the
@@ -57,11 +58,6 @@ def timed(work: Callable[[], object]) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), cpu_now()
     work()
     return time.perf_counter() - wall, cpu_now() - cpu
-
-
-def seconds(work: Callable[[], object]) -> float:
-    """Wall time of one run of ``work``."""
-    return timed(work)[0]
 
 
 def median_of(work: Callable[[], object], repeat: int) -> tuple[float, float]:
@@ -114,28 +110,32 @@ def cold_builds(
     root: Path, files: Sequence[Path], index_path: Path, workers: int, rounds: int
 ) -> dict[str, Any]:
     """The floor (of ``files``, the store's logs) and the cold build with ``workers``
-    processes, taking turns for ``rounds``
-    rounds (medians, and ``cold_N_vs_floor`` the median of the rounds' ratios: the machine's
-    speed moves from one minute to the next); the 1-process build once, in the first round,
-    against that round's floor."""
+    processes, taking turns for ``rounds`` rounds after an untimed floor that brings the logs
+    into the page cache: their medians, each round's ratio (``cold_N_round_ratios``) and the
+    median of those (``cold_N_vs_floor``), since the machine's speed moves from one minute to
+    the next. Then the 1-process build once, right after a floor of its own."""
     floor = summed_floor(files)
+    floor()
     floors: list[tuple[float, float]] = []
     builds: list[tuple[float, float]] = []
-    row: dict[str, Any] = {}
-    for round_number in range(rounds):
+    for _ in range(rounds):
         floors.append(timed(floor))
-        print(f"floor: {floors[-1][0]:.1f} s", flush=True)
-        if round_number == 0 and workers != 1:
-            row["cold_1_s"], row["cold_1_cpu"] = timed_build(root, index_path, 1)
-            row["cold_1_vs_floor"] = row["cold_1_s"] / floors[0][0]
-            print(f"cold build, 1 process: {row['cold_1_s']:.1f} s", flush=True)
         builds.append(timed_build(root, index_path, workers))
-        print(f"cold build, {workers} process(es): {builds[-1][0]:.1f} s", flush=True)
+        ratio = builds[-1][0] / floors[-1][0]
+        print(f"floor {floors[-1][0]:.1f} s, cold build ({workers}) {ratio:.2f}×", flush=True)
+    row: dict[str, Any] = {}
     for key, runs in (("floor", floors), (f"cold_{workers}", builds)):
         row[f"{key}_s"] = statistics.median(wall for wall, _ in runs)
         row[f"{key}_cpu"] = statistics.median(cpu for _, cpu in runs)
-    walls = ([wall for wall, _ in builds], [wall for wall, _ in floors])
-    row[f"cold_{workers}_vs_floor"] = median_ratio(*walls)
+    build_walls, floor_walls = [wall for wall, _ in builds], [wall for wall, _ in floors]
+    ratios = [b / f for b, f in zip(build_walls, floor_walls, strict=True)]
+    row[f"cold_{workers}_round_ratios"] = ratios
+    row[f"cold_{workers}_vs_floor"] = median_ratio(build_walls, floor_walls)
+    if workers != 1:
+        own_floor = timed(floor)[0]
+        row["cold_1_s"], row["cold_1_cpu"] = timed_build(root, index_path, 1)
+        row["cold_1_vs_floor"] = row["cold_1_s"] / own_floor
+        print(f"floor {own_floor:.1f} s, cold build (1) {row['cold_1_vs_floor']:.2f}×", flush=True)
     return row
 
 
@@ -144,10 +144,12 @@ def measure(
     index_path: Path,
     workers: int,
     queries: tuple[str, str],
-    repeats: tuple[int, int],
+    *,
+    build_rounds: int,
+    repeat: int,
 ) -> dict[str, Any]:
-    """Every number of the table; ``repeats``: rounds of the cold builds, runs of the rest."""
-    build_rounds, repeat = repeats
+    """Every number of the table: ``build_rounds`` rounds of the cold builds (see
+    :func:`cold_builds`), medians of ``repeat`` runs of the rest."""
     files = sorted(root.glob("*/*/session.jsonl*"))
     row: dict[str, Any] = {"sessions": len(files), "store_bytes": store_bytes(root)}
     row.update(cold_builds(root, files, index_path, workers, build_rounds))
@@ -217,7 +219,9 @@ def table(row: dict[str, Any], workers: int) -> str:
         line(
             f"cold build, {workers} processes",
             f"cold_{workers}",
-            f"{row[f'cold_{workers}_vs_floor']:.2f}× floor",
+            f"{row[f'cold_{workers}_vs_floor']:.2f}× floor (rounds: "
+            + ", ".join(f"{r:.2f}×" for r in row[f"cold_{workers}_round_ratios"])
+            + ")",
         ),
         line("`python -c pass` (start-up alone, whole process)", "python"),
         line("`sessionref candidates --query` (warm, whole process)", "candidates"),
@@ -229,6 +233,21 @@ def table(row: dict[str, Any], workers: int) -> str:
         f"{row['index_bytes'] / row['store_bytes']:.2f}× the store |",
     ]
     return "\n".join(lines)
+
+
+def at_least_one(text: str) -> int:
+    """A count of rounds, from the command line.
+
+    >>> at_least_one("3")
+    3
+    >>> at_least_one("0")
+    Traceback (most recent call last):
+    argparse.ArgumentTypeError: must be at least 1
+    """
+    count = int(text)
+    if count < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return count
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -244,7 +263,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--search", default="token", help="the search query")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each warm measure")
     parser.add_argument(
-        "--build-rounds", type=int, default=3, help="rounds of the floor and the cold build"
+        "--build-rounds",
+        type=at_least_one,
+        default=3,
+        help="rounds of the floor and the cold build",
     )
     parser.add_argument("--out", type=Path, default=HERE / "index_results.json")
     args = parser.parse_args(argv)
@@ -252,8 +274,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"generating {args.sessions} sessions into {args.store} …", flush=True)
         generate_batch_store(args.store, args.sessions, args.turns)
     index_path = args.store.with_name(args.store.name + ".index.sqlite")
-    queries, repeats = (args.query, args.search), (args.build_rounds, args.repeat)
-    row = measure(args.store, index_path, args.workers, queries, repeats)
+    queries = (args.query, args.search)
+    row = measure(
+        args.store,
+        index_path,
+        args.workers,
+        queries,
+        build_rounds=args.build_rounds,
+        repeat=args.repeat,
+    )
     print(table(row, args.workers))
     missed = 0
     for name, value, ok in checks(row, args.workers):

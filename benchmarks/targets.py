@@ -39,7 +39,7 @@ def surrogate_checks(rows: list[dict[str, Any]]) -> list[Check]:
     >>> rows = [{"profile": "surrogates", "turns": 100, "log_bytes": 101, "chat_log_bytes": 100,
     ...          "paired_ratio": 1.17}]
     >>> [(measured, met) for _, measured, met in surrogate_checks(rows)]
-    [('1.16× (1.17× in all)', False)]
+    [('1.158× (1.170× in all)', False)]
     """
     checks: list[Check] = []
     for row in rows:
@@ -51,7 +51,7 @@ def surrogate_checks(rows: list[dict[str, Any]]) -> list[Check]:
             (
                 f"{SURROGATES.name} {row['turns']} turns ≤ {SURROGATE_SLOWDOWN}× the time of "
                 f"{CHAT.name}, per byte of log",
-                f"{per_byte:.2f}× ({ratio:.2f}× in all)",
+                f"{per_byte:.3f}× ({ratio:.3f}× in all)",
                 per_byte <= SURROGATE_SLOWDOWN,
             )
         )

@@ -11,15 +11,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sessionref.index import SessionIndex
+from sessionref.index import SessionIndex, tables
 from sessionref.index.parallel import kept_reads, log_paths, read_file, read_sessions
 from sessionref.index.refresh import (
     CachedHeaderStore,
+    SessionData,
     read_session,
     session_text,
     unit_texts,
 )
+from sessionref.index.schema import connect_memory
 from sessionref.index.walk import walk_tree
+from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from tests.logs import turn
@@ -127,3 +130,24 @@ def test_a_session_text_is_its_units_made_indexable_one_by_one(units: list[str])
     text, bounds = session_text(units)
     assert text == "\n".join(fixed)
     assert unit_texts(text, bounds) == fixed
+
+
+def test_a_batch_written_at_once_keeps_the_last_row_of_each_session() -> None:
+    """Texts go in after every row of a batch: a session twice in one batch keeps its last
+    text, a later row without text removes the earlier one, and an older text is replaced."""
+    db = connect_memory()
+    header = SessionHeader("a", 1)
+
+    def row(text: str) -> tables.SessionRow:
+        bounds = len(text).to_bytes(4, "little") if text else b""
+        return (header, 0, "{}", SessionData("/a", "r", True, None, text, bounds))
+
+    def found(word: str) -> list[int]:
+        return [n for (n,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ?", (word,))]
+
+    tables.write_sessions(db, [row("older words")])
+    tables.write_sessions(db, [row("first zebra"), row("second yak")])
+    assert found("zebra") == [] and found("older") == [] and len(found("yak")) == 1
+    tables.write_sessions(db, [row("third okapi"), row("")])
+    assert found("okapi") == [] and found("yak") == []
+    assert db.execute("SELECT count(*) FROM texts").fetchone() == (0,)
