@@ -38,7 +38,7 @@ from typing import Any
 import zstandard
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import median_ratio, summed_floor
+from benchmarks.measure import summed_floor
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
 from sessionref.log.store import DirectoryStore
@@ -118,19 +118,18 @@ def cold_builds(
     floor()
     floors: list[tuple[float, float]] = []
     builds: list[tuple[float, float]] = []
+    ratios: list[float] = []
     for _ in range(rounds):
         floors.append(timed(floor))
         builds.append(timed_build(root, index_path, workers))
-        ratio = builds[-1][0] / floors[-1][0]
-        print(f"floor {floors[-1][0]:.1f} s, cold build ({workers}) {ratio:.2f}×", flush=True)
+        ratios.append(builds[-1][0] / floors[-1][0])
+        print(f"floor {floors[-1][0]:.1f} s, cold build ({workers}) {ratios[-1]:.2f}×", flush=True)
     row: dict[str, Any] = {}
     for key, runs in (("floor", floors), (f"cold_{workers}", builds)):
         row[f"{key}_s"] = statistics.median(wall for wall, _ in runs)
         row[f"{key}_cpu"] = statistics.median(cpu for _, cpu in runs)
-    build_walls, floor_walls = [wall for wall, _ in builds], [wall for wall, _ in floors]
-    ratios = [b / f for b, f in zip(build_walls, floor_walls, strict=True)]
     row[f"cold_{workers}_round_ratios"] = ratios
-    row[f"cold_{workers}_vs_floor"] = median_ratio(build_walls, floor_walls)
+    row[f"cold_{workers}_vs_floor"] = statistics.median(ratios)
     if workers != 1:
         own_floor = timed(floor)[0]
         row["cold_1_s"], row["cold_1_cpu"] = timed_build(root, index_path, 1)

@@ -178,8 +178,10 @@ def add_growth(stores: Path, rows: list[dict[str, Any]], repeat: int) -> None:
     for (profile, turns), row in by_key.items():
         for small, large in GROWTH_PAIRS:
             if turns == large and (profile, small) in by_key:
-                works = [_prepare(store, by_key[profile, small]["session_id"])]
-                works.append(_prepare(store, row["session_id"]))
+                works = [
+                    _prepare(store, by_key[profile, small]["session_id"]),
+                    _prepare(store, row["session_id"]),
+                ]
                 small_times, large_times = alternating_times(works, max(repeat, GROWTH_ROUNDS))
                 row["growth_from"] = small
                 row["growth_time_ratio"] = median_ratio(large_times, small_times)
