@@ -222,10 +222,11 @@ def test_usage_errors_exit_2() -> None:
     assert run("nope").returncode == 2
 
 
-def test_bare_command_helps_and_version_answers() -> None:
+def test_bare_command_is_wrong_usage_and_helps_and_version_answers() -> None:
     bare = run()
-    assert bare.returncode == 0 and bare.stdout == run("--help").stdout
-    shown = bare.stdout.decode()
+    assert bare.returncode == 2 and bare.stdout == b""
+    assert bare.stderr == run("--help").stdout
+    shown = bare.stderr.decode()
     assert "{snapshot,candidates,batch,demo,index,search}" in shown and "conform" not in shown
     assert "exit status:" in shown and "130" in shown
     version = run("--version")

@@ -49,7 +49,7 @@ exit status:
   0    done
   1    an error, printed as one line "CODE: message" on stderr
        (batch: also when some session failed; the file holds its error)
-  2    wrong usage
+  2    wrong usage (a bare `sessionref` prints this help on stderr)
   130  interrupted by Ctrl-C (SIGINT); 143 by SIGTERM (batch keeps the sessions it
        finished: add --resume to go on)
   A closed stdout (`| head`) ends a command quietly, with status 0.
@@ -125,9 +125,9 @@ def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
     """
     named = command_named(argv)
     parser = build_parser([named] if named else [])
-    if not argv:
-        parser.print_help()
-        return 0
+    if not argv:  # wrong usage, as argparse says it: the help (which lists the commands)
+        parser.print_help(sys.stderr)
+        return 2
     check_command(parser, argv)
     args, extra = parser.parse_known_args(argv)
     if extra:  # said by the command's parser, so its own usage is shown
