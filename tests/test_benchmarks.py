@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -10,12 +11,13 @@ from typing import Any
 import msgspec
 import pytest
 
-from benchmarks import verify
+from benchmarks import measure, verify
 from benchmarks.generate import (
     PROFILES,
     Profile,
     generate_batch_store,
     generate_store,
+    read_plain_bytes,
     size_session_id,
 )
 from benchmarks.measure import (
@@ -23,6 +25,7 @@ from benchmarks.measure import (
     envelope_floor,
     median_ratio,
     peak_bytes,
+    read_envelopes,
     summed_floor,
 )
 from benchmarks.profiles import SURROGATES
@@ -208,3 +211,24 @@ def test_the_floor_target_reads_the_ratio_of_rounds_taking_turns() -> None:
     name = "tools 400 turns within 2.5× of the floor"
     assert {t: met for t, _, met in check_targets([apart])}[name] is True
     assert {t: met for t, _, met in check_targets([slow])}[name] is False
+
+
+def test_the_floor_decodes_every_line_and_runs_no_sessionref_code(tmp_path: Path) -> None:
+    """The yardstick is independent: each line's type and seq as the standard library reads
+    them, and measure.py imports nothing of sessionref (a faster reader cannot move it)."""
+    [session] = generate_batch_store(tmp_path, 1, 20)
+    path = DirectoryStore(tmp_path).path_of(session.session_id)
+    lines = [json.loads(line) for line in read_plain_bytes(path).splitlines()]
+    assert [(e.type, e.seq) for e in read_envelopes(path)] == [
+        (line.get("type"), line.get("seq")) for line in lines
+    ]
+    source = ast.parse(Path(measure.__file__).read_text("utf-8"))
+    imported = [
+        alias.name
+        for node in ast.walk(source)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    ]
+    imported += [node.module or "" for node in ast.walk(source) if isinstance(node, ast.ImportFrom)]
+    assert "msgspec" in imported
+    assert not [name for name in imported if name.split(".")[0] == "sessionref"]
