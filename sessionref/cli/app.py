@@ -52,7 +52,8 @@ exit status:
   2    wrong usage (a bare `sessionref` prints this help on stderr)
   130  interrupted by Ctrl-C (SIGINT); 143 by SIGTERM (batch keeps the sessions it
        finished: add --resume to go on)
-  A closed stdout (`| head`) ends a command quietly, with status 0.
+  A closed stdout (`| head`) ends a command quietly, with status 0; a stream closed
+  before it starts (`>&-`, `2>&-`) is as /dev/null.
 
 `sessionref COMMAND --help` describes a command and gives examples.
 """

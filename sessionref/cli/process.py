@@ -6,6 +6,9 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
 - A closed stdout (``sessionref demo | head -1``) ends the command quietly with exit 0,
   whether the reader went before or after the last write (so the status does not depend on
   timing); stdout is pointed at ``/dev/null`` so nothing is printed at interpreter exit.
+- A standard stream closed when the process started (``sessionref demo >&-``, ``2>&-``) is
+  opened on ``/dev/null`` (:func:`open_closed_streams`): what would go there goes nowhere,
+  and no file the command opens can take its number and receive it instead.
 - Signals: while the command line loads (parser, command module, library) and once the
   command is done, SIGINT and SIGTERM exit at once with one line (there is nothing to clean
   up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
@@ -83,6 +86,43 @@ def exit_on_signals() -> None:
     pools and threads): a signal exits at once with one line."""
     signal.signal(signal.SIGINT, _exit_at_once)
     signal.signal(signal.SIGTERM, _exit_at_once)
+
+
+STANDARD_STREAMS: Final = (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w"))
+
+
+def open_closed_streams() -> None:
+    """Open each standard stream that Python found closed at start-up (``sys.stdout`` is
+    ``None`` after ``>&-``) on ``/dev/null``, in its own descriptor (0, 1 or 2) when that is
+    still free, so that a file opened later cannot take the number and receive the output.
+
+    >>> open_closed_streams()  # all three are open here: nothing changes
+    >>> sys.stdout is not None
+    True
+    """
+    for name, number, mode in STANDARD_STREAMS:
+        if getattr(sys, name) is not None:
+            continue
+        descriptor = os.open(os.devnull, os.O_RDWR)
+        if descriptor != number and not _is_open(number):
+            os.dup2(descriptor, number)
+            os.close(descriptor)
+            descriptor = number
+        stream = open(descriptor, mode, encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+        setattr(sys, name, stream)
+
+
+def _is_open(descriptor: int) -> bool:
+    """Whether a file descriptor is open.
+
+    >>> _is_open(0), _is_open(987654)
+    (True, False)
+    """
+    try:
+        os.fstat(descriptor)
+    except OSError:
+        return False
+    return True
 
 
 def _written(data: bytes) -> None:
