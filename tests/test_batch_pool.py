@@ -12,10 +12,11 @@ from typing import Any
 
 import pytest
 
-from sessionref.batch.core import listing_order, process_context, single_threaded
+from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
 from sessionref.log.store import DirectoryStore
+from sessionref.pool import process_context, single_threaded
 from tests.test_batch import MAX_BYTES, write_store
 
 LINUX = os.path.isdir("/proc/self/task")
@@ -45,7 +46,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_a_single_threaded_process_forks_its_workers() -> None:
-    code = "from sessionref.batch.core import process_context as p; print(p().get_start_method())"
+    code = "from sessionref.pool import process_context as p; print(p().get_start_method())"
     assert run_python(code).stdout == ("fork\n" if LINUX else "forkserver\n")
 
 
@@ -64,7 +65,7 @@ def test_a_process_with_another_thread_does_not_fork() -> None:
 def test_forked_workers_do_not_write_the_parents_pending_output_again() -> None:
     code = """if True:
         import sys
-        from sessionref.batch.pool import worker_pool
+        from sessionref.pool import worker_pool
         sys.stdout.write("pending")
         sys.stderr.write("pending")
         with worker_pool(2) as pool:

@@ -224,3 +224,50 @@ def test_what_an_interruption_left_half_done_prints_no_traceback(
     script = script.replace("{signal}", signal_name)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=PATIENCE)
     assert done.stderr == b"interrupted\n"
+
+
+ORPHAN_BOUND = 20.0
+"""Seconds a worker may outlive its killed parent before the test fails (it must go within
+2 s; the bound leaves room for a loaded machine, and a worker left behind never goes)."""
+
+
+def index_command(store: Path, index: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            *(sys.executable, "-m", "sessionref", "index", "--root", str(store)),
+            *("--workers", "3", "--index", str(index)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+KILLED = {
+    "batch": lambda store, tmp: batch(store, tmp / "out.jsonl", "--workers", "2"),
+    "batch dask": lambda store, tmp: batch(
+        store, tmp / "out.jsonl", "--workers", "2", "--engine", "dask"
+    ),
+    "index": lambda store, tmp: index_command(store, tmp / "index.sqlite"),
+}
+
+
+@pytest.mark.parametrize("command", list(KILLED))
+def test_no_worker_outlives_a_killed_parent(store: Path, tmp_path: Path, command: str) -> None:
+    """``kill -9`` of the command (as the OOM killer does it): its workers go with it."""
+    running = KILLED[command](store, tmp_path)
+    group = running.pid
+    try:
+        wait_for(lambda: len(group_members(group)) > 2, "the worker processes")
+        assert running.poll() is None, "the command ended before it could be killed"
+        workers = set(group_members(group)) - {running.pid}
+        os.kill(running.pid, signal.SIGKILL)
+        assert running.wait(PATIENCE) == -signal.SIGKILL
+        killed = time.monotonic()
+        while set(group_members(group)) & workers:
+            assert time.monotonic() - killed < ORPHAN_BOUND, "workers outlived their parent"
+            time.sleep(0.05)
+    finally:
+        for pid in group_members(group):  # pragma: no cover - only when the test failed
+            os.kill(pid, signal.SIGKILL)
+        running.communicate()

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-import multiprocessing
 import os
-import threading
-import time
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -256,41 +253,3 @@ def portable_store(store: SessionStore, session_ids: Iterable[str] = ()) -> Stor
     if isinstance(store, DirectoryStore):
         return DirectoryRecipe.of(store, session_ids)
     return functools.partial(_itself, store)
-
-
-def process_context() -> multiprocessing.context.BaseContext:
-    """The start method of worker pools: ``fork`` while this process runs a single thread
-    (workers start in milliseconds, with every module already imported), else
-    ``forkserver`` where there is one, else ``spawn``.
-
-    A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
-    forked: a lock another thread held would stay locked in the child. (Before it forks,
-    ``multiprocessing`` flushes stdout and stderr, which a worker flushes again as it exits.)
-    """
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and single_threaded():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> bool:
-    """Whether this process runs one thread as the kernel counts them (native threads too);
-    ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
-
-    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
-    later: while Python knows of no other thread, the count is given ``patience`` seconds.
-
-    >>> single_threaded("/nonexistent")
-    False
-    """
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            threads = len(os.listdir(tasks))
-        except OSError:
-            return False
-        if threads == 1:
-            return True
-        if threading.active_count() > 1 or time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)

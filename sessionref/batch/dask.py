@@ -39,9 +39,9 @@ from sessionref.batch.core import (
     fresh_target,
     listing_order,
 )
-from sessionref.batch.pool import worker_pool
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
+from sessionref.pool import worker_pool
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
 from sessionref.rules import positive_safe_integer
 from sessionref.types import Target

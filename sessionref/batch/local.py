@@ -27,8 +27,8 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.batch.pool import worker_pool
 from sessionref.log.store import SessionStore
+from sessionref.pool import worker_pool
 from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
 from sessionref.types import Target
 

@@ -10,7 +10,7 @@ from tqdm import tqdm
 class ProgressBar(tqdm):  # type: ignore[misc]  # tqdm is untyped
     """A tqdm bar without tqdm's monitor thread (which every bar starts, shown or not): a
     parent that runs one thread forks its workers at once
-    (:func:`sessionref.batch.core.process_context`; the index's build forks too). The bar
+    (:func:`sessionref.pool.process_context`; the index's build forks too). The bar
     redraws as work is done."""
 
     monitor_interval = 0

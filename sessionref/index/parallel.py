@@ -5,7 +5,8 @@ Children take pieces of the work from the front; this process reads one item fro
 ``workers`` processes run at once, and the one that writes never idles while there is reading
 to do. A cold build starts its children on the walk's log files before the store is listed
 (:func:`early_reads`); the listing then says which of those reads it keeps
-(:func:`kept_reads`).
+(:func:`kept_reads`). The children are :mod:`sessionref.pool`'s workers: they ignore Ctrl-C
+and die with this process.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from sessionref.errors import SessionLogError
 from sessionref.index.refresh import CachedHeaderStore, SessionData, read_session
@@ -23,7 +24,9 @@ from sessionref.log.discovery import LOG_NAMES, LogFile, listed_header_of
 from sessionref.log.store import DirectoryStore
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ProcessPoolExecutor
+    from concurrent.futures import Future
+
+    from sessionref.pool import WorkerPool
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -41,7 +44,7 @@ class Pieces(Generic[T, R]):
 
     def __init__(
         self,
-        pool: ProcessPoolExecutor,
+        pool: WorkerPool,
         items: Iterable[T],
         read_here: Callable[[T], R],
         read_there: Callable[[list[T]], list[R]],
@@ -82,19 +85,6 @@ class Pieces(Generic[T, R]):
                 yield self.read_here((self.mine or self.todo).pop())
             elif self.queued:
                 concurrent.futures.wait(self.queued, return_when=concurrent.futures.FIRST_COMPLETED)
-
-
-@contextlib.contextmanager
-def _pool(workers: int, start: Callable[..., None], args: tuple[Any, ...]) -> Iterator[Any]:
-    """``workers - 1`` child processes, each started by ``start(*args)``; on leaving, the
-    pieces no child has begun are dropped (an error does not wait for them)."""
-    import concurrent.futures  # only a parallel build loads it (and multiprocessing)
-
-    pool = concurrent.futures.ProcessPoolExecutor(workers - 1, initializer=start, initargs=args)
-    try:
-        yield pool
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
 
 
 _worker_store: CachedHeaderStore | None = None
@@ -143,8 +133,10 @@ def read_sessions(
         for session_id in session_ids:
             yield session_id, read_session(store, session_id)
         return
+    from sessionref.pool import worker_pool  # only a parallel build loads it (multiprocessing)
+
     args = (store.root, store.limits, _placed(store, session_ids), store.racy_after)
-    with _pool(workers, _start_worker, args) as pool:
+    with worker_pool(workers - 1, _start_worker, args) as pool:
         yield from Pieces(
             pool,
             session_ids,
@@ -201,7 +193,11 @@ def early_reads(
     if workers <= 1 or len(paths) < 2 * chunk:
         yield None
         return
-    with _pool(workers, _start_worker, (store.root, store.limits, {}, store.racy_after)) as pool:
+    from sessionref.pool import worker_pool  # only a parallel build loads it (multiprocessing)
+
+    nothing_placed: dict[str, str] = {}
+    args = (store.root, store.limits, nothing_placed, store.racy_after)
+    with worker_pool(workers - 1, _start_worker, args) as pool:
         yield Pieces(
             pool,
             paths,

@@ -1,0 +1,214 @@
+"""The one worker process pool (the batch engines and the index build use it): workers that
+stop at once on Ctrl-C and never outlive the process that started them.
+
+A terminal sends SIGINT to the whole process group. The workers ignore it: the parent alone
+decides, and ends its workers with SIGTERM. A worker must never die while it talks to the
+parent (a half-written result leaves the pool's manager thread waiting forever, and the
+interpreter waits for that thread at exit), so SIGTERM ends a worker only while it runs a
+task; between tasks it is remembered, and the worker exits as it takes its next task or the
+pool's end-of-work marker.
+
+A parent that dies without ending its workers (``kill -9``, the OOM killer) takes them with
+it (:func:`die_with_parent`): on Linux the kernel kills each worker as its parent ends
+(``PR_SET_PDEATHSIG``), and everywhere a thread of the worker sees it orphaned within
+:data:`PARENT_WATCH_SECONDS`. (Children of a fork server watch the fork server, which ends
+when the process that started it ends.)
+
+>>> with worker_pool(1) as pool:
+...     pool.submit(pow, 2, 5).result()
+32
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from types import FrameType
+from typing import Any, Final, TypeVar
+
+R = TypeVar("R")
+
+WORKER_EXIT_SECONDS: Final = 10.0
+"""How long an ended worker may take to go before it is killed outright."""
+ENDED_STATUS: Final = 128 + signal.SIGTERM
+ORPHANED_STATUS: Final = 128 + signal.SIGKILL
+"""How a worker whose parent is gone exits (as the kernel's SIGKILL would end it)."""
+PARENT_WATCH_SECONDS: Final = 0.5
+"""How often a worker checks that its parent is still there."""
+PR_SET_PDEATHSIG: Final = 1
+"""Linux ``prctl`` option: the signal the kernel sends a process when its parent ends."""
+
+_running_task = False
+_ended = False
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """In a worker: exit now if a task runs, else as soon as the next one is taken."""
+    global _ended
+    _ended = True
+    if _running_task:
+        os._exit(ENDED_STATUS)
+
+
+def _set_parent_death_signal(signum: int) -> bool:
+    """Have the kernel send ``signum`` to this process when its parent ends (Linux
+    ``prctl(PR_SET_PDEATHSIG)``); whether it was set.
+
+    The kernel's parent is the *thread* that started the process: a pool is used from the
+    thread that made it (as every ``with worker_pool(...)`` block is).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes  # only a worker process on Linux loads it
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0)
+    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
+        return False
+
+
+def _watch_parent(parent: int) -> None:
+    """In a worker's own thread: exit the worker as soon as ``parent`` is no longer its
+    parent (it died, and the worker was handed to another process)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_WATCH_SECONDS)
+    os._exit(ORPHANED_STATUS)
+
+
+def die_with_parent(parent: int) -> None:
+    """In a worker process started by ``parent``: end with it, whatever ends it.
+
+    The kernel's signal (where there is one) ends the worker at once; a thread that checks
+    every :data:`PARENT_WATCH_SECONDS` is the fallback. A parent already gone when this
+    runs ends the worker here.
+    """
+    _set_parent_death_signal(signal.SIGKILL)
+    if os.getppid() != parent:  # it went before the signal was set
+        os._exit(ORPHANED_STATUS)
+    watch = threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch")
+    watch.daemon = True
+    watch.start()
+
+
+def _start_worker(
+    owner: int, method: str, initializer: Callable[..., None] | None, *initargs: Any
+) -> None:
+    """Pool initializer: die with the pool's ``owner`` (or, started by ``method``
+    ``forkserver``, with the fork server), ignore Ctrl-C, end cleanly on SIGTERM, then the
+    engine's own."""
+    die_with_parent(os.getppid() if method == "forkserver" else owner)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if initializer is not None:
+        initializer(*initargs)
+
+
+def _run_task(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
+    """In a worker: run one task, marked as running so SIGTERM may end it at once."""
+    global _running_task
+    _running_task = True
+    try:
+        if _ended:
+            os._exit(ENDED_STATUS)
+        return fn(*args, **kwargs)
+    finally:
+        _running_task = False
+
+
+class WorkerPool(ProcessPoolExecutor):
+    """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed."""
+
+    def __init__(
+        self,
+        workers: int,
+        initializer: Callable[..., None] | None = None,
+        initargs: tuple[Any, ...] = (),
+    ) -> None:
+        context = process_context()
+        super().__init__(
+            workers,
+            mp_context=context,
+            initializer=_start_worker,
+            initargs=(os.getpid(), context.get_start_method(), initializer, *initargs),
+        )
+
+    def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
+        """Run ``fn(*args, **kwargs)`` in a worker (see :func:`_run_task`)."""
+        return super().submit(_run_task, fn, *args, **kwargs)
+
+    def end(self) -> None:
+        """Shut down without waiting for the work in flight, and end the worker processes.
+
+        A plain ``shutdown(wait=True)`` would wait for every session in flight.
+        """
+        processes = list((self._processes or {}).values())
+        self.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.join(WORKER_EXIT_SECONDS)
+            if process.is_alive():  # pragma: no cover - a worker stuck in the kernel
+                process.kill()
+                process.join()
+
+
+@contextlib.contextmanager
+def worker_pool(
+    workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
+) -> Iterator[WorkerPool]:
+    """A :class:`WorkerPool`, shut down normally if the block completes (work not begun by
+    then is dropped) and ended at once if it does not (an interrupt, an error, an iterator
+    closed early)."""
+    pool = WorkerPool(workers, initializer, initargs)
+    try:
+        yield pool
+    except BaseException:
+        pool.end()
+        raise
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+def process_context() -> multiprocessing.context.BaseContext:
+    """The start method of worker pools: ``fork`` while this process runs a single thread
+    (workers start in milliseconds, with every module already imported), else
+    ``forkserver`` where there is one, else ``spawn``.
+
+    A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
+    forked: a lock another thread held would stay locked in the child. (Before it forks,
+    ``multiprocessing`` flushes stdout and stderr, which a worker flushes again as it exits.)
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and single_threaded():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> bool:
+    """Whether this process runs one thread as the kernel counts them (native threads too);
+    ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
+
+    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
+    later: while Python knows of no other thread, the count is given ``patience`` seconds.
+
+    >>> single_threaded("/nonexistent")
+    False
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            threads = len(os.listdir(tasks))
+        except OSError:
+            return False
+        if threads == 1:
+            return True
+        if threading.active_count() > 1 or time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
