@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import msgspec
 from toolz import curry, pipe
 
 from sessionref.log.records import LogRecord, SessionLog, captured_through_seq
@@ -40,7 +41,13 @@ def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapsh
     >>> snapshot_source(SessionLog(SessionHeader("s", 0), []), "s", 1000).data_json
     b'{"sessionId":"s","label":"s","cwd":null,"capturedThroughSeq":null,"conversation":[]}'
     """
-    source = SourceData(log.header.id, label, log.header.cwd, captured_through_seq(log.records))
+    source = SourceData(
+        log.header.id,
+        label,
+        log.header.cwd,
+        captured_through_seq(log.records),
+        harness=msgspec.UNSET if log.harness == "dsh" else log.harness,
+    )
     snapshot: SourceSnapshot = pipe(
         log.records,  # the log's records, in file order
         read_surface,  # 1. the surface-eligible events in seq order, checked

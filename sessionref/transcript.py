@@ -58,3 +58,27 @@ class Transcript(msgspec.Struct, frozen=True, rename="camel"):
     cwd: str | None
     created_at: int | None
     entries: list[Entry]
+
+
+TITLE_LENGTH = 80
+"""Characters of a first prompt a title keeps (docs/harnesses.md §Titles)."""
+
+
+def prompt_title(entries: list[Entry]) -> str | None:
+    """A title from the first thing the user typed: its first non-blank line, stripped, cut
+    to :data:`TITLE_LENGTH` characters with ``…``; ``None`` when the user typed nothing.
+
+    >>> prompt_title([Entry("assistant", "text", "hi"),
+    ...               Entry("user", "text", "\\n fix the build \\nnow")])
+    'fix the build'
+    >>> len(prompt_title([Entry("user", "text", "x" * 200)]))
+    80
+    """
+    for entry in entries:
+        if entry.role == "user" and entry.kind == "text":
+            for line in entry.text.splitlines():
+                if line.strip():
+                    title = line.strip()
+                    cut = TITLE_LENGTH - 1
+                    return title if len(title) <= TITLE_LENGTH else title[:cut] + "…"
+    return None

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "sessionref"
 LAYERS = (
     ("sessionref.errors", "sessionref.types", "sessionref.transcript", "sessionref.pool"),
     ("sessionref.codecs",),
-    ("sessionref.log",),
+    ("sessionref.log", "sessionref.claude_code", "sessionref.codex"),
     ("sessionref.pipeline",),
     ("sessionref.snapshot",),
     ("sessionref.index",),

@@ -17,6 +17,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import MAX_SAFE_INTEGER
+from sessionref.transcript import Harness
 
 PACKED_CHUNK_TYPES: Final = {
     "text-chunks": ("text-delta", "texts"),
@@ -134,10 +135,15 @@ class DecodedLogRecord(LogRecord, frozen=True):
 
 class SessionLog(msgspec.Struct, frozen=True):
     """A whole session as the harness loads it: its header and its storage records in order,
-    migrated and validated, the closers of an interrupted last turn included at the end."""
+    migrated and validated, the closers of an interrupted last turn included at the end.
+
+    ``harness`` names the harness that wrote it: a log of another harness is the DSH-shaped
+    log :mod:`sessionref.log.synthetic` derives from its transcript (docs/harnesses.md).
+    """
 
     header: SessionHeader
     records: list[LogRecord]
+    harness: Harness = "dsh"
 
 
 def split_header(buffer: bytes | bytearray) -> tuple[bytes, int]:

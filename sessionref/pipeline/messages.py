@@ -107,8 +107,13 @@ class Turn(msgspec.Struct, frozen=True):
 class SourceData(msgspec.Struct, frozen=True, rename="camel"):
     """A source's data object, in wire order; the stages fill ``conversation`` last.
 
+    ``harness`` is written only for a source of another harness than DSH, last (a DSH
+    source's bytes are the published package's; docs/harnesses.md §The same snapshot).
+
     >>> msgspec.json.encode(SourceData("s", "l", None, 3))
     b'{"sessionId":"s","label":"l","cwd":null,"capturedThroughSeq":3,"conversation":[]}'
+    >>> msgspec.json.encode(SourceData("s", "l", None, 3, harness="codex"))[-36:]
+    b'"conversation":[],"harness":"codex"}'
     """
 
     session_id: str
@@ -116,3 +121,4 @@ class SourceData(msgspec.Struct, frozen=True, rename="camel"):
     cwd: str | None
     captured_through_seq: int | None
     conversation: list[Turn] = []
+    harness: str | msgspec.UnsetType = msgspec.UNSET

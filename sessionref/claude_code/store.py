@@ -1,0 +1,59 @@
+"""Claude Code's sessions on disk: ``<root>/projects/<project>/<session>.jsonl``
+(docs/harnesses.md §Claude Code §Store).
+
+``root`` is the config directory (``$CLAUDE_CONFIG_DIR`` or ``~/.claude``) or its
+``projects/`` directory. A session's id is its file's name; subagent transcripts
+(``agent-*.jsonl``, and everything in ``<session>/subagents/``) are not sessions of their own,
+and a file whose first 64 KiB hold no message (an empty file) holds no session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from sessionref.claude_code.reader import claude_transcript
+from sessionref.claude_code.records import decode
+from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
+from sessionref.log.jsonl import iso_millis
+from sessionref.transcript import Harness, Transcript
+
+SUBAGENT_PREFIX = "agent-"
+
+
+class ClaudeCodeStore(HarnessStore):
+    """The sessions of a Claude Code config directory.
+
+    >>> store = ClaudeCodeStore("/nonexistent")
+    >>> store.harness, store.headers(), store.problems()
+    ('claude-code', [], [])
+    """
+
+    harness: Harness = "claude-code"
+
+    @property
+    def projects(self) -> Path:
+        """The directory holding one directory per project."""
+        projects = self.root / "projects"
+        return projects if projects.is_dir() else self.root
+
+    def files(self) -> Iterator[Path]:
+        """Every ``<project>/<session>.jsonl`` that is not a subagent's."""
+        for project in real_directories(self.projects):
+            for path in jsonl_files(project):
+                if not path.name.startswith(SUBAGENT_PREFIX):
+                    yield path
+
+    def head(self, path: Path, lines: list[bytes]) -> Head:
+        """The session of a file (its name), with the first cwd and time of its first lines."""
+        records = [record for record in map(decode, lines) if record is not None]
+        if not any(type(record.uuid) is str for record in records):
+            return Head(None)
+        times = (iso_millis(record.timestamp) for record in records)
+        cwds = (record.cwd for record in records if type(record.cwd) is str)
+        created = next((time for time in times if time is not None), None)
+        return Head(path.name[: -len(".jsonl")], created, next(cwds, None))
+
+    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
+        """The transcript of a session file's lines."""
+        return claude_transcript(session_id, lines)

@@ -1,0 +1,114 @@
+"""Codex CLI's sessions on disk (docs/harnesses.md §Codex §Store):
+``<root>/sessions/YYYY/MM/DD/rollout-*.jsonl``, the older flat ``<root>/sessions/rollout-*.jsonl``
+and ``<root>/archived_sessions/rollout-*.jsonl``.
+
+``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
+A session is a thread: its id is the first ``session_meta``'s ``payload.id``, and the segment
+files of one thread are read as one session, in the order of their names (which start with
+their time). A subagent's thread is not a session of its own. Names come from
+``session_index.jsonl`` (the latest line for an id).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import msgspec
+
+from sessionref.codex.reader import codex_transcript
+from sessionref.codex.records import decode
+from sessionref.errors import SessionLogError
+from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
+from sessionref.log.jsonl import decode_line, file_version, iso_millis, read_committed
+from sessionref.transcript import Harness, Transcript
+
+ROLLOUT_PREFIX = "rollout-"
+SESSION_INDEX = "session_index.jsonl"
+
+
+class _IndexLine(msgspec.Struct, frozen=True, gc=False):
+    id: object = None
+    thread_name: object = None
+
+
+_INDEX_LINE = msgspec.json.Decoder(_IndexLine)
+
+
+def thread_names(lines: list[bytes]) -> dict[str, str]:
+    """Each thread's latest name in the lines of ``session_index.jsonl``.
+
+    >>> thread_names([b'{"id":"a","thread_name":"x"}', b'oops', b'{"id":"a","thread_name":"y"}'])
+    {'a': 'y'}
+    """
+    names: dict[str, str] = {}
+    for raw in lines:
+        line = decode_line(_INDEX_LINE, _IndexLine, raw)
+        if line is not None and type(line.id) is str and type(line.thread_name) is str:
+            names[line.id] = line.thread_name
+    return names
+
+
+def _rollouts(directory: Path) -> Iterator[Path]:
+    """The rollout files in ``directory`` and the real directories below it, by name."""
+    yield from jsonl_files(directory, ROLLOUT_PREFIX)
+    for below in real_directories(directory):
+        yield from _rollouts(below)
+
+
+class CodexStore(HarnessStore):
+    """The threads of a Codex home.
+
+    >>> store = CodexStore("/nonexistent")
+    >>> store.harness, store.headers(), store.problems()
+    ('codex', [], [])
+    """
+
+    harness: Harness = "codex"
+    one_file_per_session = False
+
+    def __init__(self, root: str | os.PathLike[str], **limits: int) -> None:
+        super().__init__(root, **limits)
+        home = self.root
+        if not (home / "sessions").is_dir() and home.name == "sessions":
+            home = home.parent
+        self.home = home
+        self._names: tuple[object, dict[str, str]] = (None, {})
+
+    def files(self) -> Iterator[Path]:
+        """Every rollout file below ``sessions/`` and in ``archived_sessions/``."""
+        yield from _rollouts(self.home / "sessions")
+        yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX)
+
+    def head(self, path: Path, lines: list[bytes]) -> Head:
+        """The thread of a rollout, from its first ``session_meta``."""
+        for item in map(decode, lines):
+            if item is None or item.kind != "session_meta":
+                continue
+            meta = item.payload
+            if type(meta.id) is not str:
+                break
+            if type(meta.source) is dict and "subagent" in meta.source:
+                return Head(None)
+            created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
+            return Head(meta.id, created, meta.cwd if type(meta.cwd) is str else None)
+        raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
+
+    def names(self) -> dict[str, str]:
+        """The thread names of ``session_index.jsonl`` (none when it cannot be read)."""
+        path = self.home / SESSION_INDEX
+        version = file_version(path)
+        if version is None:
+            return {}
+        if self._names[0] != version:
+            try:
+                names = thread_names(read_committed(path, self.max_bytes, self.max_line_bytes))
+            except SessionLogError:
+                names = {}
+            self._names = (version, names)
+        return self._names[1]
+
+    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
+        """The transcript of a thread's lines, titled by its name if it has one."""
+        return codex_transcript(session_id, lines, self.names().get(session_id))

@@ -1,0 +1,232 @@
+"""What the stores of other harnesses' files share (docs/harnesses.md §Stores): a walk that
+finds session files, each listed from its first lines, one transcript per session read from
+its file (or its files, in order), and the answers of the store protocol built on that.
+
+A file that cannot be listed, and every file of a session id that two files claim where a
+session has one file, is kept in :meth:`HarnessStore.problems` and the rest is served; a
+session whose file cannot be read fails alone, naming the file.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from sessionref.errors import SessionLogError
+from sessionref.log.discovery import StoreProblem
+from sessionref.log.jsonl import committed_lines, file_version, read_committed
+from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
+from sessionref.log.store import SessionNotFound
+from sessionref.log.structs import SessionHeader, SessionLog
+from sessionref.log.synthetic import surface_log
+from sessionref.transcript import Harness, Transcript
+
+_HEAD_BYTES = 1 << 16
+
+
+class Head(NamedTuple):
+    """What a file's first lines say: the session it belongs to (``None``: it is no session's
+    file), and that session's createdAt and cwd where they say it."""
+
+    session_id: str | None
+    created_at: int | None = None
+    cwd: str | None = None
+
+
+class _Listing(NamedTuple):
+    headers: list[SessionHeader]
+    files: dict[str, list[Path]]
+    problems: list[StoreProblem]
+
+
+def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
+    """The committed lines of a file's first 64 KiB (more when its first line is longer).
+
+    >>> head_lines(Path("/nonexistent"), 10)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: cannot read /nonexistent: No such file or directory
+    """
+    try:
+        with path.open("rb") as file:
+            head = file.read(_HEAD_BYTES)
+            while b"\n" not in head and len(head) <= max_line_bytes:
+                chunk = file.read(_HEAD_BYTES)
+                if not chunk:
+                    break
+                head += chunk
+    except OSError as exc:
+        raise SessionLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if b"\n" not in head and len(head) > max_line_bytes:
+        raise SessionLogError(f"{path}: line 1 is longer than {max_line_bytes} bytes")
+    return committed_lines(head, max_line_bytes, str(path))
+
+
+class HarnessStore:
+    """The store protocol over a harness's files; a subclass says where the files are
+    (:meth:`files`), what their first lines say (:meth:`head`), and how a session's lines
+    become a transcript (:meth:`transcript_of`)."""
+
+    harness: Harness
+    one_file_per_session = True
+    """Whether two files of one session id are a conflict (else: segments, read in order)."""
+
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self.root = Path(root).expanduser()
+        self.max_bytes = max_bytes
+        self.max_line_bytes = max_line_bytes
+        self._lock = threading.Lock()
+        self._heads: dict[Path, tuple[object, Head]] = {}
+        self._titles: dict[str, tuple[object, str | None]] = {}
+        self._listing = _Listing([], {}, [])
+
+    def files(self) -> Iterator[Path]:
+        """Every file that may hold a session, in walk order."""
+        raise NotImplementedError
+
+    def head(self, path: Path, lines: list[bytes]) -> Head:
+        """What a file's first committed lines say."""
+        raise NotImplementedError
+
+    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
+        """The transcript of a session's committed lines."""
+        raise NotImplementedError
+
+    def _head_of(self, path: Path) -> Head:
+        version = file_version(path)
+        with self._lock:
+            known = self._heads.get(path)
+        if known is not None and known[0] == version:
+            return known[1]
+        head = self.head(path, head_lines(path, self.max_line_bytes))
+        with self._lock:
+            self._heads[path] = (version, head)
+        return head
+
+    def _scan(self) -> _Listing:
+        found: dict[str, list[tuple[Path, Head]]] = {}
+        problems: list[StoreProblem] = []
+        for path in self.files():
+            try:
+                head = self._head_of(path)
+            except SessionLogError as exc:
+                problems.append(StoreProblem(str(path), str(exc)))
+                continue
+            if head.session_id is not None:
+                found.setdefault(head.session_id, []).append((path, head))
+        headers: list[SessionHeader] = []
+        files: dict[str, list[Path]] = {}
+        for session_id, places in found.items():
+            if self.one_file_per_session and len(places) > 1:
+                others = ", ".join(str(path) for path, _ in places)
+                problems.extend(
+                    StoreProblem(str(path), f'session "{session_id}" is also in {others}')
+                    for path, _ in places
+                )
+                continue
+            places.sort(key=lambda place: place[0].name)
+            files[session_id] = [path for path, _ in places]
+            first = places[0][1]
+            created = first.created_at
+            if created is None:
+                version = file_version(places[0][0])
+                created = 0 if version is None else version[2] // 1_000_000
+            headers.append(SessionHeader(session_id, created, cwd=first.cwd))
+        listing = _Listing(headers, files, problems)
+        with self._lock:
+            self._listing = listing
+        return listing
+
+    def headers(self) -> list[SessionHeader]:
+        """The header of every session served."""
+        return list(self._scan().headers)
+
+    def problems(self) -> list[StoreProblem]:
+        """The files the last listing did not serve, and why."""
+        with self._lock:
+            return list(self._listing.problems)
+
+    def paths_of(self, session_id: str) -> list[Path]:
+        """The files of a session, in reading order; raises :class:`SessionNotFound`."""
+        with self._lock:
+            paths = self._listing.files.get(session_id)
+        if paths is None:
+            paths = self._scan().files.get(session_id)
+        if paths is None:
+            raise SessionNotFound(session_id)
+        return paths
+
+    def _lines(self, session_id: str) -> list[bytes]:
+        lines: list[bytes] = []
+        for path in self.paths_of(session_id):
+            lines += read_committed(path, self.max_bytes, self.max_line_bytes)
+        return lines
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The whole session as a person reads it."""
+        return self.transcript_of(session_id, self._lines(session_id))
+
+    def read(self, session_id: str) -> SessionLog:
+        """The DSH-shaped log a snapshot reads; its ``capturedThroughSeq`` is the index of the
+        session's last committed line (docs/harnesses.md §capturedThroughSeq)."""
+        lines = self._lines(session_id)
+        return surface_log(self.transcript_of(session_id, lines), len(lines) - 1 if lines else None)
+
+    def title(self, session_id: str) -> str | None:
+        """The session's title, remembered while its files do not change; ``None`` when it
+        has none or cannot be read."""
+        try:
+            paths = self.paths_of(session_id)
+        except SessionLogError:
+            return None
+        version = tuple(file_version(path) for path in paths)
+        with self._lock:
+            known = self._titles.get(session_id)
+        if known is not None and known[0] == version:
+            return known[1]
+        try:
+            title = self.transcript(session_id).title
+        except (SessionLogError, RecursionError):
+            return None
+        with self._lock:
+            self._titles[session_id] = (version, title)
+        return title
+
+
+def real_directories(path: Path) -> list[Path]:
+    """The real directories (not links) in ``path``, by name; none if it cannot be listed.
+
+    >>> real_directories(Path("/nonexistent"))
+    []
+    """
+    try:
+        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+
+
+def jsonl_files(path: Path, prefix: str = "") -> list[Path]:
+    """The ``*.jsonl`` entries of ``path`` whose names start with ``prefix``, by name: files,
+    and whatever else bears such a name (reading it says what is wrong).
+
+    >>> jsonl_files(Path("/nonexistent"))
+    []
+    """
+    try:
+        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    return [
+        Path(entry.path)
+        for entry in entries
+        if entry.name.endswith(".jsonl") and entry.name.startswith(prefix)
+    ]

@@ -1,0 +1,321 @@
+"""The Claude Code reader and store against hand-written transcripts (docs/harnesses.md
+§Claude Code): each test writes the lines a rule is about and reads what the rule says."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from sessionref import SessionReferenceResolver, Target
+from sessionref.claude_code.reader import claude_transcript
+from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
+from sessionref.transcript import Transcript
+
+SESSION = "5e55a000-0000-4000-8000-000000000001"
+
+
+class Chain:
+    """Writes the lines of a transcript, each node after the last unless told otherwise."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+        self.clock = 0
+        self.last: str | None = None
+
+    def node(self, kind: str, uuid: str, parent: Any = "last", **fields: Any) -> str:
+        self.clock += 1
+        record = {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": self.last if parent == "last" else parent,
+            "sessionId": SESSION,
+            "cwd": "/work/app",
+            "isSidechain": False,
+            "timestamp": f"2025-06-01T10:00:{self.clock:02}.000Z",
+            **fields,
+        }
+        self.lines.append(record)
+        self.last = uuid
+        return uuid
+
+    def user(self, uuid: str, content: Any, **fields: Any) -> str:
+        return self.node("user", uuid, message={"role": "user", "content": content}, **fields)
+
+    def assistant(self, uuid: str, message_id: str, *blocks: dict[str, Any], **fields: Any) -> str:
+        message = {"id": message_id, "role": "assistant", "content": list(blocks)}
+        return self.node("assistant", uuid, message=message, **fields)
+
+    def raw(self, record: dict[str, Any]) -> None:
+        self.lines.append(record)
+
+    def encoded(self) -> list[bytes]:
+        return [json.dumps(line).encode() for line in self.lines]
+
+    def transcript(self) -> Transcript:
+        return claude_transcript(SESSION, self.encoded())
+
+
+def text(value: str) -> dict[str, str]:
+    return {"type": "text", "text": value}
+
+
+def shown(transcript: Transcript) -> list[tuple[str, str]]:
+    """``(role or "checkpoint", text)`` of what a snapshot may show, in order."""
+    return [
+        ("checkpoint" if e.kind == "checkpoint" else e.role, e.text)
+        for e in transcript.entries
+        if e.kind in ("text", "checkpoint") and e.role in ("user", "assistant")
+    ]
+
+
+def test_one_api_message_over_several_lines_is_one_assistant_text() -> None:
+    chain = Chain()
+    chain.user("u1", "list the files")
+    chain.assistant("a1", "msg_1", {"type": "thinking", "thinking": "hmm", "signature": "x"})
+    chain.assistant("a2", "msg_1", text("Let me look."))
+    chain.assistant("a3", "msg_1", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}})
+    chain.user("r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}])
+    chain.assistant("a4", "msg_2", text("One file:"), text("a.py"))
+    entries = chain.transcript().entries
+    assert [(e.role, e.kind, e.text, e.name) for e in entries] == [
+        ("user", "text", "list the files", None),
+        ("assistant", "thinking", "hmm", None),
+        ("assistant", "text", "Let me look.", None),
+        ("assistant", "tool-call", "{}", "Bash"),
+        ("tool", "tool-result", "a.py", "Bash"),
+        ("assistant", "text", "One file:\na.py", None),
+    ]
+    assert entries[0].time == 1748772001000
+
+
+def test_the_current_chain_is_the_path_from_the_newest_leaf() -> None:
+    chain = Chain()
+    chain.user("u1", "first")
+    chain.assistant("a1", "m1", text("answer one"))
+    chain.user("u2", "abandoned question")
+    chain.assistant("a2", "m2", text("abandoned answer"))
+    chain.user("u3", "asked again after a rewind", parent="a1")  # a later branch from a1
+    chain.assistant("a3", "m3", text("the answer kept"))
+    assert shown(chain.transcript()) == [
+        ("user", "first"),
+        ("assistant", "answer one"),
+        ("user", "asked again after a rewind"),
+        ("assistant", "the answer kept"),
+    ]
+
+
+def test_a_compaction_replay_is_not_a_branch_and_unknown_lines_keep_the_chain() -> None:
+    chain = Chain()
+    chain.user("u1", "hello")
+    first = dict(chain.lines[-1])
+    chain.raw({**first, "uuid": "u1-replay"})  # same parent, same time, a new uuid
+    chain.node("relocated", "x1", relocatedCwd="/elsewhere")  # an unknown type on the chain
+    chain.raw({"type": "file-history-snapshot", "messageId": "x", "snapshot": {}})
+    chain.assistant("a1", "m1", text("hi"))
+    assert shown(chain.transcript()) == [("user", "hello"), ("assistant", "hi")]
+
+
+def test_compaction_is_a_checkpoint_and_the_surface_starts_there() -> None:
+    chain = Chain()
+    chain.user("u1", "old question")
+    chain.assistant("a1", "m1", text("old answer"))
+    boundary = {"subtype": "compact_boundary", "content": "Conversation compacted"}
+    chain.node("system", "b1", parent=None, logicalParentUuid="a1", **boundary)
+    chain.user("s1", "Summary: we fixed it.", isCompactSummary=True, isVisibleInTranscriptOnly=True)
+    chain.user("u2", "next question")
+    transcript = chain.transcript()
+    assert shown(transcript) == [
+        ("user", "old question"),
+        ("assistant", "old answer"),
+        ("checkpoint", "Summary: we fixed it."),
+        ("user", "next question"),
+    ]
+    store_log = ClaudeLogs.snapshot_of(chain)
+    assert store_log["conversation"] == [
+        {"role": "user", "text": "Summary: we fixed it."},
+        {"role": "user", "text": "next question"},
+    ]
+
+
+def test_preserved_messages_follow_the_summary_and_the_walk_still_ends() -> None:
+    chain = Chain()
+    chain.user("u1", "old")
+    chain.assistant("a1", "m1", text("kept answer"))
+    meta = {"preservedMessages": {"anchorUuid": "s1", "uuids": ["a1"]}}
+    chain.node(
+        "system",
+        "b1",
+        parent=None,
+        logicalParentUuid="a1",
+        subtype="compact_boundary",
+        compactMetadata=meta,
+    )
+    chain.user("s1", "the summary", isCompactSummary=True)
+    chain.assistant("a1", "m1", text("kept answer"), parent="s1")  # a1 written again
+    chain.user("u2", "go on")
+    assert shown(chain.transcript()) == [
+        ("user", "old"),
+        ("assistant", "kept answer"),
+        ("checkpoint", "the summary"),
+        ("assistant", "kept answer"),
+        ("user", "go on"),
+    ]
+
+
+def test_what_the_harness_wrote_is_not_user_text() -> None:
+    chain = Chain()
+    chain.user(
+        "c1",
+        "<command-name>/review</command-name>\n<command-message>review</command-message>"
+        "\n<command-args>src/app.py</command-args>",
+    )
+    chain.user("m1", "Review the file carefully.", isMeta=True)
+    chain.user("o1", "<local-command-stdout>done</local-command-stdout>")
+    chain.user("b1", "<bash-input>git status</bash-input>")
+    chain.user("b2", "<bash-stdout>clean</bash-stdout><bash-stderr></bash-stderr>")
+    chain.user("r1", "why?<system-reminder>be terse</system-reminder>")
+    chain.user("i1", [text("[Request interrupted by user]")])
+    chain.user("q1", [text("look"), {"type": "image", "source": {"type": "base64", "data": "A"}}])
+    chain.node("user", "side", isSidechain=True, message={"content": "subagent prompt"})
+    chain.node("attachment", "s1", attachment={"type": "queued_command", "prompt": "also X"})
+    chain.assistant("e1", "err", text("API Error: 500"), isApiErrorMessage=True)
+    assert shown(chain.transcript()) == [
+        ("user", "/review src/app.py"),
+        ("user", "!git status"),
+        ("user", "why?"),
+        ("user", "look"),
+        ("user", "also X"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "title"),
+    [
+        ([], "fix the login bug"),
+        ([{"type": "summary", "summary": "Legacy", "leafUuid": "a1"}], "Legacy"),
+        (
+            [
+                {"type": "ai-title", "aiTitle": "AI 1"},
+                {"type": "ai-title", "aiTitle": "AI 2"},
+                {"type": "summary", "summary": "Legacy", "leafUuid": "a1"},
+            ],
+            "AI 2",
+        ),
+        (
+            [
+                {"type": "custom-title", "customTitle": "Mine"},
+                {"type": "ai-title", "aiTitle": "AI"},
+            ],
+            "Mine",
+        ),
+    ],
+)
+def test_title_order(extra: list[dict[str, Any]], title: str) -> None:
+    chain = Chain()
+    chain.user("u1", "fix the login bug\nit fails on Safari")
+    chain.assistant("a1", "m1", text("ok"))
+    for record in extra:
+        chain.raw({**record, "sessionId": SESSION})
+    assert chain.transcript().title == title
+
+
+class ClaudeLogs:
+    """A config directory written for a store test."""
+
+    @staticmethod
+    def write(root: Path, files: dict[str, bytes]) -> ClaudeCodeStore:
+        for name, content in files.items():
+            path = root / "projects" / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content)
+        return ClaudeCodeStore(root)
+
+    @staticmethod
+    def snapshot_of(chain: Chain, max_bytes: int = 65536) -> Any:
+        store = ClaudeLogs.store_of(chain)
+        resolver = SessionReferenceResolver(store, max_reference_bytes=max_bytes)
+        prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": SESSION}])
+        prompt = prepared.additional_context.prompt
+        start = prompt.index("\n[") + 1
+        data = json.loads(prompt[start : prompt.rindex("]") + 1])[0]
+        assert data["harness"] == "claude-code"
+        return data
+
+    @staticmethod
+    def store_of(chain: Chain) -> ClaudeCodeStore:
+        import tempfile
+
+        root = Path(tempfile.mkdtemp())
+        content = b"".join(line + b"\n" for line in chain.encoded())
+        return ClaudeLogs.write(root, {f"-work-app/{SESSION}.jsonl": content})
+
+
+def test_store_lists_sessions_not_subagents_and_serves_the_rest(tmp_path: Path) -> None:
+    good = (
+        b'{"type":"user","uuid":"u","cwd":"/w","timestamp":"2025-06-01T10:00:00Z",'
+        b'"message":{"content":"hi"}}\n'
+    )
+    store = ClaudeLogs.write(
+        tmp_path,
+        {
+            "-w/aaa.jsonl": good,
+            "-w/agent-1234.jsonl": good,  # an old-layout subagent transcript
+            "-w/aaa/subagents/agent-5678.jsonl": good,  # a new-layout one
+            "-w/empty.jsonl": b"",
+            "-w/torn.jsonl": good[:-1],
+            "-x/bad.jsonl": b"\xff\xfe not json\n[1,2]\n",
+        },
+    )
+    (tmp_path / "projects" / "-w" / "dir.jsonl").mkdir()  # a directory where a file should be
+    headers = store.headers()
+    assert [(h.id, h.cwd, h.created_at) for h in headers] == [("aaa", "/w", 1748772000000)]
+    assert [p.path.endswith("dir.jsonl") for p in store.problems()] == [True]
+    assert store.title("aaa") == "hi"
+    assert store.read("aaa").harness == "claude-code"
+
+
+def test_a_file_over_the_limit_is_read_failed_naming_it(tmp_path: Path) -> None:
+    line = b'{"type":"user","uuid":"u","message":{"content":"' + b"x" * 100 + b'"}}\n'
+    store = ClaudeLogs.write(tmp_path, {"-w/big.jsonl": line, "-w/ok.jsonl": line[:60] + b'"}}\n'})
+    small = ClaudeCodeStore(tmp_path, max_bytes=100)
+    assert {h.id for h in store.headers()} == {"big", "ok"}
+    assert {h.id for h in small.headers()} == {"big", "ok"}
+    resolver = SessionReferenceResolver(small)
+    with pytest.raises(SessionReferenceError) as failure:
+        resolver.prepare(Target("me"), content=[], references=[{"sessionId": "big"}])
+    assert failure.value.code == READ_FAILED
+    assert str(tmp_path / "projects" / "-w" / "big.jsonl") in failure.value.message
+    prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": "ok"}])
+    assert prepared.additional_context is not None
+
+
+def test_duplicate_ids_are_problems_not_sessions(tmp_path: Path) -> None:
+    line = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
+    store = ClaudeLogs.write(tmp_path, {"-a/s.jsonl": line, "-b/s.jsonl": line, "-b/t.jsonl": line})
+    assert [h.id for h in store.headers()] == ["t"]
+    assert len(store.problems()) == 2
+
+
+def test_captured_through_seq_is_the_index_of_the_last_line(tmp_path: Path) -> None:
+    chain = Chain()
+    chain.user("u1", "hi")
+    chain.raw({"type": "ai-title", "aiTitle": "Greeting", "sessionId": SESSION})
+    chain.raw({"type": "last-prompt", "lastPrompt": "hi", "sessionId": SESSION})
+    data = ClaudeLogs.snapshot_of(chain)
+    assert data["capturedThroughSeq"] == 2
+    assert data["cwd"] == "/work/app"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(claude_code_logs())
+def test_generated_transcripts_show_their_current_chain(log: HarnessLog) -> None:
+    transcript = claude_transcript(SESSION, log.lines)
+    assert shown(transcript) == log.shown
+    if log.title is not None:
+        assert transcript.title == log.title

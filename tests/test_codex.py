@@ -1,0 +1,212 @@
+"""The Codex CLI reader and store against hand-written rollouts (docs/harnesses.md §Codex)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from sessionref import SessionReferenceResolver, Target
+from sessionref.codex.reader import codex_transcript
+from sessionref.codex.store import CodexStore
+from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.testing.claude_logs import HarnessLog
+from sessionref.testing.codex_logs import codex_rollouts
+from sessionref.transcript import Transcript
+
+THREAD = "0197a000-0000-7000-8000-0000000000aa"
+
+
+def line(kind: str, payload: dict[str, Any], second: int = 0) -> bytes:
+    stamp = f"2025-06-01T10:00:{second:02}.000Z"
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}).encode()
+
+
+def meta(thread: str = THREAD, **fields: Any) -> bytes:
+    payload = {"id": thread, "timestamp": "2025-06-01T10:00:00.000Z", "cwd": "/w", **fields}
+    return line("session_meta", payload)
+
+
+def said(role: str, text: str) -> list[bytes]:
+    """A message as Codex writes it: the model's copy, then the event."""
+    kind = "input_text" if role == "user" else "output_text"
+    item = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+    event = "user_message" if role == "user" else "agent_message"
+    return [line("response_item", item), line("event_msg", {"type": event, "message": text})]
+
+
+def shown(transcript: Transcript) -> list[tuple[str, str]]:
+    return [
+        ("checkpoint" if e.kind == "checkpoint" else e.role, e.text)
+        for e in transcript.entries
+        if e.kind in ("text", "checkpoint") and e.role in ("user", "assistant")
+    ]
+
+
+def test_each_message_is_shown_once_without_injected_context() -> None:
+    injected = {
+        "type": "message",
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "<user_instructions>be nice</user_instructions>"},
+            {
+                "type": "input_text",
+                "text": "<environment_context>\n<cwd>/w</cwd>\n</environment_context>",
+            },
+        ],
+    }
+    lines = [
+        meta(),
+        line("response_item", {"type": "message", "role": "developer", "content": []}),
+        line("response_item", injected),
+        *said("user", "add a test"),
+        line(
+            "response_item",
+            {
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": "thinking"}],
+                "encrypted_content": "opaque",
+            },
+        ),
+        line(
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "shell",
+                "arguments": '{"command":["ls"]}',
+                "call_id": "c1",
+            },
+        ),
+        line("response_item", {"type": "function_call_output", "call_id": "c1", "output": "a.py"}),
+        *said("assistant", "Added."),
+        line("event_msg", {"type": "token_count"}),
+    ]
+    entries = codex_transcript(THREAD, lines, None).entries
+    assert [(e.role, e.kind, e.text, e.name) for e in entries] == [
+        ("user", "text", "add a test", None),
+        ("assistant", "thinking", "thinking", None),
+        ("assistant", "tool-call", '{"command":["ls"]}', "shell"),
+        ("tool", "tool-result", "a.py", "shell"),
+        ("assistant", "text", "Added.", None),
+    ]
+
+
+def test_a_legacy_rollout_without_envelope_or_events() -> None:
+    items = [
+        {"id": THREAD, "timestamp": "2025-04-01T10:00:00.000Z", "instructions": None},
+        {"record_type": "state"},
+        {
+            "type": "message",
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "<environment_context>x</environment_context>"},
+                {"type": "input_text", "text": "rename foo"},
+            ],
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": "Done"}],
+        },
+    ]
+    transcript = codex_transcript(THREAD, [json.dumps(i).encode() for i in items], None)
+    assert shown(transcript) == [("user", "rename foo"), ("assistant", "Done")]
+    assert transcript.created_at is not None
+
+
+def test_compacted_is_a_checkpoint_and_ide_prompts_show_the_request() -> None:
+    lines = [
+        meta(),
+        *said("user", "old"),
+        line("compacted", {"message": "we did X", "replacement_history": []}),
+        line("event_msg", {"type": "context_compacted"}),
+        line(
+            "event_msg",
+            {
+                "type": "user_message",
+                "message": "# Context from my IDE setup:\n## Open tabs: a.py\n"
+                "## My request for Codex:\nnew",
+            },
+        ),
+    ]
+    assert shown(codex_transcript(THREAD, lines, None)) == [
+        ("user", "old"),
+        ("checkpoint", "we did X"),
+        ("user", "new"),
+    ]
+
+
+def write(root: Path, files: dict[str, bytes]) -> CodexStore:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return CodexStore(root)
+
+
+def rollout(*lines: bytes) -> bytes:
+    return b"".join(item + b"\n" for item in lines)
+
+
+def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
+    other = "0197a000-0000-7000-8000-0000000000bb"
+    child = "0197a000-0000-7000-8000-0000000000cc"
+    store = write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/rollout-2025-06-01T10-00-00-{THREAD}.jsonl": rollout(
+                meta(), *said("user", "first part")
+            ),
+            f"sessions/2025/06/02/rollout-2025-06-02T09-00-00-{THREAD}_seg2.jsonl": rollout(
+                meta(), *said("assistant", "second part")
+            ),
+            f"archived_sessions/rollout-2025-05-01T10-00-00-{other}.jsonl": rollout(
+                meta(other), *said("user", "archived question")
+            ),
+            f"sessions/rollout-2025-04-01-{child}.jsonl": rollout(
+                meta(child, source={"subagent": {}})
+            ),
+            "sessions/2025/06/03/rollout-broken.jsonl": b"not json\n",
+            "sessions/2025/06/03/rollout-empty.jsonl": b"",
+            "session_index.jsonl": rollout(
+                b'{"id":"%s","thread_name":"Old name","updated_at":"x"}' % other.encode(),
+                b'{"id":"%s","thread_name":"New name","updated_at":"y"}' % other.encode(),
+                b"torn",
+            ),
+        },
+    )
+    assert sorted(h.id for h in store.headers()) == [THREAD, other]
+    assert len(store.problems()) == 2
+    assert store.title(other) == "New name"
+    assert store.title(THREAD) == "first part"
+    assert shown(store.transcript(THREAD)) == [("user", "first part"), ("assistant", "second part")]
+    resolver = SessionReferenceResolver(store)
+    prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": THREAD}])
+    stats = prepared.additional_context.source.references[0]
+    assert stats.captured_through_seq == 5  # three lines in each segment
+    assert '"harness":"codex"' in prepared.additional_context.prompt
+    assert store.headers()[0].cwd == "/w"
+
+
+def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
+    store = write(tmp_path, {f"sessions/rollout-a-{THREAD}.jsonl": rollout(meta(), b"\xff" * 50)})
+    small = CodexStore(tmp_path, max_line_bytes=40)
+    assert [h.id for h in small.headers()] == []  # its first line is over the limit
+    assert len(small.problems()) == 1
+    tight = CodexStore(tmp_path, max_bytes=100)
+    assert [h.id for h in tight.headers()] == [THREAD]
+    with pytest.raises(SessionReferenceError) as failure:
+        SessionReferenceResolver(tight).prepare(
+            Target("me"), content=[], references=[{"sessionId": THREAD}]
+        )
+    assert failure.value.code == READ_FAILED and "rollout-a-" in failure.value.message
+    assert shown(store.transcript(THREAD)) == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(codex_rollouts())
+def test_generated_rollouts_show_each_message_once(log: HarnessLog) -> None:
+    assert shown(codex_transcript(THREAD, log.lines, None)) == log.shown
