@@ -20,7 +20,7 @@ LAYERS = (
     ("sessionref.cancellation", "sessionref.rules", "sessionref.listing", "sessionref.resolver"),
     ("sessionref.conform",),
     ("sessionref.batch",),
-    ("sessionref.cli", "sessionref.__init__", "sessionref.__main__"),
+    ("sessionref.cli", "sessionref.mcp", "sessionref.__init__", "sessionref.__main__"),
     ("sessionref.testing",),
 )
 MAX_LINES = 400

@@ -39,6 +39,7 @@ COMMANDS: Final = [
     Command("demo", "sessionref.cli.demo", "snapshot the sample store shipped with sessionref"),
     Command("index", "sessionref.cli.index", "build or refresh the index of a store"),
     Command("search", "sessionref.cli.search", "search what was said in past sessions"),
+    Command("mcp", "sessionref.cli.mcp", "serve the sessions to an MCP client over stdio"),
     Command("conform", "sessionref.cli.conform", None),
 ]
 """Every command, in the order of the help. Adding one is adding a line."""

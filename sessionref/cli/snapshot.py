@@ -26,6 +26,7 @@ from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, Sess
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
+    CancelToken,
     FittedSource,
     SessionReferenceResolver,
     distinct_references,
@@ -131,20 +132,23 @@ def context_for(
     *,
     max_bytes: int,
     label_from_title: bool,
+    cancel: CancelToken | None = None,
 ) -> ContextMessage | None:
     """The context message for references checked by ``distinct_references``, with errors
     worded for the command line.
 
-    Sessions are read one by one in order, so a read failure names its session and file;
-    as in the library, every read failure comes before any budget failure.
+    Sessions are read one by one in order, from the store as it was listed (an index reads
+    each log where its listing found it), so a read failure names its session and file; as in
+    the library, every read failure comes before any budget failure. Setting ``cancel`` stops
+    the call with ``SESSION_REFERENCE_CANCELLED``, even while a read hangs.
     """
     if not distinct:
         return None
-    resolver = SessionReferenceResolver(opened.store, max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(opened.listed, max_reference_bytes=max_bytes)
     sources: list[FittedSource] = []
     for reference in distinct:
         try:
-            sources += resolver.read_sources([reference], label_from_title=label_from_title)
+            sources += resolver.read_sources([reference], cancel, label_from_title=label_from_title)
         except SessionReferenceError as exc:
             if exc.code != READ_FAILED:
                 raise
@@ -156,7 +160,7 @@ def context_for(
                 f"{quoted(reference.session_id)}: even cut short, its snapshot needs more",
                 BUDGET_EXCEEDED,
             )
-    return resolver.render_sources(sources)
+    return resolver.render_sources(sources, cancel)
 
 
 def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:

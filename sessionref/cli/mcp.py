@@ -1,0 +1,79 @@
+"""``sessionref mcp``: serve the sessions of a store to an MCP client over stdio (docs/mcp.md).
+
+The MCP SDK is the ``mcp`` extra; it is imported only when this command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from sessionref.cli.common import (
+    OpenStore,
+    add_store_arguments,
+    config_error,
+    project_directory,
+    reporting_errors,
+)
+from sessionref.cli.search import add_index_option
+from sessionref.cli.snapshot import add_budget_argument
+from sessionref.index import SessionIndex
+from sessionref.log.store import DirectoryStore
+
+DESCRIPTION = """\
+Serve the sessions of a store to an MCP client (Claude Code, Codex, any client of the Model
+Context Protocol) over standard input and output, read-only, until the input ends.
+
+Every session is a resource (its dsh-session: URI, named by its title): reading one gives the
+prompt `sessionref snapshot --label-from title SESSION` prints, cut to --max-bytes. A template
+(sessionref:session/{id}) finds a session by id, completed from part of its title or id, the
+sessions of the current directory first. The client is told when sessions are added or change.
+With --tools the model may also call list_sessions, search_sessions and reference_sessions
+itself. Needs the MCP SDK: pip install "sessionref[mcp]". See docs/mcp.md.
+"""
+EPILOG = """\
+examples:
+  claude mcp add sessionref -- sessionref mcp --root ~/.dsh/sessions
+  sessionref mcp --root ~/.dsh/sessions --tools --max-bytes 16384
+"""
+MISSING_SDK = 'sessionref mcp needs the MCP SDK: pip install "sessionref[mcp]"'
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref mcp``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    add_store_arguments(parser)
+    add_budget_argument(parser)
+    parser.add_argument(
+        "--tools",
+        action="store_true",
+        help="also offer the tools list_sessions, search_sessions and reference_sessions, "
+        "which the model calls by itself",
+    )
+    add_index_option(parser)
+
+
+@reporting_errors
+def run(args: argparse.Namespace) -> int:
+    """Serve the store until standard input ends."""
+    try:
+        from sessionref.mcp.server import serve_stdio
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        raise config_error(MISSING_SDK) from None
+    from sessionref.mcp.catalog import Catalog
+
+    indexes: list[SessionIndex] = []
+
+    def indexed(store: DirectoryStore) -> SessionIndex:
+        indexes.append(SessionIndex(store, args.index, once=True))
+        return indexes[0]
+
+    opened = OpenStore.of(args, indexed)
+    if not args.verbose:
+        opened.report_problems()
+    cwd = project_directory(os.getcwd())
+    serve_stdio(Catalog(opened, indexes[0], cwd=cwd, max_bytes=args.max_bytes), tools=args.tools)
+    return 0

@@ -1,0 +1,204 @@
+"""What an MCP client can reach: the sessions of the roots, from an index kept warm.
+
+A :class:`Catalog` holds the store's :class:`~sessionref.index.SessionIndex` open for the
+server's life and its listing as MCP resources. The index is brought up to date at most once
+per request, and not again while the last look is under :data:`FRESH_SECONDS` old; a look that
+finds sessions added, changed or removed rebuilds the listing and says so (the server then
+sends ``notifications/resources/list_changed``). A session is read only when the listing holds
+it: anything else is an error before any file is opened.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, Final, NamedTuple
+from urllib.parse import quote, unquote
+
+from sessionref import listing
+from sessionref.cancellation import CancelToken
+from sessionref.cli.common import MAX_SAFE_INTEGER, OpenStore, read_failure
+from sessionref.cli.snapshot import context_for
+from sessionref.codecs.uri import (
+    SCHEME,
+    Reference,
+    decode_session_reference_uri,
+    encode_session_reference_uri,
+    label_text,
+)
+from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
+from sessionref.index import SessionIndex
+from sessionref.log.records import SessionHeader
+from sessionref.log.store import SessionNotFound
+from sessionref.types import Target
+
+FRESH_SECONDS: Final = 0.5
+"""How long one look at the store answers requests before the next request looks again."""
+MIME_TYPE: Final = "text/plain"
+TEMPLATE_PREFIX: Final = "sessionref:session/"
+TEMPLATE: Final = TEMPLATE_PREFIX + "{id}"
+"""The resource template: a session by its id, which completion finds by title or id."""
+HARNESS: Final = "dsh"
+"""The harness of the sessions a DSH store serves."""
+
+
+def describe(header: SessionHeader, harness: str = HARNESS) -> str:
+    """A resource's description: the session's cwd, harness and creation time (UTC).
+
+    >>> describe(SessionHeader("s", 1_764_513_900_000, cwd="/home/dev/api"))
+    '/home/dev/api · dsh · 2025-11-30 14:45 UTC'
+    >>> describe(SessionHeader("s", 0))
+    'no cwd · dsh · 1970-01-01 00:00 UTC'
+    """
+    created = datetime.fromtimestamp(header.created_at / 1000, tz=timezone.utc)
+    return f"{header.cwd or 'no cwd'} · {harness} · {created:%Y-%m-%d %H:%M} UTC"
+
+
+def resource(header: SessionHeader, label: Any) -> dict[str, Any]:
+    """The MCP resource of a listed session (wire form): its ``dsh-session:`` URI, its label
+    as candidates give it (a title that is not a string as its JSON text), its description.
+
+    >>> resource(SessionHeader("s-beta", 0, cwd="/w"), "Fix CI")["uri"]
+    'dsh-session:InMtYmV0YSI'
+    """
+    return {
+        "uri": encode_session_reference_uri(header.id),
+        "name": label_text(label),
+        "description": describe(header),
+        "mimeType": MIME_TYPE,
+    }
+
+
+def template_uri(session_id: str) -> str:
+    """The URI the resource template gives for a session (RFC 6570 simple expansion).
+
+    >>> template_uri("sess/α b")
+    'sessionref:session/sess%2F%CE%B1%20b'
+    """
+    return TEMPLATE_PREFIX + quote(session_id, safe="")
+
+
+def session_of_uri(uri: str) -> str:
+    """The session a resource URI names: a ``dsh-session:`` URI or one of the template;
+    anything else is ``SESSION_REFERENCE_INVALID_REFERENCE``.
+
+    >>> session_of_uri("dsh-session:InMtYmV0YSI"), session_of_uri("sessionref:session/a%2Fb")
+    ('s-beta', 'a/b')
+    >>> session_of_uri("file:///etc/passwd")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: not a session URI: "file:///etc/passwd"
+    """
+    if uri.startswith(SCHEME):
+        return decode_session_reference_uri(uri)
+    if uri.startswith(TEMPLATE_PREFIX) and len(uri) > len(TEMPLATE_PREFIX):
+        return unquote(uri[len(TEMPLATE_PREFIX) :], errors="strict")
+    raise SessionReferenceError(f'not a session URI: "{uri}"', INVALID_REFERENCE)
+
+
+class Listing(NamedTuple):
+    """The sessions of one look at the store: resources in candidates order, and their ids."""
+
+    resources: list[dict[str, Any]]
+    ids: frozenset[str]
+
+
+class Catalog:
+    """The sessions of an opened store, listed from its index and read on request.
+
+    ``cwd`` is the project whose sessions come first (candidates order); ``max_bytes`` the
+    budget of each session's snapshot. Every method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        opened: OpenStore,
+        index: SessionIndex,
+        *,
+        cwd: str,
+        max_bytes: int,
+        fresh_for: float = FRESH_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.opened = opened
+        self.index = index
+        self.target = Target(f"mcp-{uuid.uuid4()}", cwd)
+        self.max_bytes = max_bytes
+        self._fresh_for = fresh_for
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._looked_at: float | None = None
+        self._listing: Listing | None = None
+
+    def refresh(self) -> bool:
+        """Look at the store now: whether sessions were added, changed or removed since the
+        last look (the first look only lists)."""
+        with self._lock:
+            return self._refresh()
+
+    def fresh(self) -> bool:
+        """:meth:`refresh` unless the last look is under ``fresh_for`` seconds old (then
+        ``False``): what one request does before it answers."""
+        with self._lock:
+            looked_at = self._looked_at
+            if looked_at is not None and self._clock() - looked_at < self._fresh_for:
+                return False
+            return self._refresh()
+
+    def _refresh(self) -> bool:
+        report = self.index.refresh()
+        self._looked_at = self._clock()
+        before = self._listing
+        if before is None or report.read or report.removed:
+            self._listing = self._list()
+        return before is not None and bool(report.read or report.removed)
+
+    def _list(self) -> Listing:
+        found = listing.candidates(self.index, self.target, "", MAX_SAFE_INTEGER)
+        return Listing(
+            [resource(header, label) for header, label in found],
+            frozenset(header.id for header, _ in found),
+        )
+
+    def _current(self) -> Listing:
+        with self._lock:
+            if self._listing is None:
+                self._refresh()
+            assert self._listing is not None
+            return self._listing
+
+    def resources(self, start: int = 0, count: int = MAX_SAFE_INTEGER) -> list[dict[str, Any]]:
+        """The sessions as MCP resources (wire form), this project's first: ``count`` of
+        them from the ``start``-th."""
+        return self._current().resources[start : start + count]
+
+    def complete(self, typed: str, limit: int) -> tuple[list[str], bool]:
+        """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
+        (ignoring case), in candidates order, and whether there are more."""
+        found = listing.candidates(self.index, self.target, typed, limit + 1)
+        return [header.id for header, _ in found[:limit]], len(found) > limit
+
+    def check_reachable(self, session_id: str) -> None:
+        """Raise the command line's not-found error unless the listing holds the session."""
+        if session_id not in self._current().ids:
+            raise read_failure(read_failed(SessionNotFound(session_id)), session_id, self.opened)
+
+    def prompt(
+        self, session_ids: list[str], cancel: CancelToken | None, max_bytes: int | None = None
+    ) -> str:
+        """The prompt of the context message ``sessionref snapshot --label-from title``
+        gives for these sessions (checked reachable first, then read in order), each cut to
+        ``max_bytes`` (default: the catalog's)."""
+        for session_id in session_ids:
+            self.check_reachable(session_id)
+        context = context_for(
+            self.opened,
+            [Reference(session_id, session_id) for session_id in session_ids],
+            max_bytes=self.max_bytes if max_bytes is None else max_bytes,
+            label_from_title=True,
+            cancel=cancel,
+        )
+        return "" if context is None else context.prompt
