@@ -17,8 +17,6 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import add_index_option
 from sessionref.cli.snapshot import add_budget_argument
-from sessionref.index import SessionIndex
-from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
 Serve the sessions of a store to an MCP client (Claude Code, Codex, any client of the Model
@@ -63,17 +61,11 @@ def run(args: argparse.Namespace) -> int:
         if exc.name is None or exc.name.partition(".")[0] not in ("mcp", "mcp_types"):
             raise
         raise config_error(MISSING_SDK) from None
-    from sessionref.mcp.catalog import Catalog
+    from sessionref.mcp.catalog import Catalog, indexed_store
 
-    indexes: list[SessionIndex] = []
-
-    def indexed(store: DirectoryStore) -> SessionIndex:
-        indexes.append(SessionIndex(store, args.index, once=True))
-        return indexes[0]
-
-    opened = OpenStore.of(args, indexed)
+    opened, index = indexed_store(lambda lister: OpenStore.of(args, lister), args.index)
     if not args.verbose:
         opened.report_problems()
     cwd = project_directory(os.getcwd())
-    serve_stdio(Catalog(opened, indexes[0], cwd=cwd, max_bytes=args.max_bytes), tools=args.tools)
+    serve_stdio(Catalog(opened, index, cwd=cwd, max_bytes=args.max_bytes), tools=args.tools)
     return 0

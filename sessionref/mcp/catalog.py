@@ -10,6 +10,7 @@ it: anything else is an error before any file is opened.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 import uuid
@@ -32,7 +33,7 @@ from sessionref.codecs.uri import (
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
 from sessionref.index import SessionIndex
 from sessionref.log.records import SessionHeader
-from sessionref.log.store import SessionNotFound
+from sessionref.log.store import DirectoryStore, SessionNotFound
 from sessionref.types import Target
 
 FRESH_SECONDS: Final = 0.5
@@ -97,6 +98,22 @@ def session_of_uri(uri: str) -> str:
     if uri.startswith(TEMPLATE_PREFIX) and len(uri) > len(TEMPLATE_PREFIX):
         return unquote(uri[len(TEMPLATE_PREFIX) :], errors="strict")
     raise SessionReferenceError(f'not a session URI: "{uri}"', INVALID_REFERENCE)
+
+
+def indexed_store(
+    open_store: Callable[[Callable[[DirectoryStore], SessionIndex]], OpenStore],
+    path: str | os.PathLike[str] | None,
+) -> tuple[OpenStore, SessionIndex]:
+    """A store opened (checked, listed once) by ``open_store`` through its index at ``path``
+    (see :func:`~sessionref.index.schema.default_index_path`), and that index."""
+    indexes: list[SessionIndex] = []
+
+    def indexed(store: DirectoryStore) -> SessionIndex:
+        indexes.append(SessionIndex(store, path, once=True))
+        return indexes[-1]
+
+    opened = open_store(indexed)
+    return opened, indexes[-1]
 
 
 class Listing(NamedTuple):

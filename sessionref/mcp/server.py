@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.to_thread
 import mcp_types as types
+from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 import sessionref
 from sessionref.cancellation import CancelToken
@@ -258,6 +261,22 @@ class SessionServer:
             group.start_soon(self.watch)
             await self.server.run(read_stream, write_stream, options)
             group.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def in_memory(
+    server: SessionServer, handler: MessageHandlerFnT | None = None
+) -> AsyncIterator[ClientSession]:
+    """A client of ``server`` in this process (initialized; ``handler`` sees what the server
+    sends that is no answer): for hosts that embed the server, and for tests."""
+    to_server = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    to_client = anyio.create_memory_object_stream[SessionMessage | Exception](16)
+    async with anyio.create_task_group() as group:
+        group.start_soon(server.run, to_server[1], to_client[0])
+        async with ClientSession(to_client[1], to_server[0], message_handler=handler) as client:
+            await client.initialize()
+            yield client
+        group.cancel_scope.cancel()
 
 
 def serve_stdio(catalog: Catalog, *, tools: bool = False) -> None:

@@ -1,0 +1,202 @@
+"""The MCP server's catalog and tools in this process: what is listed, in which order, how
+often the store is looked at, completion, the tools' errors, and a client's cancel reaching
+the resolver (``tests/test_mcp.py`` drives the real command over stdio)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+import sessionref.mcp.server as server_module
+from sessionref.cli.common import OpenStore
+from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.errors import SessionReferenceError
+from sessionref.index import SessionIndex
+from sessionref.log.store import DirectoryStore
+from sessionref.mcp.catalog import Catalog, indexed_store
+from sessionref.mcp.server import SessionServer, in_memory
+from sessionref.mcp.tools import Toolbox
+from sessionref.testing import write_session_store
+from tests.mcp_store import LISTED, session_log, write_store
+
+
+class Clock:
+    """A clock the test moves."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def open_catalog(tmp_path: Path, **options: Any) -> Catalog:
+    project = tmp_path / "project"
+    root = write_store(tmp_path / "store", project)
+    age(root)
+    opened, index = indexed_store(
+        lambda lister: OpenStore(root, lister=lister), tmp_path / "index.sqlite"
+    )
+    return Catalog(opened, index, cwd=str(project), max_bytes=65536, **options)
+
+
+def age(root: Path) -> None:
+    """Date every file and directory of a store a minute ago: the index reads a log changed
+    in the last 2 seconds again on every look (its time could hide a change to come)."""
+    past = time.time() - 60
+    for path in [*root.rglob("*"), root]:
+        os.utime(path, (past, past))
+
+
+def add_session(catalog: Catalog, session_id: str) -> None:
+    root = catalog.opened.store.root
+    write_session_store(root, [session_log(session_id, 9000, None, None, "new")])
+    age(root)
+
+
+def test_resources_are_the_sessions_in_candidates_order_named_by_title(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path)
+    resources = catalog.resources()
+    assert [r["uri"] for r in resources] == [encode_session_reference_uri(i) for i in LISTED]
+    assert [r["name"] for r in resources] == [
+        "Auth refactor",
+        "Old AUTH notes",
+        "s-none",
+        "Docs: dark mode",
+    ]
+    assert resources[2]["description"] == "no cwd · dsh · 1970-01-01 00:00 UTC"
+    assert resources[3]["description"] == "/elsewhere/docs · dsh · 1970-01-01 00:00 UTC"
+    assert {r["mimeType"] for r in resources} == {"text/plain"}
+    assert catalog.resources(1, 2) == resources[1:3]
+
+
+def test_completion_finds_part_of_a_title_or_id_this_project_first(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path)
+    assert catalog.complete("AUTH", 10) == (["s-auth", "s-old"], False)
+    assert catalog.complete("dark", 10) == (["s-docs"], False)
+    assert catalog.complete("s-", 2) == (["s-auth", "s-old"], True)
+    assert catalog.complete("", 10) == (LISTED, False)
+
+
+def test_the_store_is_looked_at_again_only_when_the_last_look_is_old(tmp_path: Path) -> None:
+    clock = Clock()
+    catalog = open_catalog(tmp_path, fresh_for=0.5, clock=clock)
+    assert catalog.fresh() is False  # the first look lists, nothing changed
+    add_session(catalog, "s-new")
+    clock.now += 0.4
+    assert catalog.fresh() is False  # too soon: answers from the last look
+    assert len(catalog.resources()) == 4
+    clock.now += 0.2
+    assert catalog.fresh() is True
+    assert [r["name"] for r in catalog.resources()][2] == "s-new"
+    clock.now += 1
+    assert catalog.fresh() is False
+
+
+def test_a_session_outside_the_roots_is_refused_before_any_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(tmp_path)
+    reads: list[str] = []
+    monkeypatch.setattr(DirectoryStore, "read", lambda store, session_id: reads.append(session_id))
+    monkeypatch.setattr(SessionIndex, "read", lambda index, session_id: reads.append(session_id))
+    for outside in ("nope", "../store/s-auth", "s-auth/.."):
+        with pytest.raises(SessionReferenceError) as raised:
+            catalog.prompt([outside], None)
+        root = catalog.opened.store.root
+        assert raised.value.message == f'session "{outside}" not found in --root {root}'
+    assert reads == []
+
+
+def test_tool_arguments_are_checked_against_their_schemas(tmp_path: Path) -> None:
+    toolbox = Toolbox(open_catalog(tmp_path))
+    bad = {
+        "list_sessions": [{"limit": 0}, {"limit": "3"}, {"other": 1}],
+        "search_sessions": [{}, {"query": ""}, {"query": "x", "limit": 501}],
+        "reference_sessions": [
+            {"sessions": []},
+            {"sessions": ["a", "b", "c", "d"]},
+            {"sessions": ["s-auth"], "max_bytes": 65537},
+        ],
+    }
+    for name, cases in bad.items():
+        for arguments in cases:
+            answer = toolbox.call(name, arguments, None)
+            assert answer.is_error, (name, arguments)
+            assert answer.text.startswith(f"SESSION_REFERENCE_INVALID_CONFIG: invalid {name} ")
+            assert "\n" not in answer.text
+
+
+def test_reference_sessions_takes_ids_uris_and_mentions_alike(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path)
+    toolbox = Toolbox(catalog)
+    uri = encode_session_reference_uri("s-auth")
+    prompts = {
+        toolbox.call("reference_sessions", {"sessions": [given]}, None).text
+        for given in ("s-auth", uri, f"@[anything]({uri})", "s-auth")
+    }
+    assert len(prompts) == 1
+    [prompt] = prompts
+    assert prompt == catalog.prompt(["s-auth"], None)
+    assert '"label":"Auth refactor"' in prompt
+    three = toolbox.call("reference_sessions", {"sessions": ["s-auth", "s-old", "s-auth"]}, None)
+    assert not three.is_error and three.text.count('"sessionId"') == 2
+
+
+def test_search_on_an_index_made_once_answers_from_its_first_look(tmp_path: Path) -> None:
+    root = write_store(tmp_path / "store", tmp_path / "project")
+    index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", once=True)
+    assert [hit.session_id for hit in index.search("toggle")] == ["s-docs"]
+    write_session_store(root, [session_log("s-more", 9000, None, None, "another toggle")])
+    assert [hit.session_id for hit in index.search("toggle")] == ["s-docs"]
+    index.refresh()
+    assert [hit.session_id for hit in index.search("toggle")] == ["s-more", "s-docs"]
+
+
+def test_a_cancelled_read_sets_the_resolvers_token(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(tmp_path)
+    started, release = threading.Event(), threading.Event()
+
+    def hanging_read(session_id: str) -> Any:
+        started.set()
+        release.wait(30)
+        raise OSError("released")
+
+    monkeypatch.setattr(catalog.index, "read", hanging_read)
+    logged: list[str] = []
+    cancelled = threading.Event()
+
+    def log(line: str) -> None:
+        logged.append(line)
+        cancelled.set()
+
+    monkeypatch.setattr(server_module, "log", log)
+
+    async def scenario() -> list[types.Resource]:
+        async with in_memory(SessionServer(catalog)) as client:
+            async with anyio.create_task_group() as group:  # the read alone is cancelled
+                group.start_soon(client.read_resource, encode_session_reference_uri("s-auth"))
+                assert await anyio.to_thread.run_sync(started.wait, 20)
+                group.cancel_scope.cancel()
+            assert await anyio.to_thread.run_sync(cancelled.wait, 20)
+            return (await client.list_resources()).resources
+
+    try:
+        resources = anyio.run(scenario)
+    finally:
+        release.set()
+    uri = encode_session_reference_uri("s-auth")
+    assert logged == [
+        f"sessionref mcp: resources/read {uri}: SESSION_REFERENCE_CANCELLED: "
+        "session reference preparation was cancelled"
+    ]
+    assert len(resources) == 4
