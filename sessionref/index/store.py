@@ -385,9 +385,8 @@ class SessionIndex:
 
     @_in_turn
     def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
-        """Sessions whose conversation matches ``query``, best first (refreshes first, only
-        the first time when ``once``); only those of working directory ``cwd`` when it is
-        given."""
+        """Sessions whose conversation matches ``query``, best first (refreshes first, as
+        :meth:`headers`); only those of working directory ``cwd`` when it is given."""
         self._use()
         assert self._db is not None
         return search_sessions(self._db, query, limit, cwd)

@@ -1,0 +1,230 @@
+"""``sessionref mcp`` as a client starts it: the MCP SDK's own client (``ClientSession`` over
+``stdio_client``) talking to ``python -m sessionref mcp`` in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPError
+
+from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.mcp.catalog import TEMPLATE, template_uri
+from sessionref.testing import write_session_store
+from tests.mcp_store import LISTED, session_log, write_store
+
+REPO = Path(__file__).resolve().parent.parent
+ENV = {"PYTHONPATH": str(REPO)}
+TIMEOUT = 60
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    return write_store(tmp_path / "store", tmp_path / "project")
+
+
+def server_parameters(root: Path, *options: str, command: list[str] | None = None) -> Any:
+    argv = command or [sys.executable, "-m", "sessionref", "mcp", "--root", str(root)]
+    index = ["--index", str(root.parent / "index.sqlite")]
+    return StdioServerParameters(
+        command=argv[0], args=[*argv[1:], *index, *options], env=ENV, cwd=root.parent / "project"
+    )
+
+
+@asynccontextmanager
+async def served(
+    root: Path, *options: str, command: list[str] | None = None, seen: list[Any] | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized client of ``sessionref mcp`` (``seen`` collects what the server
+    sends that is no answer)."""
+
+    async def handler(message: IncomingMessage) -> None:
+        if seen is not None:
+            seen.append(message)
+
+    parameters = server_parameters(root, *options, command=command)
+    with (root.parent / "server.log").open("w") as errlog:
+        async with (
+            stdio_client(parameters, errlog) as (read, write),
+            ClientSession(read, write, message_handler=handler) as session,
+        ):
+            with anyio.fail_after(TIMEOUT):
+                await session.initialize()
+            yield session
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    argv = [sys.executable, "-m", "sessionref", *args]
+    return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **ENV})
+
+
+def snapshot_prompt(root: Path, session_id: str) -> str:
+    """What ``sessionref snapshot --json --label-from title`` puts in its context message."""
+    done = cli("snapshot", "--root", str(root), "--json", "--label-from", "title", session_id)
+    assert done.returncode == 0, done.stderr
+    text: str = json.loads(done.stdout)["content"][0]["text"]
+    return text
+
+
+def test_resources_are_listed_read_and_found_by_completion(store: Path) -> None:
+    async def scenario() -> tuple[Any, ...]:
+        async with served(store) as session:
+            listed = await session.list_resources()
+            read = await session.read_resource(listed.resources[0].uri)
+            templates = await session.list_resource_templates()
+            reference = types.ResourceTemplateReference(uri=TEMPLATE)
+            found = await session.complete(reference, {"name": "id", "value": "auth"})
+            by_id = await session.read_resource(template_uri(found.completion.values[-1]))
+            return listed, read, templates, found, by_id, session.server_capabilities
+
+    listed, read, templates, found, by_id, capabilities = anyio.run(scenario)
+    assert capabilities.resources.list_changed is True
+    assert capabilities.tools is None  # tools only with --tools
+    assert [r.uri for r in listed.resources] == [encode_session_reference_uri(i) for i in LISTED]
+    assert listed.resources[0].name == "Auth refactor"
+    assert listed.resources[0].mime_type == "text/plain"
+    assert listed.resources[0].description.startswith(f"{store.parent / 'project'} · dsh · ")
+    [contents] = read.contents
+    assert contents.text == snapshot_prompt(store, "s-auth")
+    assert [t.uri_template for t in templates.resource_templates] == [TEMPLATE]
+    assert found.completion.values == ["s-auth", "s-old"]
+    assert by_id.contents[0].text == snapshot_prompt(store, "s-old")
+
+
+def test_a_bad_uri_is_an_error_and_the_server_goes_on(store: Path) -> None:
+    async def scenario() -> tuple[list[MCPError], int]:
+        errors = []
+        async with served(store) as session:
+            for uri in ("file:///etc/passwd", "dsh-session:!!", encode_session_reference_uri("x")):
+                with pytest.raises(MCPError) as raised:
+                    await session.read_resource(uri)
+                errors.append(raised.value)
+            return errors, len((await session.list_resources()).resources)
+
+    (foreign, malformed, missing), count = anyio.run(scenario)
+    assert foreign.code == malformed.code == types.INVALID_PARAMS
+    assert (
+        foreign.message
+        == 'SESSION_REFERENCE_INVALID_REFERENCE: not a session URI: "file:///etc/passwd"'
+    )
+    assert missing.code == -32002
+    line = cli("snapshot", "--root", str(store), "x").stderr.strip()
+    assert (
+        missing.message
+        == line
+        == f'SESSION_REFERENCE_READ_FAILED: session "x" not found in --root {store}'
+    )
+    assert count == 4
+
+
+def test_tools_only_with_the_option(store: Path) -> None:
+    async def scenario() -> tuple[Any, ...]:
+        async with served(store, "--tools") as session:
+            names = [tool.name for tool in (await session.list_tools()).tools]
+            listed = await session.call_tool("list_sessions", {"query": "auth"})
+            hits = await session.call_tool("search_sessions", {"query": "toggle"})
+            mention = hits.structured_content["hits"][0]["mention"]
+            referenced = await session.call_tool("reference_sessions", {"sessions": [mention]})
+            missing = await session.call_tool("reference_sessions", {"sessions": ["nope"]})
+            return names, listed, hits, referenced, missing
+
+    names, listed, hits, referenced, missing = anyio.run(scenario)
+    assert names == ["list_sessions", "search_sessions", "reference_sessions"]
+    assert [s["sessionId"] for s in listed.structured_content["sessions"]] == ["s-auth", "s-old"]
+    assert json.loads(listed.content[0].text) == listed.structured_content["sessions"]
+    [hit] = hits.structured_content["hits"]
+    assert (hit["sessionId"], hit["snippet"]) == ("s-docs", "add a dark mode «toggle»")
+    assert hit["mention"] == f"@[Docs: dark mode]({encode_session_reference_uri('s-docs')})"
+    assert not referenced.is_error
+    assert referenced.content[0].text == snapshot_prompt(store, "s-docs")
+    assert missing.is_error
+    assert missing.content[0].text == cli("snapshot", "--root", str(store), "nope").stderr.strip()
+
+
+def test_a_cancelled_read_leaves_the_server_answering(store: Path) -> None:
+    async def scenario() -> int:
+        async with served(store) as session:
+            with anyio.move_on_after(0.01):  # given up: the client sends a cancel
+                await session.read_resource(encode_session_reference_uri("s-auth"))
+            return len((await session.list_resources()).resources)
+
+    assert anyio.run(scenario) == 4
+
+
+def test_a_session_added_while_serving_is_notified_and_listed(store: Path) -> None:
+    seen: list[Any] = []
+
+    async def scenario() -> list[str]:
+        async with served(store, seen=seen) as session:
+            assert len((await session.list_resources()).resources) == 4
+            write_session_store(store, [session_log("s-new", 9000, None, "Fresh", "hello")])
+            with anyio.fail_after(TIMEOUT):
+                while not any(isinstance(m, types.ResourceListChangedNotification) for m in seen):
+                    await anyio.sleep(0.05)
+            return [r.name for r in (await session.list_resources()).resources]
+
+    names = anyio.run(scenario)
+    assert names == ["Auth refactor", "Old AUTH notes", "Fresh", "s-none", "Docs: dark mode"]
+
+
+def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> None:
+    params = server_parameters(store)
+    server = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **ENV},
+        cwd=params.cwd,
+        start_new_session=True,
+    )
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(json.dumps(hello).encode() + b"\n")
+    server.stdin.flush()
+    answer = json.loads(server.stdout.readline())
+    assert answer["result"]["serverInfo"]["name"] == "sessionref"
+    server.stdin.close()
+    assert server.wait(TIMEOUT) == 0
+    time.sleep(0.1)
+    with pytest.raises(ProcessLookupError):
+        os.killpg(server.pid, 0)  # nothing is left of its process group
+
+
+def test_without_the_sdk_the_command_says_how_to_get_it(store: Path, tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow" / "mcp"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\n"
+    )
+    argv = [sys.executable, "-m", "sessionref", "mcp", "--root", str(store)]
+    path = os.pathsep.join([str(shadow.parent), str(REPO)])
+    done = subprocess.run(
+        argv, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": path}
+    )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        "SESSION_REFERENCE_INVALID_CONFIG: sessionref mcp needs the MCP SDK: "
+        'pip install "sessionref[mcp]"\n'
+    )
