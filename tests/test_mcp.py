@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
 import sys
 import time
@@ -228,3 +230,31 @@ def test_without_the_sdk_the_command_says_how_to_get_it(store: Path, tmp_path: P
         "SESSION_REFERENCE_INVALID_CONFIG: sessionref mcp needs the MCP SDK: "
         'pip install "sessionref[mcp]"\n'
     )
+
+
+def documented_commands(text: str) -> dict[str, list[str]]:
+    """The command lines docs/mcp.md gives for Claude Code, Codex and ``mcpServers``."""
+    claude = re.search(r"^claude mcp add .*? -- (.*)$", text, re.M)
+    codex = re.search(r'\[mcp_servers\.sessionref\]\ncommand = (".*")\nargs = (\[.*\])', text)
+    generic = re.search(r'```json\n(\{\n  "mcpServers".*?)```', text, re.S)
+    assert claude is not None and codex is not None and generic is not None
+    entry = json.loads(generic.group(1))["mcpServers"]["sessionref"]
+    return {
+        "claude": shlex.split(claude.group(1)),
+        "codex": [json.loads(codex.group(1)), *json.loads(codex.group(2))],
+        "mcpServers": [entry["command"], *entry["args"]],
+    }
+
+
+@pytest.mark.parametrize("client", ["claude", "codex", "mcpServers"])
+def test_the_documented_set_up_starts_the_server(store: Path, client: str) -> None:
+    for page in (REPO / "docs" / "mcp.md", REPO / "README.md"):
+        written = documented_commands(page.read_text(encoding="utf-8"))[client]
+        assert written[:4] == ["sessionref", "mcp", "--root", "~/.dsh/sessions"], page
+    command = [sys.executable, "-m", "sessionref", "mcp", "--root", str(store), *written[4:]]
+
+    async def scenario() -> int:
+        async with served(store, command=command) as session:
+            return len((await session.list_resources()).resources)
+
+    assert anyio.run(scenario) == 4
