@@ -255,6 +255,32 @@ def test_snapshot_counts_logs_passed_over(tmp_path: Path) -> None:
     assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
 
 
+def test_an_entry_in_place_of_a_log_is_named_with_its_own_reason(tmp_path: Path) -> None:
+    """A FIFO and a directory where logs belong are passed over, each said with its reason,
+    and a session whose log is one of them is missing because of it, not of another log."""
+    write_session_store(tmp_path, [{"header": header("s"), "events": [user(0, "q")]}])
+    broken = tmp_path / "--w--" / "broken" / "session.jsonl"
+    fifo = tmp_path / "--w--" / "fifo" / "session.jsonl"
+    folder = tmp_path / "--w--" / "folder" / "session.jsonl"
+    for path in (broken, fifo, folder):
+        path.parent.mkdir(parents=True)
+    broken.write_bytes(b"not a header\n")
+    os.mkfifo(fifo)
+    folder.mkdir()
+    done = sessionref("snapshot", "--root", str(tmp_path), "fifo")
+    assert done.stderr.decode().splitlines() == [
+        f'SESSION_REFERENCE_READ_FAILED: session "fifo" not found in --root {tmp_path}; '
+        f"its log {fifo} was passed over: a FIFO in place of a log file"
+    ]
+    verbose = sessionref("snapshot", "--root", str(tmp_path), "s", "--verbose")
+    assert verbose.returncode == 0, verbose.stderr
+    assert sorted(verbose.stderr.decode().splitlines()[:3]) == [
+        f"passed over {broken}: line 1 is not a header the listing takes",
+        f"passed over {fifo}: a FIFO in place of a log file",
+        f"passed over {folder}: a directory in place of a log file",
+    ]
+
+
 # 9. --cwd
 
 

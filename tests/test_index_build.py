@@ -3,6 +3,7 @@ the process that writes, and the index the same as one built in one process."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -102,15 +103,29 @@ def test_reads_the_listing_does_not_place_are_made_again(tmp_path: Path) -> None
     assert got == [(ids[2], right[ids[2]]), (ids[0], right[ids[0]]), (ids[1], right[ids[1]])]
 
 
+def test_the_logs_read_early_are_regular_files(tmp_path: Path) -> None:
+    """A FIFO in place of a log is never opened (that would wait forever), nor a directory."""
+    write_session_store(tmp_path, logs(3))
+    for session, make in (("s000", os.mkfifo), ("s001", os.mkdir)):
+        (tmp_path / "_no-cwd" / session / "session.jsonl").unlink()
+        make(tmp_path / "_no-cwd" / session / "session.jsonl")
+    walk = walk_tree(tmp_path, 0)
+    assert log_paths(tmp_path, walk.entries) == [str(tmp_path / "_no-cwd/s002/session.jsonl")]
+
+
 def test_a_parallel_build_of_a_store_with_problems_is_the_serial_one(tmp_path: Path) -> None:
     """Children read every log file of the walk, served or not (a copy whose header names
-    another directory, a duplicate id, a file of the other encoding); the index keeps what
-    the listing serves, as a build in one process does."""
+    another directory, a duplicate id, a file of the other encoding) but a FIFO or directory
+    in its place; the index keeps what the listing serves, as a build in one process does."""
     write_session_store(tmp_path / "store", logs(60))
     root = tmp_path / "store" / "_no-cwd"
     shutil.copytree(root / "s001", tmp_path / "store" / "--elsewhere--" / "s001")
     shutil.copytree(root / "s002", root / "s002-copy")
     (root / "s003" / "session.jsonl.zstd").write_bytes(b"")
+    os.mkfifo(root / "s004" / "session.jsonl.zstd")  # besides its log, and in place of one
+    for session, make in (("s005", os.mkfifo), ("s006", os.mkdir)):
+        (root / session / "session.jsonl").unlink()
+        make(root / session / "session.jsonl")
     parallel = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "p.sqlite", workers=2)
     serial = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "s.sqlite")
     assert parallel.refresh() == serial.refresh()

@@ -21,7 +21,7 @@ from sessionref.errors import SessionLogError
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
-from sessionref.log.writer import render_header, zstd_frame
+from sessionref.log.writer import log_path, render_header, zstd_frame
 from tests.log_damage import place, plain_log, zstd_log
 from tests.logs import header, two_turns
 
@@ -127,6 +127,29 @@ def test_a_root_the_harness_refuses_whole_serves_the_others(tmp_path: Path, kind
     want_served, want_problems = WHOLE_ROOT[kind]
     assert served(tmp_path) == want_served
     assert problem_paths(tmp_path) == want_problems
+
+
+NOT_FILES = {"a FIFO": os.mkfifo, "a directory": os.mkdir}
+"""Entries named as logs that are no files: the harness's listing fails on a directory
+(EISDIR) and waits forever on a FIFO, so it would refuse (or hang on) the whole root."""
+
+
+@pytest.mark.parametrize("kind", sorted(NOT_FILES))
+def test_an_entry_in_place_of_a_log_is_reported_with_its_own_reason(
+    tmp_path: Path, kind: str
+) -> None:
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    place(tmp_path, b"not a header\n", "bad", compress=False)  # another, unrelated problem
+    odd = log_path(tmp_path, {"id": "odd", "cwd": "/w"}, compress=True)
+    odd.parent.mkdir(parents=True)
+    NOT_FILES[kind](odd)
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["s"]
+    reasons = {os.path.relpath(p.path, tmp_path): p.message for p in store.problems()}
+    assert reasons == {
+        "--w--/bad/session.jsonl": "line 1 is not a header the listing takes",
+        "--w--/odd/session.jsonl.zstd": f"{kind} in place of a log file",
+    }
 
 
 def test_logs_of_both_encodings_in_one_directory_are_not_served(tmp_path: Path) -> None:

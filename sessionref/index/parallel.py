@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
@@ -147,18 +148,30 @@ def read_sessions(
 
 
 def log_paths(root: Path, entries: Mapping[bytes, str]) -> list[str]:
-    """The files of a walk (:mod:`sessionref.index.walk`) that a listing may read as logs,
-    in walk order, named as the listing names them.
+    """The regular files of a walk (:mod:`sessionref.index.walk`) that a listing may read as
+    logs, in walk order, named as the listing names them (never a FIFO: opening one waits).
 
-    >>> log_paths(Path("/r"), {b"p/s/session.jsonl": "1:2", b"p/s/x": "1:2", b"p/t": "d:1"})
+    >>> log_paths(Path("/r"), {b"p/s/session.jsonl": "33188:2", b"p/s/x": "33188:2",
+    ...                        b"p/t/session.jsonl": "4516:2", b"p/u": "d:1"})
     ['/r/p/s/session.jsonl']
     """
     names = {os.fsencode(name) for name in LOG_NAMES}
     return [
         os.path.join(str(root), os.fsdecode(key))
         for key in sorted(entries)
-        if key.count(b"/") == 2 and key.rpartition(b"/")[2] in names and entries[key][:1].isdigit()
+        if key.count(b"/") == 2
+        and key.rpartition(b"/")[2] in names
+        and _is_regular(entries[key].partition(":")[0])
     ]
+
+
+def _is_regular(mode: str) -> bool:
+    """Whether a walk's recorded mode is a regular file's.
+
+    >>> _is_regular("33188"), _is_regular("4516"), _is_regular("d")
+    (True, False, False)
+    """
+    return mode.isdigit() and stat.S_ISREG(int(mode))
 
 
 def read_file(store: CachedHeaderStore, path: str) -> FileRead:

@@ -7,15 +7,17 @@ file is reported, so a user can see why).
 
 Where the harness refuses the WHOLE root (a legacy flat ``<project>/<id>.jsonl`` file, logs
 of both encodings, a duplicate id, a header whose id or cwd does not name its directory, a
-retired header field, a zstd header frame that is damaged or holds more than the header line),
-sessionref serves every other session (**[sessionref]**, docs/differences.md). The offending
+retired header field, a zstd header frame that is damaged or holds more than the header line,
+a directory in place of a log; a FIFO, on which it waits forever), sessionref serves every
+other session (**[sessionref]**, docs/differences.md). The offending
 sessions (every copy of a duplicate id) are not served, and each offending file is reported.
 """
 
 from __future__ import annotations
 
+import stat
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Final, NamedTuple
 
 import msgspec
@@ -88,8 +90,34 @@ def _misplaced(file: LogFile, header: SessionHeader) -> str | None:
     return None
 
 
-def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) -> Listing:
-    """The listing of a root whose logs are ``files`` and whose flat artifacts are ``flat``.
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def not_a_log(path: str, mode: int) -> StoreProblem:
+    """Why an entry named as a log (``session.jsonl``…) but not a regular file is passed
+    over: the harness's listing fails on a directory (EISDIR) and waits on a FIFO forever.
+
+    >>> not_a_log("r/p/s/session.jsonl", stat.S_IFIFO | 0o644).message
+    'a FIFO in place of a log file'
+    """
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    return StoreProblem(path, f"{kind} in place of a log file")
+
+
+def list_sessions(
+    files: list[LogFile],
+    flat: list[str],
+    first_line: FirstLine,
+    strays: Sequence[StoreProblem] = (),
+) -> Listing:
+    """The listing of a root whose logs are ``files``, whose flat artifacts are ``flat``, and
+    whose entries named as logs that are no files are ``strays`` (:func:`not_a_log`).
 
     >>> line = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}'
     >>> found = list_sessions([LogFile("_no-cwd", "a", PLAIN_LOG, "x")], [], lambda f: line)
@@ -97,6 +125,7 @@ def list_sessions(files: list[LogFile], flat: list[str], first_line: FirstLine) 
     (['a'], [])
     """
     problems = [StoreProblem(path, "uses the unsupported flat-file layout") for path in flat]
+    problems.extend(strays)
     encoding = _encoding(files)
     dirs = Counter((file.project, file.session) for file in files)
     taken: list[tuple[SessionHeader, LogFile]] = []

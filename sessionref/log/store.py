@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
@@ -26,6 +27,7 @@ from sessionref.log.discovery import (
     LogFile,
     StoreProblem,
     list_sessions,
+    not_a_log,
 )
 from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -171,10 +173,12 @@ class DirectoryStore:
         self._titles: dict[str, tuple[tuple[str, int, int], Any]] = {}
         self._lock = threading.Lock()
 
-    def _walk(self) -> tuple[list[LogFile], list[str]]:
-        """Every log two directory levels down, and every flat artifact, sorted by name."""
+    def _walk(self) -> tuple[list[LogFile], list[str], list[StoreProblem]]:
+        """Every log two directory levels down, every flat artifact, and every entry named as
+        a log that is no file (:func:`~sessionref.log.discovery.not_a_log`), sorted by name."""
         files: list[LogFile] = []
         flat: list[str] = []
+        strays: list[StoreProblem] = []
         for project in _directories(str(self.root)):
             try:
                 entries = sorted(os.scandir(project.path), key=lambda entry: entry.name)
@@ -186,9 +190,15 @@ class DirectoryStore:
                 elif entry.is_dir(follow_symlinks=False):
                     for name in LOG_NAMES:
                         path = os.path.join(entry.path, name)
-                        if os.path.isfile(path):
+                        try:
+                            mode = os.stat(path).st_mode
+                        except OSError:  # no such log (or a dangling link)
+                            continue
+                        if stat.S_ISREG(mode):
                             files.append(LogFile(project.name, entry.name, name, path))
-        return files, flat
+                        else:
+                            strays.append(not_a_log(path, mode))
+        return files, flat, strays
 
     def first_line(self, file: LogFile) -> bytes | None:
         """Line 1 of a log file (``None`` without a newline); raises what an unreadable one
@@ -204,8 +214,8 @@ class DirectoryStore:
                 raise SessionLogError(f"corrupt zstd header frame: {exc}") from None
 
     def _scan(self) -> Listing:
-        files, flat = self._walk()
-        listing = list_sessions(files, flat, self.first_line)
+        files, flat, strays = self._walk()
+        listing = list_sessions(files, flat, self.first_line, strays)
         with self._lock:
             self._listing = listing
         return listing
