@@ -32,6 +32,7 @@ from sessionref.listing import (
 )
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.log.store import SessionStore
+from sessionref.redact import Redaction
 from sessionref.rules import (
     DEFAULT_CANDIDATE_LIMIT,
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -67,6 +68,7 @@ __all__ = [
     "distinct_references",
     "listing_order",
     "ordered_headers",
+    "redaction_of",
 ]
 
 T = TypeVar("T")
@@ -96,14 +98,24 @@ class SessionReferenceResolver:
         max_references: float | None = None,
         candidate_limit: float | None = None,
         max_reference_bytes: float | None = None,
+        redact: bool | Redaction = False,
+        redact_patterns: Sequence[str] = (),
     ) -> None:
-        """``None`` means the default; integral floats are integers (docs/api.md §Configuration)."""
+        """``None`` means the default; integral floats are integers (docs/api.md §Configuration).
+
+        ``redact=True`` replaces the secrets of every snapshot's text by ``[REDACTED:<kind>]``
+        before the budget (docs/redaction.md); ``redact_patterns`` adds regular expressions
+        of the caller's own (or pass a :class:`~sessionref.redact.Redaction` as ``redact``).
+        A pattern that does not compile, or redaction without detect-secrets installed, is
+        INVALID_CONFIG.
+        """
         self.store = store
         self.settings = check_config(
             max_references=max_references,
             candidate_limit=candidate_limit,
             max_reference_bytes=max_reference_bytes,
         )
+        self.redaction = redaction_of(redact, redact_patterns)
 
     @classmethod
     def from_config(
@@ -162,9 +174,12 @@ class SessionReferenceResolver:
             raise read_failed(exc) from exc
         try:
             title = latest_title(log) if label_from_title else None
-            return snapshot_source(
-                log, reference.label if title is None else title, self.max_reference_bytes
-            )
+            label = reference.label if title is None else title
+            if self.redaction is None:
+                return snapshot_source(log, label, self.max_reference_bytes)
+            redacting = self.redaction.transform()
+            snapshot = snapshot_source(log, label, self.max_reference_bytes, redacting)
+            return msgspec.structs.replace(snapshot, redacted=dict(redacting.counts))
         except SessionReferenceError as exc:  # BUDGET_EXCEEDED: raised once every read is done
             return exc
         except Exception as exc:
@@ -313,6 +328,17 @@ class SessionReferenceResolver:
             count = positive_safe_integer(limit, message, INVALID_REFERENCE)
         found = candidates(self.store, as_target(target), query, count, cancel)
         return [build(header, label) for header, label in found]
+
+
+def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Redaction | None:
+    """The redaction ``redact`` asks for, checked; ``None`` when it is off.
+
+    >>> redaction_of(False, ["x"]) is None, redaction_of(True, ["x"])
+    (True, Redaction(patterns=('x',)))
+    """
+    if isinstance(redact, Redaction):
+        return redact.check()
+    return Redaction(tuple(patterns)).check() if redact else None
 
 
 def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:

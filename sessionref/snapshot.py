@@ -10,7 +10,7 @@ each and :func:`context_message` (stage 7's framing) on the results.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 from toolz import curry, pipe
@@ -29,13 +29,33 @@ from sessionref.pipeline.retain_budget import retain_budget
 from sessionref.pipeline.truncate import truncate
 from sessionref.pipeline.unitize import unitize
 
-__all__ = ["SourceSnapshot", "Unit", "context_message", "project_units", "snapshot_source"]
+__all__ = [
+    "SourceSnapshot",
+    "Unit",
+    "UnitTransform",
+    "context_message",
+    "keep_units",
+    "project_units",
+    "snapshot_source",
+]
+
+UnitTransform = Callable[[Iterable[Unit], SourceData, int], Iterable[Unit]]
+"""What may change the units before the budget sees them, given what the budget is given
+(the source's fields and ``max_bytes``): redaction (docs/redaction.md)."""
 
 
-def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapshot:
+def keep_units(units: Iterable[Unit], source: SourceData, max_bytes: int) -> Iterable[Unit]:
+    """The default :data:`UnitTransform`: the units as they are."""
+    return units
+
+
+def snapshot_source(
+    log: SessionLog, label: str, max_bytes: int, transform: UnitTransform = keep_units
+) -> SourceSnapshot:
     """One source read, projected, fitted into ``max_bytes`` and serialized (docs/snapshot.md).
 
-    Raises BUDGET_EXCEEDED when even the cut cannot make it fit.
+    Raises BUDGET_EXCEEDED when even the cut cannot make it fit. ``transform`` sees the
+    units before the budget does (by default it keeps them as they are).
 
     >>> from sessionref.log.records import SessionHeader
     >>> snapshot_source(SessionLog(SessionHeader("s", 0), []), "s", 1000).data_json
@@ -54,6 +74,7 @@ def snapshot_source(log: SessionLog, label: str, max_bytes: int) -> SourceSnapsh
         fold_compaction,  # 2. the current surface: compactions folded in
         filter_roles,  # 3. KeptMessage: direct user text, assistant text, checkpoints
         unitize,  # 4. Unit: one text per message
+        curry(transform, source=source, max_bytes=max_bytes),  # 4½. Unit: as transformed
         curry(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
         curry(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
         escape_and_serialize,  # 7. SourceSnapshot: the data object's tag-safe JSON

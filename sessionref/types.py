@@ -22,8 +22,11 @@ class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):
     text: str
 
 
-class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
-    """What one referenced source contributed to a context message (docs/snapshot.md §Stats)."""
+class SourceStats(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """What one referenced source contributed to a context message (docs/snapshot.md §Stats).
+
+    ``redacted`` (secrets redacted, by kind) is there only when redaction is on.
+    """
 
     session_id: str
     label: str
@@ -35,6 +38,7 @@ class SourceStats(msgspec.Struct, frozen=True, rename="camel"):
     omitted_bytes: int
     truncated: bool
     input_index: int
+    redacted: dict[str, int] | None = None
 
 
 class ReferenceSource(msgspec.Struct, frozen=True, kw_only=True):

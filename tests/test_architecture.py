@@ -16,6 +16,7 @@ LAYERS = (
     ("sessionref.log", "sessionref.claude_code", "sessionref.codex"),
     ("sessionref.pipeline",),
     ("sessionref.snapshot",),
+    ("sessionref.redact",),
     ("sessionref.index",),
     ("sessionref.cancellation", "sessionref.rules", "sessionref.listing", "sessionref.resolver"),
     ("sessionref.conform",),

@@ -16,7 +16,7 @@ import asyncio
 import functools
 import os
 import socket
-from collections.abc import Generator, Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -42,7 +42,12 @@ from sessionref.batch.core import (
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
 from sessionref.pool import worker_pool
-from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
+from sessionref.redact import Redaction
+from sessionref.resolver import (
+    DEFAULT_MAX_REFERENCE_BYTES,
+    SessionReferenceResolver,
+    redaction_of,
+)
 from sessionref.rules import positive_safe_integer
 from sessionref.types import Target
 
@@ -66,14 +71,21 @@ Located = tuple[str, str]
 
 
 def _partition(
-    sessions: Iterable[Located], store: DirectoryRecipe, max_bytes: int, label: Label, target: str
+    sessions: Iterable[Located],
+    store: DirectoryRecipe,
+    max_bytes: int,
+    label: Label,
+    target: str,
+    redaction: Redaction | None,
 ) -> list[ResultLine]:
     """The results of one partition's sessions, in order, read where the listing found them
     (the worker does not list the root again)."""
     sessions = list(sessions)
     listed = tuple((session_id, path) for session_id, path in sessions if path)
     resolver = SessionReferenceResolver(
-        msgspec.structs.replace(store, listed=listed)(), max_reference_bytes=max_bytes
+        msgspec.structs.replace(store, listed=listed)(),
+        max_reference_bytes=max_bytes,
+        redact=redaction or False,
     )
     snapshot = Snapshotter(resolver, Target(target), label)
     return [snapshot(session_id) for session_id, _ in sessions]
@@ -86,6 +98,8 @@ def snapshots_bag(
     label: Label = "id",
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
+    redact: bool | Redaction = False,
+    redact_patterns: Sequence[str] = (),
 ) -> db.Bag:
     """A bag of every stored session's batch result, in listing order: see
     :func:`result_lines_bag`; each line is decoded where it is made.
@@ -99,6 +113,8 @@ def snapshots_bag(
         label=label,
         partition_size=partition_size,
         session_ids=session_ids,
+        redact=redact,
+        redact_patterns=redact_patterns,
     )
     bag: db.Bag = lines.map(ResultLine.decoded)  # type: ignore[no-untyped-call]
     return bag
@@ -111,6 +127,8 @@ def result_lines_bag(
     label: Label = "title",
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
+    redact: bool | Redaction = False,
+    redact_patterns: Sequence[str] = (),
 ) -> db.Bag:
     """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
@@ -118,12 +136,13 @@ def result_lines_bag(
     the root of one with the default limits. The store is listed now, once: each partition
     of ``partition_size`` sessions carries where their logs are, and is read where it runs (so
     the root must be reachable from every worker). ``session_ids`` replaces the listing, as in
-    :func:`~sessionref.batch.build_snapshots`.
+    :func:`~sessionref.batch.build_snapshots`, and so do ``redact`` and ``redact_patterns``.
 
     >>> result_lines_bag("/nonexistent", partition_size=4).npartitions
     1
     """
     check_options(max_reference_bytes, label, 1)
+    redaction = redaction_of(redact, redact_patterns)
     partition_size = positive_safe_integer(
         partition_size, "partition_size must be a positive safe integer"
     )
@@ -141,6 +160,7 @@ def result_lines_bag(
         max_reference_bytes,
         label,
         target,
+        redaction,
     )
     return bag
 

@@ -29,7 +29,12 @@ from sessionref.batch.core import (
 )
 from sessionref.log.store import SessionStore
 from sessionref.pool import worker_pool
-from sessionref.resolver import DEFAULT_MAX_REFERENCE_BYTES, SessionReferenceResolver
+from sessionref.redact import Redaction
+from sessionref.resolver import (
+    DEFAULT_MAX_REFERENCE_BYTES,
+    SessionReferenceResolver,
+    redaction_of,
+)
 from sessionref.types import Target
 
 T = TypeVar("T")
@@ -47,10 +52,18 @@ end, so that the workers finish together."""
 _worker: Snapshotter | None = None
 
 
-def _start_worker(factory: StoreFactory, max_bytes: int, target: Target, label: Label) -> None:
+def _start_worker(
+    factory: StoreFactory,
+    max_bytes: int,
+    target: Target,
+    label: Label,
+    redaction: Redaction | None,
+) -> None:
     """Pool initializer: one store and resolver per worker process."""
     global _worker
-    resolver = SessionReferenceResolver(factory(), max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(
+        factory(), max_reference_bytes=max_bytes, redact=redaction or False
+    )
     _worker = Snapshotter(resolver, target, label)
 
 
@@ -100,14 +113,19 @@ def ordered_window(
 
 
 def _pooled(
-    factory: StoreFactory, session_ids: list[str], max_bytes: int, label: Label, workers: int
+    factory: StoreFactory,
+    session_ids: list[str],
+    max_bytes: int,
+    label: Label,
+    workers: int,
+    redaction: Redaction | None,
 ) -> Iterator[ResultLine]:
     """Results from a process pool of ``workers``, sent a chunk of sessions at a time (see
     :func:`chunks`), at most :data:`IN_FLIGHT_PER_WORKER` chunks per worker in flight: results
     are taken in order, so with one each a worker that finished early would wait for a slower
     one's chunk before it got the next."""
     target = fresh_target(session_ids)
-    initargs = (factory, max_bytes, target, label)
+    initargs = (factory, max_bytes, target, label, redaction)
     with worker_pool(workers, _start_worker, initargs) as pool:
 
         def submit(chunk: Sequence[str]) -> Future[list[ResultLine]]:
@@ -119,9 +137,15 @@ def _pooled(
 
 
 def _sequential(
-    store: SessionStore, session_ids: list[str], max_bytes: int, label: Label
+    store: SessionStore,
+    session_ids: list[str],
+    max_bytes: int,
+    label: Label,
+    redaction: Redaction | None,
 ) -> Iterator[ResultLine]:
-    resolver = SessionReferenceResolver(store, max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(
+        store, max_reference_bytes=max_bytes, redact=redaction or False
+    )
     return map(Snapshotter(resolver, fresh_target(session_ids), label), session_ids)
 
 
@@ -131,13 +155,14 @@ def _results(
     max_bytes: int,
     label: Label,
     workers: int,
+    redaction: Redaction | None,
 ) -> Generator[ResultLine, None, None]:
     ids = listing_order(store) if session_ids is None else list(session_ids)
     if workers == 1 or len(ids) <= 1:
-        yield from _sequential(store, ids, max_bytes, label)
+        yield from _sequential(store, ids, max_bytes, label, redaction)
     else:
         factory = portable_store(store, ids)
-        yield from _pooled(factory, ids, max_bytes, label, min(workers, len(ids)))
+        yield from _pooled(factory, ids, max_bytes, label, min(workers, len(ids)), redaction)
 
 
 def build_result_lines(
@@ -147,13 +172,16 @@ def build_result_lines(
     label: Label = "title",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
+    redact: bool | Redaction = False,
+    redact_patterns: Sequence[str] = (),
 ) -> Generator[ResultLine, None, None]:
     """:func:`build_snapshots`' results as the JSON lines the workers encoded, in listing order.
 
     What ``sessionref batch`` writes: each result is encoded once, where it is made.
     """
     workers = check_options(max_reference_bytes, label, workers)
-    return _results(store, session_ids, max_reference_bytes, label, workers)
+    redaction = redaction_of(redact, redact_patterns)
+    return _results(store, session_ids, max_reference_bytes, label, workers, redaction)
 
 
 def _decoded(
@@ -172,6 +200,8 @@ def build_snapshots(
     label: Label = "id",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
+    redact: bool | Redaction = False,
+    redact_patterns: Sequence[str] = (),
 ) -> Generator[dict[str, Any], None, None]:
     """A lazy iterator of every stored session's batch result, in listing order.
 
@@ -181,7 +211,8 @@ def build_snapshots(
     process pool fed chunks of up to 16 sessions, at most 4 per worker in flight (the store
     must pickle, or be a :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids
     taken in that order). Options are checked at once; the store is listed on the first
-    ``next()``. Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while
+    ``next()``. ``redact`` and ``redact_patterns`` are the resolver's (docs/redaction.md).
+    Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while
     it waits) ends them.
 
     >>> from sessionref.log.builder import LogBuilder
@@ -202,5 +233,7 @@ def build_snapshots(
         label=label,
         workers=workers,
         session_ids=session_ids,
+        redact=redact,
+        redact_patterns=redact_patterns,
     )
     return _decoded(lines)

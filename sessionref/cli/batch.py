@@ -27,6 +27,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.process import interrupted_status
 from sessionref.cli.progress import progress_bar
+from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 
 DESCRIPTION = """\
@@ -71,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_budget_argument(parser)
     add_label_arguments(parser, explicit=False)
+    add_redact_arguments(parser)
     engine = parser.add_argument_group("engine")
     engine.add_argument(
         "--workers", type=positive_int, default=1, metavar="N", help="worker processes"
@@ -150,6 +152,7 @@ def engine_results(
     args: argparse.Namespace, opened: OpenStore, ids: list[str]
 ) -> Generator[ResultLine, None, None]:
     """The results of ``ids`` from the engine the command line asked for."""
+    redaction = redaction_of_args(args)
     if args.engine == "local":
         return build_result_lines(
             opened.store,
@@ -157,6 +160,7 @@ def engine_results(
             label=args.label_from,
             workers=args.workers,
             session_ids=ids,
+            redact=redaction or False,
         )
     try:
         # Only here: dask is an optional dependency, and heavy to import.
@@ -164,7 +168,11 @@ def engine_results(
     except ImportError as exc:
         raise config_error(f"--engine dask: {exc}") from None
     bag = dask_engine.result_lines_bag(
-        opened.store, max_reference_bytes=args.max_bytes, label=args.label_from, session_ids=ids
+        opened.store,
+        max_reference_bytes=args.max_bytes,
+        label=args.label_from,
+        session_ids=ids,
+        redact=redaction or False,
     )
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
 

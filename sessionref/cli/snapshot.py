@@ -20,9 +20,11 @@ from sessionref.cli.common import (
     write_bytes,
     write_text,
 )
+from sessionref.cli.redaction import add_redact_arguments, redaction_lines, redaction_of_args
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
 from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, SessionReferenceError
+from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
@@ -65,6 +67,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print the whole context message as JSON"
     )
+    add_redact_arguments(parser)
 
 
 def add_budget_argument(parser: argparse.ArgumentParser) -> None:
@@ -133,6 +136,7 @@ def context_for(
     max_bytes: int,
     label_from_title: bool,
     cancel: CancelToken | None = None,
+    redaction: Redaction | None = None,
 ) -> ContextMessage | None:
     """The context message for references checked by ``distinct_references``, with errors
     worded for the command line.
@@ -144,7 +148,9 @@ def context_for(
     """
     if not distinct:
         return None
-    resolver = SessionReferenceResolver(opened.listed, max_reference_bytes=max_bytes)
+    resolver = SessionReferenceResolver(
+        opened.listed, max_reference_bytes=max_bytes, redact=redaction or False
+    )
     sources: list[FittedSource] = []
     for reference in distinct:
         try:
@@ -196,16 +202,18 @@ def run(args: argparse.Namespace) -> int:
     """Print the snapshot of the named sessions."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
     references = checked_references(Target(target_id), references_of(args))
+    redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
     context = context_for(
         opened,
         references,
         max_bytes=args.max_bytes,
         label_from_title=not args.label and args.label_from == "title",
+        redaction=redaction,
     )
     print_context(context, args.json)
     if args.verbose and context is not None:
-        for line in cut_lines(context, only_cut=True):
+        for line in cut_lines(context, only_cut=True) + redaction_lines(context):
             note(f"note: {line}")
     if not args.verbose:
         opened.report_problems()

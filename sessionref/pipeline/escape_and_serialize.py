@@ -40,6 +40,8 @@ class SourceSnapshot(msgspec.Struct, frozen=True):
     retained_messages: int
     omitted_messages: int
     omitted_bytes: int
+    redacted: dict[str, int] | None = None
+    """Secrets redacted in the kept messages, by kind; ``None`` when redaction is off."""
 
 
 def escape_and_serialize(fitted: Fitted) -> SourceSnapshot:
@@ -89,6 +91,7 @@ def source_stats(snapshot: SourceSnapshot, input_index: int) -> SourceStats:
         omitted_bytes=snapshot.omitted_bytes,
         truncated=snapshot.omitted_messages > 0 or snapshot.omitted_bytes > 0,
         input_index=input_index,
+        redacted=snapshot.redacted,
     )
 
 

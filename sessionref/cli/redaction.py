@@ -1,0 +1,92 @@
+"""``--redact`` and ``--redact-pattern``: the options of every command that shows a
+session's text (docs/redaction.md)."""
+
+from __future__ import annotations
+
+import argparse
+
+from sessionref.cli.common import config_error
+from sessionref.errors import SessionReferenceError
+from sessionref.redact import MISSING, Redaction
+from sessionref.redact.scan import compile_patterns
+from sessionref.types import ContextMessage
+
+HELP_PATTERN = (
+    "also redact what this regular expression matches (its group named 'secret' if it has "
+    "one), as [REDACTED:custom]; repeatable; implies --redact"
+)
+
+
+def pattern_argument(value: str) -> str:
+    """A ``--redact-pattern``: one that does not compile is a usage error.
+
+    >>> pattern_argument("sk-[0-9]+")
+    'sk-[0-9]+'
+    >>> pattern_argument("(")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: not a regular expression: missing ), unterminated subpattern \
+at position 0
+    """
+    try:
+        compile_patterns((value,))
+    except SessionReferenceError as exc:
+        raise argparse.ArgumentTypeError(
+            "not a regular expression: " + exc.message.split(": ", 1)[1]
+        ) from None
+    return value
+
+
+def add_redact_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--redact`` and ``--redact-pattern REGEX`` (repeatable)."""
+    group = parser.add_argument_group("redaction (needs the redact extra: detect-secrets)")
+    group.add_argument(
+        "--redact",
+        action="store_true",
+        help="replace secrets (API keys, tokens, private keys, passwords in URLs, KEY=value "
+        "with a random value) by [REDACTED:<kind>] before the budget",
+    )
+    group.add_argument(
+        "--redact-pattern",
+        action="append",
+        type=pattern_argument,
+        metavar="REGEX",
+        help=HELP_PATTERN,
+    )
+
+
+def redaction_of_args(args: argparse.Namespace) -> Redaction | None:
+    """The redaction the command line asks for, or ``None``; without detect-secrets, a
+    one-line INVALID_CONFIG error saying how to install it."""
+    if not (args.redact or args.redact_pattern):
+        return None
+    try:
+        return Redaction(tuple(args.redact_pattern or ())).check()
+    except SessionReferenceError as exc:
+        if exc.message == MISSING:
+            option = "--redact" if args.redact else "--redact-pattern"
+            raise config_error(
+                f"{option} needs detect-secrets: pip install 'sessionref[redact]'"
+            ) from None
+        raise
+
+
+def redaction_lines(context: ContextMessage) -> list[str]:
+    """What redaction replaced in each source, by kind: never the secrets themselves.
+
+    >>> from sessionref.types import ReferenceSource, SourceStats, TextBlock
+    >>> kinds = {"jwt": 1, "aws-access-key": 2}
+    >>> stats = SourceStats("s", "S", 3, False, 2, 2, 0, 0, False, 0, kinds)
+    >>> source = ReferenceSource(references=[stats])
+    >>> context = ContextMessage(id="m", content=[TextBlock("")], source=source)
+    >>> redaction_lines(context)
+    ['S: redacted 3 secrets (aws-access-key 2, jwt 1)']
+    """
+    lines = []
+    for stats in context.source.references:
+        if stats.redacted is not None:
+            total = sum(stats.redacted.values())
+            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.redacted.items()))
+            noun = "secret" if total == 1 else "secrets"
+            lines.append(f"{stats.label}: redacted {total} {noun}{f' ({kinds})' if kinds else ''}")
+    return lines

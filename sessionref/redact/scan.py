@@ -1,0 +1,161 @@
+"""Finding the secrets of one text and replacing each by ``[REDACTED:<kind>]``
+(docs/redaction.md §How a text is scanned)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+import msgspec
+
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.redact.detectors import Detectors
+
+CUSTOM: Final = "custom"
+"""The kind of a secret found by a pattern of the user's."""
+_TAIL: Final = re.compile(r"[A-Za-z0-9_\-+/=]*")
+"""What may follow a format's match and still be its token (a longer key than the pattern)."""
+_HEAD: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/")
+_KEY_END: Final = re.compile(r"-*END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-*|Private-MAC: *[0-9a-fA-F]+")
+_KEY_BODY: Final = re.compile(r"(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})*")
+"""A key's base64 lines, raw or with JSON's ``\\n`` escapes: a block's end when it has no END."""
+
+
+class Finding(msgspec.Struct, frozen=True, order=True):
+    """One secret: the characters ``text[start:end]`` and its kind.
+
+    >>> Finding(3, 9, "jwt").replacement
+    '[REDACTED:jwt]'
+    """
+
+    start: int
+    end: int
+    kind: str
+
+    @property
+    def replacement(self) -> str:
+        """What the secret becomes."""
+        return f"[REDACTED:{self.kind}]"
+
+
+@functools.cache
+def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
+    """The user's patterns compiled once per process; one that does not compile is
+    INVALID_CONFIG naming it.
+
+    >>> compile_patterns(("a(",))
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: redact pattern 'a(' is not a regular expression: \
+missing ), unterminated subpattern at position 1
+    """
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except (re.error, TypeError) as exc:
+            message = f"redact pattern {pattern!r} is not a regular expression: {exc}"
+            raise SessionReferenceError(message, INVALID_CONFIG) from None
+    return tuple(compiled)
+
+
+def _line_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
+    """What the plugins find, each line that some anchor hits scanned once by the plugins
+    whose own anchor hits it."""
+    search = detectors.lines.search
+    hit = search(text)
+    while hit is not None:
+        start = text.rfind("\n", 0, hit.start()) + 1
+        end = text.find("\n", hit.start())
+        end = len(text) if end < 0 else end
+        line = text[start:end]
+        for plugin in detectors.plugins:
+            if plugin.anchor.search(line):
+                for a, b in plugin.spans(line):
+                    yield Finding(start + a, start + b, plugin.kind)
+        hit = search(text, end + 1) if end < len(text) else None
+
+
+def _pattern_findings(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[Finding]:
+    """Every non-empty match of the user's patterns (their group ``secret`` when they name
+    one) over the whole text."""
+    for pattern in patterns:
+        group = "secret" if "secret" in pattern.groupindex else 0
+        for match in pattern.finditer(text):
+            start, end = match.span(group)
+            if end > start:
+                yield Finding(start, end, CUSTOM)
+
+
+def widen(text: str, finding: Finding) -> Finding:
+    """A format's finding grown to the whole token it sits in (a key longer than the
+    format's pattern is redacted to its end); a private key's to its whole block.
+
+    >>> text = "key sk_live_" + "a" * 30 + " end"
+    >>> finding = widen(text, Finding(4, 36, "stripe-access-key"))
+    >>> text[finding.start:finding.end] == "sk_live_" + "a" * 30
+    True
+    """
+    start, end = finding.start, finding.end
+    if finding.kind == CUSTOM:
+        return finding
+    if finding.kind == "private-key":
+        while start > 0 and text[start - 1] == "-":
+            start -= 1
+        closing = _KEY_END.search(text, end)
+        end = closing.end() if closing else _KEY_BODY.match(text, end).end()  # type: ignore[union-attr]
+        return Finding(start, end, finding.kind)
+    while start > 0 and text[start - 1] in _HEAD:
+        start -= 1
+    end = _TAIL.match(text, end).end()  # type: ignore[union-attr]
+    return Finding(start, end, finding.kind)
+
+
+def merged(findings: Sequence[Finding]) -> list[Finding]:
+    """Overlapping findings as one, of the kind of the one that starts first (the longer
+    on a tie).
+
+    >>> merged([Finding(5, 9, "b"), Finding(0, 6, "a"), Finding(10, 12, "c")])
+    [Finding(start=0, end=9, kind='a'), Finding(start=10, end=12, kind='c')]
+    """
+    out: list[Finding] = []
+    for finding in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if out and finding.start < out[-1].end:
+            last = out[-1]
+            out[-1] = Finding(last.start, max(last.end, finding.end), last.kind)
+        else:
+            out.append(finding)
+    return out
+
+
+def find_secrets(
+    text: str, detectors: Detectors, patterns: Sequence[re.Pattern[str]] = ()
+) -> list[Finding]:
+    """Every secret of ``text``, in order, none overlapping."""
+    found = [widen(text, f) for f in _line_findings(text, detectors)]
+    found += _pattern_findings(text, patterns)
+    return merged(found)
+
+
+def redact_text(
+    text: str, detectors: Detectors, patterns: Sequence[re.Pattern[str]] = ()
+) -> tuple[str, Counter[str]]:
+    """``text`` with each secret replaced by ``[REDACTED:<kind>]``, and the count of each kind.
+
+    >>> from sessionref.redact.detectors import builtin_detectors
+    >>> redact_text("token ghp_" + "x1" * 18 + " ok", builtin_detectors())
+    ('token [REDACTED:github-token] ok', Counter({'github-token': 1}))
+    """
+    findings = find_secrets(text, detectors, patterns)
+    if not findings:
+        return text, Counter()
+    pieces: list[str] = []
+    at = 0
+    for finding in findings:
+        pieces += (text[at : finding.start], finding.replacement)
+        at = finding.end
+    pieces.append(text[at:])
+    return "".join(pieces), Counter(finding.kind for finding in findings)

@@ -1,0 +1,92 @@
+"""Redaction as a unit transform of the spine: the units that can reach the output are
+redacted before the budget sees them (docs/redaction.md §Where)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+import msgspec
+
+from sessionref.pipeline.messages import SourceData, Unit
+from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
+from sessionref.redact.detectors import builtin_detectors
+from sessionref.redact.scan import compile_patterns, redact_text
+
+
+class Redaction(msgspec.Struct, frozen=True):
+    """What to redact: the built-in formats and the user's own ``patterns`` (regular
+    expressions; a group named ``secret`` narrows a match to that group). It holds only
+    strings, so it crosses to worker processes as it is.
+
+    >>> Redaction(("ticket-[0-9]+",)).check().patterns
+    ('ticket-[0-9]+',)
+    """
+
+    patterns: tuple[str, ...] = ()
+
+    def check(self) -> Redaction:
+        """This redaction, once its patterns compile and detect-secrets is installed;
+        INVALID_CONFIG otherwise."""
+        compile_patterns(self.patterns)
+        builtin_detectors()
+        return self
+
+    def redact(self, text: str) -> tuple[str, Counter[str]]:
+        """``text`` redacted, and how many secrets of each kind it held.
+
+        >>> Redaction(("ticket-[0-9]+",)).redact("see ticket-42")
+        ('see [REDACTED:custom]', Counter({'custom': 1}))
+        """
+        return redact_text(text, builtin_detectors(), compile_patterns(self.patterns))
+
+    def transform(self) -> RedactingUnits:
+        """A fresh unit transform for one snapshot, which counts what it redacts."""
+        return RedactingUnits(self)
+
+
+class RedactingUnits:
+    """The unit transform of one snapshot (``snapshot_source``'s ``transform``): returns the
+    units with every one the budget can keep redacted, and counts in :attr:`counts` the
+    secrets of the units it keeps.
+
+    Checkpoints are always kept, so they are redacted first. Then the others, newest first,
+    until one no longer fits: the drop phase drops it and every older one whatever their
+    text (every later unit is in the snapshot with its final, redacted size), so those are
+    passed on as the log holds them, never scanned. The one that no longer fits is passed
+    on redacted, so that the drop phase measures what this measured.
+
+    >>> units = [Unit("user", "old " + "x" * 300), Unit("assistant", "key AKIAIOSFODNN7EXAMPLE")]
+    >>> redacting = Redaction().transform()
+    >>> [u.text[:7] for u in redacting(units, SourceData("s", "s", None, 1), 200)]
+    ['old xxx', 'key [RE']
+    >>> redacting.counts
+    Counter({'aws-access-key': 1})
+    """
+
+    def __init__(self, redaction: Redaction) -> None:
+        self.redaction = redaction
+        self.counts: Counter[str] = Counter()
+
+    def _redacted(self, unit: Unit) -> tuple[Unit, Counter[str]]:
+        text, counts = self.redaction.redact(unit.text)
+        return (msgspec.structs.replace(unit, text=text) if counts else unit), counts
+
+    def __call__(self, units: Iterable[Unit], source: SourceData, max_bytes: int) -> list[Unit]:
+        """``units`` as the drop phase of ``source`` under ``max_bytes`` should see them."""
+        out = list(units)
+        size = retain_budget((), source, max_bytes).size  # the data object, no conversation
+        count = 0
+        for index in [i for i, unit in enumerate(out) if unit.checkpoint]:
+            out[index], counts = self._redacted(out[index])
+            self.counts += counts
+            size += SizedUnit.of(out[index]).json_bytes
+            count += 1
+        for index in reversed([i for i, unit in enumerate(out) if not unit.checkpoint]):
+            out[index], counts = self._redacted(out[index])
+            size += SizedUnit.of(out[index]).json_bytes
+            count += 1
+            if size + count - 1 > max_bytes and index != len(out) - 1:
+                break  # dropped, and every older one with it
+            self.counts += counts
+        return out
