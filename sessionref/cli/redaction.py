@@ -65,9 +65,8 @@ def redaction_of_args(args: argparse.Namespace) -> Redaction | None:
     except SessionReferenceError as exc:
         if exc.message == MISSING:
             option = "--redact" if args.redact else "--redact-pattern"
-            raise config_error(
-                f"{option} needs detect-secrets: pip install 'sessionref[redact]'"
-            ) from None
+            install = "pip install 'sessionref[redact]'"
+            raise config_error(f"{option} needs detect-secrets, not installed: {install}") from None
         raise
 
 

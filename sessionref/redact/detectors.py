@@ -34,8 +34,10 @@ SKIPPED_PLUGINS: Final = frozenset(
 )
 
 #: Formats detect-secrets 1.5 does not know, as (secret type, pattern); each pattern's first
-#: group, when it has one, is the secret.
+#: group, when it has one, is the secret. The plugin of ``"Google API Key"`` is named
+#: ``GoogleApiKeyDetector`` (its anchors are keyed by that name).
 EXTRA_FORMATS: Final = (
+    ("Artifactory API Key", r"AKCp[A-Za-z0-9]{69}"),
     ("Anthropic API Key", r"sk-ant-[a-z]{3,8}\d{2}-[A-Za-z0-9_-]{32,}"),
     ("OpenAI Project Key", r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{32,}"),
     ("Google API Key", r"AIza[0-9A-Za-z_-]{35}"),
@@ -52,45 +54,64 @@ EXTRA_FORMATS: Final = (
     ("Basic Authorization", r"(?i:\bauthorization:\s*basic)\s+([A-Za-z0-9+/]{12,}=*)"),
 )
 
-#: Necessary conditions, one or more per plugin: a line that matches none of a plugin's
-#: anchors cannot hold what that plugin finds (checked by tests/test_redact_detectors.py).
-#: Keys are the plugins' class names; ``*`` anchors the plugins that look for a name.
-ANCHORS: Final[dict[str, str]] = {
-    "ArtifactoryDetector": r"AKC|AP[\dA-F]",
-    "AWSKeyDetector": r"A3T[A-Z0-9]|ABIA|ACCA|AKIA|ASIA|(?i:aws)",
-    "AzureStorageKeyDetector": r"AccountKey=",
-    "BasicAuthDetector": r"://",
-    "DiscordBotTokenDetector": r"[MNO][a-zA-Z\d_-]{23}",
-    "GitHubTokenDetector": r"gh[pousr]_",
-    "GitLabTokenDetector": r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-|GR1348941",
-    "JwtTokenDetector": r"eyJ",
-    "MailchimpDetector": r"-us\d",
-    "NpmDetector": r"_authToken=",
-    "OpenAIDetector": r"T3BlbkFJ",
-    "PrivateKeyDetector": r"PRIVATE KEY|PuTTY-User-Key-File-2",
-    "PypiTokenDetector": r"pypi-AgE",
-    "SendGridDetector": r"SG\.",
-    "SlackDetector": r"(?i:xox[abposr]-)|://",
-    "SquareOAuthDetector": r"sq0csp-",
-    "StripeDetector": r"[rs]k_live_",
-    "TelegramBotTokenDetector": r"\d{8}:",
-    "TwilioKeyDetector": r"(?:AC|SK)[a-z0-9]{32}",
-    "CloudantDetector": r"(?i:key|pw|pass|token)|://",
-    "IbmCloudIamDetector": r"(?i:key|pw|pass|token)",
-    "IbmCosHmacDetector": r"(?i:key)",
-    "SoftlayerDetector": r"(?i:key|pw|pass|token)|://",
-    "SecretAssignmentDetector": r"(?i:key|token|secret|pass|pwd|credential|auth)",
+#: Necessary conditions: a line that matches none of a plugin's anchors cannot hold what that
+#: plugin finds (tests/test_redact_detectors.py checks it on every corpus line). Each anchor
+#: begins with a literal, so that searching a text for it is fast; ``FOLDED`` anchors are
+#: literals searched in the lower-cased text (for plugins that ignore case, or read names).
+ANCHORS: Final[dict[str, tuple[str, ...]]] = {
+    "ArtifactoryDetector": ("AKC", r"AP[\dA-F]"),
+    "ArtifactoryApiKeyDetector": ("AKCp",),
+    "AWSKeyDetector": ("A3T", "ABIA", "ACCA", "AKIA", "ASIA"),
+    "AzureStorageKeyDetector": ("AccountKey=",),
+    "BasicAuthDetector": ("://",),
+    "CloudantDetector": ("://",),
+    "DiscordBotTokenDetector": (r"M[\w-]{23}", r"N[\w-]{23}", r"O[\w-]{23}"),
+    "GitHubTokenDetector": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    "GitLabTokenDetector": (r"gl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|agent|oas)-", "GR1348941"),
+    "JwtTokenDetector": ("eyJ",),
+    "MailchimpDetector": (r"-us\d",),
+    "NpmDetector": ("_authToken=",),
+    "OpenAIDetector": ("T3BlbkFJ",),
+    "PrivateKeyDetector": ("PRIVATE KEY", "PuTTY-User-Key-File-2"),
+    "PypiTokenDetector": ("pypi-AgE",),
+    "SendGridDetector": (r"SG\.",),
+    "SlackDetector": ("://",),
+    "SoftlayerDetector": ("://",),
+    "SquareOAuthDetector": ("sq0csp-",),
+    "StripeDetector": ("sk_live_", "rk_live_"),
+    "TelegramBotTokenDetector": (r":[0-9A-Za-z_-]{35}",),
+    "TwilioKeyDetector": (r"AC[a-z0-9]{32}", r"SK[a-z0-9]{32}"),
+    "AnthropicApiKeyDetector": ("sk-ant-",),
+    "OpenaiProjectKeyDetector": ("sk-proj-", "sk-svcacct-", "sk-admin-"),
+    "GoogleApiKeyDetector": ("AIza",),
+    "GoogleOauthClientSecretDetector": ("GOCSPX-",),
+    "HuggingFaceTokenDetector": ("hf_",),
+    "GithubFineGrainedTokenDetector": ("github_pat_",),
+    "NpmAccessTokenDetector": ("npm_",),
+    "StripeTestKeyDetector": ("sk_test_", "rk_test_"),
+    "StripeWebhookSecretDetector": ("whsec_",),
+    "DigitaloceanTokenDetector": ("doo_v1_", "dop_v1_", "dor_v1_"),
+    "ShopifyTokenDetector": ("shpat_", "shpca_", "shppa_", "shpss_"),
+    "GroqApiKeyDetector": ("gsk_",),
 }
-
-_EXTRA_ANCHORS: Final = dict(EXTRA_FORMATS)
-"""A format of :data:`EXTRA_FORMATS` is its own anchor."""
-EVERY_LINE: Final = r"[^\n]"
-"""The anchor of a plugin a later detect-secrets adds: every line is scanned with it."""
+FOLDED: Final[dict[str, tuple[str, ...]]] = {
+    "AWSKeyDetector": ("aws",),
+    "SlackDetector": ("xox",),
+    "CloudantDetector": ("key", "pw", "pass", "token"),
+    "IbmCloudIamDetector": ("key", "pw", "pass", "token"),
+    "IbmCosHmacDetector": ("key",),
+    "SoftlayerDetector": ("key", "pw", "pass", "token"),
+    "SecretAssignmentDetector": ("key", "token", "secret", "pass", "pw", "credential", "auth"),
+    "BearerTokenDetector": ("bearer",),
+    "BasicAuthorizationDetector": ("authorization",),
+}
+EVERY_LINE: Final = (r"[^\n]",)
+"""The anchor of a plugin a later detect-secrets may add: every line is scanned with it."""
 
 ASSIGNMENT: Final = (
     r"(?<![\w.-])([A-Za-z_][\w.-]*?"
     r"(?i:key|token|secret|passw(?:or)?d|passphrase|pwd|pass|credentials?|auth)[\w.-]*)"
-    r"[\"'\]]{0,2}\s*(?:=|:=|:|=>)\s*[\"'`]?([^\s\"'`,;]{10,})"
+    r"[\"'\]]{0,2}\s*(?:=|:=|:|=>)\s*[\"'`]{0,2}([^\s\"'`,;]{10,})"
 )
 """``NAME=value`` (or ``:``, ``:=``, ``=>``), quoted or not, whose name holds a secret word."""
 
@@ -121,14 +142,26 @@ def looks_random(value: str, entropy: float) -> bool:
 
 
 class Plugin(msgspec.Struct, frozen=True):
-    """One detector: its kind, its anchor (a cheap necessary condition on a line), the
+    """One detector: its kind, its anchors (:data:`ANCHORS`, :data:`FOLDED`), the
     detect-secrets plugin object and the patterns whose matches it reports."""
 
     name: str
     kind: str
-    anchor: re.Pattern[str]
+    anchors: tuple[re.Pattern[str], ...]
+    folded: tuple[re.Pattern[str], ...]
     detector: Any
     patterns: tuple[re.Pattern[str], ...]
+
+    def hits(self, line: str) -> bool:
+        """Whether one of this plugin's anchors is in ``line``.
+
+        >>> next(p for p in builtin_detectors().plugins if p.name == "AWSKeyDetector").hits("Aws")
+        True
+        """
+        lowered = line.lower()
+        return any(a.search(line) for a in self.anchors) or any(
+            f.search(lowered) for f in self.folded
+        )
 
     def spans(self, line: str) -> Iterator[tuple[int, int]]:
         """Where in ``line`` the secrets this plugin reports are: each match (its non-empty
@@ -149,11 +182,20 @@ class Plugin(msgspec.Struct, frozen=True):
                         yield start + lead, end - trail
 
 
+class Anchor(msgspec.Struct, frozen=True):
+    """One anchor pattern and the plugins (indexes into :attr:`Detectors.plugins`) it
+    anchors; a ``folded`` one is searched in the lower-cased text."""
+
+    pattern: re.Pattern[str]
+    folded: bool
+    plugins: tuple[int, ...]
+
+
 class Detectors(msgspec.Struct, frozen=True):
-    """Every plugin redaction runs, and one pattern that finds the lines any could hit."""
+    """Every plugin redaction runs, and every distinct anchor with the plugins it anchors."""
 
     plugins: tuple[Plugin, ...]
-    lines: re.Pattern[str]
+    anchors: tuple[Anchor, ...]
 
 
 def _require() -> Any:
@@ -201,8 +243,9 @@ def _extra_plugins(base: Any, entropy: Any) -> Iterator[Any]:
 def builtin_detectors() -> Detectors:
     """The plugins of :data:`ANCHORS`, built once per process (detect-secrets imported here).
 
-    >>> sorted(p.kind for p in builtin_detectors().plugins)[:3]
-    ['anthropic-api-key', 'artifactory-credentials', 'aws-access-key']
+    >>> kinds = {p.kind for p in builtin_detectors().plugins}
+    >>> len(kinds), {"aws-access-key", "private-key", "secret-assignment"} <= kinds
+    (39, True)
     """
     util = _require()
     from detect_secrets.plugins.base import RegexBasedDetector
@@ -215,13 +258,26 @@ def builtin_detectors() -> Detectors:
     ]
     classes += _extra_plugins(RegexBasedDetector, Base64HighEntropyString())
     plugins = tuple(_plugin(cls) for cls in sorted(classes, key=lambda c: c.__name__))
-    anchors = sorted({p.anchor.pattern for p in plugins})
-    return Detectors(plugins, re.compile("|".join(anchors)))
+    anchored: dict[tuple[str, bool], list[int]] = {}
+    for index, plugin in enumerate(plugins):
+        for folded, patterns in ((False, plugin.anchors), (True, plugin.folded)):
+            for pattern in patterns:
+                anchored.setdefault((pattern.pattern, folded), []).append(index)
+    anchors = (Anchor(re.compile(p), f, tuple(i)) for (p, f), i in sorted(anchored.items()))
+    return Detectors(plugins, tuple(anchors))
 
 
 def _plugin(cls: Any) -> Plugin:
     """A :class:`Plugin` of a detect-secrets class: every regex-based plugin has a denylist."""
     name = cls.__name__
-    anchor = ANCHORS.get(name, _EXTRA_ANCHORS.get(cls.secret_type, EVERY_LINE))
+    anchors = ANCHORS.get(name, () if name in FOLDED else EVERY_LINE)
+    folded = FOLDED.get(name, ())
     patterns: Sequence[re.Pattern[str]] = cls.denylist
-    return Plugin(name, slug(cls.secret_type), re.compile(anchor), cls(), tuple(patterns))
+    return Plugin(
+        name,
+        slug(cls.secret_type),
+        tuple(map(re.compile, anchors)),
+        tuple(map(re.compile, folded)),
+        cls(),
+        tuple(patterns),
+    )

@@ -62,21 +62,57 @@ missing ), unterminated subpattern at position 1
     return tuple(compiled)
 
 
+def scanned_view(text: str) -> str:
+    r"""``text`` as the plugins read it: JSON's escaped quotes and newlines inside it (a
+    config pasted as a JSON string) are read as quotes and line ends. Each replacement has
+    the length of what it replaces, so a position in the view is the same in ``text``.
+
+    >>> scanned_view(r'{"cmd": "KEY=\"v\"\nNEXT=1"}')
+    '{"cmd": "KEY=""v"" \nNEXT=1"}'
+    """
+    if "\\" not in text:
+        return text
+    return text.replace('\\"', '""').replace("\\n", " \n")
+
+
+def hit_lines(view: str, detectors: Detectors) -> dict[int, set[int]]:
+    """The lines of ``view`` some anchor hits (by where they start), each with the plugins
+    its anchors anchor. A folded anchor is searched in the lower-cased view, or with case
+    ignored where lower-casing changes the length (``İ``), so that positions carry over.
+
+    >>> from sessionref.redact.detectors import builtin_detectors
+    >>> detectors = builtin_detectors()
+    >>> hits = hit_lines("plain\\nsee ghp_x\\nAWS", detectors)
+    >>> sorted((start, [detectors.plugins[i].name for i in found]) for start, found in hits.items())
+    [(6, ['GitHubTokenDetector']), (16, ['AWSKeyDetector'])]
+    """
+    lowered = view.lower()
+    exact = len(lowered) == len(view)
+    lines: dict[int, set[int]] = {}
+    for anchor in detectors.anchors:
+        if not anchor.folded:
+            matches = anchor.pattern.finditer(view)
+        elif exact:
+            matches = anchor.pattern.finditer(lowered)
+        else:
+            matches = re.finditer(anchor.pattern.pattern, view, re.IGNORECASE)
+        for match in matches:
+            start = view.rfind("\n", 0, match.start()) + 1
+            lines.setdefault(start, set()).update(anchor.plugins)
+    return lines
+
+
 def _line_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
-    """What the plugins find, each line that some anchor hits scanned once by the plugins
-    whose own anchor hits it."""
-    search = detectors.lines.search
-    hit = search(text)
-    while hit is not None:
-        start = text.rfind("\n", 0, hit.start()) + 1
-        end = text.find("\n", hit.start())
-        end = len(text) if end < 0 else end
-        line = text[start:end]
-        for plugin in detectors.plugins:
-            if plugin.anchor.search(line):
-                for a, b in plugin.spans(line):
-                    yield Finding(start + a, start + b, plugin.kind)
-        hit = search(text, end + 1) if end < len(text) else None
+    """What the plugins find in :func:`scanned_view`: each line some anchor hits, scanned
+    once by the plugins its anchors anchor."""
+    view = scanned_view(text)
+    for start, plugins in sorted(hit_lines(view, detectors).items()):
+        end = view.find("\n", start)
+        line = view[start : len(view) if end < 0 else end]
+        for index in sorted(plugins):
+            plugin = detectors.plugins[index]
+            for a, b in plugin.spans(line):
+                yield Finding(start + a, start + b, plugin.kind)
 
 
 def _pattern_findings(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[Finding]:

@@ -1,0 +1,83 @@
+"""What redaction costs: ``prepare`` with ``redact=True`` against without, per profile.
+
+Run from the repository root::
+
+    python -m benchmarks.redact_bench [--turns 1600] [--profiles chat,tools] [--repeat 21]
+
+For the 1600-turn session of each profile (generated into ``--stores`` when missing, as
+``benchmarks.run`` generates them) it times ``prepare`` of one reference at
+``max_reference_bytes`` 65536 with and without redaction, taking turns round by round (after a
+warm-up round, which also builds the detectors once, as a long-lived host does), and checks
+the target of the redaction issue on the median of the rounds' ratios: redaction adds at most
+30%. It also prints what redaction found, so a run on a log with secrets shows they were
+found. Exit status 1 when the target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmarks.generate import PROFILES, size_session_id
+from benchmarks.measure import alternating_times, median_ratio
+from benchmarks.run import TARGET, ensure_stores
+from sessionref import DirectoryStore, SessionReferenceResolver
+
+HERE = Path(__file__).resolve().parent
+BUDGET = 65536
+TARGET_RATIO = 1.30
+"""Redaction may add at most 30% to ``prepare`` of a 1600-turn log at a 64 KiB budget."""
+
+
+def measure(store: DirectoryStore, session_id: str, repeat: int) -> dict[str, object]:
+    """Medians of ``prepare`` without and with redaction, the median of the rounds' ratios,
+    and the kinds redaction found."""
+    reference = [{"sessionId": session_id}]
+    plain = SessionReferenceResolver(store, max_reference_bytes=BUDGET)
+    redacting = SessionReferenceResolver(store, max_reference_bytes=BUDGET, redact=True)
+    works = [functools.partial(r.prepare, TARGET, [], reference) for r in (plain, redacting)]
+    off, on = alternating_times(works, repeat)
+    context = redacting.prepare(TARGET, [], reference).additional_context
+    assert context is not None
+    return {
+        "session": session_id,
+        "off_s": statistics.median(off),
+        "on_s": statistics.median(on),
+        "ratio": median_ratio(on, off),
+        "rounds": [round(a / b, 3) for a, b in zip(on, off, strict=True)],
+        "redacted": context.source.references[0].redacted,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.redact_bench", description=__doc__)
+    parser.add_argument("--stores", type=Path, default=HERE / "stores")
+    parser.add_argument("--turns", type=int, default=1600)
+    parser.add_argument("--profiles", default="chat,tools")
+    parser.add_argument("--repeat", type=int, default=21)
+    args = parser.parse_args(argv)
+    profiles = [PROFILES[name] for name in args.profiles.split(",")]
+    ensure_stores(args.stores, profiles, [args.turns])
+    store = DirectoryStore(args.stores / "sizes")
+    missed = False
+    for profile in profiles:
+        row = measure(store, size_session_id(args.turns, profile), args.repeat)
+        ratio = float(row["ratio"])  # type: ignore[arg-type]
+        met = ratio <= TARGET_RATIO
+        missed = missed or not met
+        print(
+            f"{profile.name:6} {args.turns} turns, {BUDGET} B: prepare {row['off_s']:.3f} s, "
+            f"redacting {row['on_s']:.3f} s; ratio (median of {args.repeat} rounds) "
+            f"{ratio:.3f} {'≤' if met else '>'} {TARGET_RATIO} "
+            f"{'met' if met else 'MISSED'}; found {row['redacted']}"
+        )
+        print(f"       rounds: {row['rounds']}")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

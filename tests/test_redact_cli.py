@@ -1,0 +1,92 @@
+"""``--redact`` and ``--redact-pattern`` on the command line: nothing secret on stdout or
+stderr, kinds and counts with ``--verbose``, one line when detect-secrets is missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from sessionref.testing.store import write_session_store
+from tests.logs import assistant, header, user
+from tests.redact_corpus import secrets
+
+GITHUB, AWS = (
+    next(s for s in secrets(seed=3) if s.kind == kind)
+    for kind in ("github-token", "aws-access-key-id")
+)
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args],
+        capture_output=True,
+        env={"PATH": "", **(env or {})},
+    )
+
+
+def store(root: Path) -> Path:
+    events = [
+        user(0, f"my token is {GITHUB.snippet}"),
+        assistant(1, f"and <{AWS.snippet}>; TK-4242"),
+    ]
+    write_session_store(root, [{"header": header("s"), "events": events}])
+    return root
+
+
+def test_snapshot_redacts_and_verbose_lists_kinds_not_secrets(tmp_path: Path) -> None:
+    root = str(store(tmp_path))
+    plain = run("snapshot", "--root", root, "s")
+    assert GITHUB.core.encode() in plain.stdout
+    done = run(
+        "snapshot", "--root", root, "--redact", "--redact-pattern", r"TK-\d+", "-v", "--json", "s"
+    )
+    assert done.returncode == 0, done.stderr
+    for secret in (GITHUB, AWS):
+        assert secret.core.encode() not in done.stdout + done.stderr
+    stats = json.loads(done.stdout)["source"]["references"][0]
+    assert stats["redacted"] == {"aws-access-key": 1, "custom": 1, "github-token": 1}
+    assert (
+        "note: s: redacted 3 secrets (aws-access-key 1, custom 1, github-token 1)"
+        in done.stderr.decode()
+    )
+    assert b'"redacted"' not in run("snapshot", "--root", root, "--json", "s").stdout
+
+
+def test_batch_redacts(tmp_path: Path) -> None:
+    root = str(store(tmp_path / "store"))
+    out = tmp_path / "out.jsonl"
+    for workers in ("1", "2"):
+        done = run("batch", "--root", root, "--out", str(out), "--redact", "--workers", workers)
+        assert done.returncode == 0, done.stderr
+        text = out.read_text()
+        assert GITHUB.core not in text and AWS.core not in text
+        (line,) = text.splitlines()
+        stats = json.loads(line)["context"]["source"]["references"][0]
+        assert stats["redacted"] == {"aws-access-key": 1, "github-token": 1}
+        out.unlink()
+
+
+def test_a_bad_pattern_is_a_usage_error(tmp_path: Path) -> None:
+    done = run("snapshot", "--root", str(store(tmp_path)), "--redact-pattern", "(x", "s")
+    assert done.returncode == 2
+    assert b"--redact-pattern: not a regular expression" in done.stderr
+
+
+def test_without_detect_secrets_one_line_says_how_to_install_it(tmp_path: Path) -> None:
+    hidden = tmp_path / "hide" / "detect_secrets"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(Path.cwd()), str(hidden.parent)])}
+    root = str(store(tmp_path / "store"))
+    for command in (["snapshot", "s"], ["batch", "--out", str(tmp_path / "o.jsonl")]):
+        done = run(command[0], "--root", root, "--redact", *command[1:], env=env)
+        assert done.returncode == 1 and done.stdout == b""
+        assert done.stderr.decode().splitlines() == [
+            "SESSION_REFERENCE_INVALID_CONFIG: --redact needs detect-secrets, not installed: "
+            "pip install 'sessionref[redact]'"
+        ]
+    assert not (tmp_path / "o.jsonl").exists()
+    assert run("snapshot", "--root", root, "s", env=env).returncode == 0
