@@ -7,10 +7,10 @@ Run from the repository root::
 For the 1600-turn session of each profile (generated into ``--stores`` when missing, as
 ``benchmarks.run`` generates them) it times ``prepare`` of one reference at
 ``max_reference_bytes`` 65536 with and without redaction, taking turns round by round (after a
-warm-up round, which also builds the detectors once, as a long-lived host does), and checks
-the target of the redaction issue on the median of the rounds' ratios: redaction adds at most
-30%. It also prints what redaction found, so a run on a log with secrets shows they were
-found. Exit status 1 when the target is missed.
+warm-up round, which also builds the detectors once, as a long-lived host does), in wall and
+CPU time, and checks the target of the redaction issue on the median of the rounds' ratios,
+both of them: redaction adds at most 30%. It also prints what redaction found. Exit status 1
+when the target is missed.
 """
 
 from __future__ import annotations
@@ -19,11 +19,12 @@ import argparse
 import functools
 import statistics
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchmarks.generate import PROFILES, size_session_id
-from benchmarks.measure import alternating_times, median_ratio
+from benchmarks.measure import median_ratio
 from benchmarks.run import TARGET, ensure_stores
 from sessionref import DirectoryStore, SessionReferenceResolver
 
@@ -33,14 +34,36 @@ TARGET_RATIO = 1.30
 """Redaction may add at most 30% to ``prepare`` of a 1600-turn log at a 64 KiB budget."""
 
 
+def wall_and_cpu(
+    works: Sequence[Callable[[], object]], repeat: int
+) -> tuple[list[list[float]], list[list[float]]]:
+    """Wall and CPU (this process, every thread) seconds of each of ``works`` over ``repeat``
+    rounds in which they take turns, after one warm-up round. CPU time is what another
+    process's load moves least: 7 other helpers share this machine's 2 cores.
+
+    >>> [len(w) for w in wall_and_cpu([lambda: None, lambda: None], 2)[1]]
+    [2, 2]
+    """
+    wall: list[list[float]] = [[] for _ in works]
+    cpu: list[list[float]] = [[] for _ in works]
+    for round_number in range(repeat + 1):
+        for index, work in enumerate(works):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            work()
+            if round_number:
+                wall[index].append(time.perf_counter() - start)
+                cpu[index].append(time.process_time() - start_cpu)
+    return wall, cpu
+
+
 def measure(store: DirectoryStore, session_id: str, repeat: int) -> dict[str, object]:
-    """Medians of ``prepare`` without and with redaction, the median of the rounds' ratios,
-    and the kinds redaction found."""
+    """Medians of ``prepare`` without and with redaction, the medians of the rounds' ratios
+    in wall and CPU time, and the kinds redaction found."""
     reference = [{"sessionId": session_id}]
     plain = SessionReferenceResolver(store, max_reference_bytes=BUDGET)
     redacting = SessionReferenceResolver(store, max_reference_bytes=BUDGET, redact=True)
     works = [functools.partial(r.prepare, TARGET, [], reference) for r in (plain, redacting)]
-    off, on = alternating_times(works, repeat)
+    (off, on), (off_cpu, on_cpu) = wall_and_cpu(works, repeat)
     context = redacting.prepare(TARGET, [], reference).additional_context
     assert context is not None
     return {
@@ -48,6 +71,7 @@ def measure(store: DirectoryStore, session_id: str, repeat: int) -> dict[str, ob
         "off_s": statistics.median(off),
         "on_s": statistics.median(on),
         "ratio": median_ratio(on, off),
+        "cpu_ratio": median_ratio(on_cpu, off_cpu),
         "rounds": [round(a / b, 3) for a, b in zip(on, off, strict=True)],
         "redacted": context.source.references[0].redacted,
     }
@@ -66,14 +90,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     missed = False
     for profile in profiles:
         row = measure(store, size_session_id(args.turns, profile), args.repeat)
-        ratio = float(row["ratio"])  # type: ignore[arg-type]
-        met = ratio <= TARGET_RATIO
+        ratio, cpu_ratio = float(row["ratio"]), float(row["cpu_ratio"])  # type: ignore[arg-type]
+        met = max(ratio, cpu_ratio) <= TARGET_RATIO
         missed = missed or not met
         print(
             f"{profile.name:6} {args.turns} turns, {BUDGET} B: prepare {row['off_s']:.3f} s, "
             f"redacting {row['on_s']:.3f} s; ratio (median of {args.repeat} rounds) "
-            f"{ratio:.3f} {'≤' if met else '>'} {TARGET_RATIO} "
-            f"{'met' if met else 'MISSED'}; found {row['redacted']}"
+            f"wall {ratio:.3f}, CPU {cpu_ratio:.3f} (target ≤ {TARGET_RATIO}: "
+            f"{'met' if met else 'MISSED'}); found {row['redacted']}"
         )
         print(f"       rounds: {row['rounds']}")
     return 1 if missed else 0

@@ -90,3 +90,32 @@ def test_without_detect_secrets_one_line_says_how_to_install_it(tmp_path: Path) 
         ]
     assert not (tmp_path / "o.jsonl").exists()
     assert run("snapshot", "--root", root, "s", env=env).returncode == 0
+
+
+def test_the_mcp_catalog_redacts_what_it_reads(tmp_path: Path) -> None:
+    from sessionref.cli.common import OpenStore
+    from sessionref.mcp.catalog import Catalog, indexed_store
+    from sessionref.mcp.tools import Toolbox
+    from sessionref.redact import Redaction
+
+    root = store(tmp_path / "store")
+    opened, index = indexed_store(lambda lister: OpenStore(root, lister=lister), tmp_path / "i")
+    for redaction in (None, Redaction()):
+        catalog = Catalog(opened, index, cwd="/w", max_bytes=65536, redaction=redaction)
+        prompt = catalog.prompt(["s"], None)
+        assert (GITHUB.core in prompt) is (redaction is None)
+        assert ("[REDACTED:github-token]" in prompt) is (redaction is not None)
+        found = Toolbox(catalog).call("search_sessions", {"query": "token"}, None)
+        (hit,) = json.loads(found.text)
+        assert (GITHUB.core in hit["snippet"]) is (redaction is None)
+        assert (hit["snippet"] == "") is (redaction is not None)
+
+
+def test_mcp_refuses_to_serve_without_detect_secrets(tmp_path: Path) -> None:
+    hidden = tmp_path / "hide" / "detect_secrets"
+    hidden.mkdir(parents=True)
+    (hidden / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
+    env = {"PYTHONPATH": os.pathsep.join([str(Path.cwd()), str(hidden.parent)])}
+    done = run("mcp", "--root", str(store(tmp_path / "store")), "--redact", env=env)
+    assert done.returncode == 1 and done.stdout == b""
+    assert b"--redact needs detect-secrets" in done.stderr

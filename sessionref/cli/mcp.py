@@ -15,6 +15,7 @@ from sessionref.cli.common import (
     project_directory,
     reporting_errors,
 )
+from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option
 from sessionref.cli.snapshot import add_budget_argument
 
@@ -50,11 +51,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which the model calls by itself",
     )
     add_index_option(parser)
+    add_redact_arguments(parser)
 
 
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Serve the store until standard input ends."""
+    redaction = redaction_of_args(args)
     try:
         from sessionref.mcp.server import serve_stdio
     except ModuleNotFoundError as exc:
@@ -67,5 +70,6 @@ def run(args: argparse.Namespace) -> int:
     if not args.verbose:
         opened.report_problems()
     cwd = project_directory(os.getcwd())
-    serve_stdio(Catalog(opened, index, cwd=cwd, max_bytes=args.max_bytes), tools=args.tools)
+    catalog = Catalog(opened, index, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
+    serve_stdio(catalog, tools=args.tools)
     return 0

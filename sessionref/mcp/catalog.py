@@ -34,6 +34,7 @@ from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_fai
 from sessionref.index import SessionIndex
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore, SessionNotFound
+from sessionref.redact import Redaction
 from sessionref.types import Target
 
 FRESH_SECONDS: Final = 0.5
@@ -127,7 +128,8 @@ class Catalog:
     """The sessions of an opened store, listed from its index and read on request.
 
     ``cwd`` is the project whose sessions come first (candidates order); ``max_bytes`` the
-    budget of each session's snapshot. Every method may be called from any thread.
+    budget of each session's snapshot; ``redaction`` redacts every snapshot's secrets
+    (docs/redaction.md). Every method may be called from any thread.
     """
 
     def __init__(
@@ -137,6 +139,7 @@ class Catalog:
         *,
         cwd: str,
         max_bytes: int,
+        redaction: Redaction | None = None,
         fresh_for: float = FRESH_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -144,6 +147,7 @@ class Catalog:
         self.index = index
         self.target = Target(f"mcp-{uuid.uuid4()}", cwd)
         self.max_bytes = max_bytes
+        self.redaction = redaction
         self._fresh_for = fresh_for
         self._clock = clock
         self._lock = threading.Lock()
@@ -217,5 +221,6 @@ class Catalog:
             max_bytes=self.max_bytes if max_bytes is None else max_bytes,
             label_from_title=True,
             cancel=cancel,
+            redaction=self.redaction,
         )
         return "" if context is None else context.prompt

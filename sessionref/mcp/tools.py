@@ -73,8 +73,11 @@ def list_sessions(
 def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
-    """Full-text search, as ``sessionref search --json`` answers it."""
+    """Full-text search, as ``sessionref search --json`` answers it; with redaction on, the
+    snippets are empty (docs/redaction.md)."""
     hits = catalog.index.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
+    if catalog.redaction is not None:  # a snippet is a window: it could cut a secret short
+        hits = [msgspec.structs.replace(hit, snippet="") for hit in hits]
     return _as_json("hits", hits)
 
 
