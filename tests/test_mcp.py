@@ -258,3 +258,16 @@ def test_the_documented_set_up_starts_the_server(store: Path, client: str) -> No
             return len((await session.list_resources()).resources)
 
     assert anyio.run(scenario) == 4
+
+
+def test_no_command_but_mcp_loads_the_sdk() -> None:
+    """Every command's options load (as ``sessionref COMMAND --help`` does) without the MCP
+    SDK, so the other commands start as fast as before it."""
+    code = (
+        "import sys; from sessionref.cli.app import build_parser; build_parser(); "
+        "print(sorted(n for n in sys.modules if n.split('.')[0] in ('mcp', 'mcp_types', 'anyio')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **ENV}
+    )
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr

@@ -200,3 +200,22 @@ def test_a_cancelled_read_sets_the_resolvers_token(
         "session reference preparation was cancelled"
     ]
     assert len(resources) == 4
+
+
+def test_a_read_after_a_refresh_finds_its_log_without_listing_the_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server refreshes every half second; listing 10,000 logs again before each read
+    would take longer than the read."""
+    root = write_store(tmp_path / "store", tmp_path / "project")
+    age(root)
+    time.sleep(2.1)  # the directories' ctime (which no one can set back) settles
+    index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", once=True)
+    index.refresh()
+    assert index.refresh().read == 0  # nothing changed: the index lists nothing
+
+    def no_listing(store: DirectoryStore) -> Any:
+        raise AssertionError("the store was listed")
+
+    monkeypatch.setattr(DirectoryStore, "_scan", no_listing)
+    assert index.read("s-docs").header.id == "s-docs"

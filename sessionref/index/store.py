@@ -205,10 +205,8 @@ class SessionIndex:
 
     @_in_turn
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
-        """Bring the index up to date with the store, reading only logs that changed.
-
-        ``progress`` is called with (logs read, logs to read) as reading goes.
-        """
+        """Bring the index up to date with the store, reading only logs that changed;
+        ``progress`` is called with (logs read, logs to read) as reading goes."""
         return self._with_database(lambda db: self._refresh(db, progress))
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
@@ -361,9 +359,10 @@ class SessionIndex:
     def _store(self) -> DirectoryStore:
         if self._bypassed or self._db is None:
             return self.store
-        if self._reader is None:
-            cache = tables.header_cache(self._db)
-            self._reader = CachedHeaderStore(self.store.root, limits_of(self.store), cache, 0)
+        if self._reader is None:  # reads each log where the last refresh saw it: no listing
+            placed = {key: path for key, (path, _) in tables.indexed_revisions(self._db).items()}
+            cache, limits = tables.header_cache(self._db), limits_of(self.store)
+            self._reader = CachedHeaderStore(self.store.root, limits, cache, 0, placed)
         return self._reader
 
     def read(self, session_id: str) -> SessionLog:
