@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
@@ -315,6 +316,110 @@ def test_resume_with_only_good_sessions_left_exits_zero(store_root: Path, tmp_pa
     out.write_bytes(b"".join(js_json({"sessionId": s, "context": {}}) + b"\n" for s in failing))
     assert run_batch(store_root, out, "--resume") == 0
     assert len(read_lines(out)) == len(LISTING)
+
+
+def error_line(session_id: str) -> bytes:
+    return js_json({"sessionId": session_id, "error": {"code": "X", "message": "earlier"}}) + b"\n"
+
+
+def test_retry_failed_replaces_each_failed_line_in_place(
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The failed lines (real failures and two that failed "earlier") are snapshotted again,
+    each new line where the old one was; every other line is kept byte for byte (one that
+    differs from what a fresh run writes shows it), and the missing session comes last."""
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    lines = full.read_bytes().splitlines(keepends=True)
+    results = [json.loads(line) for line in lines]
+    good = [i for i, result in enumerate(results[:-1]) if "error" not in result]
+    faked, kept = good[:2], good[2]
+    earlier = list(lines)
+    for i in faked:
+        earlier[i] = error_line(results[i]["sessionId"])
+    kept_line = {"sessionId": results[kept]["sessionId"], "label": "from before", "context": {}}
+    earlier[kept] = lines[kept] = js_json(kept_line) + b"\n"
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(b"".join(earlier[:-1]))
+    capsys.readouterr()
+    assert run_batch(store_root, out, "--resume", "--retry-failed") == 1  # BROKEN fail again
+    assert out.read_bytes() == b"".join(lines)
+    failures = sum("error" in result for result in results)
+    retried = len(faked) + sum("error" in result for result in results[:-1])
+    written = len(faked) + ("error" not in results[-1])
+    summary = capsys.readouterr().err.splitlines()[0]
+    assert summary.startswith(
+        f"{len(lines)} sessions: {len(lines) - 1 - retried} already done, {retried} retried, "
+        f"{written} written, {failures} failed → {out} (failed: "
+    )
+    assert "kept" not in summary
+
+
+def test_retry_failed_keeps_the_failed_lines_of_other_stores(
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    out = tmp_path / "out.jsonl"
+    out.write_bytes(error_line("elsewhere") + full.read_bytes())
+    capsys.readouterr()
+    assert run_batch(store_root, out, "--resume", "--retry-failed") == 1
+    assert out.read_bytes() == error_line("elsewhere") + full.read_bytes()
+    assert capsys.readouterr().err.splitlines()[1].endswith("; 1 failed line kept (not in --root)")
+
+
+def test_retry_failed_needs_resume(store_root: Path, tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run_batch(store_root, tmp_path / "out.jsonl", "--retry-failed")
+    assert exit_.value.code == 2
+
+
+LEFTOVER = ".out.jsonl.0123456789ab.tmp"
+"""A temporary file as a killed ``batch --out out.jsonl`` leaves it."""
+
+
+def hidden_files(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir() if path.name.startswith("."))
+
+
+def test_resume_takes_over_what_a_killed_batch_left(
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    lines = full.read_bytes().splitlines(keepends=True)
+    (tmp_path / LEFTOVER).write_bytes(b"".join(lines[:5]) + lines[5][:20])  # torn mid-line
+    capsys.readouterr()
+    out = tmp_path / "out.jsonl"
+    assert run_batch(store_root, out, "--resume") == 1
+    assert out.read_bytes() == full.read_bytes()
+    assert hidden_files(tmp_path) == []
+    note, summary, passed_over = capsys.readouterr().err.splitlines()
+    assert note == f"note: resuming from the lines a killed batch left ({LEFTOVER})"
+    assert summary.startswith(f"{len(lines)} sessions: 5 already done, ")
+    assert passed_over == "note: 1 log passed over (--verbose lists them)"
+
+
+@pytest.mark.parametrize("resume", [True, False])
+def test_a_leftover_beside_an_output_is_removed(
+    store_root: Path, tmp_path: Path, resume: bool
+) -> None:
+    """Never mistaken for output: the file ``--out`` names is what a batch resumes."""
+    out = tmp_path / "out.jsonl"
+    assert run_batch(store_root, out) == 1
+    written = out.read_bytes()
+    (tmp_path / LEFTOVER).write_bytes(b'{"sessionId":"elsewhere","context":{}}\n')
+    assert run_batch(store_root, out, *(["--resume"] if resume else [])) == 1
+    assert out.read_bytes() == written
+    assert hidden_files(tmp_path) == []
+
+
+def test_a_running_batchs_temporary_file_is_left_alone(store_root: Path, tmp_path: Path) -> None:
+    running = tmp_path / LEFTOVER
+    with running.open("wb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as the batch writing it holds it
+        assert run_batch(store_root, tmp_path / "out.jsonl", "--resume") == 1
+        assert hidden_files(tmp_path) == [LEFTOVER]
 
 
 def test_resume_refuses_a_file_that_is_not_batch_output(

@@ -271,3 +271,32 @@ def test_no_worker_outlives_a_killed_parent(store: Path, tmp_path: Path, command
         for pid in group_members(group):  # pragma: no cover - only when the test failed
             os.kill(pid, signal.SIGKILL)
         running.communicate()
+
+
+def test_resume_after_a_kill_goes_on_from_what_it_left(store: Path, tmp_path: Path) -> None:
+    """A killed batch cannot clean up: its temporary file stays, and the next ``--resume``
+    takes it over (its finished lines are kept) and leaves nothing temporary behind."""
+    out = tmp_path / "out.jsonl"
+    running = batch(store, out, "--workers", "2")
+    group = running.pid
+    try:
+        wait_for(lambda: any(p.stat().st_size for p in temporary_files(tmp_path)), "lines")
+        os.kill(running.pid, signal.SIGKILL)
+        running.communicate()
+    finally:
+        for pid in group_members(group):  # pragma: no cover - only when the test failed
+            os.kill(pid, signal.SIGKILL)
+    (left,) = temporary_files(tmp_path)
+    finished = left.read_bytes().count(b"\n")
+    assert not out.exists() and finished > 0
+    resumed = batch(store, out, "--workers", "2", "--resume")
+    _, err = resumed.communicate(timeout=PATIENCE)
+    assert resumed.returncode == 0, err
+    assert err.decode().splitlines() == [
+        f"note: resuming from the lines a killed batch left ({left.name})",
+        f"{SESSIONS} sessions: {finished} already done, {SESSIONS - finished} written, "
+        f"0 failed → {out}",
+    ]
+    done = [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()]
+    assert done == [f"s-{index}" for index in reversed(range(SESSIONS))]
+    assert temporary_files(tmp_path) == []

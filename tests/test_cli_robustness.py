@@ -224,7 +224,8 @@ def test_resume_says_what_was_already_done(tmp_path: Path) -> None:
     done = sessionref("batch", "--root", str(root), "--out", str(out), "--resume")
     assert done.returncode == 1
     assert done.stderr.decode() == (
-        f"4 sessions: 2 already done, 2 written, 0 failed → {out}; 1 failed in an earlier run\n"
+        f"4 sessions: 2 already done, 2 written, 0 failed → {out}; "
+        "1 failed line kept (--retry-failed retries it)\n"
     )
     assert out.read_bytes().splitlines(keepends=True) == lines
 

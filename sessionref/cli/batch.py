@@ -36,16 +36,20 @@ order (newest first): {"sessionId", "label", "context"} as `snapshot --json` pri
 {"sessionId", "error": {"code", "message"}}. A broken session does not stop the batch.
 
 The file appears when the batch is done; an interrupted batch (Ctrl-C, SIGTERM) keeps the
-lines it finished, and --resume continues it. --resume trusts that the other options
-(--max-bytes, --label-from, the store limits) are those of the first run: the lines do not
-record them. `--out -` writes the lines to stdout as they are done (no --resume).
+lines it finished, and --resume continues it (also from what a killed batch left). --resume
+keeps the failed lines; --retry-failed runs those sessions again, each new line in place of
+the failed one (every other line is kept byte for byte). --resume trusts that the other
+options (--max-bytes, --label-from, the store limits) are those of the first run: the lines
+do not record them. `--out -` writes the lines to stdout as they are done (no --resume).
 The summary line goes to stderr: "N sessions: D already done, W written, F failed → FILE",
-where written counts the sessions snapshotted, failed those whose line is an error.
+where written counts the sessions snapshotted, failed those whose line is an error; then
+how many sessions were retried, and how many failed lines were kept.
 """
 EPILOG = """\
 examples:
   sessionref batch --root ~/.dsh/sessions --out snapshots.jsonl --workers 4
   sessionref batch --root ~/.dsh/sessions --out snapshots.jsonl --resume
+  sessionref batch --root ~/.dsh/sessions --out snapshots.jsonl --resume --retry-failed
   sessionref batch --root DIR --out FILE --engine dask --scheduler tcp://10.0.0.5:8786
 """
 NAMED_FAILURES: Final = 3
@@ -70,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append to --out, skipping the sessions it already holds (a torn last line is "
         "dropped)",
     )
+    parser.add_argument(
+        "--retry-failed",
+        action="store_true",
+        help="with --resume: snapshot again the sessions whose line is an error, each new "
+        "line in place of the old one",
+    )
     add_budget_argument(parser)
     add_label_arguments(parser, explicit=False)
     add_redact_arguments(parser)
@@ -91,11 +101,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class Tally(msgspec.Struct):
-    """What a batch run did, for its summary line."""
+    """What a batch run did, for its summary line: the sessions of the store, those already
+    done (and not retried), the failed lines kept, the sessions retried."""
 
     sessions: int
     earlier: int
     earlier_failures: int
+    retried: int = 0
     written: int = 0
     failed: list[str] = msgspec.field(default_factory=list)
 
@@ -113,15 +125,21 @@ class Tally(msgspec.Struct):
 
     def summary(self, out: str) -> str:
         """``N sessions: D already done, W written, F failed → FILE``, naming the first
-        failures.
+        failures; then how many were retried, and how many failed lines were kept.
 
         >>> tally = Tally(5, 1, 0)
         >>> for result in (ResultLine("a", True, b""), ResultLine("b", False, b"")):
         ...     tally.count(result)
         >>> tally.summary("out.jsonl")
         '5 sessions: 1 already done, 1 written, 1 failed → out.jsonl (failed: "a")'
+        >>> Tally(5, 5, 2).summary("o").split("; ")
+        ['5 sessions: 5 already done, 0 written, 0 failed → o', \
+'2 failed lines kept (--retry-failed retries them)']
+        >>> Tally(5, 3, 0, retried=2).summary("o")
+        '5 sessions: 3 already done, 2 retried, 0 written, 0 failed → o'
         """
         earlier = f"{self.earlier} already done, " if self.earlier else ""
+        earlier += f"{self.retried} retried, " if self.retried else ""
         line = f"{counted(self.sessions, 'session')}: {earlier}{self.written} written, "
         line += f"{len(self.failed)} failed → {out}"
         if self.failed:
@@ -129,7 +147,10 @@ class Tally(msgspec.Struct):
             more = len(self.failed) - NAMED_FAILURES
             line += f" (failed: {named}{f' and {more} more' if more > 0 else ''})"
         if self.earlier_failures:
-            line += f"; {self.earlier_failures} failed in an earlier run"
+            kept = counted(self.earlier_failures, "failed line")
+            them = "it" if self.earlier_failures == 1 else "them"
+            why = "not in --root" if self.retried else f"--retry-failed retries {them}"
+            line += f"; {kept} kept ({why})"
         return line
 
     def interrupted(self, output: Output | None, out: str) -> str:
@@ -200,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--scheduler: an inproc:// address is not reachable from here")
     if args.out == STDOUT and args.resume:
         args.parser.error("--resume needs an --out file, not - (stdout)")
+    if args.retry_failed and not args.resume:
+        args.parser.error("--retry-failed needs --resume")
     opened = OpenStore.of(args)
     ids = listing_order(opened.listed)
     out = Path(args.out)
@@ -207,16 +230,20 @@ def run(args: argparse.Namespace) -> int:
     output: Output | None = None
     try:
         output = StandardOutput() if args.out == STDOUT else OutputFile(out, resume=args.resume)
+        if output.adopted is not None:
+            note(f"note: resuming from the lines a killed batch left ({output.adopted.name})")
+        retried = output.retry(frozenset(ids)) if args.retry_failed else []
         with output:
             done = output.state.done
-            todo = [session_id for session_id in ids if session_id not in done]
-            tally.earlier, tally.earlier_failures = len(ids) - len(todo), output.state.failures
+            todo = retried + [session_id for session_id in ids if session_id not in done]
+            tally.earlier, tally.retried = len(ids) - len(todo), len(retried)
+            tally.earlier_failures = output.state.failures - len(retried)
             warn_strangers(done - set(ids), out, opened)
             results = engine_results(args, opened, todo)
             try:
                 with progress_bar(len(todo), sys.stderr) as bar:
                     for result in results:
-                        output.write(result.line)
+                        output.write(result)
                         tally.count(result)
                         bar.update()
             finally:

@@ -1,19 +1,32 @@
 """Where ``sessionref batch`` writes its lines: a file (replaced at the end, or appended to
-with ``--resume``) or stdout, and what a file to resume already holds."""
+with ``--resume``, its failed lines replaced with ``--retry-failed``) or stdout, and what a
+file to resume already holds.
+
+A file is written through a hidden temporary file beside it (``.NAME.<hex>.tmp``), locked
+while its batch runs. One that no batch holds was left by a killed batch: the next batch to
+the same file removes it, or with ``--resume`` and no file yet, takes it over as the file.
+"""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
+import re
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Final
 
 import msgspec
 
+from sessionref.batch.core import ResultLine
 from sessionref.cli.common import config_error
 from sessionref.cli.process import flush_output, write_bytes
+
+TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}\.tmp", re.DOTALL)
+"""The name of a batch's temporary file: ``.`` + the output's name + 12 hex digits."""
 
 
 def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
@@ -28,11 +41,18 @@ def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
 
 
 class ResumeState(msgspec.Struct, frozen=True):
-    """What an existing output file already holds."""
+    """What an existing output file already holds: its sessions, where the line of each
+    session whose (first) line is an error lies (start and end offsets), and where its
+    intact part ends."""
 
     done: frozenset[str]
-    failures: int
+    failed: dict[str, tuple[int, int]]
     intact_bytes: int
+
+    @property
+    def failures(self) -> int:
+        """How many sessions of the file failed."""
+        return len(self.failed)
 
 
 def read_resume_state(path: Path) -> ResumeState:
@@ -41,38 +61,112 @@ def read_resume_state(path: Path) -> ResumeState:
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     out = Path(d, "out.jsonl")
-    ...     _ = out.write_bytes(b'{"sessionId":"a","context":{}}\\n{"sessionId":"b","err')
+    ...     _ = out.write_bytes(b'{"sessionId":"a","error":{}}\\n{"sessionId":"b","err')
     ...     read_resume_state(out)
-    ResumeState(done=frozenset({'a'}), failures=0, intact_bytes=31)
+    ResumeState(done=frozenset({'a'}), failed={'a': (0, 29)}, intact_bytes=29)
     """
     done: set[str] = set()
-    failures = intact = 0
+    failed: dict[str, tuple[int, int]] = {}
+    intact = 0
     if not path.exists():
-        return ResumeState(frozenset(), 0, 0)
+        return ResumeState(frozenset(), {}, 0)
     with path.open("rb") as lines:
         for number, line in enumerate(lines, 1):
             if not line.endswith(b"\n"):
                 break
-            session_id, failed = _result_line(line, number, path)
-            if session_id not in done:
-                failures += failed
+            session_id, error = _result_line(line, number, path)
+            if error and session_id not in done:
+                failed[session_id] = (intact, intact + len(line))
             done.add(session_id)
             intact += len(line)
-    return ResumeState(frozenset(done), failures, intact)
+    return ResumeState(frozenset(done), failed, intact)
+
+
+def _lock(file: IO[bytes]) -> bool:
+    """Take the lock of a batch's temporary file, without waiting: whether it was free."""
+    try:
+        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def temporaries(path: Path) -> list[Path]:
+    """The temporary files of batches writing ``path``, running or not, by name.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     for name in (".o.jsonl.0123456789ab.tmp", ".o.jsonl.tmp", ".p.jsonl.0123456789ab.tmp"):
+    ...         _ = Path(d, name).write_bytes(b"")
+    ...     [p.name for p in temporaries(Path(d, "o.jsonl"))]
+    ['.o.jsonl.0123456789ab.tmp']
+    """
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return []
+    found = (TEMPORARY.fullmatch(name) for name in sorted(names))
+    return [path.parent / m.group(0) for m in found if m is not None and m["name"] == path.name]
+
+
+def clear_leftovers(path: Path, *, adopt: bool) -> Path | None:
+    """Remove the temporary files killed batches left beside ``path`` (those no running batch
+    holds locked). With ``adopt`` and no ``path`` yet, the largest becomes ``path`` instead:
+    its complete lines are results, as a resumed file's are. The file taken over, if any.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     _ = Path(d, ".o.jsonl.0123456789ab.tmp").write_bytes(b"{}\\n")
+    ...     taken = clear_leftovers(Path(d, "o.jsonl"), adopt=True)
+    ...     taken.name, os.listdir(d)
+    ('.o.jsonl.0123456789ab.tmp', ['o.jsonl'])
+    """
+    held: list[tuple[int, Path, IO[bytes]]] = []
+    taken = None
+    try:
+        for candidate in temporaries(path):
+            try:
+                file = candidate.open("rb")
+            except OSError:  # gone meanwhile: another batch took it
+                continue
+            if _lock(file):
+                held.append((os.fstat(file.fileno()).st_size, candidate, file))
+            else:  # a running batch's
+                file.close()
+        if adopt and held and not path.exists():
+            taken = max(held, key=lambda entry: entry[:2])[1]
+            os.replace(taken, path)
+        for _, candidate, _ in held:
+            if candidate != taken:
+                candidate.unlink(missing_ok=True)
+    finally:
+        for _, _, locked in held:
+            locked.close()
+    return taken
+
+
+EMPTY: Final = ResumeState(frozenset(), {}, 0)
+"""What a new output holds."""
+COPY_CHUNK: Final = 1 << 20
+"""Bytes copied at a time from a file whose failed lines are replaced."""
 
 
 class OutputFile:
     """Where batch lines go: a temporary file renamed over ``path`` at the end, or ``path``
-    itself, appended to, when resuming.
+    itself, appended to, when resuming; when resuming with failed lines to replace
+    (:meth:`retry`), a temporary file again, holding ``path``'s bytes with each of those lines
+    replaced by its new result, then the new sessions' lines.
 
-    Nothing replaces ``path`` if the batch fails; an interrupted batch (``KeyboardInterrupt``,
-    or SIGTERM's :class:`~sessionref.cli.process.Terminated`) that finished some lines puts
-    them in ``path``, for ``--resume`` to continue.
+    Opening it clears what killed batches left (:func:`clear_leftovers`; resuming with no
+    ``path``, the largest leftover becomes ``path``). Nothing replaces ``path`` if the batch
+    fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
+    :class:`~sessionref.cli.process.Terminated`) that finished some lines puts them in
+    ``path``, for ``--resume`` to continue.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     with OutputFile(Path(d, "out.jsonl"), resume=False) as out:
-    ...         out.write(b"x\\n")
+    ...         out.write(ResultLine("s", False, b"x\\n"))
     ...         print(sorted(os.listdir(d)) != ["out.jsonl"])
     ...     print(sorted(os.listdir(d)), Path(d, "out.jsonl").read_bytes())
     True
@@ -82,20 +176,39 @@ class OutputFile:
     def __init__(self, path: Path, *, resume: bool) -> None:
         self.path = path
         self.resume = resume
-        self.state = read_resume_state(path) if resume else ResumeState(frozenset(), 0, 0)
+        self.adopted = clear_leftovers(path, adopt=resume)
+        self.state = read_resume_state(path) if resume else EMPTY
         self.lines = 0
         self.kept = False
+        self._replace: dict[str, tuple[int, int]] = {}
+        self._copied = 0
+        self._old: IO[bytes] | None = None
         self._temporary: Path | None = None
         self._file: IO[bytes] | None = None
 
+    def retry(self, session_ids: Collection[str]) -> list[str]:
+        """Replace the failed lines of ``session_ids`` with the next results written (call it
+        before the ``with`` block); the sessions whose lines will be replaced, in the order of
+        their lines, which is the order their results must come in."""
+        chosen = sorted(
+            (span, session_id)
+            for session_id, span in self.state.failed.items()
+            if session_id in session_ids
+        )
+        self._replace = {session_id: span for span, session_id in chosen}
+        return list(self._replace)
+
     def __enter__(self) -> OutputFile:
-        if self.resume:
+        if self.resume and not self._replace:
             self._file = self.path.open("ab")
             self._file.truncate(self.state.intact_bytes)
             return self
+        if self._replace:
+            self._old = self.path.open("rb")
         self._temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:12]}.tmp")
         descriptor = os.open(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         self._file = os.fdopen(descriptor, "wb")
+        _lock(self._file)  # held while this batch runs: the file is not a leftover
         return self
 
     def where(self) -> str:
@@ -106,12 +219,28 @@ class OutputFile:
         """How many complete lines the output holds now."""
         return complete_lines(self.path)
 
-    def write(self, line: bytes) -> None:
-        """Write one line; a resumed file is flushed per line so an interruption loses none."""
+    def _copy_old(self, end: int) -> None:
+        """Copy the resumed file's bytes up to ``end`` as they are."""
+        assert self._old is not None and self._file is not None
+        self._old.seek(self._copied)
+        while self._copied < end:
+            chunk = self._old.read(min(COPY_CHUNK, end - self._copied))
+            self._file.write(chunk)
+            self._copied += len(chunk)
+
+    def write(self, result: ResultLine) -> None:
+        """Write one result's line: in place of its session's failed line when it replaces
+        one, else after every line the file held. A file appended to is flushed per line, so
+        an interruption loses none."""
         assert self._file is not None, "OutputFile used outside its with block"
-        self._file.write(line)
+        if self._old is not None:
+            span = self._replace.pop(result.session_id, None)
+            self._copy_old(self.state.intact_bytes if span is None else span[0])
+            if span is not None:
+                self._copied = span[1]
+        self._file.write(result.line)
         self.lines += 1
-        if self.resume:
+        if self.resume and self._temporary is None:
             self._file.flush()
 
     def __exit__(
@@ -122,14 +251,18 @@ class OutputFile:
     ) -> None:
         assert self._file is not None
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
-        keep = kind is None or (interrupted and self.lines > 0)
+        keep = kind is None or (interrupted and (self.lines > 0 or self._old is not None))
         self.kept = keep or self.resume
         try:
+            if keep and self._old is not None:  # the lines not replaced, as they were
+                self._copy_old(self.state.intact_bytes)
             if keep and self._temporary is not None:
                 self._file.flush()
                 os.fsync(self._file.fileno())
         finally:
             self._file.close()
+            if self._old is not None:
+                self._old.close()
             if self._temporary is not None:
                 try:
                     if keep:
@@ -142,14 +275,19 @@ class StandardOutput:
     """Batch lines written to stdout as they come (``--out -``), each flushed.
 
     >>> output = StandardOutput()
-    >>> output.where(), output.held(), output.kept
-    ('stdout', 0, True)
+    >>> output.where(), output.held(), output.kept, output.retry({"s"})
+    ('stdout', 0, True, [])
     """
 
     def __init__(self) -> None:
-        self.state = ResumeState(frozenset(), 0, 0)
+        self.state = EMPTY
+        self.adopted: Path | None = None
         self.lines = 0
         self.kept = True
+
+    def retry(self, session_ids: Collection[str]) -> list[str]:
+        """Nothing to replace: stdout holds no earlier lines."""
+        return []
 
     def __enter__(self) -> StandardOutput:
         return self
@@ -165,9 +303,9 @@ class StandardOutput:
         """How many lines were written."""
         return self.lines
 
-    def write(self, line: bytes) -> None:
-        """Write one line to stdout, flushed."""
-        write_bytes(line)
+    def write(self, result: ResultLine) -> None:
+        """Write one result's line to stdout, flushed."""
+        write_bytes(result.line)
         flush_output()
         self.lines += 1
 
