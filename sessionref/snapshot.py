@@ -93,4 +93,4 @@ def project_units(records: Iterable[LogRecord]) -> Iterator[Unit]:
     [Unit(role='assistant', text='hi', checkpoint=False)]
     """
     units: Iterator[Unit] = pipe(records, read_surface, fold_compaction, filter_roles, unitize)
-    return units
+    return (unit.built() for unit in units)

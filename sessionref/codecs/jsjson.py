@@ -20,6 +20,7 @@ from sessionref.codecs.jsstring import combine_surrogate_pairs
 _ENCODE: Final = msgspec.json.Encoder().encode
 NOT_SERIALIZABLE: Final = "session-reference data is not JSON-serializable"
 _LONE_SURROGATE: Final = re.compile("([\ud800-\udfff])")
+_NOT_SHORT_ESCAPE: Final = re.compile(rb"\\[u/]")
 
 
 def _string_literal(text: str) -> bytes:
@@ -97,3 +98,36 @@ def tag_safe_json_length(text: str) -> int:
     (16, 16)
     """
     return len(tag_safe_json(text))
+
+
+def literal_lengths(literal: bytes) -> tuple[int, int] | None:
+    """``(utf8_length(text), tag_safe_json_length(text))`` of the string a JSON string literal
+    denotes, counted on the literal's bytes in C, without building the string; ``None`` when
+    the literal is not in the form ``JSON.stringify`` writes (a ``\\u`` or ``\\/`` escape
+    may be in it) or is not UTF-8, and the string must be built to be measured.
+
+    ``literal`` is a whole literal, quotes included, that a JSON parser took (msgspec's
+    skip checks escapes and control characters). In ``JSON.stringify``'s form the text
+    serializes back to these very bytes, so the tag-safe JSON is the literal with each ``<``
+    five bytes longer, and each escape (``\\"`` ``\\\\`` ``\\b \\f \\n \\r \\t``) is one
+    byte of text.
+
+    >>> from sessionref.codecs.jsstring import utf8_length
+    >>> text = '<é\\n"\\\\'
+    >>> literal_lengths(js_json(text)), (utf8_length(text), tag_safe_json_length(text))
+    ((6, 16), (6, 16))
+    >>> literal_lengths(b'"\\\\u00e9"'), literal_lengths(b'"\\xff"')
+    (None, None)
+    """
+    if not literal.isascii():
+        try:
+            literal.decode("utf-8")  # the one pass that builds: CPython has no UTF-8 check
+        except UnicodeDecodeError:
+            return None
+    json_bytes = 6 * len(literal) - 5 * len(literal.replace(b"<", b""))  # replace: memchr
+    if literal.find(b"\\") < 0:
+        return len(literal) - 2, json_bytes
+    if _NOT_SHORT_ESCAPE.search(literal):  # also finds an escaped "\" before u or /
+        return None
+    escapes = literal.count(b"\\") - literal.count(b"\\\\")  # "\\" is one of two
+    return len(literal) - 2 - escapes, json_bytes

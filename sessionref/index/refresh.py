@@ -235,7 +235,7 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
     try:
         from sessionref.snapshot import project_units  # only a refresh that reads loads it
 
-        text, bounds = session_text(unit.text for unit in project_units(log.records))
+        text, bounds = session_text(unit.shown_text() for unit in project_units(log.records))
     except (SessionLogError, RecursionError):
         return SessionData(str(path), revision, False, None)
     return SessionData(str(path), revision, True, latest_title(log), text, bounds)

@@ -13,13 +13,15 @@ from sessionref.pipeline.messages import (
     KeptMessage,
     Message,
     ModelMessage,
+    RawMessage,
+    RawModelMessage,
     Shown,
 )
 
 _FAST_MODEL: Final = msgspec.json.Decoder(FastModelMessage)
 
 
-def is_checkpoint(message: Message) -> bool:
+def is_checkpoint(message: Message | RawMessage) -> bool:
     """A compact checkpoint: a user message put there by the ``compact`` plugin.
 
     >>> from sessionref.pipeline.messages import MessageSource
@@ -32,20 +34,35 @@ def is_checkpoint(message: Message) -> bool:
 def model_blocks(record: LogRecord) -> Sequence[Shown]:
     """The content blocks of an ``assistant/message``: by :class:`FastModelMessage` where it
     takes them (the text of reasoning and tool calls is never built), else by
-    :class:`ModelMessage`, which raises what a bad message raises.
+    :class:`RawModelMessage` (:class:`ModelMessage` for a record decoded alone), which
+    raises what a bad message raises. A raw record's text stays raw.
 
     >>> from sessionref.log.records import decode_records
     >>> [record] = decode_records(b'{"type":"assistant/message","data":{"message":{"content":'
     ...     b'[{"type":"text","text":"a"},7],"source":{"kind":"model"}}}}\\n')
-    >>> model_blocks(record)
-    [ContentBlock(type='text', text='a'), 7]
+    >>> [block if type(block) is int else bytes(block.text) for block in model_blocks(record)]
+    [b'"a"', 7]
+    """
+    if type(record) is not LogRecord:
+        return decode_data(record, ModelMessage).message.content
+    try:
+        return _FAST_MODEL.decode(record.data).message.content
+    except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
+        return decode_data(record, RawModelMessage).message.content
+
+
+def user_message(record: LogRecord) -> Message | RawMessage:
+    """The message of a ``user/message``, its text left raw when the record's data is.
+
+    >>> from sessionref.log.records import decode_records
+    >>> [record] = decode_records(b'{"type":"user/message","data":{"content":[],'
+    ...     b'"source":{"kind":"user"}}}\\n')
+    >>> user_message(record)
+    RawMessage(content=[], source=MessageSource(kind='user', plugin=None), display=None)
     """
     if type(record) is LogRecord:
-        try:
-            return _FAST_MODEL.decode(record.data).message.content
-        except (msgspec.DecodeError, RecursionError):  # a ValidationError is a DecodeError
-            pass
-    return decode_data(record, ModelMessage).message.content
+        return decode_data(record, RawMessage)
+    return decode_data(record, Message)
 
 
 def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
@@ -61,14 +78,14 @@ def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
     ...     b'{"type":"user/message","seq":1,"data":{"content":[],"source":{"kind":"goal"}}}\\n'
     ...     b'{"type":"user/message","seq":2,"data":{"content":[{"type":"text","text":"<ctx>"}],'
     ...     b'"display":[{"type":"text","text":"hi"}],"source":{"kind":"user"}}}\\n')
-    >>> [(m.role, m.checkpoint, [b.text for b in m.blocks]) for m in filter_roles(log)]
-    [('user', True, []), ('user', False, ['hi'])]
+    >>> [(m.role, m.checkpoint, [bytes(b.text) for b in m.blocks]) for m in filter_roles(log)]
+    [('user', True, []), ('user', False, [b'"hi"'])]
     """
     for record in surface:
         if record.type == "assistant/message":
             yield KeptMessage("assistant", model_blocks(record), False)
         elif record.type == "user/message":
-            message = decode_data(record, Message)
+            message = user_message(record)
             if is_checkpoint(message):
                 yield KeptMessage("user", message.content, True)
             elif message.source.kind == "user":

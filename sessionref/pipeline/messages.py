@@ -1,12 +1,19 @@
 """Messages on the surface, decoded only as far as the projection needs
-(docs/snapshot.md §Projection)."""
+(docs/snapshot.md §Projection).
+
+A message read from its raw JSON keeps the ``text`` of its text blocks raw too (the
+``Raw*`` structs and :class:`TextPart`): a unit's text is measured on those bytes
+(:class:`RawText`) and built only if the snapshot shows it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
+
+from sessionref.log.structs import ABSENT, decode_raw
 
 
 class ContentBlock(msgspec.Struct, frozen=True, gc=False):
@@ -42,10 +49,37 @@ class ModelMessage(msgspec.Struct, frozen=True, gc=False):
     message: Message
 
 
-class TextPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
-    """A ``text`` block of a model message decoded by :class:`FastModelMessage`."""
+class RawContentBlock(msgspec.Struct, frozen=True, gc=False):
+    """:class:`ContentBlock` with its ``text`` kept as the JSON the log holds (empty when
+    the block has none): a string only when it starts with a quote."""
 
-    text: Any = None
+    type: Any = None
+    text: msgspec.Raw = ABSENT
+
+
+RawBlock = RawContentBlock | str | int | float | bool | list[Any] | None
+""":data:`Block`, a block's ``text`` left raw."""
+
+
+class RawMessage(msgspec.Struct, frozen=True, gc=False):
+    """:class:`Message` decoded from raw JSON, the text of its blocks left raw."""
+
+    content: list[RawBlock]
+    source: MessageSource
+    display: list[RawBlock] | None = None
+
+
+class RawModelMessage(msgspec.Struct, frozen=True, gc=False):
+    """:class:`ModelMessage` decoded from raw JSON, the text of its blocks left raw."""
+
+    message: RawMessage
+
+
+class TextPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="text"):
+    """A ``text`` block of a model message decoded by :class:`FastModelMessage`, its
+    ``text`` as the JSON the log holds (empty when the block has none)."""
+
+    text: msgspec.Raw = ABSENT
 
 
 class _ReasoningPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag="reasoning"):
@@ -59,7 +93,7 @@ class _ToolCallPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag
 class _FastMessage(msgspec.Struct, frozen=True, gc=False):
     content: list[TextPart | _ReasoningPart | _ToolCallPart]
     source: MessageSource
-    display: list[Block] | None = None
+    display: list[RawBlock] | None = None
 
 
 class FastModelMessage(msgspec.Struct, frozen=True, gc=False):
@@ -70,15 +104,16 @@ class FastModelMessage(msgspec.Struct, frozen=True, gc=False):
 
     >>> data = b'{"message":{"content":[{"type":"reasoning","text":"r"},{"type":"text",'
     >>> data += b'"text":"a"}],"source":{"kind":"model"}}}'
-    >>> msgspec.json.decode(data, type=FastModelMessage).message.content[1]
-    TextPart(text='a')
+    >>> bytes(msgspec.json.decode(data, type=FastModelMessage).message.content[1].text)
+    b'"a"'
     """
 
     message: _FastMessage
 
 
-Shown = Block | TextPart | _ReasoningPart | _ToolCallPart
-"""An entry of a kept message's blocks: a :data:`Block`, or a model block decoded by type."""
+Shown = Block | RawBlock | TextPart | _ReasoningPart | _ToolCallPart
+"""An entry of a kept message's blocks: a :data:`Block`, a :data:`RawBlock`, or a model
+block decoded by type."""
 
 
 class KeptMessage(msgspec.Struct, frozen=True):
@@ -89,12 +124,50 @@ class KeptMessage(msgspec.Struct, frozen=True):
     checkpoint: bool
 
 
+_STRING: Final = msgspec.json.Decoder(str)
+
+
+class RawText(msgspec.Struct, frozen=True, gc=False):
+    """A unit's text not built yet: the JSON string literals of its text blocks as the log
+    holds them (the text is theirs joined with a newline), and the lengths the stages
+    measure, counted on those bytes: the text's UTF-8 byte length and that of its tag-safe
+    JSON string literal.
+
+    >>> raw = RawText((b'"a<"', b'"\\\\u00e9"'), 5, 15)
+    >>> raw.build()
+    'a<\\né'
+    """
+
+    literals: tuple[bytes, ...]
+    text_bytes: int
+    json_bytes: int
+
+    def build(self) -> str:
+        """The text itself, each literal decoded as the harness decodes it."""
+        return "\n".join(decode_raw(_STRING, msgspec.Raw(literal)) for literal in self.literals)
+
+
 class Unit(msgspec.Struct, frozen=True):
-    """One item of a snapshot's conversation (docs/snapshot.md §Projection)."""
+    """One item of a snapshot's conversation (docs/snapshot.md §Projection): its text is a
+    ``str``, or a :class:`RawText` that gives it on demand (:meth:`shown_text`).
+
+    >>> Unit("user", RawText((b'"hi"',), 2, 4)).built()
+    Unit(role='user', text='hi', checkpoint=False)
+    """
 
     role: Literal["user", "assistant"]
-    text: str
+    text: str | RawText
     checkpoint: bool = False
+
+    def shown_text(self) -> str:
+        """The unit's text, built if it is still raw."""
+        return self.text if type(self.text) is str else self.text.build()  # type: ignore[union-attr]
+
+    def built(self) -> Unit:
+        """This unit with its text built."""
+        return (
+            self if type(self.text) is str else Unit(self.role, self.shown_text(), self.checkpoint)
+        )
 
 
 class Turn(msgspec.Struct, frozen=True):

@@ -14,7 +14,7 @@ import msgspec
 
 from sessionref.codecs.jsjson import tag_safe_json, tag_safe_json_length
 from sessionref.codecs.jsstring import utf8_length
-from sessionref.pipeline.messages import SourceData, Turn, Unit
+from sessionref.pipeline.messages import RawText, SourceData, Turn, Unit
 
 _TURN_FRAME: Final = {
     role: len(tag_safe_json(Turn(role, ""))) - tag_safe_json_length("")
@@ -24,7 +24,7 @@ _TURN_FRAME: Final = {
 
 class SizedUnit(msgspec.Struct, frozen=True):
     """A unit showing ``text`` (its own, or a cut of it), with the byte lengths of that
-    text and of the conversation item that will show it.
+    text and of the conversation item that will show it. A :class:`RawText` comes measured.
 
     >>> sized = SizedUnit.of(Unit("user", "<é"))
     >>> sized.text_bytes, sized.json_bytes, len(tag_safe_json(Turn("user", "<é")))
@@ -32,7 +32,7 @@ class SizedUnit(msgspec.Struct, frozen=True):
     """
 
     unit: Unit
-    text: str
+    text: str | RawText
     text_bytes: int
     json_bytes: int
     omitted_bytes: int = 0
@@ -41,8 +41,15 @@ class SizedUnit(msgspec.Struct, frozen=True):
     def of(cls, unit: Unit, text: str | None = None, omitted_bytes: int = 0) -> SizedUnit:
         """Measure ``unit`` showing ``text`` (its own text by default)."""
         shown = unit.text if text is None else text
-        json_bytes = _TURN_FRAME[unit.role] + tag_safe_json_length(shown)
-        return cls(unit, shown, utf8_length(shown), json_bytes, omitted_bytes)
+        if type(shown) is RawText:
+            json_bytes = _TURN_FRAME[unit.role] + shown.json_bytes
+            return cls(unit, shown, shown.text_bytes, json_bytes, omitted_bytes)
+        json_bytes = _TURN_FRAME[unit.role] + tag_safe_json_length(shown)  # type: ignore[arg-type]
+        return cls(unit, shown, utf8_length(shown), json_bytes, omitted_bytes)  # type: ignore[arg-type]
+
+    def shown_text(self) -> str:
+        """The text this unit shows, built if it is still raw."""
+        return self.text if type(self.text) is str else self.text.build()  # type: ignore[union-attr]
 
 
 class Retained(msgspec.Struct, frozen=True):

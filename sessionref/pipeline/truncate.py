@@ -141,13 +141,13 @@ def truncate(retained: Retained, max_bytes: int) -> Fitted:
         _, index = heapq.heappop(heap)
         unit = shown[index]
         target = max(0, unit.text_bytes - (size - max_bytes))
-        text, omitted = cut_text(unit.unit.text, target)
-        if text == unit.text:
+        text, omitted = cut_text(unit.unit.shown_text(), target)
+        if text == unit.shown_text():
             raise _budget_exceeded(retained, max_bytes)
         shown[index] = SizedUnit.of(unit.unit, text, omitted)
         size += shown[index].json_bytes - unit.json_bytes
         heapq.heappush(heap, (-shown[index].text_bytes, index))
-    conversation = [Turn(unit.unit.role, unit.text) for unit in shown]
+    conversation = [Turn(unit.unit.role, unit.shown_text()) for unit in shown]
     return Fitted(
         data=msgspec.structs.replace(retained.source, conversation=conversation),
         compacted=retained.compacted,
