@@ -8,7 +8,7 @@ Run from the repository root::
 Measures, in-process and with medians over ``--repeat`` rounds, for one session of each size and
 workload profile (``chat``: conversation-heavy, ``tools``: tool-heavy, ``surrogates``: ``chat``
 with lone surrogates on 1% of its lines; see ``benchmarks/sessiongen.py``):
-``prepare`` of one reference at ``max_reference_bytes`` 65536 and 4096 (wall time; peak
+``prepare`` of one reference at ``max_reference_bytes`` 65536 and 1 MiB (wall time; peak
 memory traced in a separate pass), and the floor: reading and envelope-decoding the same
 file. What a target compares is timed taking turns, round by round (the floor and ``prepare``,
 two sizes, the ``surrogates`` session and the ``chat`` one, the published package and this
@@ -55,13 +55,14 @@ __all__ = ["check_targets", "main"]
 
 HERE = Path(__file__).resolve().parent
 JS_DIR = HERE / "js"
-BUDGETS = (65536, 4096)
+BUDGETS = (65536, 1 << 20)
+"""The budgets every row times ``prepare`` at: the default, and 1 MiB (issue 22)."""
 TARGET = Target("sessionref-benchmark-target")
 PAIRED_ROUNDS = 21
 """The fewest rounds of the ``surrogates``/``chat`` pair: two times a few percent apart, at
 100 turns about 30 ms each, need more rounds than one row's median to be told apart on a
 busy machine."""
-GROWTH_PAIRS = ((400, 1600), (1600, 6400))
+GROWTH_PAIRS = ((100, 400), (400, 1600), (1600, 6400))
 """The sizes whose times the linear-growth target compares, each pair timed taking turns."""
 GROWTH_ROUNDS = 11
 """The fewest rounds of a growth pair: the machine's speed moves by a third from one minute
@@ -134,11 +135,15 @@ def measure_size(stores: Path, profile: Profile, turns: int, repeat: int) -> dic
         "session_id": session_id,
     }
     prepares = [_prepare(store, session_id, budget) for budget in BUDGETS]
-    floor_s, *prepare_s = alternating_times([envelope_floor(path), *prepares], repeat)
+    read = functools.partial(store.read, session_id)
+    floor_s, read_s, *prepare_s = alternating_times([envelope_floor(path), read, *prepares], repeat)
     row["floor_s"] = statistics.median(floor_s)
+    row["read_s"] = statistics.median(read_s)
+    row["read_vs_floor"] = median_ratio(read_s, floor_s)
     for budget, times in zip(BUDGETS, prepare_s, strict=True):
         row[f"prepare_{budget}_s"] = statistics.median(times)
-    row["vs_floor"] = median_ratio(prepare_s[0], floor_s)
+        row[f"vs_floor_{budget}"] = median_ratio(times, floor_s)
+    row["vs_floor"] = row[f"vs_floor_{BUDGETS[0]}"]
     row["peak_bytes"] = peak_bytes(prepares[0])
     if profile == SURROGATES:
         row |= paired_with_chat(store, turns, repeat)
@@ -229,8 +234,10 @@ def table(rows: list[dict[str, Any]]) -> str:
         "turns",
         "log MB",
         "floor s",
+        "read ÷ floor",
         "prepare 64 KiB s",
-        "prepare 4 KiB s",
+        "÷ floor",
+        "prepare 1 MiB s",
         "÷ floor",
         "peak ÷ log",
         "published s",
@@ -243,9 +250,9 @@ def table(rows: list[dict[str, Any]]) -> str:
         speedup = "—" if js is None else f"{row['speedup']:.0f}×"
         lines.append(
             f"| {row['profile']} | {row['turns']} | {row['log_bytes'] / 1e6:.1f} "
-            f"| {row['floor_s']:.4f} "
-            f"| {row['prepare_65536_s']:.4f} | {row['prepare_4096_s']:.4f} "
-            f"| {row['vs_floor']:.2f} "
+            f"| {row['floor_s']:.4f} | {row['read_vs_floor']:.2f} "
+            f"| {row['prepare_65536_s']:.4f} | {row['vs_floor_65536']:.2f} "
+            f"| {row['prepare_1048576_s']:.4f} | {row['vs_floor_1048576']:.2f} "
             f"| {row['peak_bytes'] / row['log_bytes']:.2f} "
             f"| {js_time} | {speedup} |"
         )

@@ -14,6 +14,14 @@ SPEED_UP_PROFILE: Final = CHAT
 the times the performance issue reports (0.59 s, 9.3 s, 142 s at 100, 400, 1600 turns)."""
 SURROGATE_SLOWDOWN: Final = 1.15
 """How much longer a log with lone surrogates may take than a clean one, per byte of log."""
+NEAR_FLOOR: Final = {65536: 1.5, 1 << 20: 2.0}
+"""Issue 22: ``prepare`` of the 1600-turn ``surrogates`` log at most this many times the
+independent floor, per budget."""
+READ_OVER_FLOOR: Final = 1.3
+"""Issue 22: reading the 1600-turn log (recovery, validation, closers) within this many
+times the floor."""
+PEAK_OVER_LOG_1600: Final = 2.0
+"""Issue 22: peak traced memory of ``prepare`` at 1600 turns over the decompressed log."""
 
 
 def check_targets(rows: list[dict[str, Any]]) -> list[Check]:
@@ -92,7 +100,48 @@ def _profile_checks(name: str, rows: list[dict[str, Any]]) -> list[Check]:
         checks.append((f"{where} within 2.5× of the floor", f"{vs_floor:.2f}×", vs_floor <= 2.5))
         memory = row["peak_bytes"] / row["log_bytes"]
         checks.append((f"{where} peak memory ≤ 3× the log", f"{memory:.2f}×", memory <= 3))
+        if row["turns"] == 1600:
+            checks += _near_floor_checks(name, row)
         if "same_prompt_as_js" in row:
             same = row["same_prompt_as_js"]
             checks.append((f"{where}: same prompt as the published package", str(same), same))
+    return checks
+
+
+def _near_floor_checks(name: str, row: dict[str, Any]) -> list[Check]:
+    """Issue 22's targets on a 1600-turn row: ``prepare`` near the independent floor (on
+    ``surrogates``, the log the issue names), the read within 0.3× over it, peak memory.
+
+    >>> row = {"turns": 1600, "vs_floor_65536": 1.4, "vs_floor_1048576": 2.1,
+    ...        "read_vs_floor": 1.25, "peak_bytes": 3, "log_bytes": 2}
+    >>> [(target, met) for target, _, met in _near_floor_checks("surrogates", row)]
+    ... # doctest: +NORMALIZE_WHITESPACE
+    [('surrogates 1600 turns, prepare at 65536 bytes ≤ 1.5× the independent floor', True),
+     ('surrogates 1600 turns, prepare at 1048576 bytes ≤ 2.0× the independent floor', False),
+     ('surrogates 1600 turns, read ≤ 1.3× the independent floor', True),
+     ('surrogates 1600 turns, peak memory ≤ 2.0× the log', True)]
+    """
+    where = f"{name} 1600 turns"
+    checks: list[Check] = []
+    if name == SURROGATES.name:
+        for budget, most in NEAR_FLOOR.items():
+            ratio = row[f"vs_floor_{budget}"]
+            target = f"{where}, prepare at {budget} bytes ≤ {most}× the independent floor"
+            checks.append((target, f"{ratio:.3f}×", ratio <= most))
+    read = row["read_vs_floor"]
+    checks.append(
+        (
+            f"{where}, read ≤ {READ_OVER_FLOOR}× the independent floor",
+            f"{read:.3f}×",
+            read <= READ_OVER_FLOOR,
+        )
+    )
+    memory = row["peak_bytes"] / row["log_bytes"]
+    checks.append(
+        (
+            f"{where}, peak memory ≤ {PEAK_OVER_LOG_1600}× the log",
+            f"{memory:.2f}×",
+            memory <= PEAK_OVER_LOG_1600,
+        )
+    )
     return checks
