@@ -69,7 +69,7 @@ class RedactingUnits:
         self.counts: Counter[str] = Counter()
 
     def _redacted(self, unit: Unit) -> tuple[Unit, Counter[str]]:
-        text, counts = self.redaction.redact(unit.text)
+        text, counts = self.redaction.redact(unit.shown_text())
         return (msgspec.structs.replace(unit, text=text) if counts else unit), counts
 
     def __call__(self, units: Iterable[Unit], source: SourceData, max_bytes: int) -> list[Unit]:
