@@ -203,11 +203,26 @@ def fold_surface(events: Iterable[LogRecord]) -> list[LogRecord]:
     [2]
     """
     surface = _Surface()
+    records, following, preceding = surface.records, surface.next, surface.prev
+    unset = msgspec.UNSET
+    tail = None  # surface.tail, kept in a local while events append (nearly all of them)
     for record in events:
-        if record.surface_op == "append" and _plain_sources(record):
-            surface.append(record.seq, record)  # type: ignore[arg-type]  # surface events have seqs
+        if record.surface_op == "append" and (
+            record.source_event_seqs is unset or _plain_sources(record)
+        ):
+            seq: int = record.seq  # type: ignore[assignment]  # surface events have seqs
+            records[seq] = record  # surface.append(seq, record), inline
+            preceding[seq], following[seq] = tail, None
+            if tail is None:
+                surface.head = seq
+            else:
+                following[tail] = seq
+            tail = seq
         else:
+            surface.tail = tail
             _apply(surface, record)
+            tail = surface.tail
+    surface.tail = tail
     return list(surface)
 
 
@@ -246,7 +261,8 @@ def current_surface(records: Iterable[LogRecord]) -> list[LogRecord]:
 
 
 RUN_LIMIT: Final = 1 << 16
-"""Runs of seqs are matched as text below this seq (the text of 0…limit is some 380 KB)."""
+"""Runs of seqs are matched against a text kept below this seq (the text of 0…limit is some
+380 KB); a run beyond it is written by msgspec to be matched."""
 _run_text = b"0,"
 """``0,1,2,…,n-1,``: every run of seqs below ``n`` as ``JSON.stringify`` writes it is a
 slice of it. Grown as larger seqs come, never beyond :data:`RUN_LIMIT` numbers."""
@@ -296,6 +312,8 @@ def is_seq_run(raw: bytes, below: int) -> bool:
     (True, False, False)
     >>> is_seq_run(b"[7]", 8), is_seq_run(b"[]", 8), is_seq_run(b"[ 7]", 8)
     (True, False, False)
+    >>> is_seq_run(b"[99999,100000]", 100001), is_seq_run(b"[99999,100001]", 100002)
+    (True, False)
     """
     comma = raw.find(b",")
     try:  # int() takes spaces and underscores too: such text is not the run's below
@@ -303,10 +321,14 @@ def is_seq_run(raw: bytes, below: int) -> bool:
     except ValueError:
         return False
     end = start + raw.count(b",")  # the run has one comma fewer than numbers
-    if start < 0 or end >= below or end >= RUN_LIMIT or raw[:1] != b"[" or raw[-1:] != b"]":
+    if start < 0 or end >= below or raw[:1] != b"[" or raw[-1:] != b"]":
         return False
     begin, stop = _run_offset(start), _run_offset(end + 1)  # stop: after the last comma
+    if len(raw) != stop - begin + 1:
+        return False
+    if end >= RUN_LIMIT:  # beyond the text kept: the run written by msgspec, in C
+        return raw == js_json(list(range(start, end + 1)))
     text = _run_text  # read once: another thread may grow it meanwhile
     if stop > len(text):
         text = _grown_runs(end)
-    return len(raw) == stop - begin + 1 and text.startswith(raw[1:-1], begin)
+    return text.startswith(raw[1:-1], begin)
