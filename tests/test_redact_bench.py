@@ -24,7 +24,17 @@ def test_main_reads_the_target_from_both_ratios(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     rows = iter(
-        [{"off_s": 1.0, "on_s": 1.2, "ratio": 1.2, "cpu_ratio": 1.4, "rounds": [], "redacted": {}}]
+        [
+            {
+                "off_s": 1.0,
+                "on_s": 1.2,
+                "ratio": 1.2,
+                "cpu_ratio": 1.4,
+                "rounds": [],
+                "cpu_rounds": [],
+                "redacted": {},
+            }
+        ]
     )
     monkeypatch.setattr(redact_bench, "ensure_stores", lambda *args: None)
     monkeypatch.setattr(redact_bench, "measure", lambda *args: next(rows))

@@ -59,8 +59,14 @@ def test_batch_redacts(tmp_path: Path) -> None:
     root = str(store(tmp_path / "store"))
     out = tmp_path / "out.jsonl"
     for workers in ("1", "2"):
-        done = run("batch", "--root", root, "--out", str(out), "--redact", "--workers", workers)
+        done = run(
+            "batch", "--root", root, "--out", str(out), "--redact", "--workers", workers, "-v"
+        )
         assert done.returncode == 0, done.stderr
+        assert done.stderr.decode().splitlines()[-1] == (
+            "redacted 2 secrets (aws-access-key 1, github-token 1) in 1 of 1 sessions"
+        )
+        assert GITHUB.core.encode() not in done.stderr
         text = out.read_text()
         assert GITHUB.core not in text and AWS.core not in text
         (line,) = text.splitlines()

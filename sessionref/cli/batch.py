@@ -27,7 +27,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.process import interrupted_status
 from sessionref.cli.progress import progress_bar
-from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
+from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 
 DESCRIPTION = """\
@@ -223,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--resume needs an --out file, not - (stdout)")
     if args.retry_failed and not args.resume:
         args.parser.error("--retry-failed needs --resume")
+    redacted = RedactionTally() if args.verbose and redaction_of_args(args) else None
     opened = OpenStore.of(args)
     ids = listing_order(opened.listed)
     out = Path(args.out)
@@ -245,6 +246,8 @@ def run(args: argparse.Namespace) -> int:
                     for result in results:
                         output.write(result)
                         tally.count(result)
+                        if redacted is not None:
+                            redacted.count(result.line)
                         bar.update()
             finally:
                 results.close()
@@ -256,6 +259,8 @@ def run(args: argparse.Namespace) -> int:
             raise
         raise config_error(f"--out {out}: {exc.strerror or exc}") from None
     note(tally.summary(output.where()))
+    if redacted is not None:
+        note(redacted.summary())
     if not args.verbose:
         opened.report_problems()
     return 1 if tally.failures else 0

@@ -4,6 +4,8 @@ session's text (docs/redaction.md)."""
 from __future__ import annotations
 
 import argparse
+import json
+from collections import Counter
 
 from sessionref.cli.common import config_error
 from sessionref.errors import SessionReferenceError
@@ -70,6 +72,47 @@ def redaction_of_args(args: argparse.Namespace) -> Redaction | None:
         raise
 
 
+def kinds_text(counts: Counter[str] | dict[str, int]) -> str:
+    """``N secrets (kind n, …)``, kinds in order of name.
+
+    >>> kinds_text({"jwt": 1, "aws-access-key": 2}), kinds_text({})
+    ('3 secrets (aws-access-key 2, jwt 1)', '0 secrets')
+    """
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+    return f"{total} secret{'' if total == 1 else 's'}{f' ({kinds})' if kinds else ''}"
+
+
+class RedactionTally:
+    """What a batch redacted, from its result lines: for ``batch --redact --verbose``.
+
+    >>> tally = RedactionTally()
+    >>> tally.count(b'{"context":{"source":{"references":[{"redacted":{"jwt":2}}]}}}')
+    >>> tally.count(b'{"sessionId":"s","error":{"code":"C","message":"m"}}')
+    >>> tally.summary()
+    'redacted 2 secrets (jwt 2) in 1 of 2 sessions'
+    """
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.sessions = 0
+        self.with_secrets = 0
+
+    def count(self, line: bytes) -> None:
+        """Add one result line's redactions."""
+        self.sessions += 1
+        if b'"redacted":{"' in line:
+            for stats in json.loads(line)["context"]["source"]["references"]:
+                self.counts.update(stats["redacted"])
+            self.with_secrets += 1
+
+    def summary(self) -> str:
+        """One line, kinds and counts only."""
+        return (
+            f"redacted {kinds_text(self.counts)} in {self.with_secrets} of {self.sessions} sessions"
+        )
+
+
 def redaction_lines(context: ContextMessage) -> list[str]:
     """What redaction replaced in each source, by kind: never the secrets themselves.
 
@@ -81,11 +124,8 @@ def redaction_lines(context: ContextMessage) -> list[str]:
     >>> redaction_lines(context)
     ['S: redacted 3 secrets (aws-access-key 2, jwt 1)']
     """
-    lines = []
-    for stats in context.source.references:
-        if stats.redacted is not None:
-            total = sum(stats.redacted.values())
-            kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(stats.redacted.items()))
-            noun = "secret" if total == 1 else "secrets"
-            lines.append(f"{stats.label}: redacted {total} {noun}{f' ({kinds})' if kinds else ''}")
-    return lines
+    return [
+        f"{stats.label}: redacted {kinds_text(stats.redacted)}"
+        for stats in context.source.references
+        if stats.redacted is not None
+    ]
