@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,6 +19,9 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
 from tests.test_batch import LISTING, MAX_BYTES, run_batch, write_store
+
+PATIENCE = 120.0
+"""Seconds a command may take before the test calls it hung: a bound, not a speed check."""
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +98,54 @@ def test_cli_scheduler_address(store_root: Path, tmp_path: Path, cluster: LocalC
     address = cluster.scheduler_address
     assert run_batch(store_root, with_dask, "--engine", "dask", "--scheduler", address) == 1
     assert with_dask.read_bytes() == local.read_bytes()
+
+
+def batch_command(
+    root: str, out: Path, cwd: Path, *options: str
+) -> subprocess.CompletedProcess[bytes]:
+    command = [sys.executable, "-m", "sessionref", "batch", "--root", root, "--out", str(out)]
+    return subprocess.run([*command, *options], cwd=cwd, capture_output=True, timeout=PATIENCE)
+
+
+def test_a_relative_root_is_the_one_the_command_names(
+    store_root: Path, tmp_path: Path, cluster: LocalCluster
+) -> None:
+    """The command's directory is not the workers': the root is made absolute before any
+    work is sent (the workers here run in this process, from another directory)."""
+    local, with_dask = tmp_path / "local.jsonl", tmp_path / "dask.jsonl"
+    assert run_batch(store_root, local) == 1
+    assert Path.cwd() != store_root.parent
+    address = cluster.scheduler_address
+    done = batch_command(
+        store_root.name, with_dask, store_root.parent, "--engine", "dask", "--scheduler", address
+    )
+    assert done.returncode == 1, done.stderr
+    assert with_dask.read_bytes() == local.read_bytes()
+
+
+def test_a_root_a_worker_cannot_read_is_one_error_line(
+    store_root: Path, tmp_path: Path, cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Checked on a worker before the run: here the workers run in this process, where the
+    root is made unreadable (the command, in its own process, reads it)."""
+    scandir = os.scandir
+
+    def denied(path: Any = ".") -> Any:
+        if os.fspath(path) == str(store_root):
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", denied)
+    out = tmp_path / "out.jsonl"
+    address = cluster.scheduler_address
+    done = batch_command(str(store_root), out, tmp_path, "--engine", "dask", "--scheduler", address)
+    worker = next(iter(cluster.scheduler_info["workers"]))
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == (
+        f"{INVALID_CONFIG}: the store {store_root} cannot be read on the dask worker {worker}: "
+        "Permission denied\n"
+    )
+    assert not out.exists()
 
 
 def test_bag_options_are_checked(store_root: Path) -> None:

@@ -214,8 +214,8 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
 
     @classmethod
     def of(cls, store: DirectoryStore, session_ids: Iterable[str] = ()) -> DirectoryRecipe:
-        """The recipe of ``store``, its root made absolute, with the paths of ``session_ids``
-        that it knows."""
+        """The recipe of ``store``, its root made absolute, with the (absolute) paths of
+        ``session_ids`` that it knows."""
         listed = tuple(_located(store, session_ids))
         return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes, listed)
 
@@ -228,10 +228,11 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
 
 
 def _located(store: DirectoryStore, session_ids: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """``(id, path)`` of each of ``session_ids`` whose log ``store`` finds."""
+    """``(id, absolute path)`` of each of ``session_ids`` whose log ``store`` finds: a worker
+    may run in another directory."""
     for session_id in session_ids:
         try:
-            yield session_id, str(store.path_of(session_id))
+            yield session_id, os.path.abspath(store.path_of(session_id))
         except SessionNotFound:
             continue
 

@@ -135,7 +135,8 @@ def result_lines_bag(
     ``store`` is a :class:`DirectoryStore` (its size and line limits go to the workers) or
     the root of one with the default limits. The store is listed now, once: each partition
     of ``partition_size`` sessions carries where their logs are, and is read where it runs (so
-    the root must be reachable from every worker). ``session_ids`` replaces the listing, as in
+    the root must be reachable from every worker, at the same absolute path: the paths sent
+    are absolute). ``session_ids`` replaces the listing, as in
     :func:`~sessionref.batch.build_snapshots`, and so do ``redact`` and ``redact_patterns``.
 
     >>> result_lines_bag("/nonexistent", partition_size=4).npartitions
@@ -246,7 +247,33 @@ def _ignoring(
         loop.default_exception_handler(context)
 
 
-def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
+def root_problem(root: str) -> str | None:
+    """Why the directory ``root`` cannot be read here (``None``: it can).
+
+    >>> root_problem("/"), root_problem("/nonexistent")
+    (None, 'No such file or directory')
+    """
+    try:
+        with os.scandir(root) as entries:
+            next(entries, None)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None
+
+
+def check_root_on_a_worker(client: Any, root: str) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless one worker of ``client``'s cluster
+    reads ``root`` (every worker reads the logs below it where the listing found them)."""
+    workers: dict[str, int] = client.nthreads()
+    if not workers:  # none yet: the run waits for one, as distributed does
+        return
+    (worker, problem), *_ = client.run(root_problem, root, workers=[next(iter(workers))]).items()
+    if problem is not None:
+        message = f"the store {root} cannot be read on the dask worker {worker}: {problem}"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+
+
+def _iter_distributed(bag: db.Bag, address: str, workers: int, root: str | None) -> Iterator[Any]:
     # Imported here: distributed is heavy, and only a --scheduler run needs it.
     from distributed import Client
     from distributed.client import AllExit
@@ -260,15 +287,19 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int) -> Iterator[Any]:
     io_loop: Any = client.loop  # tornado's AsyncIOLoop, around the asyncio loop
     io_loop.asyncio_loop.set_exception_handler(functools.partial(_ignoring, AllExit))
     with client:
+        if root is not None:
+            check_root_on_a_worker(client, root)
         threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
         window = max(workers, sum(threads.values()))
         yield from iter_partitions(bag, window, scheduler=client)
 
 
 def iter_bag(
-    bag: db.Bag, *, workers: int = 1, scheduler: str | None = None
+    bag: db.Bag, *, workers: int = 1, scheduler: str | None = None, root: str | None = None
 ) -> Generator[Any, None, None]:
-    """The bag's items in order, on a local scheduler or the ``distributed`` one at ``scheduler``.
+    """The bag's items in order, on a local scheduler or the ``distributed`` one at ``scheduler``
+    (where, given the ``root`` of the store the bag reads, one worker is first asked to read
+    it: :func:`check_root_on_a_worker`).
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt).
@@ -277,7 +308,7 @@ def iter_bag(
     ['a', 'b']
     """
     if scheduler is not None:
-        yield from _iter_distributed(bag, scheduler, workers)
+        yield from _iter_distributed(bag, scheduler, workers, root)
     elif workers == 1:
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Generator
 from pathlib import Path
@@ -195,7 +196,8 @@ def engine_results(
         session_ids=ids,
         redact=redaction or False,
     )
-    return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler)
+    root = os.path.abspath(opened.store.root)  # the workers' directory may be another
+    return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler, root=root)
 
 
 def warn_strangers(strangers: frozenset[str], out: Path, opened: OpenStore) -> None:
