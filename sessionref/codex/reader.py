@@ -96,7 +96,7 @@ class _Builder:
             self.entries.append(Entry("user", "checkpoint", message, time))
 
     def response(self, payload: Payload, time: int | None) -> None:
-        kind = payload.type
+        kind = payload.type if type(payload.type) is str else None
         if kind == "message" and not self.from_events:
             if payload.role == "user":
                 texts = (typed_prompt(text) for text in _texts(payload.content))

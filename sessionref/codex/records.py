@@ -75,8 +75,8 @@ def decode(line: bytes) -> Item | None:
     'hi'
     >>> decode(b'{"id":"x","timestamp":"t"}').kind, decode(b'{"type":"message"}').kind
     ('session_meta', 'response_item')
-    >>> decode(b'{"type":"event_msg","payload":7}') is None
-    True
+    >>> decode(b'{"type":"event_msg","payload":7}'), decode(b'{"type":{}}')
+    (None, None)
     """
     rollout = decode_line(_ROLLOUT, _Rollout, line)
     if rollout is None:
@@ -85,6 +85,6 @@ def decode(line: bytes) -> Item | None:
         return Item(rollout.type, rollout.payload, rollout.timestamp)
     if rollout.type is None and type(rollout.id) is str:
         return Item("session_meta", rollout, rollout.timestamp)
-    if rollout.type in RESPONSE_ITEM_TYPES:
+    if type(rollout.type) is str and rollout.type in RESPONSE_ITEM_TYPES:
         return Item("response_item", rollout, rollout.timestamp)
     return None

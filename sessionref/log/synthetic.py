@@ -12,10 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import msgspec
-
-from sessionref.codecs.jsjson import js_json
-from sessionref.log.structs import LogRecord, SessionHeader, SessionLog
+from sessionref.log.structs import DecodedLogRecord, LogRecord, SessionHeader, SessionLog
 from sessionref.transcript import Entry, Transcript
 
 _USER: Final = {"kind": "user"}
@@ -44,14 +41,15 @@ def surface_entries(entries: list[Entry]) -> list[Entry]:
 
 
 def _record(entry: Entry, seq: int) -> LogRecord:
-    """The surface event that shows ``entry``."""
+    """The surface event that shows ``entry``, its data built (a text may hold lone
+    surrogates, which only a built value carries as JavaScript does)."""
     if entry.role == "assistant":
         kind, source = "assistant/message", _MODEL
     else:
         kind, source = "user/message", _CHECKPOINT if entry.kind == "checkpoint" else _USER
     message: dict[str, Any] = {"content": [{"type": "text", "text": entry.text}], "source": source}
     data = {"message": message} if kind == "assistant/message" else message
-    return LogRecord(kind, seq=seq, data=msgspec.Raw(js_json(data)), surface_op="append")
+    return DecodedLogRecord(kind, seq=seq, data=data, surface_op="append")
 
 
 def surface_log(transcript: Transcript, captured_through_seq: int | None) -> SessionLog:
@@ -71,7 +69,5 @@ def surface_log(transcript: Transcript, captured_through_seq: int | None) -> Ses
         records.append(LogRecord("turn/end", seq=captured_through_seq))
     else:
         title = {"title": transcript.title, "messageSeqs": [], "source": _USER}
-        records.append(
-            LogRecord("session/title", seq=captured_through_seq, data=msgspec.Raw(js_json(title)))
-        )
+        records.append(DecodedLogRecord("session/title", seq=captured_through_seq, data=title))
     return SessionLog(header, records, harness=transcript.harness)

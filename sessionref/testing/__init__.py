@@ -12,6 +12,9 @@ Importable without pytest; needs ``hypothesis`` (the ``test`` extra).
 """
 
 from sessionref.testing._js import js_normalize, js_stringify
+from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
+from sessionref.testing.codex_logs import codex_rollouts
+from sessionref.testing.harness_damage import damaged_files
 from sessionref.testing.logs import session_logs, session_stores
 from sessionref.testing.mutations import (
     MutatedLog,
@@ -46,13 +49,17 @@ from sessionref.testing.strategies import (
 
 __all__ = [
     "INTERESTING_FRAGMENTS",
+    "HarnessLog",
     "LogRecords",
     "MentionSample",
     "MutatedLog",
     "ReferenceUnit",
     "captured_through_seq",
+    "claude_code_logs",
     "closers",
+    "codex_rollouts",
     "current_surface",
+    "damaged_files",
     "event_units",
     "expand_records",
     "js_normalize",

@@ -71,8 +71,9 @@ def iso(millis: int) -> str:
 class _Writer:
     """The state of a file being generated."""
 
-    def __init__(self, draw: Any, session_id: str) -> None:
+    def __init__(self, draw: Any, session_id: str, replays: bool) -> None:
         self.draw = draw
+        self.replays = replays
         self.session_id = session_id
         self.lines: list[bytes] = []
         self.shown: list[tuple[str, str]] = []
@@ -110,6 +111,15 @@ class _Writer:
             self.tip = uuid
         return record
 
+    def said(self, message_id: str, block: dict[str, Any]) -> None:
+        """One block of an API message on a line of its own, as Claude Code streams it."""
+        message = {
+            "id": message_id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [block], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }  # fmt: skip
+        self.node("assistant", message=message, requestId=f"req_{message_id}")
+
     def turn(self) -> None:
         draw = self.draw
         self.turns.append((self.tip, len(self.shown)))
@@ -135,25 +145,17 @@ class _Writer:
             )
         message_id = f"msg_{self.count}"
         for block in blocks:
-            self.node(
-                "assistant", message={"id": message_id, "role": "assistant", "content": [block]}
-            )
+            self.said(message_id, block)
         if texts:
             self.shown.append(("assistant", "\n".join(texts)))
         if tool:
             result = {"type": "tool_result", "tool_use_id": tool_id, "content": draw(plain_texts())}
             self.node("user", message={"role": "user", "content": [result]})
             final = draw(plain_texts())
-            self.node(
-                "assistant",
-                message={
-                    "id": f"msg_{self.count}b",
-                    "role": "assistant",
-                    "content": [{"type": "text", "text": final}],
-                },
-            )
+            self.said(f"msg_{self.count}b", {"type": "text", "text": final})
             self.shown.append(("assistant", final))
-        if draw(st.integers(0, 5)) == 0:  # a compaction replay of the prompt: same parent and time
+        if self.replays and user["parentUuid"] and blocks and draw(st.integers(0, 5)) == 0:
+            # a compaction replay of the prompt: a sibling with the same parent and time
             self.write({**user, "uuid": self.uuid()})
 
     def rewind(self) -> None:
@@ -210,10 +212,14 @@ class _Writer:
 
 @st.composite
 def claude_code_logs(
-    draw: Any, max_steps: int = 8, rewinds: bool = True, compactions: bool = True
+    draw: Any,
+    max_steps: int = 8,
+    rewinds: bool = True,
+    compactions: bool = True,
+    replays: bool = True,
 ) -> HarnessLog:
     """A Claude Code transcript file and what its current chain shows."""
-    writer = _Writer(draw, "11111111-2222-4333-8444-555555555555")
+    writer = _Writer(draw, "11111111-2222-4333-8444-555555555555", replays)
     writer.turn()
     ops = ["turn", "turn", "noise"] + ["rewind"] * rewinds + ["compact"] * compactions
     for op in draw(st.lists(st.sampled_from(ops), max_size=max_steps)):
