@@ -21,6 +21,7 @@ LAYERS = (
     ("sessionref.cancellation", "sessionref.rules", "sessionref.listing", "sessionref.resolver"),
     ("sessionref.conform",),
     ("sessionref.batch",),
+    ("sessionref.views",),
     ("sessionref.cli", "sessionref.mcp", "sessionref.__init__", "sessionref.__main__"),
     ("sessionref.testing",),
 )

@@ -40,6 +40,8 @@ COMMANDS: Final = [
     Command("index", "sessionref.cli.index", "build or refresh the index of a store"),
     Command("search", "sessionref.cli.search", "search what was said in past sessions"),
     Command("mcp", "sessionref.cli.mcp", "serve the sessions to an MCP client over stdio"),
+    Command("export", "sessionref.cli.export", "write a session as Markdown, HTML or JSON"),
+    Command("show", "sessionref.cli.show", "show what a snapshot of a session keeps"),
     Command("conform", "sessionref.cli.conform", None),
 ]
 """Every command, in the order of the help. Adding one is adding a line."""

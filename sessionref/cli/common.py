@@ -28,6 +28,7 @@ from sessionref.log.store import (
     SessionStore,
     StoreProblem,
 )
+from sessionref.transcript import Transcript
 
 LABEL_SOURCES: Final = ("title", "id")
 """How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
@@ -207,6 +208,10 @@ class HeadersOnce:
     def title(self, session_id: str) -> Any:
         """The session's latest title, from the store (any JSON value a log holds there)."""
         return self.store.title(session_id)
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it, from the store."""
+        return self.store.transcript(session_id)
 
 
 class ListingStore(SessionStore, Protocol):

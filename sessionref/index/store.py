@@ -47,16 +47,11 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import SearchHit, search_sessions
-from sessionref.index.walk import (
-    RACY,
-    RACY_NS,
-    Tree,
-    restat_tree,
-    tree_of,
-    walk_tree,
-)
+from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
+from sessionref.log.transcript import log_transcript
+from sessionref.transcript import Transcript
 from sessionref.types import Target
 
 Progress = Callable[[int, int], None]
@@ -368,6 +363,10 @@ class SessionIndex:
     def read(self, session_id: str) -> SessionLog:
         """The whole log, read from the store."""
         return self._store().read(session_id)
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it, from its log."""
+        return log_transcript(self.read(session_id))
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session, as the store places it."""

@@ -46,6 +46,8 @@ from sessionref.log.reader import read_plain, read_plain_file, read_zstd
 from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.surface import current_surface
+from sessionref.log.transcript import log_transcript
+from sessionref.transcript import Transcript
 
 __all__ = [
     "PLAIN_LOG",
@@ -96,6 +98,11 @@ class SessionStore(Protocol):
     def title(self, session_id: str) -> Any:
         """The latest title (see :func:`~sessionref.log.records.latest_title`); ``None`` when
         there is none or the log cannot be loaded."""
+        ...
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it (the views read only this); raises what
+        :meth:`read` raises, or :class:`SessionLogError` when its surface cannot be folded."""
         ...
 
 
@@ -277,6 +284,10 @@ class DirectoryStore:
             self._titles[session_id] = (version, title)
         return title
 
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it (:func:`~sessionref.log.transcript.log_transcript`)."""
+        return log_transcript(self.read(session_id))
+
 
 def check_flat_probe(session_directory: PurePath) -> None:
     """Raise the harness's read failure for a listed session whose flat-artifact probe
@@ -382,3 +393,7 @@ class MemoryStore:
     def title(self, session_id: str) -> Any:
         """The title, read from the records each time."""
         return read_title(self, session_id)
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it (:func:`~sessionref.log.transcript.log_transcript`)."""
+        return log_transcript(self.read(session_id))

@@ -1,0 +1,102 @@
+"""``sessionref export``: a session as a person reads it, as Markdown, HTML or JSON."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Iterable
+from typing import Final, TypeVar
+
+from sessionref.cli.common import (
+    OpenStore,
+    add_store_arguments,
+    output_path,
+    read_failure,
+    reporting_errors,
+    session_id_argument,
+)
+from sessionref.cli.output_file import write_pieces
+from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.transcript import Transcript
+from sessionref.views.entries import ViewOptions
+
+DESCRIPTION = """\
+Write SESSION as a person reads it: the user's and the assistant's turns in order with their
+times, compaction checkpoints marked, tool calls collapsed by name, for every harness
+sessionref reads.
+
+  md    Markdown that renders as written (session text cannot become Markdown structure;
+        fenced code stays code)
+  html  one self-contained page: inline CSS, no script, nothing loaded from anywhere,
+        light and dark, readable on a phone and in print
+  json  the transcript object with the entries shown
+
+--out writes the file whole or not at all (never half of it, even on Ctrl-C).
+"""
+EPILOG = """\
+examples:
+  sessionref export --root ~/.dsh/sessions 7f3c1e2a-auth-refactor --format md
+  sessionref export --root ~/.dsh/sessions 7f3c1e2a-auth-refactor --format html --out auth.html
+  sessionref export --root DIR SESSION --format json --tools --reasoning
+"""
+FORMATS: Final = ("md", "html", "json")
+T = TypeVar("T")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``sessionref export``."""
+    parser.description = DESCRIPTION
+    parser.epilog = EPILOG
+    parser.add_argument(
+        "session",
+        metavar="SESSION",
+        type=session_id_argument,
+        help="a session id, or its dsh-session: URI",
+    )
+    add_store_arguments(parser)
+    parser.add_argument("--format", choices=FORMATS, default="md", help="what to write")
+    parser.add_argument(
+        "--out", type=output_path, metavar="FILE", help="write to FILE instead of stdout"
+    )
+    parser.add_argument("--tools", action="store_true", help="show tool calls' output too")
+    parser.add_argument(
+        "--reasoning", action="store_true", help="show the model's reasoning (thinking) too"
+    )
+
+
+def read_session(opened: OpenStore, session_id: str, read: Callable[[str], T]) -> T:
+    """``read(session_id)`` on the opened store, a failure worded for the command line."""
+    try:
+        return read(session_id)
+    except (SessionLogError, OSError, RecursionError) as exc:
+        error = SessionReferenceError(f"failed to read referenced session: {exc}", READ_FAILED)
+        error.__cause__ = exc
+        raise read_failure(error, session_id, opened) from None
+
+
+def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[str | bytes]:
+    """The pieces of ``transcript`` in format ``form`` (a view module is loaded only here)."""
+    if form == "html":
+        from sessionref.views.html import export_html_chunks
+
+        return export_html_chunks(transcript, options)
+    if form == "json":
+        from sessionref.views.transcript_json import json_chunks
+
+        return json_chunks(transcript, options)
+    from sessionref.views.markdown import markdown_chunks
+
+    return markdown_chunks(transcript, options)
+
+
+@reporting_errors
+def run(args: argparse.Namespace) -> int:
+    """Export one session."""
+    opened = OpenStore.of(args)
+    transcript = read_session(opened, args.session, opened.listed.transcript)
+    # A transform of the transcript (e.g. redaction) belongs here, before any view sees it.
+    options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
+    out = None if args.out in (None, "-") else args.out
+    write_pieces(pieces(transcript, args.format, options), out)
+    if not args.verbose:
+        opened.report_problems()
+    return 0

@@ -1,0 +1,167 @@
+"""What an export shows of a transcript: the entries chosen by the options, tool calls
+gathered into groups, and each text split into prose and fenced code.
+
+>>> from sessionref.transcript import Entry
+>>> entries = [Entry("user", "text", "hi"), Entry("assistant", "tool-call", "{}", name="ls"),
+...            Entry("tool", "tool-result", "a.py", name="ls"),
+...            Entry("assistant", "tool-call", "{}", name="ls")]
+>>> [type(item).__name__ for item in view_items(entries, ViewOptions())]
+['Entry', 'ToolGroup']
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterable, Iterator
+from typing import Final, Literal
+
+import msgspec
+
+from sessionref.transcript import Entry
+
+
+class ViewOptions(msgspec.Struct, frozen=True):
+    """What an export includes beyond the conversation: tool output (``tools``) and the
+    model's reasoning (``reasoning``)."""
+
+    tools: bool = False
+    reasoning: bool = False
+
+
+class ToolCall(msgspec.Struct):
+    """One tool call: its tool, its arguments, and its output once known (``None``: none
+    given, or not asked for)."""
+
+    name: str
+    arguments: str
+    time: int | None
+    output: str | None = None
+
+
+class ToolGroup(msgspec.Struct):
+    """Consecutive tool calls (and their results), shown as one collapsed line by name."""
+
+    calls: list[ToolCall]
+
+    def counts(self) -> list[tuple[str, int]]:
+        """Each tool's name and how many calls it got, in order of first call.
+
+        >>> ToolGroup([ToolCall("a", "", None), ToolCall("b", "", None),
+        ...            ToolCall("a", "", None)]).counts()
+        [('a', 2), ('b', 1)]
+        """
+        counts: dict[str, int] = {}
+        for call in self.calls:
+            counts[call.name] = counts.get(call.name, 0) + 1
+        return list(counts.items())
+
+
+ViewItem = Entry | ToolGroup
+UNNAMED_TOOL: Final = "tool"
+
+
+def shown(entry: Entry, options: ViewOptions) -> bool:
+    """Whether an export shows ``entry``: reasoning only with ``reasoning``, tool output
+    only with ``tools``.
+
+    >>> shown(Entry("assistant", "thinking", "hm"), ViewOptions()), shown(
+    ...     Entry("assistant", "thinking", "hm"), ViewOptions(reasoning=True))
+    (False, True)
+    """
+    if entry.kind == "thinking":
+        return options.reasoning
+    if entry.kind == "tool-result":
+        return options.tools
+    return True
+
+
+def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewItem]:
+    """The entries an export shows, in order, with each run of tool calls and results
+    gathered into one :class:`ToolGroup` (a result joins the earliest call of its tool that
+    has none yet). Lazy: one group at a time is held."""
+    group: ToolGroup | None = None
+    for entry in entries:
+        if not shown(entry, options):
+            continue
+        if entry.kind in ("tool-call", "tool-result"):
+            group = group or ToolGroup([])
+            _add_to_group(group, entry)
+            continue
+        if group is not None:
+            yield group
+            group = None
+        yield entry
+    if group is not None:
+        yield group
+
+
+def _add_to_group(group: ToolGroup, entry: Entry) -> None:
+    name = entry.name or UNNAMED_TOOL
+    if entry.kind == "tool-call":
+        group.calls.append(ToolCall(name, entry.text, entry.time))
+        return
+    waiting = (c for c in group.calls if c.output is None and (c.name == name or not entry.name))
+    call = next(waiting, None)
+    if call is None:  # a result whose call is not in this run (or was never logged)
+        group.calls.append(ToolCall(name, "", entry.time, entry.text))
+    else:
+        call.output = entry.text
+
+
+def format_time(milliseconds: int | None) -> str:
+    """A time as people read it, in UTC to the second ('' when there is none).
+
+    >>> format_time(1_700_000_000_000), format_time(None)
+    ('2023-11-14 22:13:20 UTC', '')
+    """
+    if milliseconds is None:
+        return ""
+    try:
+        moment = datetime.datetime.fromtimestamp(milliseconds / 1000, datetime.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return f"{milliseconds} ms"
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+class Segment(msgspec.Struct, frozen=True):
+    """A piece of a message's text: ``prose`` (shown as written) or fenced ``code``
+    (``info``: the language word the fence gave, sanitized)."""
+
+    kind: Literal["prose", "code"]
+    text: str
+    info: str = ""
+
+
+_INFO: Final = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
+
+
+def segments(text: str) -> list[Segment]:
+    """``text`` split into prose and the fenced code blocks of its top level, as CommonMark
+    (markdown-it-py) finds them; a fence left open runs to the end of the text. Line ends
+    are normalized to ``\\n``.
+
+    >>> [(s.kind, s.text, s.info) for s in segments("run:\\n```sh\\nls\\n```\\ndone")]
+    [('prose', 'run:', ''), ('code', 'ls\\n', 'sh'), ('prose', 'done', '')]
+    >>> [(s.kind, s.text) for s in segments("a\\n~~~\\nopen fence\\n\\n# b")]
+    [('prose', 'a'), ('code', 'open fence\\n\\n# b')]
+    """
+    from markdown_it import MarkdownIt  # only when an export runs
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    pieces: list[Segment] = []
+    start = 0
+    for token in MarkdownIt("commonmark").parse(text):
+        if token.type != "fence" or token.level != 0 or token.map is None:
+            continue
+        first, end = token.map
+        if first > start:
+            pieces.append(Segment("prose", "\n".join(lines[start:first]).strip("\n")))
+        words = token.info.split()
+        info = _INFO.fullmatch(words[0]) if words else None
+        pieces.append(Segment("code", token.content, info.group() if info else ""))
+        start = end
+    if start < len(lines) and (start > 0 or text):
+        pieces.append(Segment("prose", "\n".join(lines[start:]).strip("\n")))
+    return [piece for piece in pieces if piece.kind == "code" or piece.text]

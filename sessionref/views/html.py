@@ -1,0 +1,105 @@
+"""Views as one self-contained HTML file (docs/views.md): Jinja2 templates with autoescape,
+inline CSS, no script, and a Content-Security-Policy that lets the page load nothing from
+anywhere. Jinja2 is imported when a page is rendered, never at start-up.
+
+Pages stream: :func:`export_html_chunks` renders entry by entry as the template reaches
+them, so a long session is written in time linear in its size.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from sessionref.codecs.jsstring import utf8_length
+from sessionref.transcript import Transcript
+from sessionref.views.entries import ToolGroup, ViewOptions, format_time, segments, view_items
+from sessionref.views.markdown import HEADINGS
+from sessionref.views.picture import SnapshotPicture
+
+PREVIEW_CHARACTERS = 600
+"""How much of a text a row of the picture shows: its start and its end."""
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> Environment:
+    """The templates of :mod:`sessionref.views`, every value escaped (built once)."""
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    env = Environment(
+        loader=PackageLoader("sessionref.views", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.tests["toolgroup"] = lambda item: isinstance(item, ToolGroup)
+    env.globals.update(
+        format_time=format_time,
+        segments=segments,
+        size=utf8_length,
+        preview=preview,
+        headings=HEADINGS,
+    )
+    return env
+
+
+def render_chunks(template: str, **context: Any) -> Iterator[str]:
+    """The pieces of a template of :mod:`sessionref.views` rendered with ``context``, as
+    Jinja2 streams them."""
+    return environment().get_template(template).generate(**context)
+
+
+def export_html_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[str]:
+    """The HTML page of ``transcript``, piece by piece.
+
+    >>> from sessionref.transcript import Entry
+    >>> t = Transcript("s", "dsh", None, None, None, [Entry("user", "text", "</p><script>")])
+    >>> page = "".join(export_html_chunks(t, ViewOptions()))
+    >>> "&lt;/p&gt;&lt;script&gt;" in page, "<script" in page
+    (True, False)
+    """
+    heading = transcript.title if transcript.title is not None else transcript.session_id
+    return render_chunks(
+        "export.html.j2",
+        transcript=transcript,
+        heading=heading,
+        options=options,
+        items=view_items(transcript.entries, options),
+    )
+
+
+def preview(text: str, limit: int = PREVIEW_CHARACTERS) -> str:
+    """``text``, or its start and end around `` … `` when it is longer than ``limit``.
+
+    >>> preview("abcdefgh", 4)
+    'ab … gh'
+    """
+    if len(text) <= limit:
+        return text
+    return f"{text[: limit // 2]} … {text[len(text) - limit // 2 :]}"
+
+
+def budget_percent(used: int, budget: int) -> int:
+    """The share of the budget used, in whole percent (at most 100).
+
+    >>> budget_percent(50, 200), budget_percent(1, 3)
+    (25, 33)
+    """
+    return min(100, used * 100 // max(budget, 1))
+
+
+def picture_html_chunks(picture: SnapshotPicture) -> Iterator[str]:
+    """The HTML page of a snapshot's picture, piece by piece.
+
+    >>> page = "".join(picture_html_chunks(SnapshotPicture("<s>", "<s>", 100, 60, [], 0, 0,
+    ...     0, 0, False, False)))
+    >>> "Snapshot of &lt;s&gt;" in page, 'width: 60%' in page
+    (True, True)
+    """
+    percent = budget_percent(picture.used_bytes, picture.max_bytes)
+    return render_chunks("show.html.j2", picture=picture, percent=percent)

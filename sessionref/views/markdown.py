@@ -1,0 +1,194 @@
+"""A transcript as Markdown that renders as written in any CommonMark viewer (docs/views.md).
+
+Session text never becomes Markdown structure: prose is written with every character that
+could start markup escaped (so ``# x``, ``</div>``, ``*x*`` or ``[x]: /u`` show as typed),
+line breaks kept as hard breaks, and each fenced code block of a message is written as a
+fence longer than any run of backticks inside it, so code stays code and cannot swallow
+what follows. Written piece by piece (:func:`markdown_chunks`), in time linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Final
+
+from sessionref.codecs.jsstring import utf8_length
+from sessionref.transcript import Entry, Transcript
+from sessionref.views.entries import (
+    ToolGroup,
+    ViewOptions,
+    format_time,
+    segments,
+    view_items,
+)
+
+_MARKUP: Final = re.compile(r"[\\`*_{}\[\]<>()#+\-!|~&=:$^]")
+_ORDERED: Final = re.compile(r"^(\d{1,9})([.)])")
+_EDGE_SPACE: Final = {" ": "&#32;", "\t": "&#9;"}
+_BACKTICKS: Final = re.compile(r"`+")
+HEADINGS: Final = {
+    ("user", "text"): "User",
+    ("user", "checkpoint"): "Checkpoint (compaction summary)",
+    ("assistant", "text"): "Assistant",
+    ("assistant", "thinking"): "Assistant thinking",
+    ("system", "text"): "Context injected by the harness",
+}
+"""The heading of each kind of entry; tool calls are headed ``Tools``."""
+
+
+def code_spans(line: str) -> Iterator[tuple[int, int]]:
+    """Where the code spans of one line start and end, delimiters included, as CommonMark
+    pairs backtick runs (a run is closed by the next run of the same length). A span whose
+    content starts and ends with a space is left out, as a viewer would trim it.
+
+    >>> list(code_spans("a `b` ``c`d`` `e")), list(code_spans("` x `"))
+    ([(2, 5), (6, 13)], [])
+    """
+    runs = [(m.start(), m.end()) for m in _BACKTICKS.finditer(line)]
+    following: dict[int, int] = {}  # run length -> index of the next run that long
+    closer: list[int | None] = [None] * len(runs)
+    for index in range(len(runs) - 1, -1, -1):
+        length = runs[index][1] - runs[index][0]
+        closer[index] = following.get(length)
+        following[length] = index
+    index = 0
+    while index < len(runs):
+        match = closer[index]
+        if match is None:
+            index += 1
+            continue
+        start, end = runs[index][0], runs[match][1]
+        content = line[runs[index][1] : runs[match][0]]
+        if not (content.startswith(" ") and content.endswith(" ") and content.strip(" ")):
+            yield start, end
+        index = match + 1
+
+
+def _escaped(text: str) -> str:
+    return _MARKUP.sub(r"\\\g<0>", text)
+
+
+def escape_line(line: str) -> str:
+    """One line of prose that Markdown shows exactly as written: code spans kept, every other
+    markup character backslash-escaped, spaces and tabs at either end written as character
+    references (a viewer would drop them, or read indentation as code).
+
+    >>> escape_line("# not a *heading*"), escape_line("  1. x "), escape_line("</div>")
+    ('\\\\# not a \\\\*heading\\\\*', '&#32;&#32;1\\\\. x&#32;', '\\\\</div\\\\>')
+    >>> escape_line("run `ls *` now"), escape_line("1) item")
+    ('run `ls *` now', '1\\\\) item')
+    """
+    body = line.strip(" \t")
+    if not body:
+        return "".join(_EDGE_SPACE[c] for c in line)
+    start = line.index(body[0])
+    lead, trail = line[:start], line[start + len(body) :]
+    pieces, done = [], 0
+    for span_start, span_end in code_spans(body):
+        pieces += [_escaped(body[done:span_start]), body[span_start:span_end]]
+        done = span_end
+    pieces.append(_escaped(body[done:]))
+    escaped = _ORDERED.sub(r"\1\\\2", "".join(pieces))
+    return (
+        "".join(_EDGE_SPACE[c] for c in lead) + escaped + "".join(_EDGE_SPACE[c] for c in trail)
+    )
+
+
+def prose(text: str) -> str:
+    """Prose as Markdown paragraphs: each line escaped, lines of a paragraph joined by hard
+    breaks, paragraphs (separated by empty lines) by one blank line.
+
+    >>> print(prose("a\\nb\\n\\n\\nc"))
+    a\\
+    b
+    <BLANKLINE>
+    c
+    """
+    paragraphs = re.split(r"\n(?:\n)+", text)
+    return "\n\n".join(
+        "\\\n".join(escape_line(line) for line in paragraph.split("\n"))
+        for paragraph in paragraphs
+        if paragraph
+    )
+
+
+def fenced(code: str, info: str = "") -> str:
+    """A fenced code block holding ``code`` exactly: its fence is longer than any run of
+    backticks inside.
+
+    >>> print(fenced("a ``` b\\n", "py"))
+    ````py
+    a ``` b
+    ````
+    """
+    longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = code if code.endswith("\n") or not code else code + "\n"
+    return f"{fence}{info}\n{body}{fence}"
+
+
+def body(text: str) -> str:
+    """A message's text: prose escaped, fenced code kept as code."""
+    return "\n\n".join(
+        prose(piece.text) if piece.kind == "prose" else fenced(piece.text, piece.info)
+        for piece in segments(text)
+    )
+
+
+def _heading(title: str, time: int | None) -> str:
+    when = format_time(time)
+    return f"### {title}" + (f" · {when}" if when else "")
+
+
+def _single_line(text: str) -> str:
+    return escape_line(" ".join(text.split()))
+
+
+def _entry(entry: Entry) -> str:
+    heading = _heading(HEADINGS.get((entry.role, entry.kind), entry.kind), entry.time)
+    if entry.role == "system":
+        return f"{heading}\n\n*{utf8_length(entry.text)} bytes, not shown*\n\n"
+    return f"{heading}\n\n{body(entry.text)}\n\n"
+
+
+def _tools(group: ToolGroup, options: ViewOptions) -> str:
+    names = ", ".join(
+        escape_line(name) + (f" ×{count}" if count > 1 else "") for name, count in group.counts()
+    )
+    parts = [f"{_heading('Tools', group.calls[0].time)}\n\n{names}\n\n"]
+    if options.tools:
+        for call in group.calls:
+            parts.append(f"**{escape_line(call.name)}**\n\n{fenced(call.arguments)}\n\n")
+            if call.output is not None:
+                parts.append(f"Output:\n\n{fenced(call.output)}\n\n")
+    return "".join(parts)
+
+
+def markdown_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[str]:
+    """The Markdown of ``transcript``, one piece per entry (see the module's doc).
+
+    >>> from sessionref.transcript import Entry, Transcript
+    >>> t = Transcript("s", "dsh", "Fix <b>", None, None, [Entry("user", "text", "# hi")])
+    >>> print("".join(markdown_chunks(t, ViewOptions())))
+    # Fix \\<b\\>
+    <BLANKLINE>
+    Session s · dsh
+    <BLANKLINE>
+    ---
+    <BLANKLINE>
+    ### User
+    <BLANKLINE>
+    \\# hi
+    <BLANKLINE>
+    <BLANKLINE>
+    """
+    title = transcript.title if transcript.title is not None else transcript.session_id
+    facts = [f"Session {_single_line(transcript.session_id)}", transcript.harness]
+    if transcript.cwd is not None:
+        facts.append(_single_line(transcript.cwd))
+    if transcript.created_at is not None:
+        facts.append(f"started {format_time(transcript.created_at)}")
+    yield f"# {_single_line(title)}\n\n{' · '.join(facts)}\n\n---\n\n"
+    for item in view_items(transcript.entries, options):
+        yield _tools(item, options) if isinstance(item, ToolGroup) else _entry(item)

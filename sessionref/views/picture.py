@@ -1,0 +1,211 @@
+"""What a snapshot of a session keeps under a budget, unit by unit (``sessionref show``).
+
+The picture is derived from the spine's own outputs and changes no stage: the units before
+any budget (:func:`~sessionref.snapshot.project_units`, stages 1–4) and the snapshot itself
+(:func:`~sessionref.snapshot.snapshot_source`: its data object's conversation and stats).
+Each unit is matched to the conversation item that shows it, from the newest back (the drop
+phase removes the oldest), so each is *kept* (shown as it is), *cut* (a head and a tail and
+the omission notice) or *dropped*. :func:`check_agreement` holds the picture against the
+stats the snapshot reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from typing import Final, Literal
+
+import msgspec
+
+from sessionref.codecs.jsstring import utf8_length, well_formed
+from sessionref.log.records import SessionLog
+from sessionref.snapshot import SourceSnapshot, Unit, project_units, snapshot_source
+
+Fate = Literal["kept", "dropped", "cut"]
+_NOTICE: Final = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
+
+
+class PictureRow(msgspec.Struct, frozen=True):
+    """One unit of the surface: its place (from 1), role, whether it is a checkpoint, its
+    text and that text's UTF-8 byte length, and what the snapshot did with it. A cut unit
+    shows ``head`` + ``tail`` + ``notice``, and ``omitted_bytes`` of its text are gone; a
+    dropped unit's whole text is gone."""
+
+    position: int
+    role: Literal["user", "assistant"]
+    checkpoint: bool
+    text: str
+    text_bytes: int
+    fate: Fate
+    head: str = ""
+    tail: str = ""
+    notice: str = ""
+    omitted_bytes: int = 0
+
+
+class SnapshotPicture(msgspec.Struct, frozen=True):
+    """A snapshot of one session under ``max_bytes``: every unit, the bytes its data object
+    takes (``used_bytes``) and the stats it reports."""
+
+    session_id: str
+    label: str
+    max_bytes: int
+    used_bytes: int
+    rows: list[PictureRow]
+    original_messages: int
+    retained_messages: int
+    omitted_messages: int
+    omitted_bytes: int
+    truncated: bool
+    compacted: bool
+
+    def count(self, fate: Fate) -> int:
+        """How many units met ``fate``."""
+        return sum(1 for row in self.rows if row.fate == fate)
+
+
+class PictureMismatch(AssertionError):
+    """The snapshot's conversation does not follow from its units: a bug in a stage."""
+
+
+def _common_prefix(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` share from their start."""
+    count = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        count += 1
+    return count
+
+
+def split_cut(original: str, shown: str) -> tuple[str, str, str, int] | None:
+    """``(head, tail, notice, omitted)`` when ``shown`` is a cut of ``original`` (a head of
+    it, a tail of it, the omission notice), else ``None``. A text cut to nothing shows ``""``.
+
+    >>> split_cut("abcdefghij" * 10, 'abcdhij\\n[… omitted 93 UTF-8 bytes …]')
+    ('abcd', 'hij', '\\n[… omitted 93 UTF-8 bytes …]', 93)
+    >>> split_cut("abc", ""), split_cut("abc", "abd")
+    (('', '', '', 3), None)
+    """
+    if not shown:
+        return ("", "", "", utf8_length(original)) if original else None
+    match = _NOTICE.search(shown)
+    if match is None:
+        return None
+    kept, text = shown[: match.start()], well_formed(original)
+    prefix = _common_prefix(kept, text.removeprefix("\ufeff"))
+    suffix = _common_prefix(kept[::-1], text[::-1])
+    if prefix + suffix < len(kept):
+        return None
+    split = min(max((len(kept) + 1) // 2, len(kept) - suffix), prefix)
+    return kept[:split], kept[split:], match.group(), int(match.group(1))
+
+
+def _row(position: int, unit: Unit, shown: str | None) -> PictureRow | None:
+    """The row of ``unit`` shown as ``shown`` (``None``: dropped); ``None`` if ``shown``
+    is neither its text nor a cut of it."""
+    row = PictureRow(
+        position, unit.role, unit.checkpoint, unit.text, utf8_length(unit.text), "dropped"
+    )
+    if shown is None:
+        return row
+    if shown == unit.text:
+        return msgspec.structs.replace(row, fate="kept")
+    cut = split_cut(unit.text, shown)
+    if cut is None:
+        return None
+    head, tail, notice, omitted = cut
+    return msgspec.structs.replace(
+        row, fate="cut", head=head, tail=tail, notice=notice, omitted_bytes=omitted
+    )
+
+
+def match_units(units: Sequence[Unit], conversation: Sequence[tuple[str, str]]) -> list[PictureRow]:
+    """Each unit matched to the conversation item (role, text) that shows it, newest first;
+    a unit no item shows is dropped. Raises :class:`PictureMismatch` when an item is left.
+
+    >>> rows = match_units([Unit("user", "a"), Unit("assistant", "b")], [("assistant", "b")])
+    >>> [(row.text, row.fate) for row in rows]
+    [('a', 'dropped'), ('b', 'kept')]
+    """
+    rows: list[PictureRow] = []
+    item = len(conversation) - 1
+    for index in range(len(units) - 1, -1, -1):
+        unit = units[index]
+        row = None
+        if item >= 0 and conversation[item][0] == unit.role:
+            row = _row(index + 1, unit, conversation[item][1])
+        if row is None:
+            row = _row(index + 1, unit, None)
+        else:
+            item -= 1
+        assert row is not None
+        rows.append(row)
+    if item >= 0:
+        raise PictureMismatch(f"conversation item {item} shows no unit")
+    rows.reverse()
+    return rows
+
+
+def snapshot_picture(log: SessionLog, label: str, max_bytes: int) -> SnapshotPicture:
+    """The picture of the snapshot of ``log`` under ``max_bytes`` (raises what
+    :func:`~sessionref.snapshot.snapshot_source` raises: BUDGET_EXCEEDED when even cut it
+    does not fit).
+
+    >>> from sessionref.log.records import SessionHeader, decode_records
+    >>> log = SessionLog(SessionHeader("s", 0), decode_records(b"".join(
+    ...     b'{"type":"user/message","seq":%d,"surfaceOp":"append","data":{"content":'
+    ...     b'[{"type":"text","text":"%s"}],"source":{"kind":"user"}}}\\n' % (seq, text)
+    ...     for seq, text in enumerate([b"x" * 50, b"y" * 100]))))
+    >>> picture = snapshot_picture(log, "s", 150)
+    >>> [row.fate for row in picture.rows], picture.omitted_messages, picture.used_bytes
+    (['dropped', 'cut'], 1, 150)
+    >>> picture.rows[1].head, picture.rows[1].tail, picture.rows[1].omitted_bytes
+    ('yyyyy', 'yyyyy', 90)
+    """
+    units = list(project_units(log.records))
+    snapshot = snapshot_source(log, label, max_bytes)
+    return picture_of(units, snapshot, max_bytes)
+
+
+def picture_of(units: Sequence[Unit], snapshot: SourceSnapshot, max_bytes: int) -> SnapshotPicture:
+    """The picture of ``snapshot``, a snapshot of ``units`` under ``max_bytes``."""
+    data = json.loads(snapshot.data_json)  # the standard library keeps lone surrogates
+    conversation = [(item["role"], item["text"]) for item in data["conversation"]]
+    return SnapshotPicture(
+        session_id=snapshot.session_id,
+        label=snapshot.label,
+        max_bytes=max_bytes,
+        used_bytes=len(snapshot.data_json),
+        rows=match_units(units, conversation),
+        original_messages=snapshot.original_messages,
+        retained_messages=snapshot.retained_messages,
+        omitted_messages=snapshot.omitted_messages,
+        omitted_bytes=snapshot.omitted_bytes,
+        truncated=snapshot.omitted_messages > 0 or snapshot.omitted_bytes > 0,
+        compacted=snapshot.compacted,
+    )
+
+
+def check_agreement(picture: SnapshotPicture) -> None:
+    """Raise :class:`PictureMismatch` unless the rows add up to the snapshot's stats: the
+    dropped units are ``omittedMessages``, their bytes and the cuts' omissions are
+    ``omittedBytes``, and ``truncated`` holds exactly when something was left out.
+
+    >>> check_agreement(SnapshotPicture("s", "s", 100, 60, [], 0, 0, 1, 0, True, False))
+    Traceback (most recent call last):
+    ...
+    sessionref.views.picture.PictureMismatch: 0 units dropped, the snapshot says 1
+    """
+    dropped = [row for row in picture.rows if row.fate == "dropped"]
+    if len(dropped) != picture.omitted_messages:
+        raise PictureMismatch(
+            f"{len(dropped)} units dropped, the snapshot says {picture.omitted_messages}"
+        )
+    gone = sum(row.text_bytes for row in dropped) + sum(row.omitted_bytes for row in picture.rows)
+    if gone != picture.omitted_bytes:
+        raise PictureMismatch(f"{gone} bytes left out, the snapshot says {picture.omitted_bytes}")
+    cut = any(row.fate == "cut" for row in picture.rows)
+    if picture.truncated != bool(dropped or cut):
+        raise PictureMismatch(f"truncated is {picture.truncated}, the rows say otherwise")
