@@ -25,8 +25,8 @@ from sessionref.views.entries import (
 
 _MARKUP: Final = re.compile(r"[\\`*_{}\[\]<>()#+\-!|~&=:$^]")
 _ORDERED: Final = re.compile(r"^(\d{1,9})([.)])")
-_EDGE_SPACE: Final = {" ": "&#32;", "\t": "&#9;"}
 _BACKTICKS: Final = re.compile(r"`+")
+_UNREFERABLE: Final = frozenset("\x0b\x1c\x1d\x1e\x1f\x85")
 HEADINGS: Final = {
     ("user", "text"): "User",
     ("user", "checkpoint"): "Checkpoint (compaction summary)",
@@ -65,23 +65,34 @@ def code_spans(line: str) -> Iterator[tuple[int, int]]:
         index = match + 1
 
 
+def _references(space: str) -> str:
+    """White space as numeric character references, which no viewer trims; the control
+    characters CommonMark will not take as references (U+000B, U+001C–U+001F, U+0085) stay
+    as they are.
+
+    >>> _references(" \\t\\u3000\\x1c")
+    '&#32;&#9;&#12288;\\x1c'
+    """
+    return "".join(c if c in _UNREFERABLE else f"&#{ord(c)};" for c in space)
+
+
 def _escaped(text: str) -> str:
     return _MARKUP.sub(r"\\\g<0>", text)
 
 
 def escape_line(line: str) -> str:
     """One line of prose that Markdown shows exactly as written: code spans kept, every other
-    markup character backslash-escaped, spaces and tabs at either end written as character
-    references (a viewer would drop them, or read indentation as code).
+    markup character backslash-escaped, white space at either end written as character
+    references (a viewer would drop it, or read indentation as code).
 
     >>> escape_line("# not a *heading*"), escape_line("  1. x "), escape_line("</div>")
     ('\\\\# not a \\\\*heading\\\\*', '&#32;&#32;1\\\\. x&#32;', '\\\\</div\\\\>')
     >>> escape_line("run `ls *` now"), escape_line("1) item")
     ('run `ls *` now', '1\\\\) item')
     """
-    body = line.strip(" \t")
+    body = line.strip()
     if not body:
-        return "".join(_EDGE_SPACE[c] for c in line)
+        return _references(line)
     start = line.index(body[0])
     lead, trail = line[:start], line[start + len(body) :]
     pieces, done = [], 0
@@ -90,9 +101,7 @@ def escape_line(line: str) -> str:
         done = span_end
     pieces.append(_escaped(body[done:]))
     escaped = _ORDERED.sub(r"\1\\\2", "".join(pieces))
-    return (
-        "".join(_EDGE_SPACE[c] for c in lead) + escaped + "".join(_EDGE_SPACE[c] for c in trail)
-    )
+    return _references(lead) + escaped + _references(trail)
 
 
 def prose(text: str) -> str:
@@ -159,7 +168,7 @@ def _tools(group: ToolGroup, options: ViewOptions) -> str:
     parts = [f"{_heading('Tools', group.calls[0].time)}\n\n{names}\n\n"]
     if options.tools:
         for call in group.calls:
-            parts.append(f"**{escape_line(call.name)}**\n\n{fenced(call.arguments)}\n\n")
+            parts.append(f"{escape_line(call.name)}\n\n{fenced(call.arguments)}\n\n")
             if call.output is not None:
                 parts.append(f"Output:\n\n{fenced(call.output)}\n\n")
     return "".join(parts)

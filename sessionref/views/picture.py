@@ -3,9 +3,9 @@
 The picture is derived from the spine's own outputs and changes no stage: the units before
 any budget (:func:`~sessionref.snapshot.project_units`, stages 1–4) and the snapshot itself
 (:func:`~sessionref.snapshot.snapshot_source`: its data object's conversation and stats).
-Each unit is matched to the conversation item that shows it, from the newest back (the drop
-phase removes the oldest), so each is *kept* (shown as it is), *cut* (a head and a tail and
-the omission notice) or *dropped*. :func:`check_agreement` holds the picture against the
+The units the snapshot says it dropped are the oldest droppable ones (docs/snapshot.md §Drop);
+every other unit is matched to the conversation item that shows it, so each is *kept*
+(shown as it is), *cut* (a head and a tail and the omission notice) or *dropped*. :func:`check_agreement` holds the picture against the
 stats the snapshot reports.
 """
 
@@ -121,30 +121,35 @@ def _row(position: int, unit: Unit, shown: str | None) -> PictureRow | None:
     )
 
 
-def match_units(units: Sequence[Unit], conversation: Sequence[tuple[str, str]]) -> list[PictureRow]:
-    """Each unit matched to the conversation item (role, text) that shows it, newest first;
-    a unit no item shows is dropped. Raises :class:`PictureMismatch` when an item is left.
+def match_units(
+    units: Sequence[Unit], conversation: Sequence[tuple[str, str]], dropped: int
+) -> list[PictureRow]:
+    """Each unit with its fate: the ``dropped`` oldest units that are neither checkpoints nor
+    the newest are dropped (docs/snapshot.md §Drop), and every other unit is matched, in
+    order, to the conversation item (role, text) that shows it: kept or cut. Raises
+    :class:`PictureMismatch` when an item is not the text or a cut of its unit, or the counts
+    differ.
 
-    >>> rows = match_units([Unit("user", "a"), Unit("assistant", "b")], [("assistant", "b")])
+    >>> rows = match_units([Unit("user", "a"), Unit("assistant", "b")], [("assistant", "b")], 1)
     >>> [(row.text, row.fate) for row in rows]
     [('a', 'dropped'), ('b', 'kept')]
     """
     rows: list[PictureRow] = []
-    item = len(conversation) - 1
-    for index in range(len(units) - 1, -1, -1):
-        unit = units[index]
-        row = None
-        if item >= 0 and conversation[item][0] == unit.role:
-            row = _row(index + 1, unit, conversation[item][1])
-        if row is None:
+    items = iter(conversation)
+    last = len(units) - 1
+    for index, unit in enumerate(units):
+        if dropped and not unit.checkpoint and index != last:
+            dropped -= 1
             row = _row(index + 1, unit, None)
         else:
-            item -= 1
+            role, text = next(items, (None, ""))
+            row = _row(index + 1, unit, text) if role == unit.role else None
+            if row is None:
+                raise PictureMismatch(f"unit {index + 1} is not shown by its conversation item")
         assert row is not None
         rows.append(row)
-    if item >= 0:
-        raise PictureMismatch(f"conversation item {item} shows no unit")
-    rows.reverse()
+    if dropped or next(items, None) is not None:
+        raise PictureMismatch("the conversation and the units do not add up")
     return rows
 
 
@@ -178,7 +183,7 @@ def picture_of(units: Sequence[Unit], snapshot: SourceSnapshot, max_bytes: int) 
         label=snapshot.label,
         max_bytes=max_bytes,
         used_bytes=len(snapshot.data_json),
-        rows=match_units(units, conversation),
+        rows=match_units(units, conversation, snapshot.omitted_messages),
         original_messages=snapshot.original_messages,
         retained_messages=snapshot.retained_messages,
         omitted_messages=snapshot.omitted_messages,

@@ -1,0 +1,173 @@
+"""Markdown export, parsed back with markdown-it-py (CommonMark): the document's structure is
+the transcript's (one heading per entry, in order), nothing in a message becomes markup,
+prose reads back exactly as written and fenced code comes back as the same code."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from sessionref.testing import js_strings
+from sessionref.transcript import Entry, Transcript
+from sessionref.views.entries import ViewOptions
+from sessionref.views.markdown import markdown_chunks
+
+PARSER = MarkdownIt("commonmark")
+HOSTILE = [
+    "</div><script>alert(1)</script>",
+    "# a heading\n## another\n---\n===",
+    "* item\n- item\n+ item\n1. one\n2) two",
+    "> quoted\n>> deeper",
+    "[link](http://example.com) ![img](x.png) <http://example.com> [ref]: /url",
+    "<!-- an open comment",
+    "*emph* _emph_ **strong** ~~strike~~ `code` ``two `ticks` here``",
+    "| a | b |\n|---|---|\n| 1 | 2 |",
+    "    indented four\n\ttabbed",
+    "trailing spaces  \nand a backslash\\\nend",
+    "&amp; &lt; &#65; &copy;",
+    "\u202eRTL override\u200f mark \u061c",
+    "emoji :smile: math $x$ footnote[^1] html &nbsp;",
+    "x" * 100_000,
+    "### User · 2024-01-01 00:00:00 UTC\nforged turn",
+    "a\n\n\n\nb",
+    "\u3000ideographic space edges\u3000",
+]
+
+
+def rebuilt_inline(token: Token) -> str:
+    """An inline token's text as a viewer shows it; any markup fails the test."""
+    out = []
+    for child in token.children or []:
+        if child.type == "text":
+            out.append(child.content)
+        elif child.type == "code_inline":
+            out.append(child.markup + child.content + child.markup)
+        elif child.type in ("hardbreak", "softbreak"):
+            out.append("\n")
+        else:
+            raise AssertionError(f"a message became markup: {child.type}")
+    return "".join(out)
+
+
+def blocks(document: str) -> list[tuple[str, Any]]:
+    """The document's top-level blocks: (heading level, text), ("p", text), ("code", text)."""
+    out: list[tuple[str, Any]] = []
+    tokens = PARSER.parse(document)
+    for index, token in enumerate(tokens):
+        if token.level != 0:
+            continue
+        if token.type == "heading_open":
+            out.append((token.tag, rebuilt_inline(tokens[index + 1])))
+        elif token.type == "paragraph_open":
+            out.append(("p", rebuilt_inline(tokens[index + 1])))
+        elif token.type == "fence":
+            out.append(("code", (token.content, token.info)))
+        elif token.type == "hr":
+            out.append(("hr", None))
+        elif not token.type.endswith("_close"):
+            raise AssertionError(f"unexpected block {token.type}")
+    return out
+
+
+def export(entries: list[Entry], **options: bool) -> str:
+    transcript = Transcript("s-1", "dsh", "Title *not emph*", "/w", 0, entries)
+    return "".join(markdown_chunks(transcript, ViewOptions(**options)))
+
+
+def paragraphs(text: str) -> list[str]:
+    """What a prose message reads back as: line ends normalized, NUL shown as U+FFFD
+    (CommonMark's rule), runs of blank lines as one paragraph break, and U+000B trimmed at
+    a paragraph's ends (markdown-it-py trims it, and CommonMark takes no reference for it)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    found = (p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")))
+    return [p for p in found if p]
+
+
+def message_blocks(document: str) -> list[list[tuple[str, Any]]]:
+    """The blocks under each h3 heading."""
+    found: list[list[tuple[str, Any]]] = []
+    for kind, value in blocks(document):
+        if kind == "h3":
+            found.append([])
+        elif found:
+            found[-1].append((kind, value))
+    return found
+
+
+def test_the_header_and_headings_are_the_transcripts() -> None:
+    document = export([Entry("user", "text", text, time=0) for text in HOSTILE])
+    parsed = blocks(document)
+    assert parsed[:3] == [("h1", "Title *not emph*"), ("p", parsed[1][1]), ("hr", None)]
+    assert parsed[1][1] == "Session s-1 · dsh · /w · started 1970-01-01 00:00:00 UTC"
+    headings = [value for kind, value in parsed if kind == "h3"]
+    assert headings == ["User · 1970-01-01 00:00:00 UTC"] * len(HOSTILE)
+
+
+def test_hostile_prose_reads_back_as_written() -> None:
+    document = export([Entry("user", "text", text) for text in HOSTILE])
+    for text, found in zip(HOSTILE, message_blocks(document), strict=True):
+        assert found == [("p", p) for p in paragraphs(text)], text[:60]
+
+
+def test_fenced_code_stays_code_and_cannot_swallow_what_follows() -> None:
+    texts = [
+        "run this:\n```python\nprint('```')\n````\n```\nthen *this*",
+        "~~~\nan open fence to the end\n# not a heading",
+        "````` \n``` inner\n`````",
+    ]
+    document = export(
+        [Entry("assistant", "text", t) for t in texts] + [Entry("user", "text", "end")]
+    )
+    assert message_blocks(document) == [
+        # a longer fence closes a shorter one (CommonMark), so the last ``` opens a new one
+        [
+            ("p", "run this:"),
+            ("code", ("print('```')\n", "python")),
+            ("code", ("then *this*\n", "")),
+        ],
+        [("code", ("an open fence to the end\n# not a heading\n", ""))],
+        [("code", ("``` inner\n", ""))],
+        [("p", "end")],
+    ]
+
+
+def test_tools_and_reasoning_show_only_when_asked() -> None:
+    entries = [
+        Entry("assistant", "thinking", "secret plan"),
+        Entry("assistant", "tool-call", '{"cmd":"ls"}', name="bash"),
+        Entry("tool", "tool-result", "a.py\n```b.py", name="bash"),
+        Entry("assistant", "tool-call", "{}", name="bash"),
+    ]
+    plain = message_blocks(export(entries))
+    assert plain == [[("p", "bash ×2")]]
+    full = message_blocks(export(entries, tools=True, reasoning=True))
+    assert full == [
+        [("p", "secret plan")],
+        [
+            ("p", "bash ×2"),
+            ("p", "bash"),
+            ("code", ('{"cmd":"ls"}\n', "")),
+            ("p", "Output:"),
+            ("code", ("a.py\n```b.py\n", "")),
+            ("p", "bash"),
+            ("code", ("{}\n", "")),
+        ],
+    ]
+
+
+FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(js_strings(max_size=80).filter(lambda t: not FENCE.search(t)), max_size=4))
+def test_any_prose_reads_back_as_written(texts: list[str]) -> None:
+    document = export([Entry("user", "text", text) for text in texts])
+    shown = [t for t in texts if paragraphs(t)]
+    found = message_blocks(document)
+    assert len(found) == len(texts)
+    assert [f for f in found if f] == [[("p", p) for p in paragraphs(t)] for t in shown]

@@ -1,0 +1,117 @@
+"""``show``'s picture agrees exactly with the snapshot it pictures: over generated sessions and
+budgets, the dropped units are ``omittedMessages`` (the oldest that are neither checkpoints
+nor the newest), their bytes and the cuts' omissions add up to ``omittedBytes``, a cut shows
+a head and a tail of its unit and the omission notice, and ``truncated`` says whether
+anything was left out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionref.codecs import utf8_encode, utf8_length
+from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.log.store import MemoryStore
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
+from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.types import SourceStats, Target
+from sessionref.views.picture import (
+    PictureMismatch,
+    SnapshotPicture,
+    check_agreement,
+    match_units,
+    snapshot_picture,
+)
+from sessionref.snapshot import Unit
+
+BOM = "\ufeff"
+
+
+def reported(log: LogRecords, max_bytes: int) -> tuple[SourceStats, list[dict[str, str]]]:
+    """The stats and the conversation the resolver reports (the public path)."""
+    resolver = SessionReferenceResolver(MemoryStore([log]), max_reference_bytes=max_bytes)
+    context = resolver.snapshot(Target("\x00outside"), [{"sessionId": log["header"]["id"]}])
+    prompt = context.prompt
+    data = json.loads(prompt[len(PROMPT_PREFIX) : -len(PROMPT_SUFFIX)])[0]
+    return context.source.references[0], data["conversation"]
+
+
+def picture_or_none(log: LogRecords, max_bytes: int) -> SnapshotPicture | None:
+    store = MemoryStore([log])
+    session_id = log["header"]["id"]
+    try:
+        return snapshot_picture(store.read(session_id), session_id, max_bytes)
+    except SessionReferenceError as exc:
+        assert exc.code == BUDGET_EXCEEDED
+        return None
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    session_logs(max_turns=5, texts=js_strings(max_size=60)),
+    st.integers(60, 1500),
+)
+def test_the_picture_agrees_with_the_snapshot_stats(log: LogRecords, max_bytes: int) -> None:
+    picture = picture_or_none(log, max_bytes)
+    if picture is None:
+        return
+    stats, conversation = reported(log, max_bytes)
+    units = projected_units(log)  # the independent reference's units
+    rows = picture.rows
+    assert [(r.role, r.text, r.checkpoint) for r in rows] == [
+        (u["role"], u["text"], u["checkpoint"]) for u in units
+    ]
+    dropped = [r for r in rows if r.fate == "dropped"]
+    assert len(dropped) == stats.omitted_messages
+    # the oldest go: no kept or cut unit that could be dropped is older than a dropped one
+    droppable = [r.position for r in rows[:-1] if not r.checkpoint]
+    assert [r.position for r in dropped] == droppable[: len(dropped)]
+    assert all(not r.checkpoint and r is not rows[-1] for r in dropped)
+    for row, item in zip([r for r in rows if r.fate != "dropped"], conversation, strict=True):
+        assert item["role"] == row.role
+        if row.fate == "kept":
+            assert item["text"] == row.text
+            continue
+        shown_bytes = utf8_encode(row.head + row.tail)
+        original = utf8_encode(row.text)
+        assert item["text"] == row.head + row.tail + row.notice
+        assert original.startswith(utf8_encode(row.head)) or original.startswith(
+            utf8_encode(BOM + row.head)
+        )
+        assert original.endswith(utf8_encode(row.tail))
+        # each of head and tail may have lost one leading U+FEFF (3 bytes that count as kept)
+        assert len(original) - len(shown_bytes) - row.omitted_bytes in (0, 3, 6)
+    gone = sum(r.text_bytes for r in dropped) + sum(r.omitted_bytes for r in rows)
+    assert gone == stats.omitted_bytes
+    assert picture.truncated == stats.truncated == any(r.fate != "kept" for r in rows)
+    assert picture.used_bytes <= max_bytes
+    assert sum(r.text_bytes for r in dropped) == sum(utf8_length(r.text) for r in dropped)
+    check_agreement(picture)
+
+
+def test_a_checkpoint_is_never_the_one_dropped() -> None:
+    units = [Unit("user", "ok", checkpoint=True), Unit("user", "ok"), Unit("assistant", "b")]
+    rows = match_units(units, [("user", "ok"), ("assistant", "b")], 1)
+    assert [r.fate for r in rows] == ["kept", "dropped", "kept"]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "dropped"),
+    [([("user", "b")], 0), ([("user", "a"), ("user", "x")], 0), ([], 0), ([("user", "a")], 1)],
+)
+def test_a_conversation_that_does_not_follow_from_the_units_is_refused(
+    conversation: list[tuple[str, str]], dropped: int
+) -> None:
+    with pytest.raises(PictureMismatch):
+        match_units([Unit("user", "a")], conversation, dropped)
+
+
+def test_disagreeing_stats_are_refused() -> None:
+    rows = match_units([Unit("user", "a" * 10), Unit("user", "b")], [("user", "b")], 1)
+    picture = SnapshotPicture("s", "s", 100, 50, rows, 2, 1, 1, 9, True, False)
+    with pytest.raises(PictureMismatch, match="9"):
+        check_agreement(picture)
