@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from sessionref.codecs import utf8_encode, utf8_length
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.log.store import MemoryStore
-from sessionref.resolver import SessionReferenceResolver
-from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.snapshot import Unit
+from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
 from sessionref.types import SourceStats, Target
 from sessionref.views.picture import (
     PictureMismatch,
@@ -26,7 +27,6 @@ from sessionref.views.picture import (
     match_units,
     snapshot_picture,
 )
-from sessionref.snapshot import Unit
 
 BOM = "\ufeff"
 

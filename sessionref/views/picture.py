@@ -5,8 +5,8 @@ any budget (:func:`~sessionref.snapshot.project_units`, stages 1–4) and the sn
 (:func:`~sessionref.snapshot.snapshot_source`: its data object's conversation and stats).
 The units the snapshot says it dropped are the oldest droppable ones (docs/snapshot.md §Drop);
 every other unit is matched to the conversation item that shows it, so each is *kept*
-(shown as it is), *cut* (a head and a tail and the omission notice) or *dropped*. :func:`check_agreement` holds the picture against the
-stats the snapshot reports.
+(shown as it is), *cut* (a head and a tail and the omission notice) or *dropped*.
+:func:`check_agreement` holds the picture against the stats the snapshot reports.
 """
 
 from __future__ import annotations
