@@ -155,6 +155,18 @@ class Browser:
         """A PNG of the viewport."""
         return base64.b64decode(self.call("Page.captureScreenshot", {"format": "png"})["data"])
 
+    def emulate(self, *, width: int = 800, media: str = "", dark: bool = False) -> None:
+        """Show the page as a screen ``width`` CSS pixels wide (a phone below 500), as
+        ``media`` ("print" or "" for screen), in the dark or light colour scheme."""
+        metrics = {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 500}
+        self.call("Emulation.setDeviceMetricsOverride", metrics)
+        scheme = {"name": "prefers-color-scheme", "value": "dark" if dark else "light"}
+        self.call("Emulation.setEmulatedMedia", {"media": media, "features": [scheme]})
+
+    def pdf(self) -> bytes:
+        """The page printed to PDF."""
+        return base64.b64decode(self.call("Page.printToPDF", {})["data"])
+
     def close(self) -> None:
         try:
             self._send("Browser.close", browser=True)
@@ -168,9 +180,9 @@ class Browser:
             self.profile.cleanup()
 
 
-def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
-    """Width, height and the rows of an 8-bit RGB or RGBA, non-interlaced PNG (as Chromium
-    writes screenshots), each row's filter undone."""
+def png_pixels(data: bytes, max_rows: int = 1 << 30) -> tuple[int, int, list[bytes]]:
+    """Width, height and the first ``max_rows`` rows of an 8-bit RGB or RGBA, non-interlaced
+    PNG (as Chromium writes screenshots), each row's filter undone."""
     assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     offset, chunks, header = 8, [], b""
     while offset < len(data):
@@ -188,7 +200,7 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     stride = width * pixel
     rows: list[bytes] = []
     previous = bytearray(stride)
-    for y in range(height):
+    for y in range(min(height, max_rows)):
         kind, line = (
             raw[y * (stride + 1)],
             bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)]),
@@ -213,10 +225,10 @@ def png_pixels(data: bytes) -> tuple[int, int, list[bytes]]:
     return width, height, rows
 
 
-def distinct_colors(data: bytes, step: int = 4) -> int:
-    """How many distinct pixel values a PNG holds, sampling every ``step``-th pixel of every
-    ``step``-th row."""
-    width, _, rows = png_pixels(data)
+def distinct_colors(data: bytes, step: int = 4, max_rows: int = 240) -> int:
+    """How many distinct pixel values the top ``max_rows`` rows of a PNG hold (a page's
+    heading and first entries), sampling every ``step``-th pixel of every ``step``-th row."""
+    width, _, rows = png_pixels(data, max_rows)
     pixel = len(rows[0]) // width
     seen = {row[i : i + pixel] for row in rows[::step] for i in range(0, len(row), pixel * step)}
     return len(seen)

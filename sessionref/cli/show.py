@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import textwrap
 from typing import Final
 
 from sessionref.cli.candidates import display_width, printable
@@ -100,15 +101,18 @@ def shows(row: PictureRow, width: int) -> str:
 def table(picture: SnapshotPicture, width: int) -> str:
     """The picture as plain text within ``width`` columns: a summary, the bar, one row per
     unit (#, role, bytes, fate, what it shows)."""
-    percent = min(100, picture.used_bytes * 100 // max(picture.max_bytes, 1))
-    lines = [
-        f"{picture.used_bytes} of {picture.max_bytes} bytes used ({percent}%) "
-        + bar(picture.used_bytes, picture.max_bytes, max(10, min(BAR_WIDTH, width - 40))),
+    used = f"{picture.used_bytes} of {picture.max_bytes} bytes used ({picture.percent_used()}%)"
+    summary = (
         f"kept {picture.retained_messages} of {picture.original_messages} units "
         f"({picture.count('cut')} cut, {picture.omitted_messages} dropped), omitted "
         f"{picture.omitted_bytes} bytes"
         + (", truncated" if picture.truncated else "")
-        + (", compacted" if picture.compacted else ""),
+        + (", compacted" if picture.compacted else "")
+    )
+    lines = [
+        *textwrap.wrap(used, width),
+        bar(picture.used_bytes, picture.max_bytes, max(10, min(BAR_WIDTH, width - 2))),
+        *textwrap.wrap(summary, width),
         "",
     ]
     cells = [

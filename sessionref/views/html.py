@@ -36,6 +36,7 @@ def environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        keep_trailing_newline=True,
     )
     env.tests["toolgroup"] = lambda item: isinstance(item, ToolGroup)
     env.globals.update(
@@ -84,15 +85,6 @@ def preview(text: str, limit: int = PREVIEW_CHARACTERS) -> str:
     return f"{text[: limit // 2]} … {text[len(text) - limit // 2 :]}"
 
 
-def budget_percent(used: int, budget: int) -> int:
-    """The share of the budget used, in whole percent (at most 100).
-
-    >>> budget_percent(50, 200), budget_percent(1, 3)
-    (25, 33)
-    """
-    return min(100, used * 100 // max(budget, 1))
-
-
 def picture_html_chunks(picture: SnapshotPicture) -> Iterator[str]:
     """The HTML page of a snapshot's picture, piece by piece.
 
@@ -101,5 +93,4 @@ def picture_html_chunks(picture: SnapshotPicture) -> Iterator[str]:
     >>> "Snapshot of &lt;s&gt;" in page, 'width: 60%' in page
     (True, True)
     """
-    percent = budget_percent(picture.used_bytes, picture.max_bytes)
-    return render_chunks("show.html.j2", picture=picture, percent=percent)
+    return render_chunks("show.html.j2", picture=picture, percent=picture.percent_used())

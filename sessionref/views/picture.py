@@ -64,6 +64,14 @@ class SnapshotPicture(msgspec.Struct, frozen=True):
         """How many units met ``fate``."""
         return sum(1 for row in self.rows if row.fate == fate)
 
+    def percent_used(self) -> int:
+        """The share of the budget the snapshot takes, in whole percent (at most 100).
+
+        >>> SnapshotPicture("s", "s", 300, 100, [], 0, 0, 0, 0, False, False).percent_used()
+        33
+        """
+        return min(100, self.used_bytes * 100 // max(self.max_bytes, 1))
+
 
 class PictureMismatch(AssertionError):
     """The snapshot's conversation does not follow from its units: a bug in a stage."""

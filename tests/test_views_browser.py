@@ -1,0 +1,154 @@
+"""The HTML views in a real browser (headless Chromium, installed by .ci/run): the pages of
+the sample sessions and of hostile text load with no console error and no network request,
+every session text is in the DOM as text (never as markup), nothing runs, and the page reads
+on a phone, in the dark and in print. A missing Chromium fails these tests; it is not a skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sessionref.cli.demo import sample_root
+from sessionref.cli.output_file import write_pieces
+from sessionref.codecs.jsstring import well_formed
+from sessionref.log.builder import LogBuilder
+from sessionref.log.store import DirectoryStore, MemoryStore
+from sessionref.transcript import Entry, Transcript
+from sessionref.views.entries import ViewOptions
+from sessionref.views.html import export_html_chunks, picture_html_chunks
+from sessionref.views.picture import snapshot_picture
+from tests.browser import Browser, distinct_colors
+
+HOSTILE = [
+    "</div><script>document.title='pwned'</script>",
+    "</p></article></main><img src=x onerror=\"document.title='pwned'\">",
+    "<link rel=stylesheet href=http://example.com/x.css><iframe src=https://example.com>",
+    "<style>body{display:none}</style><base href=http://example.com/>",
+    "\u202eRTL override\u202c and \u200fmarks\u200e \u05e9\u05dc\u05d5\u05dd"
+    " \u0645\u0631\u062d\u0628\u0627",
+    "a lone \ud800 surrogate and a \udfff low one",
+    "y" * 100_000,
+    "{{ 7*7 }} {% raw %} ${x} &amp; &lt;b&gt;",
+    "```html\n<script>document.title='pwned'</script>\n```",
+]
+SAMPLES = [
+    "7f3c1e2a-auth-refactor",
+    "b91d04f0-flaky-ci",
+    "c2e8a7d5-docs-dark-mode",
+    "e5a90c11-scratch",
+]
+
+
+def hostile_transcript() -> Transcript:
+    entries = [
+        Entry("user" if i % 2 else "assistant", "text", t, 1000 * i) for i, t in enumerate(HOSTILE)
+    ]
+    entries += [
+        Entry("user", "checkpoint", HOSTILE[0]),
+        Entry("assistant", "thinking", HOSTILE[1]),
+        Entry("assistant", "tool-call", HOSTILE[2], name="</summary><script>"),
+        Entry("tool", "tool-result", HOSTILE[6], name="</summary><script>"),
+        Entry("system", "text", HOSTILE[3]),
+    ]
+    return Transcript("<s>\u202e", "dsh", "</title><script>x</script>", "/w/<b>", 0, entries)
+
+
+def hostile_store() -> MemoryStore:
+    b = LogBuilder()
+    for text in HOSTILE:
+        b.user(text)
+        b.assistant(text[::-1])
+    header = {"version": 0, "id": "h<", "createdAt": 1, "delegationDepth": 0}
+    return MemoryStore([{"header": header, "events": b.events}])
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    opened = Browser()
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, list[str]]]:
+    """Each page and the texts it must show."""
+    folder = tmp_path_factory.mktemp("pages")
+    store = DirectoryStore(sample_root())
+    everything = ViewOptions(tools=True, reasoning=True)
+    found: dict[str, tuple[Path, list[str]]] = {}
+    for session_id in SAMPLES:
+        transcript = store.transcript(session_id)
+        path = folder / f"{session_id}.html"
+        write_pieces(export_html_chunks(transcript, everything), str(path))
+        prose = [e.text for e in transcript.entries if "```" not in e.text]
+        found[session_id] = (path, prose)
+        picture = snapshot_picture(store.read(session_id), session_id, 600)
+        path = folder / f"{session_id}-show.html"
+        write_pieces(picture_html_chunks(picture), str(path))
+        found[f"{session_id}-show"] = (path, [row.text[:200] for row in picture.rows])
+    hostile = hostile_transcript()
+    path = folder / "hostile.html"
+    write_pieces(export_html_chunks(hostile, everything), str(path))
+    texts = [e.text for e in hostile.entries if not e.text.startswith("```")]
+    found["hostile"] = (path, [*texts, "<script>document.title='pwned'</script>\n", hostile.title])
+    memory = hostile_store()
+    picture = snapshot_picture(memory.read("h<"), "h<", 4096)
+    path = folder / "hostile-show.html"
+    write_pieces(picture_html_chunks(picture), str(path))
+    shown = [row.head[:100] for row in picture.rows if row.fate == "cut"]
+    found["hostile-show"] = (path, [*shown, *(r.text for r in picture.rows if r.fate == "kept")])
+    return found
+
+
+NAMES = [*SAMPLES, *(f"{s}-show" for s in SAMPLES), "hostile", "hostile-show"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_page_loads_cleanly_and_shows_every_text(
+    browser: Browser, pages: dict[str, tuple[Path, list[str]]], name: str
+) -> None:
+    path, texts = pages[name]
+    page = browser.open(path)
+    assert page.errors == []
+    assert page.requests == []
+    assert browser.evaluate("document.querySelectorAll('script,img,iframe,link,base').length") == 0
+    assert browser.evaluate("document.title") != "pwned"
+    content = browser.evaluate("document.body.textContent")
+    for text in texts:
+        assert well_formed(text) in content, text[:80]
+    assert distinct_colors(browser.screenshot()) > 8, "the screenshot is blank"
+
+
+@pytest.mark.parametrize("name", ["hostile", "hostile-show", SAMPLES[0]])
+def test_the_page_reads_on_a_phone_in_the_dark_and_in_print(
+    browser: Browser, pages: dict[str, tuple[Path, list[str]]], name: str
+) -> None:
+    path, _ = pages[name]
+    browser.open(path)
+    browser.emulate(width=375)
+    overflow = "document.documentElement.scrollWidth - window.innerWidth"
+    assert browser.evaluate(overflow) <= 0, "the page scrolls sideways on a phone"
+    phone = browser.screenshot()
+    assert distinct_colors(phone) > 8
+    background = "getComputedStyle(document.body).backgroundColor"
+    light = browser.evaluate(background)
+    browser.emulate(width=375, dark=True)
+    dark = browser.evaluate(background)
+    assert brightness(light) > 600 and brightness(dark) < 150, (light, dark)
+    assert distinct_colors(browser.screenshot()) > 8
+    browser.emulate(media="print")
+    assert brightness(browser.evaluate(background)) > 600
+    assert browser.pdf().startswith(b"%PDF")
+    if name == "hostile":
+        Path(path.with_suffix(".phone.png")).write_bytes(phone)
+
+
+def brightness(css_color: str) -> int:
+    """The sum of the channels of an ``rgb(r, g, b)`` colour."""
+    channels = css_color[css_color.index("(") + 1 : css_color.index(")")].split(",")
+    return sum(int(float(c)) for c in channels[:3])

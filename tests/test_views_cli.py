@@ -1,0 +1,165 @@
+"""``sessionref export`` and ``sessionref show`` as a user meets them: formats, options, the
+width of the table, files written whole, one-line errors, and a start-up that loads no
+template engine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sessionref.cli.demo import sample_root
+from sessionref.cli.show import table
+from sessionref.log.builder import LogBuilder
+from sessionref.log.store import DirectoryStore
+from sessionref.testing import write_session_store
+from sessionref.views.picture import snapshot_picture
+from tests.test_cli_startup import imported_by
+
+AUTH = "7f3c1e2a-auth-refactor"
+SAMPLE = str(sample_root())
+
+
+def run(*args: str, columns: int = 80) -> subprocess.CompletedProcess[bytes]:
+    env = {"PATH": "", "LC_ALL": "C", "COLUMNS": str(columns), "PYTHONPATH": os.getcwd()}
+    return subprocess.run([sys.executable, "-m", "sessionref", *args], capture_output=True, env=env)
+
+
+def test_export_writes_each_format() -> None:
+    md = run("export", "--root", SAMPLE, AUTH)
+    assert md.returncode == 0, md.stderr
+    assert md.stdout.startswith(b"# Refactor auth middleware to JWT\n")
+    assert b"### Checkpoint (compaction summary)" in md.stdout
+    html = run("export", "--root", SAMPLE, AUTH, "--format", "html")
+    assert (
+        html.stdout.startswith(b"<!DOCTYPE html>")
+        and b"&lt;/referenced-sessions&gt;" in html.stdout
+    )
+    data = json.loads(run("export", "--root", SAMPLE, AUTH, "--format", "json").stdout)
+    assert data["sessionId"] == AUTH and data["harness"] == "dsh"
+    kinds = {entry["kind"] for entry in data["entries"]}
+    assert kinds == {"checkpoint", "text", "tool-call"}
+    full = json.loads(
+        run("export", "--root", SAMPLE, AUTH, "--format", "json", "--tools", "--reasoning").stdout
+    )
+    assert {entry["kind"] for entry in full["entries"]} == kinds | {"thinking", "tool-result"}
+
+
+def test_export_out_replaces_the_file_whole(tmp_path: Path) -> None:
+    out = tmp_path / "auth.html"
+    out.write_bytes(b"old")
+    done = run("export", "--root", SAMPLE, AUTH, "--format", "html", "--out", str(out))
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    assert out.read_bytes().endswith(b"</html>\n")
+    assert os.listdir(tmp_path) == ["auth.html"]
+
+
+def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path) -> None:
+    b = LogBuilder()
+    for turn in range(3000):
+        b.user(f"question {turn} " + "x" * 2000)
+        b.assistant(f"answer {turn}")
+    header = {"version": 0, "id": "big", "createdAt": 1, "delegationDepth": 0}
+    write_session_store(tmp_path / "store", [{"header": header, "events": b.events}])
+    out = tmp_path / "out" / "big.html"
+    out.parent.mkdir()
+    out.write_bytes(b"old")
+    command = [sys.executable, "-m", "sessionref", "export", "--root", str(tmp_path / "store")]
+    process = subprocess.Popen(
+        [*command, "big", "--format", "html", "--out", str(out)],
+        stderr=subprocess.PIPE,
+        env={"PATH": "", "PYTHONPATH": os.getcwd()},
+    )
+    deadline = time.monotonic() + 60
+    while len(os.listdir(out.parent)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the temporary file exists: the page is being written
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert err == b"interrupted\n"
+    assert out.read_bytes() == b"old" and os.listdir(out.parent) == ["big.html"]
+
+
+def test_an_unwritable_out_is_one_line(tmp_path: Path) -> None:
+    done = run("export", "--root", SAMPLE, AUTH, "--out", str(tmp_path / "missing" / "x.md"))
+    assert done.returncode == 1
+    assert done.stderr.decode().startswith("cannot write output: ")
+    assert len(done.stderr.splitlines()) == 1
+
+
+def test_a_missing_session_is_one_error_line() -> None:
+    for command in ("export", "show"):
+        done = run(command, "--root", SAMPLE, "nope")
+        assert done.returncode == 1 and done.stdout == b""
+        (line,) = done.stderr.decode().splitlines()
+        assert line.startswith('SESSION_REFERENCE_READ_FAILED: session "nope" not found in --root')
+
+
+def test_show_prints_the_picture_within_the_terminal_width() -> None:
+    for columns in (60, 120):
+        done = run("show", "--root", SAMPLE, AUTH, "--max-bytes", "400", columns=columns)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.decode().splitlines()
+        assert all(len(line) <= columns for line in lines), (columns, lines)
+    assert lines[:3] == [
+        f"{lines[0].split()[0]} of 400 bytes used ({lines[0].split()[-1][1:-2]}%)",
+        lines[1],
+        "kept 2 of 4 units (1 cut, 2 dropped), omitted 287 bytes, truncated, compacted",
+    ]
+    used = int(lines[0].split()[0])
+    assert lines[1] == "[" + "█" * (used * 40 // 400) + "░" * (40 - used * 40 // 400) + "]"
+    # the units: a checkpoint of 160 bytes, then 165, 78 and 50 (the sample's texts); the
+    # two oldest that are not checkpoints go (243 bytes), the checkpoint loses 287 - 243
+    rows = [line.split()[:5] for line in lines[5:]]
+    assert rows == [
+        ["1", "checkpoint", "160", "cut", "-44"],
+        ["2", "assistant", "165", "dropped", "Done:"],
+        ["3", "user", "78", "dropped", "Ignore"],
+        ["4", "assistant", "50", "kept", "I"],
+    ]
+
+
+@pytest.mark.parametrize("budget", [300, 400, 550, 700])
+def test_show_agrees_with_snapshot_verbose(budget: int) -> None:
+    """The numbers `show` prints are those `snapshot --verbose` reports."""
+    done = run("snapshot", "--root", SAMPLE, AUTH, "--max-bytes", str(budget), "--verbose")
+    note = done.stderr.decode().splitlines()[-1]  # "LABEL: kept R of O messages, omitted B bytes"
+    words = note.split()
+    kept, original, omitted = words[3], words[5], words[8]
+    shown = run("show", "--root", SAMPLE, AUTH, "--max-bytes", str(budget), columns=200)
+    summary = shown.stdout.decode().splitlines()[2]
+    assert summary.startswith(f"kept {kept} of {original} units (")
+    assert f"dropped), omitted {omitted} bytes" in summary
+
+
+def test_show_html_writes_the_page(tmp_path: Path) -> None:
+    page = tmp_path / "picture.html"
+    done = run("show", "--root", SAMPLE, AUTH, "--max-bytes", "600", "--html", str(page))
+    assert done.returncode == 0 and done.stdout == b"", done.stderr
+    text = page.read_text("utf-8")
+    assert "of 600 bytes used (86%)" in text and 'style="width: 86%"' in text
+
+
+def test_a_budget_too_small_is_one_line() -> None:
+    done = run("show", "--root", SAMPLE, AUTH, "--max-bytes", "10")
+    assert done.returncode == 1
+    (line,) = done.stderr.decode().splitlines()
+    assert line.startswith("SESSION_REFERENCE_BUDGET_EXCEEDED: --max-bytes 10 is too small")
+
+
+def test_the_table_keeps_wide_characters_within_the_width() -> None:
+    picture = snapshot_picture(DirectoryStore(SAMPLE).read(AUTH), AUTH, 65536)
+    for width in (40, 80):
+        assert all(len(line) <= width for line in table(picture, width).splitlines()[3:])
+
+
+@pytest.mark.parametrize("command", ["export", "show"])
+def test_help_loads_no_template_engine(command: str) -> None:
+    modules = imported_by("-m", "sessionref", command, "--help")
+    assert not {"jinja2", "markdown_it", "sessionref.views.html"} & modules
