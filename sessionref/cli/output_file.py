@@ -16,14 +16,29 @@ from sessionref.cli.process import OutputError, write_bytes
 from sessionref.codecs.jsstring import utf8_encode
 
 
-def encoded(pieces: Iterable[str | bytes]) -> Iterable[bytes]:
-    """Each piece as UTF-8 bytes (a lone surrogate in text as U+FFFD).
+def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[bytes]:
+    """The pieces as UTF-8 bytes (a lone surrogate in text as U+FFFD), small pieces of text
+    gathered up to ``gather`` characters so that a page of many short pieces is written in
+    few writes.
 
-    >>> list(encoded(["a\\ud800", b"b"]))
-    [b'a\\xef\\xbf\\xbd', b'b']
+    >>> list(encoded(["a\\ud800", "c", b"b"]))
+    [b'a\\xef\\xbf\\xbdc', b'b']
     """
+    texts: list[str] = []
+    held = 0
     for piece in pieces:
-        yield piece if isinstance(piece, bytes) else utf8_encode(piece)
+        if isinstance(piece, str):
+            texts.append(piece)
+            held += len(piece)
+            if held < gather:
+                continue
+        if texts:
+            yield utf8_encode("".join(texts))
+            texts, held = [], 0
+        if isinstance(piece, bytes):
+            yield piece
+    if texts:
+        yield utf8_encode("".join(texts))
 
 
 def write_pieces(pieces: Iterable[str | bytes], path: str | None) -> None:

@@ -2,6 +2,9 @@
 gathered into groups, and each text split into prose and fenced code.
 
 >>> from sessionref.transcript import Entry
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 >>> entries = [Entry("user", "text", "hi"), Entry("assistant", "tool-call", "{}", name="ls"),
 ...            Entry("tool", "tool-result", "a.py", name="ls"),
 ...            Entry("assistant", "tool-call", "{}", name="ls")]
@@ -12,13 +15,17 @@ gathered into groups, and each text split into prose and fenced code.
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from collections.abc import Iterable, Iterator
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
 from sessionref.transcript import Entry
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
 
 
 class ViewOptions(msgspec.Struct, frozen=True):
@@ -136,6 +143,14 @@ class Segment(msgspec.Struct, frozen=True):
 _INFO: Final = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
 
 
+@functools.lru_cache(maxsize=1)
+def _block_parser() -> MarkdownIt:
+    """CommonMark's block structure only (built once; inline markup is never needed here)."""
+    from markdown_it import MarkdownIt  # only when an export runs
+
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
+
+
 def segments(text: str) -> list[Segment]:
     """``text`` split into prose and the fenced code blocks of its top level, as CommonMark
     (markdown-it-py) finds them; a fence left open runs to the end of the text. Line ends
@@ -146,13 +161,13 @@ def segments(text: str) -> list[Segment]:
     >>> [(s.kind, s.text) for s in segments("a\\n~~~\\nopen fence\\n\\n# b")]
     [('prose', 'a'), ('code', 'open fence\\n\\n# b')]
     """
-    from markdown_it import MarkdownIt  # only when an export runs
-
     text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if "```" not in text and "~~~" not in text:  # no fence can open: all prose
+        return [Segment("prose", text.strip("\n"))] if text.strip("\n") else []
     lines = text.split("\n")
     pieces: list[Segment] = []
     start = 0
-    for token in MarkdownIt("commonmark").parse(text):
+    for token in _block_parser().parse(text):
         if token.type != "fence" or token.level != 0 or token.map is None:
             continue
         first, end = token.map
