@@ -227,7 +227,10 @@ def test_bare_command_is_wrong_usage_and_helps_and_version_answers() -> None:
     assert bare.returncode == 2 and bare.stdout == b""
     assert bare.stderr == run("--help").stdout
     shown = bare.stderr.decode()
-    assert "{snapshot,candidates,batch,demo,index,search,mcp,export,show}" in shown and "conform" not in shown
+    assert (
+        "{snapshot,candidates,batch,demo,index,search,mcp,export,show}" in shown
+        and "conform" not in shown
+    )
     assert "exit status:" in shown and "130" in shown
     version = run("--version")
     assert re.fullmatch(rb"sessionref \d+\.\d+\.\d+\S*\n", version.stdout), version.stdout
