@@ -113,14 +113,13 @@ def split_cut(original: str, shown: str) -> tuple[str, str, str, int] | None:
 def _row(position: int, unit: Unit, shown: str | None) -> PictureRow | None:
     """The row of ``unit`` shown as ``shown`` (``None``: dropped); ``None`` if ``shown``
     is neither its text nor a cut of it."""
-    row = PictureRow(
-        position, unit.role, unit.checkpoint, unit.text, utf8_length(unit.text), "dropped"
-    )
+    text = unit.shown_text()
+    row = PictureRow(position, unit.role, unit.checkpoint, text, utf8_length(text), "dropped")
     if shown is None:
         return row
-    if shown == unit.text:
+    if shown == text:
         return msgspec.structs.replace(row, fate="kept")
-    cut = split_cut(unit.text, shown)
+    cut = split_cut(text, shown)
     if cut is None:
         return None
     head, tail, notice, omitted = cut
