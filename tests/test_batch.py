@@ -15,6 +15,7 @@ import pytest
 
 from sessionref.batch.core import (
     BatchResult,
+    ResultLine,
     Snapshotter,
     context_id,
     listing_order,
@@ -23,6 +24,7 @@ from sessionref.batch.core import (
 from sessionref.batch.local import build_snapshots, ordered_window
 from sessionref.cli import main
 from sessionref.cli.batch import progress_bar
+from sessionref.cli.batch_output import OutputFile
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
@@ -366,6 +368,28 @@ def test_retry_failed_keeps_the_failed_lines_of_other_stores(
     assert run_batch(store_root, out, "--resume", "--retry-failed") == 1
     assert out.read_bytes() == error_line("elsewhere") + full.read_bytes()
     assert capsys.readouterr().err.splitlines()[1].endswith("; 1 failed line kept (not in --root)")
+
+
+def test_an_interruption_while_the_kept_lines_are_copied_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out.jsonl"
+    before = error_line("a") + b'{"sessionId":"b","label":"b","context":{}}\n' + error_line("c")
+    out.write_bytes(before)
+    copy = OutputFile._copy_old
+
+    def interrupted_at_the_end(self: OutputFile, end: int) -> None:
+        copy(self, end // 2 if end == len(before) else end)
+        if end == len(before):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(OutputFile, "_copy_old", interrupted_at_the_end)
+    output = OutputFile(out, resume=True)
+    assert output.retry({"a", "c"}) == ["a", "c"]
+    with pytest.raises(KeyboardInterrupt), output:
+        output.write(ResultLine("a", False, b'{"sessionId":"a","label":"a","context":{}}\n'))
+    assert out.read_bytes() == before
+    assert hidden_files(tmp_path) == []
 
 
 def test_retry_failed_needs_resume(store_root: Path, tmp_path: Path) -> None:

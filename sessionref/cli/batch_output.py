@@ -253,19 +253,21 @@ class OutputFile:
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
         keep = kind is None or (interrupted and (self.lines > 0 or self._old is not None))
         self.kept = keep or self.resume
+        complete = False  # a temporary file replaces ``path`` only once all of it is written
         try:
             if keep and self._old is not None:  # the lines not replaced, as they were
                 self._copy_old(self.state.intact_bytes)
             if keep and self._temporary is not None:
                 self._file.flush()
                 os.fsync(self._file.fileno())
+            complete = keep
         finally:
             self._file.close()
             if self._old is not None:
                 self._old.close()
             if self._temporary is not None:
                 try:
-                    if keep:
+                    if complete:
                         os.replace(self._temporary, self.path)
                 finally:
                     self._temporary.unlink(missing_ok=True)
