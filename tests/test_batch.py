@@ -174,8 +174,10 @@ def snapshot_cli(root: Path, session_id: str, label: str, capsys: Any) -> dict[s
 def in_cli_terms(api: str, cli: str) -> None:
     """The command line words an API error its own way, but says the same thing."""
     if api.startswith("failed to read referenced session: "):
+        reason = api.removeprefix("failed to read referenced session: ")
         assert cli.startswith("cannot read session ")
-        assert cli.endswith(": " + api.removeprefix("failed to read referenced session: "))
+        # the log file named once: the reader names it in front of the reason, as "from FILE"
+        assert cli.endswith((" from " + reason, ": " + reason)), (cli, reason)
     else:
         assert api.endswith(f"does not fit in maxReferenceBytes {MAX_BYTES}"), api
         assert cli.startswith(f"--max-bytes {MAX_BYTES} is too small for session "), cli

@@ -329,6 +329,8 @@ def read_failure(
     ...     "failed to read referenced session: seq gap: expected 2, found 3", READ_FAILED)
     >>> print(read_failure(read, "x", None))
     cannot read session "x": seq gap: expected 2, found 3
+
+    The store's reader names the log file in front of what went wrong; the file is named once.
     """
     cause = error.__cause__
     reason = str(cause) if cause is not None else error.message.removeprefix(_READ_FAILED_PREFIX)
@@ -337,7 +339,7 @@ def read_failure(
     else:
         where = store.where(session_id) if store is not None else ""
         message = f"cannot read session {quoted(session_id)}" + (f" from {where}" if where else "")
-        message += f": {reason}"
+        message += f": {reason.removeprefix(f'{where}: ') if where else reason}"
     return SessionReferenceError(message, READ_FAILED)
 
 

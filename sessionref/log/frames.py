@@ -279,27 +279,34 @@ def line_pieces(chunks: Iterable[Chunk], max_line_bytes: int) -> Iterator[tuple[
 
 
 def counted_line_pieces(
-    chunks: Iterable[Chunk], max_line_bytes: int
+    chunks: Iterable[Chunk], max_line_bytes: int, first_line: int = 1
 ) -> Iterator[tuple[int, bytearray, int]]:
-    """:func:`line_pieces` with the number of newlines in each piece, counted once for all.
+    """:func:`line_pieces` with the number of newlines in each piece, counted once for all;
+    the first line of ``chunks`` is line ``first_line`` of the file. A line too long is
+    named by its number in the file, the first such line first (the whole lines of a chunk
+    are checked before the start of a line the chunk ends in).
 
     >>> list(counted_line_pieces([b"a\\nb\\n", b"c"], 10))
     [(1, bytearray(b'a\\nb\\n'), 2), (3, bytearray(b'c'), 0)]
+    >>> list(counted_line_pieces([b"abc\\ndefg"], 2, first_line=2))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: line 2 is longer than 2 bytes
     """
     carry = bytearray()
-    line = 1
+    line = first_line
     for chunk in chunks:
         piece = carry
         piece += chunk
         cut = piece.rfind(b"\n") + 1
         carry = piece[cut:]
         del piece[cut:]
-        if len(carry) > max_line_bytes:
-            number = line + piece.count(b"\n")
-            raise SessionLogError(f"line {number} is longer than {max_line_bytes} bytes")
+        count = 0
         if piece:
             check_line_lengths(piece, max_line_bytes, line)
             count = piece.count(b"\n")
+        if len(carry) > max_line_bytes:
+            raise SessionLogError(f"line {line + count} is longer than {max_line_bytes} bytes")
+        if piece:
             yield line, piece, count
             line += count
     if carry:

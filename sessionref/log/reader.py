@@ -9,6 +9,7 @@ the line or byte offset.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
@@ -32,28 +33,43 @@ from sessionref.log.validate import validate_events
 
 
 def _scan(
-    scanner: PrefixScanner, pieces: Iterable[tuple[int, bytearray, int]], shift: int
+    scanner: PrefixScanner, pieces: Iterable[tuple[int, bytearray, int]], first_line: int
 ) -> tuple[bool, int]:
-    """Feed ``scanner`` the whole lines of ``pieces`` (numbered from 1, shifted by ``shift``;
-    see :func:`~sessionref.log.frames.counted_line_pieces`); returns whether the input ended
-    on a newline, and the number its next line would have."""
-    ended, following = True, 1
+    """Feed ``scanner`` the whole lines of ``pieces`` (numbered in the file, the first
+    ``first_line``; see :func:`~sessionref.log.frames.counted_line_pieces`); returns whether
+    the input ended on a newline, and the number its next line would have."""
+    ended, following = True, first_line
     for number, piece, count in pieces:
         if count:
             cut = piece.rfind(b"\n") + 1
-            scanner.feed(piece if cut == len(piece) else piece[:cut], number + shift, count)
+            scanner.feed(piece if cut == len(piece) else piece[:cut], number, count)
         ended, following = piece.endswith(b"\n"), number + count
-    return ended, following + shift
+    return ended, following
+
+
+@contextlib.contextmanager
+def _naming(path: str) -> Iterator[None]:
+    """Every :class:`SessionLogError` raised inside names ``path``, once, in front.
+
+    >>> with _naming("f.jsonl"):
+    ...     raise SessionLogError("line 2 is longer than 9 bytes")
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: f.jsonl: line 2 is longer than 9 bytes
+    """
+    try:
+        yield
+    except SessionLogError as exc:
+        raise SessionLogError(f"{path}: {exc}") from None
 
 
 def _header_and_rest(
-    pieces: Iterator[tuple[int, bytearray, int]], path: str
+    pieces: Iterator[tuple[int, bytearray, int]],
 ) -> tuple[Any, Iterator[tuple[int, bytearray, int]]]:
     """The parsed header line of a plain log, and the pieces of the lines after it."""
     first = next(pieces, None)
     end = -1 if first is None else first[1].find(b"\n")
     if first is None or end < 0:
-        raise SessionLogError(f"{path}: empty or header-less session log")
+        raise SessionLogError("empty or header-less session log")
     header = parse_header_line(bytes(first[1][:end]))
 
     def rest() -> Iterator[tuple[int, bytearray, int]]:
@@ -64,14 +80,11 @@ def _header_and_rest(
     return header, rest()
 
 
-def load(header: Any, records: list[LogRecord], session_id: str, path: str) -> SessionLog:
+def _load(header: Any, records: list[LogRecord], session_id: str) -> SessionLog:
     """Validate a scanned log as ``session_id`` and close an interrupted last turn."""
-    try:
-        loaded = loaded_header(header, session_id)
-        validate_events(records, session_id)
-        records += interrupted_turn_closers(records)
-    except SessionLogError as exc:
-        raise SessionLogError(f"{path}: {exc}") from None
+    loaded = loaded_header(header, session_id)
+    validate_events(records, session_id)
+    records += interrupted_turn_closers(records)
     return SessionLog(loaded, records)
 
 
@@ -81,19 +94,23 @@ def read_plain(
     path: str = "session.jsonl",
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> SessionLog:
-    """A plain JSONL log given in chunks, loaded as the harness loads it.
+    """A plain JSONL log given in chunks, loaded as the harness loads it; a failure names
+    ``path`` once, then what is wrong (with the line where there is one).
 
     >>> log = read_plain([b'{"type":"session","version":0,"id":"s","createdAt":1,'
     ...     b'"delegationDepth":0}\\n{"type":"turn/start","seq":0,"time":1,"data":{"turn":1}}\\n'
     ...     b'{"type":"step/st'], "s")
     >>> [(r.type, r.seq) for r in log.records]
     [('turn/start', 0), ('turn/end', 1)]
+    >>> read_plain([b'{"type":"session"}\\n' + b"x" * 99], "s", "f.jsonl", 50)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: f.jsonl: line 2 is longer than 50 bytes
     """
-    pieces = counted_line_pieces(chunks, max_line_bytes)
-    header, rest = _header_and_rest(pieces, path)
-    scanner = PrefixScanner(path)
-    _scan(scanner, rest, 0)
-    return load(header, scanner.records, session_id, path)
+    with _naming(path):
+        header, rest = _header_and_rest(counted_line_pieces(chunks, max_line_bytes))
+        scanner = PrefixScanner()
+        _scan(scanner, rest, 2)
+        return _load(header, scanner.records, session_id)
 
 
 def read_plain_file(
@@ -125,22 +142,21 @@ def read_zstd(
     >>> [r.seq for r in read_zstd(head + body[:-3], "s").records]
     [0, 1]
     """
-    try:
+    with _naming(path):
         located = locate_zstd_log(buffer)
-    except SessionLogError as exc:
-        raise SessionLogError(f"{path}: {exc}") from None
-    header = parse_header_line(located.header[:-1])
-    scanner = PrefixScanner(path)
-    pieces = counted_line_pieces(body_chunks(buffer, located.body, max_bytes), max_line_bytes)
-    ended, following = _scan(scanner, pieces, 1)
-    if not ended or not scanner.committed:
-        where = "" if scanner.issue is None else f" ({scanner.issue})"
-        raise SessionLogError(
-            f"{path}: corrupt zstd log: a complete frame holds a torn or unparsable record{where}"
-        )
-    if located.torn_start is not None:
-        torn = torn_frame_prefix(buffer[located.torn_start :])
-        if len(torn) > max_bytes:
-            raise SessionLogError(f"{path}: decompressed log exceeds {max_bytes} bytes")
-        _scan(scanner, counted_line_pieces([torn], max_line_bytes), following - 1)
-    return load(header, scanner.records, session_id, path)
+        header = parse_header_line(located.header[:-1])
+        scanner = PrefixScanner()
+        body = body_chunks(buffer, located.body, max_bytes)
+        # Line 1 is the header frame's; the body's lines are numbered on from 2.
+        ended, following = _scan(scanner, counted_line_pieces(body, max_line_bytes, 2), 2)
+        if not ended or not scanner.committed:
+            where = "" if scanner.issue is None else f" ({scanner.issue})"
+            raise SessionLogError(
+                f"corrupt zstd log: a complete frame holds a torn or unparsable record{where}"
+            )
+        if located.torn_start is not None:
+            torn = torn_frame_prefix(buffer[located.torn_start :])
+            if len(torn) > max_bytes:
+                raise SessionLogError(f"decompressed log exceeds {max_bytes} bytes")
+            _scan(scanner, counted_line_pieces([torn], max_line_bytes, following), following)
+        return _load(header, scanner.records, session_id)

@@ -68,8 +68,7 @@ def _row_span(record: LogRecord) -> int:
 class PrefixScanner:
     """Feed it pieces of whole lines in order; :attr:`records` is the committed prefix."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.records: list[LogRecord] = []
         self.decoder = PieceDecoder()
         self.expected = 0
@@ -115,7 +114,7 @@ class PrefixScanner:
 
     def _take(self, line: Line, number: int) -> None:
         if isinstance(line, DecodedLogRecord) and line.problem == NULL_RECORD:
-            raise SessionLogError(f"unreadable session log {self.path}: line {number} is null")
+            raise SessionLogError(f"unreadable session log: line {number} is null")
         span = 0 if line is None else _span(line)
         if line is None or not span:
             if self.issue is None:
@@ -124,7 +123,7 @@ class PrefixScanner:
             return
         if self.issue is not None:
             if line.type == "turn/end":
-                raise SessionLogError(f"corrupt session log {self.path}: {self.issue}")
+                raise SessionLogError(f"corrupt session log: {self.issue}")
             return
         first = line.seq if line.type not in PACKED_CHUNK_TYPES else line.seq0
         if first != self.expected:
@@ -134,7 +133,7 @@ class PrefixScanner:
             )
             self.committed = False
             if line.type == "turn/end":
-                raise SessionLogError(f"corrupt session log {self.path}: {self.issue}")
+                raise SessionLogError(f"corrupt session log: {self.issue}")
             return
         self.records.append(line)
         self.expected += span

@@ -263,7 +263,7 @@ class DirectoryStore:
                         mapped, session_id, str(path), self.max_bytes, self.max_line_bytes
                     )
         except OSError as exc:
-            raise LogUnreadable(f"cannot read {path}: {exc.strerror}") from None
+            raise LogUnreadable(f"{path}: {exc.strerror}") from None
 
     def title(self, session_id: str) -> Any:
         """The title, remembered per file version (path, size, modification time): listing
