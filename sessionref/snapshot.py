@@ -64,7 +64,7 @@ def snapshot_source(
     source = SourceData(
         log.header.id,
         label,
-        log.header.cwd,
+        log.header.loaded_cwd,
         captured_through_seq(log.records),
         harness=msgspec.UNSET if log.harness == "dsh" else log.harness,
     )

@@ -8,6 +8,10 @@ import msgspec
 
 JsonObject = dict[str, Any]
 
+Cwd = str | bool | int | float | JsonObject | None
+"""A header's ``cwd``: a string, ``None`` when there is none, or (in a header the harness lists
+but cannot load, filed under ``--root--``) another JSON value (docs/format.md §Discovery)."""
+
 
 class Target(msgspec.Struct, frozen=True, rename="camel"):
     """The session a prompt is written in: it never references itself."""
@@ -77,7 +81,7 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_
 
     session_id: str
     label: str
-    cwd: str | None = None
+    cwd: Cwd = None
     created_at: int | float
 
 

@@ -29,7 +29,7 @@ def test_reproduction_store_answers_as_without_index(root: Path, tmp_path: Path)
         assert index.headers() == listed
         assert index.problems() == plain.problems()
         assert [index.title(h.id) for h in listed] == [plain.title(h.id) for h in listed]
-        for query in ("", "a", "s"):
+        for query in ("", "a", "s", "5"):  # "5": a cwd that is the number 5 never matches
             with_index = SessionReferenceResolver(index).mention_candidates(
                 Target("t", "/w"), query
             )

@@ -1,8 +1,9 @@
 """Every reproduction store of the oracle, answered as the real DSH stack answered it.
 
 ``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases`` and
-``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for the store's
-path). For every session of every case: readable or refused alike, the same prompt bytes
+of ``scripts/oracle_cases.py`` (header and event rules: ``-0`` literals, cwds that are not
+strings), and ``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for
+the store's path). For every session of every case: readable or refused alike, the same prompt bytes
 (``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
 order. Where the harness refuses the whole root, sessionref serves every other session as
 the same log is served elsewhere, and refuses the offending ones ([sessionref] in
@@ -27,6 +28,8 @@ TARGET = Target("oracle-target-session")
 OFFENDING = {
     "duplicate-id": {"dup"},
     "flat-artifact": set(),
+    "header-cwd-empty-array": {"cwd-empty-array"},
+    "header-cwd-null": {"cwd-null"},
     "header-dir-mismatch": {"other-dir", "real-id"},
     "header-wrong-project": {"wrong-project"},
     "header-retired-field": {"header-retired-field"},

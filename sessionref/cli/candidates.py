@@ -133,7 +133,7 @@ def table(candidates: Sequence[Candidate]) -> str:
         (
             f"{datetime.fromtimestamp(c.created_at / 1000, tz=timezone.utc):%Y-%m-%d %H:%M}",
             printable(c.session_id),
-            printable(c.cwd or "-"),
+            printable("-" if c.cwd is None else label_text(c.cwd)),
             printable(label_text(c.label)),
         )
         for c in candidates

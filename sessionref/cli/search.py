@@ -98,8 +98,9 @@ def hit_lines(hit: SearchHit) -> str:
       @[Fix CI](x)
     <BLANKLINE>
     """
+    cwd = "-" if hit.cwd is None else label_text(hit.cwd)
     return (
-        f"{printable(label_text(hit.label))}  ({printable(hit.cwd or '-')})\n"
+        f"{printable(label_text(hit.label))}  ({printable(cwd)})\n"
         f"  {printable(hit.snippet)}\n  {printable(hit.mention)}\n"
     )
 

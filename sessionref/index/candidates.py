@@ -38,13 +38,17 @@ ON sessions (cwd, created_at, pos, id, id_lower, cwd_lower, label_lower);"""
 pages the ``sessions`` rows take (their conversation's bounds make them large)."""
 
 
-def lowered(stored: bytes | None) -> bytes | None:
-    r"""A text as stored (:func:`~sessionref.index.tables.blob`), lower-cased as JavaScript does.
+def lowered(stored: bytes | str | None) -> bytes | None:
+    r"""A text as stored (:func:`~sessionref.index.tables.blob`), lower-cased as JavaScript does;
+    ``None`` for what is not a text (a cwd that is not a string, kept as JSON text:
+    :func:`~sessionref.index.tables.cwd_column`), which no query matches.
 
     >>> lowered("ÉCOLE \ud800".encode("utf-8", "surrogatepass")).decode("utf-8", "surrogatepass")
     'école \ud800'
+    >>> lowered("5") is None
+    True
     """
-    if stored is None:
+    if not isinstance(stored, bytes):
         return None
     return blob(js_lower(stored.decode("utf-8", "surrogatepass")))
 

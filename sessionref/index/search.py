@@ -23,6 +23,7 @@ from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
+from sessionref.types import Cwd
 
 TRIGRAM: Final = 3
 SNIPPET_CHARS: Final = 160
@@ -39,7 +40,7 @@ class SearchHit(msgspec.Struct, frozen=True, rename="camel"):
 
     session_id: str
     label: Any
-    cwd: str | None
+    cwd: Cwd
     created_at: int | float
     score: float
     snippet: str

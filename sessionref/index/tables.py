@@ -21,6 +21,7 @@ from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
+from sessionref.types import Cwd
 
 T = TypeVar("T")
 
@@ -35,6 +36,20 @@ def blob(text: str) -> bytes:
     True
     """
     return text.encode("utf-8", "surrogatepass")
+
+
+def cwd_column(cwd: Cwd) -> bytes | str | None:
+    """A header's cwd as the ``sessions`` table keeps it: a string as :func:`blob`; one that is
+    not a string as its JSON text, stored as TEXT: never equal to a target's cwd (a BLOB) and
+    never lower-cased to match a query, as the package never ranks it first nor finds a query
+    in it.
+
+    >>> cwd_column("/w"), cwd_column(5), cwd_column(None)
+    (b'/w', '5', None)
+    """
+    if cwd is None or isinstance(cwd, str):
+        return None if cwd is None else blob(cwd)
+    return json.dumps(cwd, ensure_ascii=True, separators=(",", ":"))
 
 
 def text(stored: bytes) -> str:
@@ -157,7 +172,7 @@ def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
     for header, position, header_json, data in rows:
         raw_id = blob(header.id)
         _drop_text(db, raw_id)
-        cwd = None if header.cwd is None else blob(header.cwd)
+        cwd = cwd_column(header.cwd)
         title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
         values = (raw_id, position, header_json, blob(data.path), data.revision)
         values_more = (int(data.loadable), title, header.created_at, cwd, data.bounds or None)

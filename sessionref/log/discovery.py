@@ -79,10 +79,7 @@ def _encoding(files: list[LogFile]) -> str:
 
 def _misplaced(file: LogFile, header: SessionHeader) -> str | None:
     """Why a header does not name the directory its log lies in, if it does not."""
-    cwd = header.cwd
-    if cwd is not None and (type(cwd) is not str or cwd == ""):
-        return "header cwd cannot name a storage path"
-    project = encode_project_directory(cwd)
+    project = encode_project_directory(header.cwd)
     session = encode_session_directory(header.id)
     if (file.project, file.session) != (project, session):
         named = js_json(header.id).decode("utf-8")

@@ -14,7 +14,7 @@ from typing import Any, Final
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int
-from sessionref.log.lines import parse_json
+from sessionref.log.lines import parse_json_signed_zero
 from sessionref.log.structs import SessionHeader
 
 RETIRED_FIELDS: Final = ("sandboxMode", "approvalPolicy")
@@ -25,16 +25,17 @@ class RetiredHeader(SessionLogError):
 
 
 def parse_header_line(line: bytes) -> Any:
-    """``JSON.parse`` of the header line (invalid UTF-8 replaced by U+FFFD).
+    """``JSON.parse`` of the header line (invalid UTF-8 replaced by U+FFFD, the literal ``-0``
+    read as negative zero).
 
-    >>> parse_header_line(b'{"id":"s"}')
-    {'id': 's'}
+    >>> parse_header_line(b'{"id":"s"}'), parse_header_line(b'{"createdAt":-0}')
+    ({'id': 's'}, {'createdAt': -0.0})
     >>> parse_header_line(b'\\xef\\xbb\\xbf{}')
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: header line is not valid JSON
     """
     try:
-        return parse_json(line)
+        return parse_json_signed_zero(line)
     except (ValueError, RecursionError):
         raise SessionLogError("header line is not valid JSON") from None
 
@@ -44,13 +45,19 @@ def _not_negative_zero(value: Any) -> bool:
 
 
 def listed_header(value: Any) -> SessionHeader | None:
-    """The header the listing takes from a parsed line 1, or ``None`` when it skips it.
+    """The header the listing takes from a parsed line 1, or ``None`` when it skips it; raises
+    :class:`SessionLogError` for one the harness refuses the whole root for (a retired field,
+    a cwd that cannot name a project directory: :func:`unfiled_cwd`).
 
     >>> listed_header({"type": "session", "version": 0, "id": "s", "createdAt": 1.0,
     ...                "delegationDepth": 0}).created_at
     1
     >>> listed_header({"type": "session", "version": 0, "id": "s", "createdAt": 1}) is None
     True
+    >>> listed_header({"type": "session", "version": 0, "id": "s", "createdAt": 1,
+    ...                "cwd": None, "delegationDepth": 0})
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: header cwd null cannot name a storage path
     """
     if type(value) is not dict:
         return None
@@ -70,6 +77,9 @@ def listed_header(value: Any) -> SessionHeader | None:
     if any(field in value for field in RETIRED_FIELDS):
         raise RetiredHeader("session header uses retired policy baseline fields")
     cwd = value.get("cwd", UNDEFINED)
+    if cwd is not UNDEFINED and unfiled_cwd(cwd):
+        named = js_json(cwd).decode("utf-8", "surrogatepass")
+        raise SessionLogError(f"header cwd {named} cannot name a storage path")
     return SessionHeader(
         id=value["id"],
         created_at=js_int(created_at) or 0,
@@ -78,6 +88,18 @@ def listed_header(value: Any) -> SessionHeader | None:
         parent_session=value.get("parentSession"),
         delegation_depth=js_int(depth) or 0,
     )
+
+
+def unfiled_cwd(cwd: Any) -> bool:
+    """Whether the harness fails to name a project directory for a header's ``cwd``, which
+    makes its listing throw for the whole root: ``null`` (it reads the length of null), an
+    array (its items are not characters), the empty string. Other values that are not strings
+    (numbers, booleans, objects) have no characters, so it files them under ``--root--``.
+
+    >>> unfiled_cwd(None), unfiled_cwd([]), unfiled_cwd(""), unfiled_cwd(5), unfiled_cwd("/w")
+    (True, True, True, False, False)
+    """
+    return cwd is None or type(cwd) is list or cwd == ""
 
 
 def _upgrade_message(value: Any) -> str | None:
@@ -97,8 +119,10 @@ def _upgrade_message(value: Any) -> str | None:
 
 def _field_problem(value: dict[str, Any]) -> str | None:
     """What loading refuses in a listed header (docs/format.md), if anything."""
-    cwd = value.get("cwd", UNDEFINED)
-    if cwd is not UNDEFINED and (type(cwd) is not str or not cwd.startswith("/")):
+    cwd = value.get("cwd", "/")  # none is fine
+    if type(cwd) is not str:
+        return "session header cwd must be a string"
+    if not cwd.startswith("/"):
         return "session header cwd must be an absolute path"
     if "parentSession" in value and type(value["parentSession"]) is not str:
         return "session header parentSession must be a string"

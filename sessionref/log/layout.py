@@ -42,14 +42,20 @@ def encode_session_directory(session_id: str) -> str:
     return _escape(session_id)
 
 
-def encode_project_directory(cwd: str | None) -> str:
-    """The project directory of a working directory (``_no-cwd`` without one).
+def encode_project_directory(cwd: object) -> str:
+    """The project directory of a working directory (``_no-cwd`` without one). A cwd that is
+    not a string (a number, a boolean, an object) has no characters for the harness to name it
+    by: ``--root--``.
 
     >>> encode_project_directory("/work/my proj"), encode_project_directory(None)
     ('--work-my~0020proj--', '_no-cwd')
+    >>> encode_project_directory(5), encode_project_directory({})
+    ('--root--', '--root--')
     """
     if cwd is None:
         return NO_CWD_DIRECTORY
+    if not isinstance(cwd, str):
+        return "--root--"
     parts = [_escape(part) for part in _SEPARATORS.split(cwd)]
     key = "-".join(parts).lstrip("-") or "root"
     return f"--{key[:MAX_PROJECT_KEY]}--"

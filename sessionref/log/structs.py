@@ -18,6 +18,7 @@ from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import MAX_SAFE_INTEGER
 from sessionref.transcript import Harness
+from sessionref.types import Cwd
 
 PACKED_CHUNK_TYPES: Final = {
     "text-chunks": ("text-delta", "texts"),
@@ -93,9 +94,19 @@ class SessionHeader(msgspec.Struct, frozen=True, rename="camel"):
     created_at: int
     type: str = "session"
     version: int | float = 0
-    cwd: str | None = None
+    cwd: Cwd = None
     parent_session: Any = None
     delegation_depth: int = 0
+
+    @property
+    def loaded_cwd(self) -> str | None:
+        """The cwd of a header a log was loaded with: a string or none, as loading refuses
+        any other value (a listed header may hold one: :data:`~sessionref.types.Cwd`).
+
+        >>> SessionHeader("s", 1, cwd="/w").loaded_cwd, SessionHeader("s", 1, cwd=5).loaded_cwd
+        ('/w', None)
+        """
+        return self.cwd if isinstance(self.cwd, str) else None
 
 
 class LogRecord(msgspec.Struct, frozen=True, gc=False, rename="camel", forbid_unknown_fields=True):

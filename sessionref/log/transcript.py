@@ -170,7 +170,9 @@ def dsh_transcript(log: SessionLog, title: Any = None) -> Transcript:
         else:
             entries.extend(_tool_entries(record, tools))
     header = log.header
-    return Transcript(header.id, "dsh", _title(title), header.cwd, header.created_at, entries)
+    return Transcript(
+        header.id, "dsh", _title(title), header.loaded_cwd, header.created_at, entries
+    )
 
 
 def log_transcript(log: SessionLog) -> Transcript:

