@@ -17,6 +17,7 @@ def test_measure_times_both_sides_in_every_round(tmp_path: Path) -> None:
     row = redact_bench.measure(DirectoryStore(tmp_path / "sizes"), size_session_id(20, CHAT), 3)
     assert len(row["rounds"]) == 3  # type: ignore[arg-type]
     assert float(row["ratio"]) > 0 and float(row["cpu_ratio"]) > 0  # type: ignore[arg-type]
+    assert float(row["alone_cpu_share"]) > 0  # type: ignore[arg-type]
     assert row["redacted"] == {}  # generated sessions hold no secrets
 
 
@@ -32,6 +33,7 @@ def test_main_reads_the_target_from_both_ratios(
                 "cpu_ratio": 1.4,
                 "rounds": [],
                 "cpu_rounds": [],
+                "alone_cpu_share": 0.1,
                 "redacted": {},
             }
         ]

@@ -12,6 +12,7 @@ from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
 from sessionref.redact.detectors import builtin_detectors
 from sessionref.redact.scan import compile_patterns, redact_text
+from sessionref.transcript import Transcript
 
 
 class Redaction(msgspec.Struct, frozen=True):
@@ -39,6 +40,28 @@ class Redaction(msgspec.Struct, frozen=True):
         ('see [REDACTED:custom]', Counter({'custom': 1}))
         """
         return redact_text(text, builtin_detectors(), compile_patterns(self.patterns))
+
+    def transcript(self, transcript: Transcript) -> tuple[Transcript, Counter[str]]:
+        """``transcript`` with its title and every entry's text redacted (tool output and
+        reasoning included: an export shows what it is asked to), and the counts.
+
+        >>> from sessionref.transcript import Entry
+        >>> t = Transcript("s", "dsh", None, None, None, [Entry("user", "text", "ticket-7")])
+        >>> redacted, counts = Redaction(("ticket-[0-9]+",)).transcript(t)
+        >>> redacted.entries[0].text, counts
+        ('[REDACTED:custom]', Counter({'custom': 1}))
+        """
+        counts: Counter[str] = Counter()
+        entries = []
+        for entry in transcript.entries:
+            text, found = self.redact(entry.text)
+            counts += found
+            entries.append(msgspec.structs.replace(entry, text=text) if found else entry)
+        title = transcript.title
+        if title is not None:
+            title, found = self.redact(title)
+            counts += found
+        return msgspec.structs.replace(transcript, title=title, entries=entries), counts
 
     def transform(self) -> RedactingUnits:
         """A fresh unit transform for one snapshot, which counts what it redacts."""
