@@ -125,3 +125,27 @@ def test_mcp_refuses_to_serve_without_detect_secrets(tmp_path: Path) -> None:
     done = run("mcp", "--root", str(store(tmp_path / "store")), "--redact", env=env)
     assert done.returncode == 1 and done.stdout == b""
     assert b"--redact needs detect-secrets" in done.stderr
+
+
+def test_export_and_show_redact(tmp_path: Path) -> None:
+    root = str(store(tmp_path / "store"))
+    for command in (
+        ["export", "s"],
+        ["export", "s", "--format", "html"],
+        ["export", "s", "--format", "json"],
+        ["show", "s"],
+        ["show", "s", "--html", "-"],
+        ["show", "s", "--max-bytes", "200"],
+    ):
+        plain = run(command[0], "--root", root, *command[1:])
+        assert plain.returncode == 0, plain.stderr
+        assert GITHUB.core.encode() in plain.stdout, command
+        done = run(command[0], "--root", root, *command[1:], "--redact", "-v")
+        assert done.returncode == 0, done.stderr
+        for secret in (GITHUB, AWS):
+            assert secret.core.encode() not in done.stdout + done.stderr, command
+        assert b"REDACTED" in done.stdout, command
+    exported = run("export", "--root", root, "s", "--redact", "-v")
+    assert exported.stderr.decode().splitlines()[0] == (
+        "note: s: redacted 2 secrets (aws-access-key 1, github-token 1)"
+    )

@@ -9,12 +9,14 @@ from typing import Final, TypeVar
 from sessionref.cli.common import (
     OpenStore,
     add_store_arguments,
+    note,
     output_path,
     read_failure,
     reporting_errors,
     session_id_argument,
 )
 from sessionref.cli.output_file import write_pieces
+from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.transcript import Transcript
 from sessionref.views.entries import ViewOptions
@@ -61,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reasoning", action="store_true", help="show the model's reasoning (thinking) too"
     )
+    add_redact_arguments(parser)
 
 
 def read_session(opened: OpenStore, session_id: str, read: Callable[[str], T]) -> T:
@@ -91,9 +94,13 @@ def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Export one session."""
+    redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
     transcript = read_session(opened, args.session, opened.listed.transcript)
-    # A transform of the transcript (e.g. redaction) belongs here, before any view sees it.
+    if redaction is not None:  # before any view sees it
+        transcript, counts = redaction.transcript(transcript)
+        if args.verbose:
+            note(f"note: {args.session}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
     out = None if args.out in (None, "-") else args.out
     write_pieces(pieces(transcript, args.format, options), out)

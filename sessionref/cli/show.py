@@ -19,6 +19,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.export import read_session
 from sessionref.cli.output_file import write_pieces
+from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.views.picture import PictureRow, SnapshotPicture, snapshot_picture
@@ -57,6 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write the picture as an HTML page to FILE (- for stdout) instead of the table",
     )
+    add_redact_arguments(parser)
 
 
 def bar(used: int, budget: int, width: int = BAR_WIDTH) -> str:
@@ -138,11 +140,11 @@ def table(picture: SnapshotPicture, width: int) -> str:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Show what a snapshot of one session keeps."""
+    redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
     log = read_session(opened, args.session, opened.listed.read)
-    # A unit transform (e.g. redaction) would be given to the picture as to the snapshot.
     try:
-        picture = snapshot_picture(log, args.session, args.max_bytes)
+        picture = snapshot_picture(log, args.session, args.max_bytes, redaction)
     except SessionReferenceError as exc:
         if exc.code != BUDGET_EXCEEDED:
             raise

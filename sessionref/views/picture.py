@@ -20,6 +20,7 @@ import msgspec
 
 from sessionref.codecs.jsstring import utf8_length, well_formed
 from sessionref.log.records import SessionLog
+from sessionref.redact import Redaction
 from sessionref.snapshot import SourceSnapshot, Unit, project_units, snapshot_source
 
 Fate = Literal["kept", "dropped", "cut"]
@@ -160,10 +161,13 @@ def match_units(
     return rows
 
 
-def snapshot_picture(log: SessionLog, label: str, max_bytes: int) -> SnapshotPicture:
+def snapshot_picture(
+    log: SessionLog, label: str, max_bytes: int, redaction: Redaction | None = None
+) -> SnapshotPicture:
     """The picture of the snapshot of ``log`` under ``max_bytes`` (raises what
     :func:`~sessionref.snapshot.snapshot_source` raises: BUDGET_EXCEEDED when even cut it
-    does not fit).
+    does not fit). With ``redaction``, the snapshot is the redacted one, and every unit is
+    shown redacted, dropped ones too (docs/redaction.md).
 
     >>> from sessionref.log.records import SessionHeader, decode_records
     >>> log = SessionLog(SessionHeader("s", 0), decode_records(b"".join(
@@ -177,8 +181,11 @@ def snapshot_picture(log: SessionLog, label: str, max_bytes: int) -> SnapshotPic
     ('yyyyy', 'yyyyy', 90)
     """
     units = list(project_units(log.records))
-    snapshot = snapshot_source(log, label, max_bytes)
-    return picture_of(units, snapshot, max_bytes)
+    if redaction is None:
+        return picture_of(units, snapshot_source(log, label, max_bytes), max_bytes)
+    snapshot = snapshot_source(log, label, max_bytes, redaction.transform())
+    shown = [Unit(u.role, redaction.redact(u.shown_text())[0], u.checkpoint) for u in units]
+    return picture_of(shown, snapshot, max_bytes)
 
 
 def picture_of(units: Sequence[Unit], snapshot: SourceSnapshot, max_bytes: int) -> SnapshotPicture:
