@@ -4,9 +4,11 @@ listing passed on (the lines themselves are checked in test_batch.py and test_da
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +109,40 @@ def test_a_session_the_listing_did_not_find_is_still_looked_up(store_root: Path)
     bag = result_lines_bag(store, session_ids=ids, partition_size=3)
     assert [line.line for line in iter_bag(bag, workers=2)] == local
     assert b'"sessionId":"not-stored","error"' in local[-1]
+
+
+ORPHANED = """if True:
+    import os
+    from sessionref.pool import _watch_parent
+    parent = os.getpid()
+    child = os.fork()
+    if child == 0:
+        _watch_parent(parent)  # returns never: it exits the child once its parent is gone
+    print(child, flush=True)
+    os._exit(0)
+"""
+ORPHAN_BOUND = 20.0
+"""Seconds an orphaned worker may take to go before the test fails (it must go within 2 s;
+the bound leaves room for a loaded machine)."""
+
+
+def running(pid: int) -> bool:
+    """Whether a process exists and is not a zombie."""
+    try:
+        stat = Path("/proc", str(pid), "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_a_worker_sees_its_parent_go_without_the_kernels_signal() -> None:
+    """The fallback alone (no PR_SET_PDEATHSIG asked for): the watch ends the orphan."""
+    child = int(run_python(ORPHANED).stdout)
+    started = time.monotonic()
+    try:
+        while running(child):
+            assert time.monotonic() - started < ORPHAN_BOUND, "the orphan did not exit"
+            time.sleep(0.05)
+    finally:
+        if running(child):  # pragma: no cover - only when the test failed
+            os.kill(child, signal.SIGKILL)
