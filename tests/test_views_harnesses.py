@@ -1,0 +1,55 @@
+"""The views for every harness: a Claude Code or Codex session exports through the same views
+(they read only its Transcript), and ``show``'s picture of it agrees with its snapshot."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sessionref.claude_code.reader import claude_log, claude_transcript
+from sessionref.codex.reader import codex_log, codex_transcript
+from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
+from sessionref.testing.codex_logs import codex_rollouts
+from sessionref.views.entries import ViewOptions, view_items
+from sessionref.views.html import export_html_chunks
+from sessionref.views.markdown import markdown_chunks
+from sessionref.views.picture import check_agreement, snapshot_picture
+from tests.test_views_markdown import blocks
+
+
+def either_log() -> st.SearchStrategy[tuple[str, HarnessLog]]:
+    return st.tuples(st.just("claude-code"), claude_code_logs()) | st.tuples(
+        st.just("codex"), codex_rollouts()
+    )
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@given(either_log(), st.integers(200, 3000))
+def test_other_harnesses_export_and_show(generated: tuple[str, HarnessLog], budget: int) -> None:
+    harness, log = generated
+    if harness == "claude-code":
+        transcript, session = claude_transcript("s", log.lines), claude_log("s", log.lines)
+    else:
+        transcript = codex_transcript("s", log.lines, None)
+        session = codex_log("s", log.lines, None)
+    options = ViewOptions(tools=True, reasoning=True)
+    document = "".join(markdown_chunks(transcript, options))
+    headings = [value for kind, value in blocks(document) if kind == "h3"]
+    assert len(headings) == len(list(view_items(transcript.entries, options)))
+    assert blocks(document)[1][1].startswith(f"Session s · {harness}")
+    page = "".join(export_html_chunks(transcript, options))
+    assert page.count('<article class="entry') == sum(
+        1
+        for e in transcript.entries
+        if e.kind in ("text", "checkpoint", "thinking") and e.role != "system"
+    )
+    try:
+        picture = snapshot_picture(session, "s", budget)
+    except SessionReferenceError as error:
+        assert error.code == BUDGET_EXCEEDED
+        return
+    check_agreement(picture)
+    assert [(row.role, row.text) for row in picture.rows] == [
+        ("user" if kind != "assistant" else "assistant", text) for kind, text in log.surface
+    ]
