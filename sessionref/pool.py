@@ -57,22 +57,21 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
         os._exit(ENDED_STATUS)
 
 
-def _set_parent_death_signal(signum: int) -> bool:
+def _set_parent_death_signal(signum: int) -> None:
     """Have the kernel send ``signum`` to this process when its parent ends (Linux
-    ``prctl(PR_SET_PDEATHSIG)``); whether it was set.
+    ``prctl(PR_SET_PDEATHSIG)``; elsewhere, or if refused, nothing happens).
 
     The kernel's parent is the *thread* that started the process: a pool is used from the
     thread that made it (as every ``with worker_pool(...)`` block is).
     """
     if not sys.platform.startswith("linux"):
-        return False
+        return
     import ctypes  # only a worker process on Linux loads it
 
     try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return bool(libc.prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0) == 0)
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
     except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        return False
+        return
 
 
 def _watch_parent(parent: int) -> None:
