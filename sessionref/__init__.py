@@ -44,6 +44,7 @@ _HOMES: Final = {
         "SourceStats",
         "Target",
         "TextBlock",
+        "to_builtins",
     ),
 }
 _HOME_OF: Final = {name: module for module, names in _HOMES.items() for name in names}
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
         SourceStats,
         Target,
         TextBlock,
+        to_builtins,
     )
 
 
@@ -91,7 +93,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_HOME_OF])
+    """The module's names and every public one, each once (a name used is in both)."""
+    return sorted({*globals(), *_HOME_OF})
 
 
 __all__ = [
@@ -119,5 +122,6 @@ __all__ = [
     "format_session_reference_mention",
     "parse_session_reference_text",
     "tag_safe_json",
+    "to_builtins",
     "utf8_length",
 ]

@@ -89,3 +89,19 @@ class MentionCandidate(Candidate, frozen=True, kw_only=True):
     """A :class:`Candidate` with the mention a user would type for it."""
 
     mention: str
+
+
+def to_builtins(value: object) -> Any:
+    """What sessionref answers, as plain JSON values (dicts, lists, strings, numbers, booleans,
+    ``None``) that ``json.dumps`` takes: every struct at any depth becomes its wire form, with
+    the package's camelCase keys. ``prepare_direct_messages`` gives your message dicts and
+    :class:`ContextMessage` structs in one list; this turns the whole list into JSON values.
+
+    >>> message = ContextMessage(id="c", content=[TextBlock("hi")], source=ReferenceSource(
+    ...     references=[]))
+    >>> to_builtins([{"id": "m1", "content": []}, message])  # doctest: +NORMALIZE_WHITESPACE
+    [{'id': 'm1', 'content': []}, {'id': 'c', 'role': 'user', 'content':
+     [{'type': 'text', 'text': 'hi'}], 'source': {'kind': 'session-reference', 'form': 'recall',
+     'version': 1, 'references': []}}]
+    """
+    return msgspec.to_builtins(value)

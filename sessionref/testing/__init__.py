@@ -11,6 +11,13 @@ Importable without pytest; needs ``hypothesis`` (the ``test`` extra).
 >>> test_units_are_non_empty()
 """
 
+try:
+    import hypothesis  # noqa: F401  # every strategy below is one
+except ImportError:
+    raise ImportError(
+        'sessionref.testing needs hypothesis: pip install "sessionref[test]"', name="hypothesis"
+    ) from None
+
 from sessionref.testing._js import js_normalize, js_stringify
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
