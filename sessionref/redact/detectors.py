@@ -209,13 +209,13 @@ def _require() -> Any:
 
 def _extra_plugins(base: Any, entropy: Any) -> Iterator[Any]:
     """detect-secrets plugin classes for :data:`EXTRA_FORMATS` and ``KEY=value`` assignments."""
+    from detect_secrets.filters import heuristic
+
     for secret_type, pattern in EXTRA_FORMATS:
         name = "".join(w.capitalize() for w in re.findall(r"[A-Za-z]+", secret_type)) + "Detector"
         yield type(name, (base,), {"secret_type": secret_type, "denylist": [re.compile(pattern)]})
 
     def analyze_string(self: Any, string: str) -> Iterator[str]:
-        from detect_secrets.filters import heuristic
-
         for name, value in self.denylist[0].findall(string):
             if (
                 heuristic.is_templated_secret(value)
