@@ -184,6 +184,7 @@ def test_what_the_harness_wrote_is_not_user_text() -> None:
     chain.user("q1", [text("look"), {"type": "image", "source": {"type": "base64", "data": "A"}}])
     chain.node("user", "side", isSidechain=True, message={"content": "subagent prompt"})
     chain.node("attachment", "s1", attachment={"type": "queued_command", "prompt": "also X"})
+    chain.node("attachment", "s2", attachment="not an object")
     chain.assistant("e1", "err", text("API Error: 500"), isApiErrorMessage=True)
     assert shown(chain.transcript()) == [
         ("user", "/review src/app.py"),

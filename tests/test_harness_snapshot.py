@@ -9,11 +9,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sessionref.claude_code.reader import claude_log
-from sessionref.codex.reader import codex_log
+from sessionref.claude_code.reader import claude_log, claude_transcript
+from sessionref.codex.reader import codex_log, codex_transcript
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.log.records import SessionHeader, SessionLog, latest_title
-from sessionref.log.synthetic import surface_log
+from sessionref.log.synthetic import surface_entries, surface_log
 from sessionref.snapshot import snapshot_source
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
@@ -91,3 +91,20 @@ def test_budgets_and_accounting_hold_for_other_harnesses(
         kept = [turn["text"] for turn in data["conversation"]]
         checkpoints = [text for kind, text in log.surface if kind == "checkpoint"]
         assert kept[len(checkpoints) :] == surface[len(surface) - len(kept) + len(checkpoints) :]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(either_log())
+def test_reading_only_what_a_snapshot_shows_changes_nothing_it_shows(
+    generated: tuple[str, HarnessLog],
+) -> None:
+    harness, log = generated
+
+    def read(texts_only: bool) -> Transcript:
+        if harness == "claude-code":
+            return claude_transcript("s", log.lines, texts_only)
+        return codex_transcript("s", log.lines, None, texts_only)
+
+    full, lean = read(False), read(True)
+    assert surface_entries(lean.entries) == surface_entries(full.entries)
+    assert (lean.title, lean.cwd, lean.created_at) == (full.title, full.cwd, full.created_at)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sessionref.claude_code.records import Line
+from sessionref.log.jsonl import iso_millis
 
 
 def _is_node(line: Line | None) -> bool:
@@ -32,53 +33,62 @@ def _parent_of(line: Line) -> str | None:
     return None
 
 
-def newest_leaf(lines: Sequence[Line | None], times: Sequence[int | None]) -> int | None:
+def newest_leaf(lines: Sequence[Line | None]) -> int | None:
     """The index of the newest node no line on the main line names as its parent: latest
     time, then latest in the file; ``None`` when there is no node.
 
-    >>> lines = [Line(uuid="a"), Line(uuid="b", parent_uuid="a"), Line(uuid="c", parent_uuid="a")]
-    >>> newest_leaf(lines, [1, 3, 2]), newest_leaf(lines, [1, 2, 2])
-    (1, 2)
+    >>> def at(uuid, parent, second):
+    ...     return Line(uuid=uuid, parent_uuid=parent, timestamp=f"2025-01-01T00:00:0{second}Z")
+    >>> newest_leaf([at("a", None, 1), at("b", "a", 3), at("c", "a", 2)])
+    1
+    >>> newest_leaf([at("a", None, 1), at("b", "a", 2), at("c", "a", 2)])
+    2
     """
-    parents = {_parent_of(line) for line in lines if _is_node(line)}  # type: ignore[arg-type]
+    nodes = [(index, line) for index, line in enumerate(lines) if _is_node(line)]
+    parents = {_parent_of(line) for _, line in nodes}  # type: ignore[arg-type]
     best: tuple[int, int] | None = None
-    for index, line in enumerate(lines):
-        if _is_node(line) and line.uuid not in parents:  # type: ignore[union-attr]
-            time = times[index]
+    for index, line in nodes:
+        if line.uuid not in parents:  # type: ignore[union-attr]
+            time = iso_millis(line.timestamp)  # type: ignore[union-attr]
             key = (-1 if time is None else time, index)
             if best is None or key > best:
                 best = key
     return None if best is None else best[1]
 
 
-def current_chain(lines: Sequence[Line | None], times: Sequence[int | None]) -> list[int]:
+def current_chain(lines: Sequence[Line | None]) -> list[int]:
     """The indexes of the lines on the current chain, root first.
 
     >>> lines = [Line(uuid="a"), Line(uuid="b", parent_uuid="a"),
     ...          Line(uuid="c", parent_uuid="a"), Line(uuid="d", parent_uuid="c")]
-    >>> current_chain(lines, [1, 2, 3, 4])
+    >>> current_chain(lines)
     [0, 2, 3]
-    >>> current_chain([Line(uuid="a", parent_uuid="b"), Line(uuid="b", parent_uuid="a")], [1, 1])
+    >>> current_chain([Line(uuid="a", parent_uuid="b"), Line(uuid="b", parent_uuid="a")])
     []
-    >>> current_chain([Line(uuid="a", parent_uuid="gone")], [None])
+    >>> current_chain([Line(uuid="a", parent_uuid="gone")])
     [0]
     """
-    leaf = newest_leaf(lines, times)
+    leaf = newest_leaf(lines)
     if leaf is None:
         return []
-    written: dict[str, list[int]] = {}
+    last: dict[str, int] = {}
+    again: dict[str, list[int]] = {}  # every line of a uuid written more than once
     for index, line in enumerate(lines):
         if line is not None and type(line.uuid) is str:
-            written.setdefault(line.uuid, []).append(index)
+            if line.uuid in last:
+                again.setdefault(line.uuid, [last[line.uuid]]).append(index)
+            last[line.uuid] = index
     chain = [leaf]
     seen = {leaf}
     while True:
-        parent = _parent_of(lines[chain[-1]])  # type: ignore[arg-type]
-        if parent is None or parent not in written:
+        child = chain[-1]
+        parent = _parent_of(lines[child])  # type: ignore[arg-type]
+        if parent is None or parent not in last:
             break
-        places = written[parent]
-        before = [place for place in places if place < chain[-1]]
-        place = before[-1] if before else places[-1]
+        place = last[parent]
+        if parent in again:
+            before = [written for written in again[parent] if written < child]
+            place = before[-1] if before else place
         if place in seen:
             break
         seen.add(place)

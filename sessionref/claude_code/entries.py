@@ -11,12 +11,12 @@ one API message, whose blocks Claude Code writes on several lines sharing ``mess
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable
 from typing import Final
 
 from sessionref.claude_code.records import Block, Content, Line
-from sessionref.codecs.jsjson import js_json
-from sessionref.transcript import Entry
+from sessionref.log.jsonl import built, iso_millis, raw_text
+from sessionref.transcript import Entry, EntryKind, Role
 
 _INJECTED: Final = re.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
@@ -47,7 +47,7 @@ def block_texts(content: Content) -> str:
     return "\n".join(
         block.text
         for block in content
-        if type(block) is Block and block.type == "text" and type(block.text) is str
+        if isinstance(block, Block) and block.type == "text" and type(block.text) is str
     )
 
 
@@ -83,7 +83,7 @@ def typed_text(text: str) -> tuple[str, bool]:
 
 def _tool_output(block: Block) -> str:
     """A tool result's text: its string content or the text of its blocks."""
-    content = block.content
+    content = built(block.content)
     if type(content) is list:
         return "\n".join(
             item["text"]
@@ -94,101 +94,124 @@ def _tool_output(block: Block) -> str:
 
 
 class _Builder:
-    """Entries of a chain, built line by line."""
+    """Entries of a chain, built line by line; with ``texts_only``, only what a snapshot
+    shows (user and assistant texts, checkpoints), nothing else built."""
 
-    def __init__(self) -> None:
+    def __init__(self, texts_only: bool) -> None:
+        self.texts_only = texts_only
         self.entries: list[Entry] = []
         self.tools: dict[str, str] = {}
         self.message_id: object = None
         self.text_at: int | None = None  # the entry holding the current API message's text
         self.boundary_at: int | None = None  # a checkpoint still waiting for its summary
+        self.line = Line()
 
-    def add(self, line: Line, time: int | None) -> None:
+    def put(self, role: Role, kind: EntryKind, text: str, name: str | None = None) -> None:
+        """Add an entry of the current line (unless only texts are asked for and it is not)."""
+        if self.texts_only and (kind not in ("text", "checkpoint") or role == "system"):
+            return
+        time = iso_millis(self.line.timestamp)
+        self.entries.append(Entry(role, kind, text, time, name))
+
+    def add(self, line: Line) -> None:
+        self.line = line
         kind = line.type
         if kind == "assistant":
-            self.assistant(line, time)
+            self.assistant(line)
             return
         self.message_id = None
         if kind == "user":
-            self.user(line, time)
+            self.user(line)
         elif kind == "system" and line.subtype == "compact_boundary":
-            text = line.content if type(line.content) is str else ""
+            content = built(line.content)
             self.boundary_at = len(self.entries)
-            self.entries.append(Entry("user", "checkpoint", text, time))
+            self.put("user", "checkpoint", content if type(content) is str else "")
             return
-        elif kind == "attachment" and type(line.attachment) is dict:
-            prompt = line.attachment.get("prompt")
-            if line.attachment.get("type") == "queued_command" and type(prompt) is str:
-                self.entries.append(Entry("user", "text", typed_text(prompt)[0], time))
+        elif kind == "attachment":
+            attachment = built(line.attachment)
+            prompt = attachment.get("prompt") if type(attachment) is dict else None
+            if type(prompt) is str and attachment.get("type") == "queued_command":
+                self.put("user", "text", typed_text(prompt)[0])
         self.boundary_at = None
 
-    def user(self, line: Line, time: int | None) -> None:
+    def user(self, line: Line) -> None:
         content = None if line.message is None else line.message.content
         if line.is_compact_summary is True:
-            summary = Entry("user", "checkpoint", block_texts(content), time)
             if self.boundary_at is None:
-                self.entries.append(summary)
+                self.put("user", "checkpoint", block_texts(content))
             else:
+                time = iso_millis(line.timestamp)
+                summary = Entry("user", "checkpoint", block_texts(content), time)
                 self.entries[self.boundary_at] = summary
             return
         results = [
             block
             for block in (content if type(content) is list else ())
-            if type(block) is Block and block.type == "tool_result"
+            if isinstance(block, Block) and block.type == "tool_result"
         ]
         if results:
-            for block in results:
+            for block in results if not self.texts_only else ():
                 name = self.tools.get(block.tool_use_id) if type(block.tool_use_id) is str else None
-                self.entries.append(Entry("tool", "tool-result", _tool_output(block), time, name))
+                self.put("tool", "tool-result", _tool_output(block), name)
             return
         text = block_texts(content)
         if line.is_meta is True:
-            self.entries.append(Entry("system", "text", text, time))
+            self.put("system", "text", text)
             return
         typed, prompt = typed_text(text)
         if not prompt:
-            self.entries.append(Entry("tool", "tool-result", text, time))
+            self.put("tool", "tool-result", text)
         elif typed:
-            self.entries.append(Entry("user", "text", typed, time))
+            self.put("user", "text", typed)
 
-    def assistant(self, line: Line, time: int | None) -> None:
+    def assistant(self, line: Line) -> None:
         self.boundary_at = None
         message = line.message
         if message is None:
             return
         if line.is_api_error_message is True:
-            self.entries.append(Entry("system", "text", block_texts(message.content), time))
+            self.put("system", "text", block_texts(message.content))
             return
         if message.id is None or message.id != self.message_id:
             self.message_id, self.text_at = message.id, None
         content = message.content
-        blocks: Sequence[object] = (
-            [Block("text", content)] if type(content) is str else content or ()
-        )
-        for block in blocks:
-            if type(block) is Block:
-                self.block(block, time)
+        if type(content) is str:
+            self.text(content)
+            return
+        for block in content or ():
+            if isinstance(block, Block):
+                if block.type == "text":
+                    if type(block.text) is str:
+                        self.text(block.text)
+                elif not self.texts_only:
+                    self.block(block)
 
-    def block(self, block: Block, time: int | None) -> None:
-        if block.type == "text" and type(block.text) is str:
-            if self.text_at is None:
-                self.text_at = len(self.entries)
-                self.entries.append(Entry("assistant", "text", block.text, time))
-            else:
-                joined = self.entries[self.text_at].text + "\n" + block.text
-                self.entries[self.text_at] = Entry("assistant", "text", joined, time)
-        elif block.type == "thinking" and type(block.thinking) is str:
-            self.entries.append(Entry("assistant", "thinking", block.thinking, time))
+    def text(self, text: str) -> None:
+        """An assistant text: the current API message's text entry, or more of it."""
+        if self.text_at is None:
+            self.text_at = len(self.entries)
+            self.put("assistant", "text", text)
+        else:
+            last = self.entries[self.text_at]
+            joined = Entry("assistant", "text", last.text + "\n" + text, last.time)
+            self.entries[self.text_at] = joined
+
+    def block(self, block: Block) -> None:
+        """A block of an API message that is not text."""
+        if block.type == "thinking":
+            thinking = built(block.thinking)
+            if type(thinking) is str:
+                self.put("assistant", "thinking", thinking)
         elif block.type == "tool_use":
             name = block.name if type(block.name) is str else None
             if type(block.id) is str and name is not None:
                 self.tools[block.id] = name
-            arguments = js_json(block.input).decode("utf-8", "surrogatepass")
-            self.entries.append(Entry("assistant", "tool-call", arguments, time, name))
+            self.put("assistant", "tool-call", raw_text(block.input), name)
 
 
-def chain_entries(lines: Iterator[tuple[Line, int | None]]) -> list[Entry]:
-    """The entries of the lines of a chain (with their times), in order.
+def chain_entries(lines: Iterable[Line], texts_only: bool = False) -> list[Entry]:
+    """The entries of the lines of a chain, in order (with ``texts_only``, only user and
+    assistant texts and checkpoints).
 
     >>> from sessionref.claude_code.records import Message
     >>> def said(*blocks):
@@ -196,11 +219,13 @@ def chain_entries(lines: Iterator[tuple[Line, int | None]]) -> list[Entry]:
     >>> chain = [Line(type="user", message=Message(content="hi")),
     ...          said(Block("thinking", thinking="t")), said(Block("text", "a")),
     ...          said(Block("text", "b"))]
-    >>> [(e.role, e.kind, e.text) for e in chain_entries((line, None) for line in chain)]
+    >>> [(e.role, e.kind, e.text) for e in chain_entries(chain)]
     [('user', 'text', 'hi'), ('assistant', 'thinking', 't'), ('assistant', 'text', 'a\\nb')]
+    >>> [e.kind for e in chain_entries(chain, texts_only=True)]
+    ['text', 'text']
     """
-    builder = _Builder()
-    for line, time in lines:
+    builder = _Builder(texts_only)
+    for line in lines:
         if line.is_sidechain is not True:
-            builder.add(line, time)
+            builder.add(line)
     return builder.entries

@@ -10,17 +10,16 @@ come from the first line that has them.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sessionref.claude_code.chain import current_chain
 from sessionref.claude_code.entries import chain_entries
-from sessionref.claude_code.records import Line, decode
+from sessionref.claude_code.records import Line, decode_all
 from sessionref.log.jsonl import iso_millis
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
 from sessionref.transcript import Transcript, prompt_title
 
-_TITLE_FIELDS = (("custom-title", "custom_title"), ("ai-title", "ai_title"), ("summary", "summary"))
+_TITLE_FIELDS = {"custom-title": "custom_title", "ai-title": "ai_title", "summary": "summary"}
+"""The lines that title a session, the first kind winning over the next, by their field."""
 
 
 def file_title(lines: list[Line | None]) -> str | None:
@@ -31,25 +30,20 @@ def file_title(lines: list[Line | None]) -> str | None:
     ...             Line(type="ai-title", ai_title="B")])
     'B'
     """
-    for kind, field in _TITLE_FIELDS:
-        titles = [
-            getattr(line, field)
-            for line in lines
-            if line is not None and line.type == kind and type(getattr(line, field)) is str
-        ]
-        if titles:
-            title: str = titles[-1]
-            return title
-    return None
+    latest: dict[str, str] = {}
+    for line in lines:
+        if line is not None and line.uuid is None and line.type in _TITLE_FIELDS:
+            title = getattr(line, _TITLE_FIELDS[line.type])
+            if type(title) is str:
+                latest[line.type] = title
+    return next((latest[kind] for kind in _TITLE_FIELDS if kind in latest), None)
 
 
-def _first(values: list[Any]) -> Any:
-    """The first value that is not ``None``, ``None`` if there is none."""
-    return next((value for value in values if value is not None), None)
-
-
-def claude_transcript(session_id: str, raw_lines: list[bytes]) -> Transcript:
-    """The transcript of a file's committed lines.
+def claude_transcript(
+    session_id: str, raw_lines: list[bytes], texts_only: bool = False
+) -> Transcript:
+    """The transcript of a file's committed lines (with ``texts_only``, only the entries a
+    snapshot shows: :func:`~sessionref.claude_code.entries.chain_entries`).
 
     >>> lines = [b'{"type":"user","uuid":"u","parentUuid":null,"cwd":"/p",'
     ...          b'"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}',
@@ -60,17 +54,17 @@ def claude_transcript(session_id: str, raw_lines: list[bytes]) -> Transcript:
     >>> t.title, t.cwd, t.created_at, [(e.role, e.text) for e in t.entries]
     ('hi', '/p', 1735689600000, [('user', 'hi'), ('assistant', 'hello')])
     """
-    lines = [decode(raw) for raw in raw_lines]
-    times = [None if line is None else iso_millis(line.timestamp) for line in lines]
-    chain = current_chain(lines, times)
-    entries = chain_entries((lines[index], times[index]) for index in chain)  # type: ignore[misc]
-    cwd = _first([line.cwd for line in lines if line is not None and type(line.cwd) is str])
+    lines = decode_all(raw_lines)
+    chain = current_chain(lines)
+    entries = chain_entries((lines[index] for index in chain), texts_only)  # type: ignore[misc]
+    present = [line for line in lines if line is not None]
+    times = (iso_millis(line.timestamp) for line in present)
     return Transcript(
         session_id=session_id,
         harness="claude-code",
         title=file_title(lines) or prompt_title(entries),
-        cwd=cwd,
-        created_at=_first(times),
+        cwd=next((line.cwd for line in present if type(line.cwd) is str), None),
+        created_at=next((time for time in times if time is not None), None),
         entries=entries,
     )
 
@@ -83,4 +77,4 @@ def claude_log(session_id: str, raw_lines: list[bytes]) -> SessionLog:
     0
     """
     captured = len(raw_lines) - 1 if raw_lines else None
-    return surface_log(claude_transcript(session_id, raw_lines), captured)
+    return surface_log(claude_transcript(session_id, raw_lines, texts_only=True), captured)

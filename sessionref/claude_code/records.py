@@ -4,7 +4,9 @@
 Every field is optional and of any JSON type, so a line of an unknown type, or with odd
 values, still decodes and keeps its place in the ``parentUuid`` chain; the reader checks
 the types of what it uses. A ``message`` that is not an object is dropped (the line keeps
-its links).
+its links). What a snapshot never shows (thinking, tool input and output, attachments) is
+kept raw where msgspec takes the line, and built only when asked for
+(:func:`~sessionref.log.jsonl.built`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-from sessionref.log.jsonl import decode_line
+from sessionref.log.jsonl import decode_line, decode_lines
 
 
 class Block(msgspec.Struct, frozen=True, gc=False):
@@ -29,6 +31,17 @@ class Block(msgspec.Struct, frozen=True, gc=False):
     content: Any = None
 
 
+_NULL = msgspec.Raw(b"null")
+
+
+class _RawBlock(Block, frozen=True, gc=False):
+    """A block whose thinking, input and tool output are still raw."""
+
+    thinking: msgspec.Raw = _NULL
+    input: msgspec.Raw = _NULL
+    content: msgspec.Raw = _NULL
+
+
 Content = str | list[Block | str | int | float | bool | list[Any] | None] | None
 """``message.content``: a string, or blocks (anything else in the list shows nothing)."""
 
@@ -39,6 +52,10 @@ class Message(msgspec.Struct, frozen=True, gc=False):
     id: Any = None
     role: Any = None
     content: Content = None
+
+
+class _RawMessage(Message, frozen=True, gc=False):
+    content: str | list[_RawBlock | str | int | float | bool | list[Any] | None] | None = None  # type: ignore[assignment]  # the blocks are Blocks
 
 
 class Line(msgspec.Struct, frozen=True, gc=False, rename="camel"):
@@ -78,8 +95,26 @@ class _Links(msgspec.Struct, frozen=True, gc=False, rename="camel"):
     is_sidechain: Any = None
 
 
-_LINE: Final = msgspec.json.Decoder(Line)
+class _RawLine(Line, frozen=True, gc=False, rename="camel"):
+    content: msgspec.Raw = _NULL
+    message: _RawMessage | None = None
+    attachment: msgspec.Raw = _NULL
+
+
+_LINE: Final = msgspec.json.Decoder(_RawLine)
 _LINKS: Final = msgspec.json.Decoder(_Links)
+
+
+def decode_all(lines: list[bytes]) -> list[Line | None]:
+    """:func:`decode` of each line, all at once where msgspec takes them all.
+
+    >>> [line.uuid for line in decode_all([b'{"uuid":"a"}', b'{"uuid":"b","message":1}'])]
+    ['a', 'b']
+    """
+    decoded: list[Line | None] = decode_lines(_LINE, Line, lines)
+    return [
+        line if line is not None else decode(raw) for line, raw in zip(decoded, lines, strict=True)
+    ]
 
 
 def decode(line: bytes) -> Line | None:

@@ -54,6 +54,8 @@ class ClaudeCodeStore(HarnessStore):
         created = next((time for time in times if time is not None), None)
         return Head(path.name[: -len(".jsonl")], created, next(cwds, None))
 
-    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
+    def transcript_of(
+        self, session_id: str, lines: list[bytes], texts_only: bool = False
+    ) -> Transcript:
         """The transcript of a session file's lines."""
-        return claude_transcript(session_id, lines)
+        return claude_transcript(session_id, lines, texts_only)

@@ -14,12 +14,11 @@ import re
 from collections.abc import Iterable
 from typing import Any, Final
 
-from sessionref.codecs.jsjson import js_json
-from sessionref.codex.records import Item, Payload, decode
-from sessionref.log.jsonl import iso_millis
+from sessionref.codex.records import Item, Payload, decode, decode_kinds
+from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
-from sessionref.transcript import Entry, Transcript, prompt_title
+from sessionref.transcript import Entry, EntryKind, Role, Transcript, prompt_title
 
 _INJECTED: Final = re.compile(
     r"\A\s*(?:<(environment_context|user_instructions|INSTRUCTIONS|user_shell_command"
@@ -33,6 +32,7 @@ _TOOL_OUTPUTS: Final = frozenset({"function_call_output", "custom_tool_call_outp
 
 def _texts(parts: Any, key: str = "text") -> list[str]:
     """The string ``text`` of each object in a list (``content`` or ``summary``)."""
+    parts = built(parts)
     if type(parts) is not list:
         return []
     return [part[key] for part in parts if type(part) is dict and type(part.get(key)) is str]
@@ -55,68 +55,75 @@ def typed_prompt(text: str) -> str:
 
 def _tool_output(output: Any) -> str:
     """A tool's output as text: the string, the ``content`` of an object, or its JSON."""
-    if type(output) is str:
-        return output
-    if type(output) is dict and type(output.get("content")) is str:
-        return str(output["content"])
-    return js_json(output).decode("utf-8", "surrogatepass")
+    value = built(output)
+    if type(value) is str:
+        return value
+    if type(value) is dict and type(value.get("content")) is str:
+        return str(value["content"])
+    return raw_text(output)
 
 
 def _call_text(payload: Payload) -> str:
     """A tool call's arguments as text."""
-    for value in (payload.arguments, payload.input):
+    for value in (built(payload.arguments), built(payload.input)):
         if type(value) is str:
             return value
-    return js_json(payload.action).decode("utf-8", "surrogatepass")
+    return raw_text(payload.action)
 
 
 class _Builder:
-    """Entries of a rollout, item by item."""
+    """Entries of a rollout, item by item; with ``texts_only``, only what a snapshot shows
+    (user and assistant texts, checkpoints), nothing else built."""
 
-    def __init__(self, from_events: bool) -> None:
+    def __init__(self, from_events: bool, texts_only: bool) -> None:
         self.from_events = from_events
+        self.texts_only = texts_only
         self.entries: list[Entry] = []
         self.tools: dict[str, str] = {}
+        self.stamp: Any = None
 
-    def text(self, role: str, text: str, time: int | None) -> None:
-        if text:
-            self.entries.append(Entry(role, "text", text, time))  # type: ignore[arg-type]
+    def put(self, role: Role, kind: EntryKind, text: str, name: str | None = None) -> None:
+        """Add an entry of the current item; a text only when it says something."""
+        if kind != "text" or text:
+            self.entries.append(Entry(role, kind, text, iso_millis(self.stamp), name))
 
     def add(self, item: Item) -> None:
-        kind, payload, time = item.kind, item.payload, iso_millis(item.timestamp)
+        kind, payload, self.stamp = item.kind, item.payload, item.timestamp
         message = payload.message
         if kind == "event_msg" and self.from_events and type(message) is str:
             if payload.type == "user_message":
-                self.text("user", typed_prompt(message), time)
+                self.put("user", "text", typed_prompt(message))
             elif payload.type == "agent_message":
-                self.text("assistant", message, time)
-        elif kind == "response_item":
-            self.response(payload, time)
+                self.put("assistant", "text", message)
+        elif kind == "response_item" and type(payload.type) is str:
+            self.response(payload.type, payload)
         elif kind == "compacted" and type(message) is str and message:
-            self.entries.append(Entry("user", "checkpoint", message, time))
+            self.put("user", "checkpoint", message)
 
-    def response(self, payload: Payload, time: int | None) -> None:
-        kind = payload.type if type(payload.type) is str else None
-        if kind == "message" and not self.from_events:
+    def response(self, kind: str, payload: Payload) -> None:
+        if kind == "message":
+            if self.from_events:
+                return
             if payload.role == "user":
                 texts = (typed_prompt(text) for text in _texts(payload.content))
-                self.text("user", "\n".join(text for text in texts if text), time)
+                self.put("user", "text", "\n".join(text for text in texts if text))
             elif payload.role == "assistant":
-                self.text("assistant", "\n".join(_texts(payload.content)), time)
+                self.put("assistant", "text", "\n".join(_texts(payload.content)))
+        elif self.texts_only:
+            return
         elif kind == "reasoning":
             summary = "\n".join(_texts(payload.summary))
             if summary:
-                self.entries.append(Entry("assistant", "thinking", summary, time))
+                self.put("assistant", "thinking", summary)
         elif kind in _TOOL_CALLS:
             name = payload.name if type(payload.name) is str else None
             if type(payload.call_id) is str and name is not None:
                 self.tools[payload.call_id] = name
-            self.entries.append(Entry("assistant", "tool-call", _call_text(payload), time, name))
+            self.put("assistant", "tool-call", _call_text(payload), name)
         elif kind in _TOOL_OUTPUTS:
             call = payload.call_id
             name = self.tools.get(call) if type(call) is str else None
-            output = _tool_output(payload.output)
-            self.entries.append(Entry("tool", "tool-result", output, time, name))
+            self.put("tool", "tool-result", _tool_output(payload.output), name)
 
 
 def _has_events(items: Iterable[Item]) -> bool:
@@ -127,9 +134,21 @@ def _has_events(items: Iterable[Item]) -> bool:
     )
 
 
-def codex_transcript(session_id: str, raw_lines: list[bytes], title: str | None) -> Transcript:
+def _checkpoint_at(item: Item | None) -> bool:
+    """Whether an item read for its kind is a checkpoint: a ``compacted`` with a summary."""
+    if item is None or item.kind != "compacted":
+        return False
+    message = built(item.payload.message)
+    return type(message) is str and bool(message)
+
+
+def codex_transcript(
+    session_id: str, raw_lines: list[bytes], title: str | None, texts_only: bool = False
+) -> Transcript:
     """The transcript of a thread's committed lines (its segment files' lines, in order);
-    ``title`` is the thread's name in ``session_index.jsonl``, if any.
+    ``title`` is the thread's name in ``session_index.jsonl``, if any. With ``texts_only``,
+    only what a snapshot shows, from the latest checkpoint on: the lines before it are read
+    only for their kind (and, for a title, up to the first prompt).
 
     >>> lines = [b'{"type":"session_meta","payload":{"id":"t","cwd":"/p",'
     ...          b'"timestamp":"2025-01-01T00:00:00Z"}}',
@@ -137,28 +156,53 @@ def codex_transcript(session_id: str, raw_lines: list[bytes], title: str | None)
     ...          b'"content":[{"type":"input_text","text":"<environment_context>x'
     ...          b'</environment_context>"}]}}',
     ...          b'{"type":"event_msg","payload":{"type":"user_message","message":"hi"}}',
+    ...          b'{"type":"compacted","payload":{"message":"sum"}}',
     ...          b'{"type":"event_msg","payload":{"type":"agent_message","message":"hello"}}']
     >>> t = codex_transcript("t", lines, None)
     >>> t.title, t.cwd, t.created_at, [(e.role, e.text) for e in t.entries]
-    ('hi', '/p', 1735689600000, [('user', 'hi'), ('assistant', 'hello')])
+    ('hi', '/p', 1735689600000, [('user', 'hi'), ('user', 'sum'), ('assistant', 'hello')])
+    >>> [e.text for e in codex_transcript("t", lines, None, texts_only=True).entries]
+    ['sum', 'hello']
     """
-    items = [item for item in map(decode, raw_lines) if item is not None]
-    metas = [item.payload for item in items if item.kind == "session_meta"]
-    meta = metas[0] if metas else Payload()
-    builder = _Builder(_has_events(items))
-    for item in items:
-        builder.add(item)
+    kinds = decode_kinds(raw_lines)
+    present = [item for item in kinds if item is not None]
+    meta = next((item.payload for item in present if item.kind == "session_meta"), Payload())
+    events = _has_events(present)
+    start = 0
+    if texts_only:
+        start = next((i for i in range(len(kinds) - 1, -1, -1) if _checkpoint_at(kinds[i])), 0)
+    builder = _Builder(events, texts_only)
+    for index in range(start, len(raw_lines)):
+        item = decode(raw_lines[index]) if kinds[index] is not None else None
+        if item is not None:
+            builder.add(item)
+    if title is None:
+        title = prompt_title(builder.entries) if start == 0 else _first_prompt(raw_lines, events)
     created = iso_millis(meta.timestamp)
     if created is None:
-        created = next((t for t in (iso_millis(i.timestamp) for i in items) if t is not None), None)
+        times = (iso_millis(item.timestamp) for item in present)
+        created = next((time for time in times if time is not None), None)
     return Transcript(
         session_id=session_id,
         harness="codex",
-        title=title or prompt_title(builder.entries),
+        title=title,
         cwd=meta.cwd if type(meta.cwd) is str else None,
         created_at=created,
         entries=builder.entries,
     )
+
+
+def _first_prompt(raw_lines: list[bytes], events: bool) -> str | None:
+    """The title the first prompt gives, read up to it."""
+    builder = _Builder(events, texts_only=True)
+    for raw in raw_lines:
+        item = decode(raw)
+        if item is not None:
+            builder.add(item)
+            title = prompt_title(builder.entries)
+            if title is not None:
+                return title
+    return None
 
 
 def codex_log(session_id: str, raw_lines: list[bytes], title: str | None) -> SessionLog:
@@ -170,4 +214,4 @@ def codex_log(session_id: str, raw_lines: list[bytes], title: str | None) -> Ses
     'user/message'
     """
     captured = len(raw_lines) - 1 if raw_lines else None
-    return surface_log(codex_transcript(session_id, raw_lines, title), captured)
+    return surface_log(codex_transcript(session_id, raw_lines, title, texts_only=True), captured)

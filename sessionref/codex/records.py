@@ -3,7 +3,8 @@
 A line is ``{"timestamp", "type", "payload"}``; the oldest rollouts have no envelope (a first
 line with the session's ``id``, then bare response items), and :func:`decode` gives both as an
 ``(item type, payload)`` pair. Every field is optional and of any JSON type; the reader checks
-the types of what it uses.
+the types of what it uses. Content, tool input and output are kept raw where msgspec takes
+the line, and built when asked for (:func:`~sessionref.log.jsonl.built`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
-from sessionref.log.jsonl import decode_line
+from sessionref.log.jsonl import decode_line, decode_lines
 
 RESPONSE_ITEM_TYPES: Final = frozenset(
     {
@@ -49,10 +50,42 @@ class Payload(msgspec.Struct, frozen=True, gc=False):
     output: Any = None
 
 
+_NULL = msgspec.Raw(b"null")
+
+
+class _RawPayload(Payload, frozen=True, gc=False):
+    """A payload as msgspec takes it: what only some readers need kept raw
+    (:func:`~sessionref.log.jsonl.built` builds it)."""
+
+    source: msgspec.Raw = _NULL
+    content: msgspec.Raw = _NULL
+    summary: msgspec.Raw = _NULL
+    arguments: msgspec.Raw = _NULL
+    input: msgspec.Raw = _NULL
+    action: msgspec.Raw = _NULL
+    output: msgspec.Raw = _NULL
+
+
 class _Rollout(Payload, frozen=True, gc=False):
-    """A line: the envelope, or (without one) the item itself."""
+    """A line: the envelope, or (without one) the item itself; built values."""
 
     payload: Payload | None = None
+
+
+class _RawRollout(_RawPayload, frozen=True, gc=False):
+    """A line as msgspec takes it."""
+
+    payload: _RawPayload | None = None
+
+
+class _KindPayload(_RawPayload, frozen=True, gc=False):
+    """A payload read only for its kind and the session's fields: its message kept raw."""
+
+    message: msgspec.Raw = _NULL
+
+
+class _KindRollout(_KindPayload, frozen=True, gc=False):
+    payload: _KindPayload | None = None
 
 
 class Item(NamedTuple):
@@ -64,7 +97,32 @@ class Item(NamedTuple):
     timestamp: Any
 
 
-_ROLLOUT: Final = msgspec.json.Decoder(_Rollout)
+_ROLLOUT: Final = msgspec.json.Decoder(_RawRollout)
+_KINDS: Final = msgspec.json.Decoder(_KindRollout)
+
+
+def _item(rollout: _Rollout | None) -> Item | None:
+    """A decoded line as the reader takes it."""
+    if rollout is None:
+        return None
+    if rollout.payload is not None:
+        return Item(rollout.type, rollout.payload, rollout.timestamp)
+    if rollout.type is None and type(rollout.id) is str:
+        return Item("session_meta", rollout, rollout.timestamp)
+    if type(rollout.type) is str and rollout.type in RESPONSE_ITEM_TYPES:
+        return Item("response_item", rollout, rollout.timestamp)
+    return None
+
+
+def decode_kinds(lines: list[bytes]) -> list[Item | None]:
+    """Each line as an :class:`Item` read only as far as its kind, its payload's ``type`` and
+    the session's fields (``id``, ``timestamp``, ``cwd``, ``source``); all at once where
+    msgspec takes every line.
+
+    >>> [item.kind for item in decode_kinds([b'{"id":"x"}', b'{"type":"compacted","payload":{}}'])]
+    ['session_meta', 'compacted']
+    """
+    return [_item(rollout) for rollout in decode_lines(_KINDS, _Rollout, lines)]
 
 
 def decode(line: bytes) -> Item | None:
@@ -78,13 +136,4 @@ def decode(line: bytes) -> Item | None:
     >>> decode(b'{"type":"event_msg","payload":7}'), decode(b'{"type":{}}')
     (None, None)
     """
-    rollout = decode_line(_ROLLOUT, _Rollout, line)
-    if rollout is None:
-        return None
-    if rollout.payload is not None:
-        return Item(rollout.type, rollout.payload, rollout.timestamp)
-    if rollout.type is None and type(rollout.id) is str:
-        return Item("session_meta", rollout, rollout.timestamp)
-    if type(rollout.type) is str and rollout.type in RESPONSE_ITEM_TYPES:
-        return Item("response_item", rollout, rollout.timestamp)
-    return None
+    return _item(decode_line(_ROLLOUT, _Rollout, line))

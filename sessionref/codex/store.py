@@ -21,7 +21,7 @@ from sessionref.codex.reader import codex_transcript
 from sessionref.codex.records import decode
 from sessionref.errors import SessionLogError
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
-from sessionref.log.jsonl import decode_line, file_version, iso_millis, read_committed
+from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
 from sessionref.transcript import Harness, Transcript
 
 ROLLOUT_PREFIX = "rollout-"
@@ -89,7 +89,8 @@ class CodexStore(HarnessStore):
             meta = item.payload
             if type(meta.id) is not str:
                 break
-            if type(meta.source) is dict and "subagent" in meta.source:
+            source = built(meta.source)
+            if type(source) is dict and "subagent" in source:
                 return Head(None)
             created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
             return Head(meta.id, created, meta.cwd if type(meta.cwd) is str else None)
@@ -109,6 +110,8 @@ class CodexStore(HarnessStore):
             self._names = (version, names)
         return self._names[1]
 
-    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
+    def transcript_of(
+        self, session_id: str, lines: list[bytes], texts_only: bool = False
+    ) -> Transcript:
         """The transcript of a thread's lines, titled by its name if it has one."""
-        return codex_transcript(session_id, lines, self.names().get(session_id))
+        return codex_transcript(session_id, lines, self.names().get(session_id), texts_only)

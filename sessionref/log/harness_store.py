@@ -96,8 +96,11 @@ class HarnessStore:
         """What a file's first committed lines say."""
         raise NotImplementedError
 
-    def transcript_of(self, session_id: str, lines: list[bytes]) -> Transcript:
-        """The transcript of a session's committed lines."""
+    def transcript_of(
+        self, session_id: str, lines: list[bytes], texts_only: bool = False
+    ) -> Transcript:
+        """The transcript of a session's committed lines (with ``texts_only``, only the
+        entries a snapshot shows)."""
         raise NotImplementedError
 
     def _head_of(self, path: Path) -> Head:
@@ -178,7 +181,8 @@ class HarnessStore:
         """The DSH-shaped log a snapshot reads; its ``capturedThroughSeq`` is the index of the
         session's last committed line (docs/harnesses.md §capturedThroughSeq)."""
         lines = self._lines(session_id)
-        return surface_log(self.transcript_of(session_id, lines), len(lines) - 1 if lines else None)
+        transcript = self.transcript_of(session_id, lines, texts_only=True)
+        return surface_log(transcript, len(lines) - 1 if lines else None)
 
     def title(self, session_id: str) -> str | None:
         """The session's title, remembered while its files do not change; ``None`` when it
@@ -193,7 +197,7 @@ class HarnessStore:
         if known is not None and known[0] == version:
             return known[1]
         try:
-            title = self.transcript(session_id).title
+            title = self.transcript_of(session_id, self._lines(session_id), texts_only=True).title
         except (SessionLogError, RecursionError):
             return None
         with self._lock:
