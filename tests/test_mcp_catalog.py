@@ -4,6 +4,7 @@ the resolver (``tests/test_mcp.py`` drives the real command over stdio)."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -24,6 +25,7 @@ from sessionref.mcp.catalog import Catalog, indexed_store
 from sessionref.mcp.server import SessionServer, in_memory
 from sessionref.mcp.tools import Toolbox
 from sessionref.testing import write_session_store
+from tests.logs import title
 from tests.mcp_store import LISTED, session_log, write_store
 
 
@@ -88,16 +90,29 @@ def test_completion_finds_part_of_a_title_or_id_this_project_first(tmp_path: Pat
 def test_the_store_is_looked_at_again_only_when_the_last_look_is_old(tmp_path: Path) -> None:
     clock = Clock()
     catalog = open_catalog(tmp_path, fresh_for=0.5, clock=clock)
-    assert catalog.fresh() is False  # the first look lists, nothing changed
+    catalog.fresh()
+    assert catalog.changed() is False  # the first look lists, nothing changed
     add_session(catalog, "s-new")
     clock.now += 0.4
-    assert catalog.fresh() is False  # too soon: answers from the last look
+    catalog.fresh()
+    assert catalog.changed() is False  # too soon: answers from the last look
     assert len(catalog.resources()) == 4
     clock.now += 0.2
-    assert catalog.fresh() is True
+    catalog.fresh()
+    assert catalog.changed() is True
+    assert catalog.changed() is False  # said once
     assert [r["name"] for r in catalog.resources()][2] == "s-new"
     clock.now += 1
-    assert catalog.fresh() is False
+    catalog.fresh()
+    assert catalog.changed() is False
+
+
+def test_a_read_of_a_session_not_listed_yet_looks_again(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path, fresh_for=3600)
+    catalog.fresh()
+    add_session(catalog, "s-new")
+    assert "<referenced-sessions>" in catalog.prompt(["s-new"], None)
+    assert catalog.changed() is True
 
 
 def test_a_session_outside_the_roots_is_refused_before_any_read(
@@ -219,3 +234,20 @@ def test_a_read_after_a_refresh_finds_its_log_without_listing_the_store(
 
     monkeypatch.setattr(DirectoryStore, "_scan", no_listing)
     assert index.read("s-docs").header.id == "s-docs"
+    with (root / "--elsewhere-docs--" / "s-docs" / "session.jsonl").open("a") as log:
+        log.write(json.dumps(title(7, "Renamed")) + "\n")  # one log changed, not the listing
+    assert index.refresh().read == 1
+    assert index.read("s-auth").header.id == "s-auth"
+    assert index.title("s-docs") == "Renamed"
+
+
+def test_a_session_another_command_indexed_first_is_still_listed(tmp_path: Path) -> None:
+    """``sessionref search`` refreshes the same index: the server's look then reads nothing
+    new, yet the listing must change."""
+    catalog = open_catalog(tmp_path)
+    catalog.fresh()
+    add_session(catalog, "s-new")
+    SessionIndex(catalog.opened.store, catalog.index.path).refresh()  # another process
+    catalog.refresh()
+    assert catalog.changed() is True
+    assert "s-new" in [r["name"] for r in catalog.resources()]

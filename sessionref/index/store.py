@@ -206,8 +206,7 @@ class SessionIndex:
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
         racy_after = time.time_ns() - RACY_NS
-        self._titles, self._reader, self._headers = None, None, None
-        self._problems = None
+        self._titles, self._headers, self._problems = None, None, None  # the reader stays
         stamp, before = tables.stamped_walk(db) or (None, None)
         changed = None if before is None else restat_tree(self.store.root, racy_after, before)
         if changed == {}:  # what the stamped walk saw (never a racy state)
@@ -263,7 +262,7 @@ class SessionIndex:
         stamps = (stamp, f"{tree.digest}~{RACY}" if again else tree.stamp)
         if not tables.replace_logs(db, rows, stamps, entries, scanner.learned):
             return None
-        self._reader = scanner
+        self._reader = None  # the scanner places only these: _store() places every session
         return RefreshReport(tables.session_count(db), len(rows), 0)
 
     def _relist(

@@ -152,30 +152,39 @@ class Catalog:
         self._clock = clock
         self._lock = threading.Lock()
         self._looked_at: float | None = None
+        self._count = -1
+        self._changed = False
         self._listing: Listing | None = None
 
-    def refresh(self) -> bool:
-        """Look at the store now: whether sessions were added, changed or removed since the
-        last look (the first look only lists)."""
+    def refresh(self) -> None:
+        """Look at the store now (:meth:`changed` says whether that found changes)."""
         with self._lock:
-            return self._refresh()
+            self._refresh()
 
-    def fresh(self) -> bool:
-        """:meth:`refresh` unless the last look is under ``fresh_for`` seconds old (then
-        ``False``): what one request does before it answers."""
+    def fresh(self) -> None:
+        """:meth:`refresh` unless the last look is under ``fresh_for`` seconds old: what one
+        request does before it answers."""
         with self._lock:
             looked_at = self._looked_at
-            if looked_at is not None and self._clock() - looked_at < self._fresh_for:
-                return False
-            return self._refresh()
+            if looked_at is None or self._clock() - looked_at >= self._fresh_for:
+                self._refresh()
 
-    def _refresh(self) -> bool:
+    def changed(self) -> bool:
+        """Whether a look found sessions added, changed or removed since this was last asked
+        (the first look only lists)."""
+        with self._lock:
+            changed, self._changed = self._changed, False
+            return changed
+
+    def _refresh(self) -> None:
         report = self.index.refresh()
         self._looked_at = self._clock()
-        before = self._listing
-        if before is None or report.read or report.removed:
+        # another process using the index (sessionref search…) may have read the new logs
+        changed = bool(report.read or report.removed or report.sessions != self._count)
+        self._count = report.sessions
+        if self._listing is None or changed:
+            self._changed |= self._listing is not None and changed
             self._listing = self._list()
-        return before is not None and bool(report.read or report.removed)
 
     def _list(self) -> Listing:
         found = listing.candidates(self.index, self.target, "", MAX_SAFE_INTEGER)
@@ -203,7 +212,10 @@ class Catalog:
         return [header.id for header, _ in found[:limit]], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:
-        """Raise the command line's not-found error unless the listing holds the session."""
+        """Raise the command line's not-found error unless the listing holds the session
+        (looking at the store again first when it does not: it may be new)."""
+        if session_id not in self._current().ids:
+            self.refresh()
         if session_id not in self._current().ids:
             raise read_failure(read_failed(SessionNotFound(session_id)), session_id, self.opened)
 
@@ -212,7 +224,8 @@ class Catalog:
     ) -> str:
         """The prompt of the context message ``sessionref snapshot --label-from title``
         gives for these sessions (checked reachable first, then read in order), each cut to
-        ``max_bytes`` (default: the catalog's)."""
+        ``max_bytes`` (default: the catalog's). The logs themselves are read, so the store
+        is looked at only for a session the listing does not hold."""
         for session_id in session_ids:
             self.check_reachable(session_id)
         context = context_for(

@@ -151,13 +151,20 @@ class SessionServer:
         )
         self.server.middleware.append(self.notifier)
 
-    async def answer(self, work: Callable[[CancelToken], T], what: str) -> T:
-        """``work`` after bringing the catalog up to date (at most once: see
+    async def answer(self, work: Callable[[CancelToken], T], what: str, *, look: bool = True) -> T:
+        """``work`` (with ``look``, after bringing the catalog up to date, at most once: see
         :meth:`Catalog.fresh`), telling the client when that found changes."""
-        changed, result = await in_thread(lambda token: (self.catalog.fresh(), work(token)), what)
-        if changed:
-            await self.notifier.changed()
-        return result
+
+        def looked(token: CancelToken) -> T:
+            if look:
+                self.catalog.fresh()
+            return work(token)
+
+        try:
+            return await in_thread(looked, what)
+        finally:
+            if self.catalog.changed():
+                await self.notifier.changed()
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
@@ -196,7 +203,9 @@ class SessionServer:
         try:
             session_id = session_of_uri(uri)
             text = await self.answer(
-                lambda token: self.catalog.prompt([session_id], token), f"resources/read {uri}"
+                lambda token: self.catalog.prompt([session_id], token),
+                f"resources/read {uri}",
+                look=False,  # the log itself is read
             )
         except SessionReferenceError as exc:
             raise mcp_error(exc) from None
@@ -236,7 +245,9 @@ class SessionServer:
         if name not in toolbox.tools:
             raise MCPError(types.INVALID_PARAMS, f"no tool {name!r}")
         answer: Answer = await self.answer(
-            lambda token: toolbox.call(name, arguments, token), f"tools/call {name}"
+            lambda token: toolbox.call(name, arguments, token),
+            f"tools/call {name}",
+            look=toolbox.tools[name].lists,
         )
         return types.CallToolResult(
             content=[types.TextContent(text=answer.text)],
@@ -249,7 +260,8 @@ class SessionServer:
         the client when the sessions changed."""
         while True:
             await anyio.sleep(seconds)
-            if await anyio.to_thread.run_sync(self.catalog.fresh):
+            await anyio.to_thread.run_sync(self.catalog.fresh)
+            if self.catalog.changed():
                 await self.notifier.changed()
 
     async def run(self, read_stream: Any, write_stream: Any) -> None:

@@ -41,12 +41,14 @@ class Answer(NamedTuple):
 
 
 class Tool(NamedTuple):
-    """A tool: its name, what it does (for the model), its arguments' schema, its work."""
+    """A tool: its name, what it does (for the model), its arguments' schema, its work, and
+    whether it answers from the listing (then the store is looked at first)."""
 
     name: str
     description: str
     schema: dict[str, Any]
     run: Callable[[Catalog, Mapping[str, Any], CancelToken | None], Answer]
+    lists: bool = True
 
 
 def _limit(default: int) -> dict[str, Any]:
@@ -169,6 +171,7 @@ def tools(max_bytes: int) -> list[Tool]:
                 "additionalProperties": False,
             },
             reference_sessions,
+            lists=False,
         ),
     ]
 
