@@ -107,6 +107,28 @@ def test_the_store_is_looked_at_again_only_when_the_last_look_is_old(tmp_path: P
     assert catalog.changed() is False
 
 
+def test_a_slow_look_is_not_taken_again_before_four_times_its_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Clock()
+    catalog = open_catalog(tmp_path, fresh_for=0.5, clock=clock)
+    refresh = catalog.index.refresh
+
+    def slow_refresh() -> Any:
+        clock.now += 1.0  # a busy machine: a look takes a second
+        return refresh()
+
+    monkeypatch.setattr(catalog.index, "refresh", slow_refresh)
+    catalog.fresh()
+    add_session(catalog, "s-new")
+    clock.now += 3.9
+    catalog.fresh()
+    assert catalog.changed() is False and len(catalog.resources()) == 4
+    clock.now += 0.2
+    catalog.fresh()
+    assert catalog.changed() is True and len(catalog.resources()) == 5
+
+
 def test_a_read_of_a_session_not_listed_yet_looks_again(tmp_path: Path) -> None:
     catalog = open_catalog(tmp_path, fresh_for=3600)
     catalog.fresh()
