@@ -111,7 +111,7 @@ async def measure(session: ClientSession, big: Path, big_id: str, repeat: int) -
     row["completion"] = await calls(complete, repeat)
     row["search"] = await calls(search, repeat)
     reads, prepares = [], []
-    for round_number in range(max(3, repeat // 10) + 1):
+    for round_number in range(max(3, repeat // 5) + 1):
         read = await timed(lambda: session.read_resource(uri))
         start = time.perf_counter()
         prepare()

@@ -2,11 +2,12 @@
 
 A :class:`Catalog` holds the store's :class:`~sessionref.index.SessionIndex` open for the
 server's life and its listing as MCP resources. The index is brought up to date at most once
-per request, and not again while the last look is under :data:`FRESH_SECONDS` old (nor
-under :data:`LOOK_SPACING` times what it took); a look that
-finds sessions added, changed or removed rebuilds the listing and says so (the server then
-sends ``notifications/resources/list_changed``). A session is read only when the listing holds
-it: anything else is an error before any file is opened.
+per request, and not again while the last look is under :data:`FRESH_SECONDS` old (nor under
+:data:`LOOK_SPACING` times what it took); a look that finds sessions added, changed or removed
+rebuilds the listing and says so (the server then sends
+``notifications/resources/list_changed``). A session is read only when the listing holds it
+(after one more look for one it does not): anything else is an error before any file is
+opened.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from urllib.parse import quote, unquote
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
-from sessionref.cli.common import MAX_SAFE_INTEGER, OpenStore, read_failure
+from sessionref.cli.common import MAX_SAFE_INTEGER, OpenStore, quoted, read_failure
 from sessionref.cli.snapshot import context_for
 from sessionref.codecs.uri import (
     SCHEME,
@@ -98,12 +99,19 @@ def session_of_uri(uri: str) -> str:
     Traceback (most recent call last):
     ...
     sessionref.errors.SessionReferenceError: not a session URI: "file:///etc/passwd"
+    >>> session_of_uri("sessionref:session/%ff")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: not a session URI: "sessionref:session/%ff"
     """
     if uri.startswith(SCHEME):
         return decode_session_reference_uri(uri)
     if uri.startswith(TEMPLATE_PREFIX) and len(uri) > len(TEMPLATE_PREFIX):
-        return unquote(uri[len(TEMPLATE_PREFIX) :], errors="strict")
-    raise SessionReferenceError(f'not a session URI: "{uri}"', INVALID_REFERENCE)
+        try:
+            return unquote(uri[len(TEMPLATE_PREFIX) :], errors="strict")
+        except UnicodeDecodeError:
+            pass
+    raise SessionReferenceError(f"not a session URI: {quoted(uri)}", INVALID_REFERENCE)
 
 
 def indexed_store(

@@ -11,6 +11,7 @@ tells the client when the sessions changed.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -122,9 +123,10 @@ class Notifier:
         return await call_next(ctx)
 
     async def changed(self) -> None:
-        """Send ``notifications/resources/list_changed``."""
+        """Send ``notifications/resources/list_changed`` (not when the connection is gone)."""
         if self.session is not None:
-            await self.session.send_resource_list_changed()
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                await self.session.send_resource_list_changed()
         await self.bus.publish(ResourcesListChanged())
 
 
@@ -160,11 +162,10 @@ class SessionServer:
                 self.catalog.fresh()
             return work(token)
 
-        try:
-            return await in_thread(looked, what)
-        finally:
-            if self.catalog.changed():
-                await self.notifier.changed()
+        result = await in_thread(looked, what)
+        if self.catalog.changed():  # else left for the next request or the watcher to tell
+            await self.notifier.changed()
+        return result
 
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

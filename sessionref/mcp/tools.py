@@ -17,7 +17,13 @@ import msgspec
 from sessionref import listing
 from sessionref.cancellation import CancelToken
 from sessionref.cli.candidates import with_mention
-from sessionref.cli.common import config_error, error_line, project_directory, session_id_argument
+from sessionref.cli.common import (
+    config_error,
+    error_line,
+    project_directory,
+    quoted,
+    session_id_argument,
+)
 from sessionref.cli.snapshot import checked_references
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, parse_session_reference_text
@@ -95,9 +101,7 @@ def named_session(text: str) -> str:
     if text.startswith("@["):
         references = parse_session_reference_text(text).references
         if len(references) != 1 or references[0].label is None:
-            raise SessionReferenceError(
-                f"not one mention: {js_json(text).decode()}", INVALID_REFERENCE
-            )
+            raise SessionReferenceError(f"not one mention: {quoted(text)}", INVALID_REFERENCE)
         return references[0].session_id
     return session_id_argument(text) if text.startswith(SCHEME) else text
 
