@@ -33,8 +33,11 @@ _HOMES: Final = {
         "MemoryStore",
         "SessionNotFound",
         "SessionStore",
+        "Store",
+        "Store",
         "StoreProblem",
     ),
+    "sessionref.log.multi": ("MultiStore",),
     "sessionref.resolver": ("SessionReferenceResolver",),
     "sessionref.types": (
         "Candidate",
@@ -61,12 +64,14 @@ if TYPE_CHECKING:
         parse_session_reference_text,
     )
     from sessionref.errors import SessionLogError, SessionReferenceError
+    from sessionref.log.multi import MultiStore
     from sessionref.log.records import SessionHeader, SessionLog
     from sessionref.log.store import (
         DirectoryStore,
         MemoryStore,
         SessionNotFound,
         SessionStore,
+        Store,
         StoreProblem,
     )
     from sessionref.resolver import SessionReferenceResolver
@@ -103,6 +108,7 @@ __all__ = [
     "DirectoryStore",
     "MemoryStore",
     "MentionCandidate",
+    "MultiStore",
     "ParsedText",
     "PreparedContent",
     "Reference",
@@ -114,6 +120,7 @@ __all__ = [
     "SessionReferenceResolver",
     "SessionStore",
     "SourceStats",
+    "Store",
     "StoreProblem",
     "Target",
     "TextBlock",

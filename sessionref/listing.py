@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import TypeVar
 
 from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
 from sessionref.codecs.jsstring import has_surrogates, js_includes, js_lower
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.errors import READ_FAILED, SessionReferenceError, describe
+from sessionref.log.multi import MultiStore
+from sessionref.log.protocol import CandidateSource, Store
 from sessionref.log.records import SessionHeader
-from sessionref.log.store import SessionStore
 from sessionref.types import Candidate, MentionCandidate, Target
 
 T = TypeVar("T")
@@ -32,11 +33,22 @@ def ordered_headers(headers: Iterable[SessionHeader]) -> list[SessionHeader]:
     ...                                 SessionHeader("c", 2)])]
     ['c', 'a', 'b']
     """
-    newest_first = sorted(headers, key=lambda h: h.created_at, reverse=True)  # stable
-    return ties_collated(newest_first, lambda h: h.created_at, lambda h: h.id)
+    return _ordered(headers, _itself)
 
 
-def listing_order(store: SessionStore) -> list[str]:
+def _itself(header: SessionHeader) -> SessionHeader:
+    return header
+
+
+def _ordered(items: Iterable[T], header_of: Callable[[T], SessionHeader]) -> list[T]:
+    """``items`` in the listing order of their headers (:func:`ordered_headers`)."""
+    newest_first = sorted(items, key=lambda item: header_of(item).created_at, reverse=True)
+    return ties_collated(
+        newest_first, lambda item: header_of(item).created_at, lambda item: header_of(item).id
+    )
+
+
+def listing_order(store: Store) -> list[str]:
     """Every stored session id in listing order (:func:`ordered_headers`), each once.
 
     >>> from sessionref.log.store import MemoryStore
@@ -79,6 +91,19 @@ def _contains(needle: str) -> Callable[[object], bool]:
     return contains
 
 
+def _ranked(items: Iterable[T], target: Target, header_of: Callable[[T], SessionHeader]) -> list[T]:
+    """``items`` in the order candidates are listed: the target's cwd first, then no cwd,
+    then other cwds, each group in listing order (:func:`ordered_headers`; items already in
+    that order keep it).
+
+    >>> headers = [SessionHeader("a", 2, cwd="/x"), SessionHeader("b", 1, cwd="/w"),
+    ...            SessionHeader("c", 3)]
+    >>> [h.id for h in _ranked(headers, Target("t", "/w"), _itself)]
+    ['b', 'c', 'a']
+    """
+    return sorted(_ordered(items, header_of), key=lambda item: _rank(header_of(item), target))
+
+
 def _listing(read: Callable[[], T]) -> T:
     """What ``read`` gives; a store failure is READ_FAILED."""
     try:
@@ -88,12 +113,12 @@ def _listing(read: Callable[[], T]) -> T:
         raise SessionReferenceError(message, READ_FAILED) from exc
 
 
-def _listed(store: SessionStore) -> list[SessionHeader]:
+def _listed(store: Store) -> list[SessionHeader]:
     """Every stored session's header in listing order; a store failure is READ_FAILED."""
     return _listing(lambda: ordered_headers(store.headers()))
 
 
-def _label(store: SessionStore, header: SessionHeader) -> str:
+def _label(store: Store, header: SessionHeader) -> str:
     """The latest title (``""`` included), or the id when there is none or it cannot be read."""
     try:
         title = store.title(header.id)
@@ -102,24 +127,12 @@ def _label(store: SessionStore, header: SessionHeader) -> str:
     return header.id if title is None else title
 
 
-def _labels(store: SessionStore, headers: Sequence[SessionHeader]) -> list[str]:
+def _labels(store: Store, headers: Sequence[SessionHeader]) -> list[str]:
     return [_label(store, header) for header in headers]
 
 
-@runtime_checkable
-class CandidateSource(Protocol):
-    """A store that finds candidates itself (an index: :class:`sessionref.index.SessionIndex`)."""
-
-    def candidates(
-        self, target: Target, needle: str, limit: int
-    ) -> list[tuple[SessionHeader, Any]] | None:
-        """What :func:`candidates` gives for the query whose lower case is ``needle``, or
-        ``None`` when the store cannot say (:func:`candidates` then filters the listing)."""
-        ...
-
-
 def candidates(
-    store: SessionStore,
+    store: Store,
     target: Target,
     query: str,
     limit: int,
@@ -139,6 +152,13 @@ def candidates(
     """
     if not isinstance(query, str):
         raise TypeError(f"query must be a string, not {type(query).__name__}")
+    if isinstance(store, MultiStore):
+        merged = [
+            pair
+            for part in store.stores.values()
+            for pair in candidates(part, target, query, limit, cancel)
+        ]
+        return _ranked(merged, target, lambda pair: pair[0])[:limit]
     needle = js_lower(query)
     if isinstance(store, CandidateSource):
         find = functools.partial(store.candidates, target, needle, limit)

@@ -30,8 +30,8 @@ from sessionref.listing import (
     mention_candidate,
     ordered_headers,
 )
+from sessionref.log.protocol import Store
 from sessionref.log.records import SessionHeader, latest_title
-from sessionref.log.store import SessionStore
 from sessionref.redact import Redaction
 from sessionref.rules import (
     DEFAULT_CANDIDATE_LIMIT,
@@ -93,7 +93,7 @@ class SessionReferenceResolver:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: Store,
         *,
         max_references: float | None = None,
         candidate_limit: float | None = None,
@@ -119,7 +119,7 @@ class SessionReferenceResolver:
 
     @classmethod
     def from_config(
-        cls, store: SessionStore, config: Mapping[str, object] | None = None
+        cls, store: Store, config: Mapping[str, object] | None = None
     ) -> SessionReferenceResolver:
         """A resolver from the package's config object; keys it does not know are ignored.
 

@@ -556,12 +556,19 @@ def test_errors_are_one_line(
     assert not [name for name in os.listdir(tmp_path) if name.endswith(".tmp")]
 
 
-def test_an_empty_store_writes_an_empty_file(tmp_path: Path, capsys: Any) -> None:
+def test_an_empty_store_writes_an_empty_file(tmp_path: Path) -> None:
+    (tmp_path / "store").mkdir()
+    assert list(build_snapshots(DirectoryStore(tmp_path / "store"))) == []
+
+
+def test_the_command_refuses_an_empty_root_and_writes_nothing(tmp_path: Path, capsys: Any) -> None:
     (tmp_path / "store").mkdir()
     out = tmp_path / "out.jsonl"
-    assert run_batch(tmp_path / "store", out) == 0
-    assert out.read_bytes() == b""
-    assert capsys.readouterr().err == f"0 sessions: 0 written, 0 failed → {out}\n"
+    assert run_batch(tmp_path / "store", out) == 1
+    assert not out.exists()
+    assert capsys.readouterr().err.startswith(
+        f"SESSION_REFERENCE_INVALID_CONFIG: --root {tmp_path / 'store'}: holds no sessions"
+    )
 
 
 def test_progress_bar_only_on_a_terminal() -> None:

@@ -135,33 +135,42 @@ def test_argument_errors_come_before_the_store_is_read(
     assert one_error_line(run("snapshot", "--root", "/nonexistent", *args), code) == message
 
 
-@pytest.mark.parametrize("command", ["snapshot", "candidates", "batch"])
+NO_SESSIONS = "holds no sessions (looked for DSH: <project>/<session>/session.jsonl or "
+
+
+@pytest.mark.parametrize("command", ["snapshot", "candidates", "batch", "search", "index"])
 @pytest.mark.parametrize(
     ("root", "complaint"),
     [
         ("missing", "no such directory"),
         ("file", "not a directory"),
-        ("other", "not a DSH session store"),
+        ("other", NO_SESSIONS),
+        ("empty", NO_SESSIONS),
     ],
 )
 def test_a_wrong_root_is_one_line_and_exit_1(
     tmp_path: Path, command: str, root: str, complaint: str
 ) -> None:
+    """The one root rule: every command refuses a root that holds no sessions (an empty
+    directory too), naming what it looked for."""
     (tmp_path / "file").write_text("x")
     (tmp_path / "other" / "etc").mkdir(parents=True)
     (tmp_path / "other" / "passwd").write_text("x")
+    (tmp_path / "empty").mkdir()
     path = tmp_path / root
-    extra = {"snapshot": ["s"], "candidates": [], "batch": ["--out", str(tmp_path / "o.jsonl")]}
+    extra = {
+        "snapshot": ["s"],
+        "candidates": [],
+        "batch": ["--out", str(tmp_path / "o.jsonl")],
+        "search": ["word", "--index", str(tmp_path / "i.sqlite")],
+        "index": ["--index", str(tmp_path / "i.sqlite")],
+    }
     message = one_error_line(
         run(command, "--root", str(path), *extra[command]), "SESSION_REFERENCE_INVALID_CONFIG"
     )
     assert message.startswith(f"--root {path}: {complaint}")
     assert not (tmp_path / "o.jsonl").exists()
-
-
-def test_an_empty_directory_is_an_empty_store(tmp_path: Path) -> None:
-    done = run("candidates", "--root", str(tmp_path))
-    assert (done.returncode, done.stdout, done.stderr) == (0, b"", b"(no sessions)\n")
+    assert not (tmp_path / "i.sqlite").exists()
 
 
 def test_logs_passed_over_are_counted_and_listed_with_verbose(tmp_path: Path) -> None:

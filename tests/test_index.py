@@ -86,6 +86,7 @@ def test_search_finds_exactly_the_sessions_whose_units_hold_every_word_between_t
     tmp_path_factory: Any, logs: list[SessionLog], query: str, compress: bool
 ) -> None:
     tmp = tmp_path_factory.mktemp("search")
+    (tmp / "store").mkdir()
     write_store(tmp / "store", logs, compress=compress)
     index = index_of(tmp / "store", tmp)
     hits = index.search(query, 100)
@@ -290,6 +291,8 @@ def test_two_processes_refreshing_at_once_stay_consistent(tmp_path: Path) -> Non
 
 def test_an_index_per_root_in_the_cache_folder(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setenv("SESSIONREF_INDEX", str(tmp_path))
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     one = SessionIndex(DirectoryStore(tmp_path / "a"))
     two = SessionIndex(DirectoryStore(tmp_path / "b"))
     assert one.path.parent == two.path.parent == tmp_path

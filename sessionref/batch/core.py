@@ -21,8 +21,10 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, ErrorInfo, SessionReferenceError
+from sessionref.log.multi import MultiStore
+from sessionref.log.protocol import Store
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
-from sessionref.log.store import DirectoryStore, SessionNotFound, SessionStore
+from sessionref.log.store import DirectoryStore, SessionNotFound
 from sessionref.resolver import (
     SessionReferenceResolver,
     check_config,
@@ -35,7 +37,7 @@ from sessionref.types import ContextMessage, Target
 Label = Literal["title", "id"]
 LABELS: Final[tuple[Label, ...]] = ("title", "id")
 ENGINES: Final = ("local", "dask")
-StoreFactory = Callable[[], SessionStore]
+StoreFactory = Callable[[], Store]
 _DECODE: Final = msgspec.json.Decoder(dict[str, Any]).decode
 
 
@@ -174,7 +176,7 @@ class ListedStore(DirectoryStore):
     """A :class:`DirectoryStore` told where the logs of listed sessions are, so a worker
     process reads them without scanning the whole root again; other ids are found as usual.
 
-    >>> store = ListedStore("/data", listed={"s": "/data/--p--/s/session.jsonl"})
+    >>> store = ListedStore("/", listed={"s": "/data/--p--/s/session.jsonl"})
     >>> store.path_of("s").as_posix()
     '/data/--p--/s/session.jsonl'
     """
@@ -202,9 +204,9 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
 
     Picklable and hashable, so a worker can keep one store per recipe.
 
-    >>> recipe = DirectoryRecipe.of(DirectoryStore("/data", max_line_bytes=99))
+    >>> recipe = DirectoryRecipe.of(DirectoryStore("/", max_line_bytes=99))
     >>> recipe().root.as_posix(), recipe().max_line_bytes, recipe == DirectoryRecipe.of(recipe())
-    ('/data', 99, True)
+    ('/', 99, True)
     """
 
     root: str
@@ -237,20 +239,45 @@ def _located(store: DirectoryStore, session_ids: Iterable[str]) -> Iterator[tupl
             continue
 
 
-def _itself(store: SessionStore) -> SessionStore:
+class MultiRecipe(msgspec.Struct, frozen=True):
+    """How another process opens the same :class:`MultiStore`: the recipe of each of its
+    stores, and which store holds each of the sessions it will read (so it lists no root)."""
+
+    parts: tuple[tuple[str, Any], ...]
+    homes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, store: MultiStore, session_ids: Iterable[str] = ()) -> MultiRecipe:
+        """The recipe of ``store``, each of its stores told where its of ``session_ids`` are."""
+        homes = store.homes_of(session_ids)
+        parts = tuple(
+            (name, portable_store(part, [sid for sid, at in homes.items() if name in at]))
+            for name, part in store.stores.items()
+        )
+        return cls(parts, tuple((sid, tuple(at)) for sid, at in homes.items()))
+
+    def __call__(self) -> MultiStore:
+        """A store like the one this recipe was taken from."""
+        homes = {session_id: list(names) for session_id, names in self.homes}
+        return MultiStore({name: make() for name, make in self.parts}, homes)
+
+
+def _itself(store: Store) -> Store:
     return store
 
 
-def portable_store(store: SessionStore, session_ids: Iterable[str] = ()) -> StoreFactory:
+def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactory:
     """A picklable recipe that rebuilds ``store`` in a worker process.
 
     A :class:`DirectoryStore` is rebuilt from its root and limits, told where the logs of
-    ``session_ids`` are (so the worker does not scan the root again); any other store must
-    pickle.
+    ``session_ids`` are (so the worker does not scan the root again); a :class:`MultiStore`
+    from the recipes of its stores; any other store must pickle.
 
-    >>> portable_store(DirectoryStore("/data"))().root.as_posix()
-    '/data'
+    >>> portable_store(DirectoryStore("/"))().root.as_posix()
+    '/'
     """
     if isinstance(store, DirectoryStore):
         return DirectoryRecipe.of(store, session_ids)
+    if isinstance(store, MultiStore):
+        return MultiRecipe.of(store, list(session_ids))
     return functools.partial(_itself, store)

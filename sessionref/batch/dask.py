@@ -35,11 +35,14 @@ from sessionref.batch.core import (
     Label,
     ResultLine,
     Snapshotter,
+    StoreFactory,
     check_options,
     fresh_target,
     listing_order,
+    portable_store,
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.log.protocol import Store
 from sessionref.log.store import DirectoryStore
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
@@ -72,27 +75,28 @@ Located = tuple[str, str]
 
 def _partition(
     sessions: Iterable[Located],
-    store: DirectoryRecipe,
+    store: StoreFactory,
     max_bytes: int,
     label: Label,
     target: str,
     redaction: Redaction | None,
 ) -> list[ResultLine]:
     """The results of one partition's sessions, in order, read where the listing found them
-    (the worker does not list the root again)."""
+    (the worker does not list the root again): a directory store's partition carries where
+    its logs are; any other store's recipe says it itself."""
     sessions = list(sessions)
-    listed = tuple((session_id, path) for session_id, path in sessions if path)
+    if isinstance(store, DirectoryRecipe):
+        listed = tuple((session_id, path) for session_id, path in sessions if path)
+        store = msgspec.structs.replace(store, listed=listed)
     resolver = SessionReferenceResolver(
-        msgspec.structs.replace(store, listed=listed)(),
-        max_reference_bytes=max_bytes,
-        redact=redaction or False,
+        store(), max_reference_bytes=max_bytes, redact=redaction or False
     )
     snapshot = Snapshotter(resolver, Target(target), label)
     return [snapshot(session_id) for session_id, _ in sessions]
 
 
 def snapshots_bag(
-    store: str | os.PathLike[str] | DirectoryStore,
+    store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "id",
@@ -104,7 +108,7 @@ def snapshots_bag(
     """A bag of every stored session's batch result, in listing order: see
     :func:`result_lines_bag`; each line is decoded where it is made.
 
-    >>> snapshots_bag("/nonexistent", partition_size=4).npartitions
+    >>> snapshots_bag("/", partition_size=4, session_ids=[]).npartitions
     1
     """
     lines = result_lines_bag(
@@ -121,7 +125,7 @@ def snapshots_bag(
 
 
 def result_lines_bag(
-    store: str | os.PathLike[str] | DirectoryStore,
+    store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "title",
@@ -132,14 +136,16 @@ def result_lines_bag(
 ) -> db.Bag:
     """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
-    ``store`` is a :class:`DirectoryStore` (its size and line limits go to the workers) or
-    the root of one with the default limits. The store is listed now, once: each partition
-    of ``partition_size`` sessions carries where their logs are, and is read where it runs (so
-    the root must be reachable from every worker, at the same absolute path: the paths sent
-    are absolute). ``session_ids`` replaces the listing, as in
+    ``store`` is any store (:class:`~sessionref.log.protocol.Store`), or the root of a DSH
+    store with the default limits. It is listed now, once, and rebuilt where each partition
+    of ``partition_size`` sessions runs (:func:`~sessionref.batch.core.portable_store`): a
+    :class:`DirectoryStore`'s partitions carry where their logs are (its size and line limits
+    go to the workers); a store over several roots is told where each session is. Its roots
+    must be reachable from every worker, at the same absolute paths (the paths sent are
+    absolute). ``session_ids`` replaces the listing, as in
     :func:`~sessionref.batch.build_snapshots`, and so do ``redact`` and ``redact_patterns``.
 
-    >>> result_lines_bag("/nonexistent", partition_size=4).npartitions
+    >>> result_lines_bag("/", partition_size=4, session_ids=[]).npartitions
     1
     """
     check_options(max_reference_bytes, label, 1)
@@ -147,17 +153,22 @@ def result_lines_bag(
     partition_size = positive_safe_integer(
         partition_size, "partition_size must be a positive safe integer"
     )
-    if not isinstance(store, DirectoryStore):
+    if isinstance(store, (str, os.PathLike)):
         store = DirectoryStore(store)
     ids = listing_order(store) if session_ids is None else list(session_ids)
     target = fresh_target(ids).id
-    recipe = DirectoryRecipe.of(store, ids)
-    paths = dict(recipe.listed)
+    recipe = portable_store(store, ids)
+    paths = dict(recipe.listed) if isinstance(recipe, DirectoryRecipe) else {}
     located = [(session_id, paths.get(session_id, "")) for session_id in ids]
     sessions = db.from_sequence(located, partition_size=partition_size)  # type: ignore[no-untyped-call]
+    shared = (
+        msgspec.structs.replace(recipe, listed=())
+        if isinstance(recipe, DirectoryRecipe)
+        else dask.delayed(recipe, pure=True)  # type: ignore[attr-defined]
+    )
     bag: db.Bag = sessions.map_partitions(
         _partition,
-        msgspec.structs.replace(recipe, listed=()),
+        shared,
         max_reference_bytes,
         label,
         target,
@@ -273,7 +284,9 @@ def check_root_on_a_worker(client: Any, root: str) -> None:
         raise SessionReferenceError(message, INVALID_CONFIG)
 
 
-def _iter_distributed(bag: db.Bag, address: str, workers: int, root: str | None) -> Iterator[Any]:
+def _iter_distributed(
+    bag: db.Bag, address: str, workers: int, roots: Sequence[str]
+) -> Iterator[Any]:
     # Imported here: distributed is heavy, and only a --scheduler run needs it.
     from distributed import Client
     from distributed.client import AllExit
@@ -287,7 +300,7 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int, root: str | None)
     io_loop: Any = client.loop  # tornado's AsyncIOLoop, around the asyncio loop
     io_loop.asyncio_loop.set_exception_handler(functools.partial(_ignoring, AllExit))
     with client:
-        if root is not None:
+        for root in roots:
             check_root_on_a_worker(client, root)
         threads: dict[str, int] = client.nthreads()  # type: ignore[no-untyped-call]
         window = max(workers, sum(threads.values()))
@@ -295,11 +308,11 @@ def _iter_distributed(bag: db.Bag, address: str, workers: int, root: str | None)
 
 
 def iter_bag(
-    bag: db.Bag, *, workers: int = 1, scheduler: str | None = None, root: str | None = None
+    bag: db.Bag, *, workers: int = 1, scheduler: str | None = None, roots: Sequence[str] = ()
 ) -> Generator[Any, None, None]:
     """The bag's items in order, on a local scheduler or the ``distributed`` one at ``scheduler``
-    (where, given the ``root`` of the store the bag reads, one worker is first asked to read
-    it: :func:`check_root_on_a_worker`).
+    (where, given the ``roots`` of the stores the bag reads, one worker is first asked to read
+    each: :func:`check_root_on_a_worker`).
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt).
@@ -308,7 +321,7 @@ def iter_bag(
     ['a', 'b']
     """
     if scheduler is not None:
-        yield from _iter_distributed(bag, scheduler, workers, root)
+        yield from _iter_distributed(bag, scheduler, workers, roots)
     elif workers == 1:
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:

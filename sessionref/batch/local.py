@@ -27,7 +27,7 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.log.store import SessionStore
+from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
 from sessionref.resolver import (
@@ -137,7 +137,7 @@ def _pooled(
 
 
 def _sequential(
-    store: SessionStore,
+    store: Store,
     session_ids: list[str],
     max_bytes: int,
     label: Label,
@@ -150,7 +150,7 @@ def _sequential(
 
 
 def _results(
-    store: SessionStore,
+    store: Store,
     session_ids: Iterable[str] | None,
     max_bytes: int,
     label: Label,
@@ -166,7 +166,7 @@ def _results(
 
 
 def build_result_lines(
-    store: SessionStore,
+    store: Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "title",
@@ -194,7 +194,7 @@ def _decoded(
 
 
 def build_snapshots(
-    store: SessionStore,
+    store: Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "id",

@@ -196,12 +196,12 @@ def engine_results(
         session_ids=ids,
         redact=redaction or False,
     )
-    root = os.path.abspath(opened.store.root)  # the workers' directory may be another
-    return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler, root=root)
+    roots = [os.path.abspath(root.path) for root in opened.roots]  # workers run elsewhere
+    return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler, roots=roots)
 
 
 def warn_strangers(strangers: frozenset[str], out: Path, opened: OpenStore) -> None:
-    """One line when ``--out`` holds sessions that are not in the store being resumed.
+    """One line when ``--out`` holds sessions that are not in the stores being resumed.
 
     Said on stderr, e.g. ``warning: o.jsonl holds 1 session not in --root /r (such as "x"):
     was it written from another store?``
@@ -209,8 +209,8 @@ def warn_strangers(strangers: frozenset[str], out: Path, opened: OpenStore) -> N
     if strangers:
         example = quoted(min(strangers))
         note(
-            f"warning: {out} holds {counted(len(strangers), 'session')} not in --root "
-            f"{opened.store.root} (such as {example}): was it written from another store?"
+            f"warning: {out} holds {counted(len(strangers), 'session')} not in "
+            f"{opened.named} (such as {example}): was it written from another store?"
         )
 
 

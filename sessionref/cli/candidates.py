@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import sys
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timezone
@@ -24,11 +26,14 @@ from sessionref.cli.common import (
     write_bytes,
     write_text,
 )
+from sessionref.cli.progress import IndexingProgress
 from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex
+from sessionref.log.protocol import harness_of
 from sessionref.log.records import SessionHeader
+from sessionref.log.store import DirectoryStore
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Candidate, MentionCandidate, Target
 
@@ -41,12 +46,15 @@ then sessions without a cwd, then those of other projects; within each group new
 absolute and normalized first (no trailing slash, symlinks kept). --query
 keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
 Labels are titles (the id when a session has none); a title that is not a string (a log may
-hold any JSON value there) is shown as its JSON text (--json gives it as it is).
+hold any JSON value there) is shown as its JSON text (--json gives it as it is). --json gives
+each session's harness (dsh, claude-code, codex) too. The candidates of a DSH store come
+from its index (built on first use; --no-index reads the store instead).
 """
 EPILOG = """\
 examples:
   sessionref candidates --root ~/.dsh/sessions --cwd "$PWD"
   sessionref candidates --root ~/.dsh/sessions --query auth --limit 5 --json
+  sessionref candidates --root ~/.dsh/sessions --root ~/.claude --root ~/.codex
 """
 COLUMNS = ("CREATED (UTC)", "ID", "CWD", "LABEL")
 
@@ -146,17 +154,41 @@ def table(candidates: Sequence[Candidate]) -> str:
     )
 
 
+class HarnessCandidate(MentionCandidate, frozen=True, kw_only=True):
+    """A candidate as ``--json`` gives it: with the harness its session comes from."""
+
+    harness: str
+
+
+def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
+    """The stores the options name, each DSH one behind its index (unless ``--no-index``),
+    whose first build ``progress`` shows until it is closed."""
+
+    def indexed(store: DirectoryStore) -> SessionIndex:
+        shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
+        return SessionIndex(store, args.index, once=True, progress=shown)
+
+    return OpenStore.of(args, None if args.no_index else indexed)
+
+
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{os.urandom(16).hex()}"
-    opened = OpenStore.of(args, lambda store: SessionIndex(store, args.index, once=True))
+    with contextlib.ExitStack() as progress:
+        opened = opened_stores(args, progress)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     target = Target(target_id, cwd)
     listed = listing.candidates(opened.listed, target, args.query, args.limit)
     found = [with_mention(header, label) for header, label in listed]
     if args.json:
-        write_bytes(js_json(found) + b"\n")
+        rows = [
+            HarnessCandidate(
+                **msgspec.structs.asdict(row), harness=harness_of(opened.listed, row.session_id)
+            )
+            for row in found
+        ]
+        write_bytes(js_json(rows) + b"\n")
     elif found:
         write_text(table(found))
     if not found:

@@ -8,26 +8,24 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final
 
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
-from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.log.layout import encode_session_directory
+from sessionref.log.multi import AmbiguousSession, MultiStore
+from sessionref.log.protocol import CountingStore, Store
 from sessionref.log.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     SessionHeader,
     SessionLog,
 )
-from sessionref.log.store import (
-    DirectoryStore,
-    SessionNotFound,
-    SessionStore,
-    StoreProblem,
-)
+from sessionref.log.store import DirectoryStore, SessionNotFound, StoreProblem
+from sessionref.roots import HARNESSES, ROOT_ENV, Root, chosen_roots, open_stores
 from sessionref.transcript import Transcript
 
 LABEL_SOURCES: Final = ("title", "id")
@@ -129,10 +127,21 @@ def config_error(message: str) -> SessionReferenceError:
 
 
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--root`` and the options every command reading a store takes."""
+    """``--root``, ``--harness`` and the options every command reading a store takes."""
     store = parser.add_argument_group("session store")
     store.add_argument(
-        "--root", required=True, metavar="DIR", help="the DSH session store directory"
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a session store: a DSH store, ~/.claude (or its projects/), ~/.codex (or its "
+        f"sessions/); repeat for several (default: ${ROOT_ENV}, else every harness's default "
+        "location that holds sessions)",
+    )
+    store.add_argument(
+        "--harness",
+        choices=tuple(HARNESSES),
+        help="the harness of every --root, instead of recognizing it from the layout",
     )
     store.add_argument(
         "--max-log-bytes",
@@ -157,18 +166,10 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_root(root: Path) -> None:
-    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` unless ``root`` is a directory.
-
-    >>> check_root(Path("/nonexistent"))
-    Traceback (most recent call last):
-    ...
-    sessionref.errors.SessionReferenceError: --root /nonexistent: no such directory
-    """
-    if not root.exists():
-        raise config_error(f"--root {root}: no such directory")
-    if not root.is_dir():
-        raise config_error(f"--root {root}: not a directory")
+def roots_of(args: argparse.Namespace) -> list[Root]:
+    """The roots a command reads (the root rule of :mod:`sessionref.roots`, the one every
+    command follows)."""
+    return chosen_roots(args.root, args.harness)
 
 
 def problems_hint(problems: list[StoreProblem]) -> str:
@@ -193,8 +194,9 @@ class HeadersOnce:
     (['s'], None)
     """
 
-    def __init__(self, store: SessionStore, headers: list[SessionHeader]) -> None:
+    def __init__(self, store: Store, headers: list[SessionHeader]) -> None:
         self.store = store
+        self.harness = store.harness
         self._headers = headers
 
     def headers(self) -> list[SessionHeader]:
@@ -213,57 +215,39 @@ class HeadersOnce:
         """The session as a person reads it, from the store."""
         return self.store.transcript(session_id)
 
-
-class ListingStore(SessionStore, Protocol):
-    """A store that also says what its listing passed over (a DirectoryStore, an index)."""
-
     def problems(self) -> list[StoreProblem]:
-        """What the last listing passed over."""
-        ...
-
-
-@runtime_checkable
-class CountingStore(ListingStore, Protocol):
-    """A listing store that takes one look at the store and answers from it: it counts the
-    sessions without listing them (an index made with ``once``)."""
-
-    def session_count(self) -> int:
-        """How many sessions the store serves."""
-        ...
+        """What the store's listing passed over."""
+        return self.store.problems()
 
 
 class OpenStore:
-    """The store a command reads, checked: the root exists, is a directory, holds DSH logs.
+    """The stores a command reads, checked (see :func:`roots_of`): ``store`` reads them (a
+    :class:`MultiStore` over several roots), ``listed`` serves a listing taken once, here.
 
-    It is listed once, here (a :class:`CountingStore` only counted); ``listed`` serves that
-    listing to the resolver, and reads find each log where the listing found it.
+    ``lister`` may put a DSH store behind another (an index over it); a store that counts
+    (:class:`CountingStore`) is only counted.
     """
 
     def __init__(
         self,
-        root: str | os.PathLike[str],
+        roots: list[Root],
         *,
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         verbose: bool = False,
-        lister: Callable[[DirectoryStore], ListingStore] | None = None,
+        lister: Callable[[DirectoryStore], Store] | None = None,
     ) -> None:
-        path = Path(root).expanduser()
-        check_root(path)
-        self.store = DirectoryStore(path, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
-        source: ListingStore = self.store if lister is None else lister(self.store)
-        self.listed: SessionStore
-        if isinstance(source, CountingStore):
-            self.listed, served = source, source.session_count()
-        else:
-            self.listed = HeadersOnce(source, source.headers())
-            served = len(self.listed.headers())
-        self.problems = source.problems()
-        if not served and not self.problems and _has_entries(path):
-            raise config_error(
-                f"--root {path}: not a DSH session store "
-                "(no session.jsonl or session.jsonl.zstd two levels down)"
+        self.roots = roots
+        self.store = open_stores(roots, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+        parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
+        listed = {
+            name: listed_once(
+                lister(part) if lister is not None and isinstance(part, DirectoryStore) else part
             )
+            for name, part in parts.items()
+        }
+        self.listed = listed[""] if "" in listed else MultiStore(listed)
+        self.problems = self.listed.problems()
         if verbose:
             for problem in self.problems:
                 note(f"passed over {problem.path}: {problem.message}")
@@ -272,17 +256,22 @@ class OpenStore:
     def of(
         cls,
         args: argparse.Namespace,
-        lister: Callable[[DirectoryStore], ListingStore] | None = None,
+        lister: Callable[[DirectoryStore], Store] | None = None,
     ) -> OpenStore:
-        """The store the options of :func:`add_store_arguments` name, listed by ``lister``
-        (e.g. an index over it) when given."""
+        """The stores the options of :func:`add_store_arguments` name, each DSH one listed by
+        ``lister`` (e.g. an index over it) when given."""
         return cls(
-            args.root,
+            roots_of(args),
             max_bytes=args.max_log_bytes,
             max_line_bytes=args.max_line_bytes,
             verbose=args.verbose,
             lister=lister,
         )
+
+    @property
+    def named(self) -> str:
+        """The roots, as a message names them: ``--root A --root B``."""
+        return " ".join(f"--root {root.named}" for root in self.roots)
 
     def report_problems(self) -> None:
         """Without ``--verbose``, one line saying how many logs were passed over, if any."""
@@ -301,19 +290,24 @@ class OpenStore:
         return f"; {hint}" if hint else ""
 
     def where(self, session_id: str) -> str:
-        """The log file of a session, for a message ('' when it is not in the store)."""
+        """The log file of a session, for a message ('' when no one store places it)."""
+        store = self.store
         try:
-            return str(self.store.path_of(session_id))
-        except SessionNotFound:
+            if isinstance(store, MultiStore):
+                store = store.store_of(session_id)
+            path_of = getattr(store, "path_of", None)
+            return str(path_of(session_id)) if callable(path_of) else ""
+        except SessionLogError:
             return ""
 
 
-def _has_entries(root: Path) -> bool:
-    try:
-        with os.scandir(root) as entries:
-            return any(True for _ in entries)
-    except OSError:
-        return False
+def listed_once(store: Store) -> Store:
+    """``store`` listed now, once (:class:`HeadersOnce`); a :class:`CountingStore` is only
+    counted, and answers from its one look."""
+    if isinstance(store, CountingStore):
+        store.session_count()
+        return store
+    return HeadersOnce(store, store.headers())
 
 
 _READ_FAILED_PREFIX: Final = "failed to read referenced session: "
@@ -335,11 +329,13 @@ def read_failure(
     cause = error.__cause__
     reason = str(cause) if cause is not None else error.message.removeprefix(_READ_FAILED_PREFIX)
     if isinstance(cause, SessionNotFound) and store is not None:
-        message = f"{reason} in --root {store.store.root}" + store.not_found_hint(session_id)
+        message = f"{reason} in {store.named}" + store.not_found_hint(session_id)
     else:
         where = store.where(session_id) if store is not None else ""
         message = f"cannot read session {quoted(session_id)}" + (f" from {where}" if where else "")
         message += f": {reason.removeprefix(f'{where}: ') if where else reason}"
+        if isinstance(cause, AmbiguousSession):
+            message += " (give that --root alone)"
     return SessionReferenceError(message, READ_FAILED)
 
 

@@ -1,28 +1,45 @@
-"""``sessionref index``: build or bring up to date the index of a store, explicitly."""
+"""``sessionref index``: build or bring up to date the index of each store, explicitly; say
+what an index holds (``--stats``); drop those of stores that are gone (``--prune``)."""
 
 from __future__ import annotations
 
 import argparse
+import sqlite3
 import sys
 
-from sessionref.cli.common import positive_int, reporting_errors
+from sessionref.cli.common import (
+    add_store_arguments,
+    config_error,
+    positive_int,
+    reporting_errors,
+    roots_of,
+    write_text,
+)
 from sessionref.cli.progress import progress_bar
-from sessionref.cli.search import add_index_option, checked_root, default_root
+from sessionref.cli.search import add_index_option, indexed_stores
 from sessionref.index import RefreshReport, SessionIndex
+from sessionref.index.upkeep import index_stats, prune_indexes
 from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
-Build the index of a store, or bring it up to date: only logs added or changed since the
+Build the index of each store, or bring it up to date: only logs added or changed since the
 last run are read. Other commands (candidates, search) do the same implicitly; this one
-shows a progress bar on a terminal and can read in several processes.
+shows a progress bar on a terminal and can read in several processes. Only DSH stores are
+indexed for now (one index per root).
 
 The index lives in --index PATH, else $SESSIONREF_INDEX, else the user cache directory (one
 database per store root). It holds the conversation text of every session: keep it as
 private as the store. Deleting it is always safe; it is rebuilt on the next use.
+
+--stats prints, for each store, where its index is, how many sessions it holds, its size,
+and when a refresh last changed it (nothing is refreshed). --prune deletes every index
+database (in the --index folder, else the user cache) whose store root no longer exists.
 """
 EPILOG = """\
 examples:
   sessionref index --root ~/.dsh/sessions --workers 2
+  sessionref index --stats
+  sessionref index --prune
 """
 
 
@@ -30,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref index``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
+    add_store_arguments(parser)
     parser.add_argument(
         "--workers",
         type=positive_int,
@@ -38,7 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="read changed logs in N processes",
     )
-    add_index_option(parser)
+    upkeep = parser.add_mutually_exclusive_group()
+    upkeep.add_argument(
+        "--stats", action="store_true", help="say what each store's index holds (no refresh)"
+    )
+    upkeep.add_argument(
+        "--prune", action="store_true", help="delete the indexes of stores that are gone"
+    )
+    add_index_option(parser, optional=False)
 
 
 def summary(report: RefreshReport, index: SessionIndex) -> str:
@@ -58,10 +82,9 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     return f"{report.sessions} sessions indexed {done} in {index.path}, {index.size() / 1e6:.1f} MB"
 
 
-@reporting_errors
-def run(args: argparse.Namespace) -> int:
-    """Build or refresh the index of ``--root``."""
-    index = SessionIndex(DirectoryStore(checked_root(args.root)), args.index, workers=args.workers)
+def refreshed(store: DirectoryStore, args: argparse.Namespace) -> str:
+    """Refresh the index of ``store`` (a bar on a terminal): the summary line."""
+    index = SessionIndex(store, args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:
 
         def progress(done: int, total: int) -> None:
@@ -69,6 +92,32 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
         report = index.refresh(progress)
-    sys.stdout.write(summary(report, index) + "\n")
+    line = summary(report, index)
     index.close()
+    return line
+
+
+def pruned(args: argparse.Namespace) -> str:
+    """Delete the indexes of stores that are gone: one line for each, and a count."""
+    gone = prune_indexes(args.index)
+    lines = [f"removed {path} (its store {root} is gone)\n" for path, root in gone]
+    noun = "index" if len(gone) == 1 else "indexes"
+    return "".join(lines) + f"{len(gone)} {noun} pruned\n"
+
+
+@reporting_errors
+def run(args: argparse.Namespace) -> int:
+    """Build or refresh the index of each store; or ``--stats``; or ``--prune``."""
+    if args.prune:
+        write_text(pruned(args))
+        return 0
+    for store in indexed_stores(roots_of(args), args):
+        if args.stats:
+            try:
+                line = str(index_stats(store.root, args.index))
+            except sqlite3.Error as exc:
+                raise config_error(f"--index: {store.root}'s index cannot be read: {exc}") from None
+        else:
+            line = refreshed(store, args)
+        write_text(line + "\n")
     return 0

@@ -14,10 +14,12 @@ from sessionref.cli.common import (
     config_error,
     project_directory,
     reporting_errors,
+    roots_of,
 )
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option
 from sessionref.cli.snapshot import add_budget_argument
+from sessionref.log.protocol import DSH
 
 DESCRIPTION = """\
 Serve the sessions of a store to an MCP client (Claude Code, Codex, any client of the Model
@@ -66,6 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise config_error(MISSING_SDK) from None
     from sessionref.mcp.catalog import Catalog, indexed_store
 
+    roots = roots_of(args)
+    if len(roots) != 1 or roots[0].harness != DSH:
+        raise config_error("sessionref mcp serves one DSH store for now: give one DSH --root")
     opened, index = indexed_store(lambda lister: OpenStore.of(args, lister), args.index)
     if not args.verbose:
         opened.report_problems()

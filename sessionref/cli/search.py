@@ -3,15 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from pathlib import Path
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from sessionref.cli.common import check_root, positive_int, project_directory, reporting_errors
+from sessionref.cli.common import (
+    add_store_arguments,
+    config_error,
+    note,
+    positive_int,
+    project_directory,
+    reporting_errors,
+    roots_of,
+)
+from sessionref.cli.progress import IndexingProgress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SearchHit, SessionIndex
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT
+from sessionref.log.protocol import DSH
 from sessionref.log.store import DirectoryStore
+from sessionref.roots import Root, open_store
 
 DESCRIPTION = """\
 Search what was said in past sessions: the user, assistant and checkpoint texts a snapshot
@@ -20,7 +32,9 @@ somewhere in a session's conversation (not necessarily in one message), case-ins
 as a substring (so parts of words and CJK text match). Sessions rank by relevance (bm25),
 ties newest first; each comes with the snippet of the message holding the most words,
 matches marked «like this», and the mention to paste into a prompt. The store's index is
-brought up to date first (see `sessionref index`).
+brought up to date first (see `sessionref index`), or with --no-index a throwaway one is
+built in memory. Only DSH stores are searched for now; with several roots, the hits of each
+store's index are merged by score (each store ranks by its own word counts).
 
 --json prints an array of {sessionId, label, cwd, createdAt, score, snippet, mention}:
 score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
@@ -35,29 +49,52 @@ examples:
 """
 
 
-def add_index_option(parser: argparse.ArgumentParser) -> None:
-    """``--index PATH``: where the index database is (or a directory of them)."""
+def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) -> None:
+    """``--index PATH``: where the index database is (or a directory of them); with
+    ``optional``, ``--no-index`` too."""
     parser.add_argument(
         "--index",
         metavar="PATH",
         help="the index database (default: $SESSIONREF_INDEX, else the user cache directory)",
     )
+    if optional:
+        parser.add_argument(
+            "--no-index",
+            action="store_true",
+            help="answer from the stores directly: no index is read, built or saved",
+        )
 
 
-def default_root() -> str:
-    """The store a command reads when ``--root`` is not given: ``~/.dsh/sessions``.
+def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[DirectoryStore]:
+    """The DSH stores of ``roots`` (only they are indexed, for now): a note for each other
+    root, an error when there is none."""
+    stores = []
+    for root in roots:
+        if root.harness != DSH:
+            note(f"note: {root.named} is left out: only DSH stores are indexed for now")
+            continue
+        store = open_store(root, max_bytes=args.max_log_bytes, max_line_bytes=args.max_line_bytes)
+        assert isinstance(store, DirectoryStore)
+        stores.append(store)
+    if not stores:
+        raise config_error("no DSH store among the roots: only DSH stores are indexed for now")
+    return stores
 
-    >>> default_root().endswith("sessions")
-    True
-    """
-    return os.path.expanduser(os.path.join("~", ".dsh", "sessions"))
 
-
-def checked_root(root: str) -> Path:
-    """``--root`` as a path, checked to be a directory (else a one-line error)."""
-    path = Path(root).expanduser()
-    check_root(path)
-    return path
+@contextmanager
+def session_index(
+    store: DirectoryStore, args: argparse.Namespace, *, once: bool = False
+) -> Iterator[SessionIndex]:
+    """The index a command reads of ``store`` (``--index``; with ``--no-index``, nothing
+    saved), telling on stderr how a build goes (:class:`IndexingProgress`); closed after."""
+    with IndexingProgress(str(store.root), sys.stderr) as progress:
+        index = SessionIndex(
+            store, args.index, once=once, persist=not args.no_index, progress=progress
+        )
+        try:
+            yield index
+        finally:
+            index.close()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,9 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
     parser.add_argument("query", metavar="QUERY", help="words to find")
-    parser.add_argument("--root", metavar="DIR", default=default_root(), help="the DSH store")
+    add_store_arguments(parser)
     parser.add_argument(
-        "--limit", type=positive_int, default=10, metavar="N", help="at most N sessions"
+        "--limit",
+        type=positive_int,
+        default=DEFAULT_SEARCH_LIMIT,
+        metavar="N",
+        help="at most N sessions",
     )
     parser.add_argument(
         "--cwd",
@@ -105,11 +146,28 @@ def hit_lines(hit: SearchHit) -> str:
     )
 
 
+def best_hits(found: list[list[SearchHit]], limit: int) -> list[SearchHit]:
+    """The hits of several stores' searches as one list: best score first, ties newest
+    first, the first ``limit``.
+
+    >>> def hit(sid, score, at):
+    ...     return SearchHit(sid, sid, None, at, score, "", "")
+    >>> found = [[hit("a", -2.0, 1)], [hit("b", -3.0, 1), hit("c", -2.0, 5)]]
+    >>> [h.session_id for h in best_hits(found, 2)]
+    ['b', 'c']
+    """
+    hits = [hit for hits in found for hit in hits]
+    return sorted(hits, key=lambda hit: (hit.score, -hit.created_at))[:limit]
+
+
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Print the sessions whose conversation matches QUERY, best first."""
-    index = SessionIndex(DirectoryStore(checked_root(args.root)), args.index)
-    hits = index.search(args.query, args.limit, cwd=args.cwd)
+    found = []
+    for store in indexed_stores(roots_of(args), args):
+        with session_index(store, args) as index:
+            found.append(index.search(args.query, args.limit, cwd=args.cwd))
+    hits = best_hits(found, args.limit)
     out = sys.stdout.buffer
     if args.json:
         out.write(js_json(hits) + b"\n")
@@ -117,5 +175,4 @@ def run(args: argparse.Namespace) -> int:
         out.write("\n".join(hit_lines(hit) for hit in hits).encode("utf-8", "replace"))
     if not hits:
         sys.stderr.write("(no sessions match)\n")
-    index.close()
     return 0

@@ -179,7 +179,7 @@ def read_file(store: CachedHeaderStore, path: str) -> FileRead:
     reads it where the listing places it), before any listing: the header is read here and
     not remembered.
 
-    >>> read_file(CachedHeaderStore(Path("/nonexistent"), (1, 1), {}, 0), "/nonexistent/x")
+    >>> read_file(CachedHeaderStore(Path("/"), (1, 1), {}, 0), "/nonexistent/x")
     (None, SessionData(path='/nonexistent/x', revision=None, loadable=False, title=None, \
 text='', bounds=b''))
     """

@@ -26,6 +26,8 @@ from sessionref.index.tables import text as text_of
 from sessionref.types import Cwd
 
 TRIGRAM: Final = 3
+DEFAULT_SEARCH_LIMIT: Final = 10
+"""How many sessions a search gives unless told otherwise (the library and the command line)."""
 SNIPPET_CHARS: Final = 160
 SNIPPET_LEAD: Final = 50
 MARK_OPEN: Final = "«"

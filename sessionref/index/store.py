@@ -46,8 +46,10 @@ from sessionref.index.schema import (
     remove_database,
     root_key,
 )
-from sessionref.index.search import SearchHit, search_sessions
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
+from sessionref.index.upkeep import database_size
 from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
+from sessionref.log.protocol import DSH
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
 from sessionref.log.transcript import log_transcript
@@ -92,13 +94,14 @@ def _in_turn(
 
 
 class SessionIndex:
-    """The index of one store; also a :class:`~sessionref.log.store.SessionStore` over it.
+    """The index of one store; also a :class:`~sessionref.log.protocol.Store` over it.
 
     ``headers()`` and ``candidates()`` refresh and answer from the index, ``title()`` answers
     from the last refresh, ``read()`` reads the log itself. ``path`` is the database file (see
     :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
     in that many processes; ``once``: only the first use refreshes (one command's look at
-    the store), the others answer from it.
+    the store), the others answer from it; without ``persist``, nothing is saved (the store
+    answers, and search builds a throwaway index in memory).
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -107,6 +110,8 @@ class SessionIndex:
     (RefreshReport(sessions=0, read=0, removed=0), [])
     """
 
+    harness = DSH
+
     def __init__(
         self,
         store: DirectoryStore,
@@ -114,6 +119,8 @@ class SessionIndex:
         *,
         workers: int = 1,
         once: bool = False,
+        persist: bool = True,
+        progress: Progress | None = None,
         warn: Callable[[str], None] = _stderr_line,
     ) -> None:
         self.store = store
@@ -122,9 +129,10 @@ class SessionIndex:
         self.workers = workers
         self.once = once
         self._served: int | None = None
+        self._progress = progress
         self._warn = warn
         self._db: sqlite3.Connection | None = None
-        self._bypassed = False
+        self._bypassed = not persist
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
@@ -305,7 +313,7 @@ class SessionIndex:
     def _use(self) -> int:
         """Refresh (only the first time, when ``once``): how many sessions are served."""
         if self._served is None or not self.once:
-            self._served = self.refresh().sessions
+            self._served = self.refresh(self._progress).sessions
         return self._served
 
     @_in_turn
@@ -381,7 +389,9 @@ class SessionIndex:
         return list(self._problems)
 
     @_in_turn
-    def search(self, query: str, limit: int = 20, cwd: str | None = None) -> list[SearchHit]:
+    def search(
+        self, query: str, limit: int = DEFAULT_SEARCH_LIMIT, cwd: str | None = None
+    ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`); only those of working directory ``cwd`` when it is given."""
         self._use()
@@ -390,8 +400,4 @@ class SessionIndex:
 
     def size(self) -> int:
         """Bytes the index takes on disk (database and write-ahead log)."""
-        return sum(
-            os.path.getsize(f"{self.path}{suffix}")
-            for suffix in ("", "-wal")
-            if os.path.exists(f"{self.path}{suffix}")
-        )
+        return database_size(self.path)

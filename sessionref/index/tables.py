@@ -206,6 +206,8 @@ def write_as_read(
     total, progress = counted
     by_id = {header.id: (header, n, encoded) for n, (header, encoded) in enumerate(listing)}
     done = 0
+    if progress is not None and total:
+        progress(done, total)
     for batch in batches(read, size, total):
         write_sessions(db, [(*by_id[key], data) for key, data in batch])
         done += len(batch)

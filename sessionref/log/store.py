@@ -13,12 +13,12 @@ import stat
 import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
-from typing import Any, Protocol
+from typing import Any
 
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import SessionLogError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
 from sessionref.log.discovery import (
     LOG_NAMES,
     PLAIN_LOG,
@@ -42,6 +42,7 @@ from sessionref.log.layout import (
     encode_session_directory,
     flat_probe_too_long,
 )
+from sessionref.log.protocol import DSH, SessionStore, Store
 from sessionref.log.reader import read_plain, read_plain_file, read_zstd
 from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
@@ -57,6 +58,7 @@ __all__ = [
     "MemoryStore",
     "SessionNotFound",
     "SessionStore",
+    "Store",
     "StoreProblem",
     "read_title",
     "render_session",
@@ -84,29 +86,7 @@ class SessionNotFound(SessionLogError):
         self.session_id = session_id
 
 
-class SessionStore(Protocol):
-    """What the resolver needs from a store."""
-
-    def headers(self) -> list[SessionHeader]:
-        """The header of every stored session (reads nothing else)."""
-        ...
-
-    def read(self, session_id: str) -> SessionLog:
-        """The whole log; raises :class:`SessionNotFound` or :class:`SessionLogError`."""
-        ...
-
-    def title(self, session_id: str) -> Any:
-        """The latest title (see :func:`~sessionref.log.records.latest_title`); ``None`` when
-        there is none or the log cannot be loaded."""
-        ...
-
-    def transcript(self, session_id: str) -> Transcript:
-        """The session as a person reads it (the views read only this); raises what
-        :meth:`read` raises, or :class:`SessionLogError` when its surface cannot be folded."""
-        ...
-
-
-def read_title(store: SessionStore, session_id: str) -> Any:
+def read_title(store: Store, session_id: str) -> Any:
     """The title of a session of ``store``: ``None`` when it has none or cannot be loaded
     (its surface fold included, as the harness loads it before folding the title).
 
@@ -160,11 +140,15 @@ class DirectoryStore:
     its directory, says which session a file holds. A log bigger than ``max_bytes`` once
     decompressed, or with a line longer than ``max_line_bytes``, is a read failure rather
     than a memory hazard. What the harness would refuse the whole root for is kept in
-    :meth:`problems`, and the rest is served.
+    :meth:`problems`, and the rest is served. A root that is not a directory is an error:
 
-    >>> DirectoryStore("/nonexistent").headers()
-    []
+    >>> DirectoryStore("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: DSH store root /nonexistent: no such directory
     """
+
+    harness = DSH
 
     def __init__(
         self,
@@ -174,6 +158,7 @@ class DirectoryStore:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
         self.root = Path(root).expanduser()
+        check_directory(self.root, "DSH store root")
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
         self._listing = Listing([], {}, [])
@@ -305,6 +290,20 @@ def check_flat_probe(session_directory: PurePath) -> None:
         raise SessionLogError(f"cannot read {probe}: name too long (ENAMETOOLONG)")
 
 
+def check_directory(path: Path, what: str) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG``, naming ``what`` ``path`` is, unless it is a
+    directory.
+
+    >>> check_directory(Path("/dev/null"), "store root")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: store root /dev/null: not a directory
+    """
+    if not path.is_dir():
+        problem = "not a directory" if path.exists() else "no such directory"
+        raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
+
+
 def _directories(path: str) -> list[os.DirEntry[str]]:
     """The real directories (not links) in ``path``, by name; none if it cannot be listed."""
     try:
@@ -356,6 +355,8 @@ class MemoryStore:
     >>> [h.id for h in store.headers()], store.read("s").records
     (['s'], [])
     """
+
+    harness = DSH
 
     def __init__(self, sessions: Iterable[Mapping[str, Any]]) -> None:
         self._files: dict[tuple[str, str], bytes] = {}

@@ -1,0 +1,135 @@
+"""Looking after index databases: what one holds (:func:`index_stats`), and dropping those
+whose store root is gone (:func:`prune_indexes`). Neither changes an index in use."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from sessionref.index.schema import (
+    BUSY_TIMEOUT_MS,
+    default_index_path,
+    names_a_file,
+    remove_database,
+)
+
+DATABASE_FILES: Final = ("", "-wal")
+"""The files of a database that hold its data: the database and its write-ahead log."""
+
+
+def database_size(path: Path) -> int:
+    """Bytes a database takes on disk (the database and its write-ahead log).
+
+    >>> database_size(Path("/nonexistent.sqlite"))
+    0
+    """
+    return sum(
+        os.path.getsize(f"{path}{suffix}")
+        for suffix in DATABASE_FILES
+        if os.path.exists(f"{path}{suffix}")
+    )
+
+
+def _last_written(path: Path) -> datetime:
+    """When the database (or its write-ahead log) was last written: its last refresh that
+    found something to change."""
+    times = [
+        os.stat(f"{path}{suffix}").st_mtime
+        for suffix in DATABASE_FILES
+        if os.path.exists(f"{path}{suffix}")
+    ]
+    return datetime.fromtimestamp(max(times), tz=timezone.utc)
+
+
+def _read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """The database at ``path``, opened read-only (nothing is created or changed)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
+
+
+def _meta(db: sqlite3.Connection) -> dict[str, Any]:
+    """The ``meta`` rows of a database sessionref made; raises :class:`sqlite3.Error` for any
+    other file."""
+    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+
+
+class IndexStats(NamedTuple):
+    """What an index database holds: its file, its store root, how many sessions, how many
+    bytes on disk, and when it was last written (``None`` for all but ``path`` and ``root``
+    when there is no database yet)."""
+
+    path: Path
+    root: str
+    sessions: int | None
+    size: int | None
+    updated: datetime | None
+
+    def __str__(self) -> str:
+        """The stats as the command line prints them.
+
+        >>> print(IndexStats(Path("/i.sqlite"), "/r", None, None, None))
+        /r: no index yet (it would be /i.sqlite)
+        """
+        if self.sessions is None or self.size is None or self.updated is None:
+            return f"{self.root}: no index yet (it would be {self.path})"
+        return (
+            f"{self.root}: {self.sessions} sessions in {self.path}, {self.size / 1e6:.1f} MB, "
+            f"last updated {self.updated:%Y-%m-%d %H:%M:%S} UTC"
+        )
+
+
+def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> IndexStats:
+    """The stats of the index of ``root`` (where :func:`default_index_path` puts it), read
+    without refreshing it; raises :class:`sqlite3.Error` when the file is no index."""
+    path = default_index_path(root, override)
+    if not path.exists():
+        return IndexStats(path, str(root), None, None, None)
+    with _read_only(path) as db:
+        _meta(db)
+        (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+    return IndexStats(path, str(root), sessions, database_size(path), _last_written(path))
+
+
+def index_folder(override: str | os.PathLike[str] | None = None) -> Path | None:
+    """The folder that holds one database per root (``None`` when ``override`` or
+    ``$SESSIONREF_INDEX`` names one database file).
+
+    >>> index_folder("/tmp/indexes/").as_posix()
+    '/tmp/indexes'
+    """
+    if names_a_file(override):
+        return None
+    return default_index_path(Path(os.sep), override).parent
+
+
+def prune_indexes(override: str | os.PathLike[str] | None = None) -> list[tuple[Path, str]]:
+    """Delete every index database (in :func:`index_folder`, or the one file named) whose
+    store root is no longer a directory: ``(database, root)`` of each one deleted. Files that
+    are not sessionref's indexes, and databases another process holds locked, are left."""
+    folder = index_folder(override)
+    if folder is None:
+        files = [default_index_path(Path(os.sep), override)]
+    else:
+        files = sorted(folder.glob("*.sqlite")) if folder.is_dir() else []
+    pruned = []
+    for path in files:
+        root = _root_of(path)
+        if root is not None and not os.path.isdir(root):
+            remove_database(path)
+            pruned.append((path, root))
+    return pruned
+
+
+def _root_of(path: Path) -> str | None:
+    """The store root an index database was built for; ``None`` when the file is not one
+    (or another process holds it locked)."""
+    try:
+        with _read_only(path) as db:
+            root = _meta(db).get("root")
+    except (sqlite3.Error, OSError, ValueError):
+        return None
+    return os.fsdecode(root) if isinstance(root, bytes) else None

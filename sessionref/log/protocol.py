@@ -1,0 +1,101 @@
+"""What a session store is: the one :class:`Store` protocol, and the optional capabilities a
+store may add beside it.
+
+Every store implements :class:`Store`: a DSH directory or memory store
+(:mod:`sessionref.log.store`), the stores of other harnesses (``sessionref.claude_code``,
+``sessionref.codex``), a store over several roots (:mod:`sessionref.log.multi`) and the index
+(:class:`sessionref.index.SessionIndex`). The resolver, the candidates, the batch engines and
+the command line take any of them. A store may also offer, and callers check with
+``isinstance``:
+
+- :class:`CandidateSource`: it finds candidates itself (an index answers from SQL);
+- :class:`CountingStore`: it counts its sessions without listing them (an index made with
+  ``once``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, Protocol, runtime_checkable
+
+from sessionref.log.discovery import StoreProblem
+from sessionref.log.structs import SessionHeader, SessionLog
+from sessionref.transcript import Transcript
+from sessionref.types import Target
+
+DSH: Final = "dsh"
+"""The ``harness`` of the DeepSeek Harness stores."""
+
+
+class Store(Protocol):
+    """A session store: what the resolver, the candidates and the batch read.
+
+    ``read`` raises :class:`~sessionref.log.store.SessionNotFound` for an id it does not hold,
+    and :class:`~sessionref.errors.SessionLogError` for a log it cannot read.
+    """
+
+    @property
+    def harness(self) -> str:
+        """The harness that wrote the sessions: ``"dsh"``, ``"claude-code"`` or ``"codex"``."""
+        ...
+
+    def headers(self) -> list[SessionHeader]:
+        """The header of every stored session (reads nothing else)."""
+        ...
+
+    def read(self, session_id: str) -> SessionLog:
+        """The whole log, as the surface the snapshot stages take."""
+        ...
+
+    def title(self, session_id: str) -> Any:
+        """The latest title (see :func:`~sessionref.log.records.latest_title`); ``None`` when
+        there is none or the log cannot be loaded."""
+        ...
+
+    def problems(self) -> list[StoreProblem]:
+        """What the last listing passed over although the harness would look at it."""
+        ...
+
+    def transcript(self, session_id: str) -> Transcript:
+        """The session as a person reads it (the views read only this); raises what
+        :meth:`read` raises, or :class:`~sessionref.errors.SessionLogError` when its surface
+        cannot be folded."""
+        ...
+
+
+SessionStore = Store
+"""The name :class:`Store` had before other harnesses' stores joined it."""
+
+
+@runtime_checkable
+class CandidateSource(Protocol):
+    """Optional: a store that finds candidates itself (:class:`sessionref.index.SessionIndex`)."""
+
+    def candidates(
+        self, target: Target, needle: str, limit: int
+    ) -> list[tuple[SessionHeader, Any]] | None:
+        """What :func:`sessionref.listing.candidates` gives for the query whose lower case is
+        ``needle``, or ``None`` when the store cannot say (the caller then filters the
+        listing)."""
+        ...
+
+
+@runtime_checkable
+class CountingStore(Protocol):
+    """Optional: a store that takes one look and answers from it, so it counts its sessions
+    without listing them (an index made with ``once``)."""
+
+    def session_count(self) -> int:
+        """How many sessions the store serves."""
+        ...
+
+
+def harness_of(store: Store, session_id: str) -> str:
+    """The harness of one session of ``store``: a store over several roots knows each
+    session's (``harness_of``); any other store has one harness.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> harness_of(MemoryStore([]), "any")
+    'dsh'
+    """
+    per_session = getattr(store, "harness_of", None)
+    return str(per_session(session_id)) if callable(per_session) else store.harness

@@ -1,0 +1,274 @@
+"""Which stores a command reads: the root rule, each root's harness, and the store of each.
+
+The rule (docs/roots.md), the same for every command: the roots given (``--root``, as often as
+wanted), else those of ``$SESSIONREF_ROOT`` (separated by ``os.pathsep``), else every
+harness's default location that holds sessions. Each root's harness is recognized from its
+layout, unless ``harness`` forces one; a root that does not exist, or holds no sessions of its
+harness, is an error naming what was looked for. :func:`open_store` gives the store of a root,
+by the harness's store class (those of other harnesses are imported only when used).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Final, NamedTuple
+
+import msgspec
+
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.log.discovery import LOG_NAMES
+from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
+from sessionref.log.multi import MultiStore
+from sessionref.log.protocol import Store
+
+ROOT_ENV: Final = "SESSIONREF_ROOT"
+"""The roots used when none is given: paths separated by ``os.pathsep``."""
+
+
+def _directories(path: Path) -> Iterator[Path]:
+    """The real directories (not links) in ``path``, by name; none if it cannot be listed."""
+    try:
+        with os.scandir(path) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir(follow_symlinks=False):
+            yield Path(entry.path)
+
+
+def _has_file(path: Path, wanted: Callable[[str], bool]) -> bool:
+    """Whether ``path`` holds a file whose name is ``wanted``."""
+    try:
+        with os.scandir(path) as scan:
+            return any(entry.is_file() and wanted(entry.name) for entry in scan)
+    except OSError:
+        return False
+
+
+def dsh_home(root: Path) -> Path | None:
+    """``root`` when it holds DSH sessions (``<project>/<session>/session.jsonl[.zstd]``).
+
+    >>> dsh_home(Path("/nonexistent")) is None
+    True
+    """
+    for project in _directories(root):
+        for session in _directories(project):
+            if _has_file(session, lambda name: name in LOG_NAMES):
+                return root
+    return None
+
+
+def _claude_session(name: str) -> bool:
+    return name.endswith(".jsonl") and not name.startswith("agent-")
+
+
+def claude_code_home(root: Path) -> Path | None:
+    """The Claude Code directory (``~/.claude``) of ``root``: ``root`` itself when its
+    ``projects/<project>/`` hold ``<session>.jsonl`` files, its parent when ``root`` is that
+    ``projects`` directory; ``None`` otherwise."""
+    for home, projects in ((root, root / "projects"), (root.parent, root)):
+        if projects.name == "projects" and any(
+            _has_file(project, _claude_session) for project in _directories(projects)
+        ):
+            return home
+    return None
+
+
+def _has_rollout(directory: Path, depth: int) -> bool:
+    """Whether ``directory`` or its subdirectories, ``depth`` levels down, hold a rollout."""
+    if _has_file(directory, lambda name: name.startswith("rollout-") and name.endswith(".jsonl")):
+        return True
+    return depth > 0 and any(_has_rollout(sub, depth - 1) for sub in _directories(directory))
+
+
+CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
+
+
+def codex_home(root: Path) -> Path | None:
+    """The Codex directory (``~/.codex``) of ``root``: ``root`` itself when its ``sessions/``
+    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold ``rollout-*.jsonl`` files, its
+    parent when ``root`` is one of those; ``None`` otherwise."""
+    for home, folder in [(root, root / name) for name in CODEX_FOLDERS] + [(root.parent, root)]:
+        if folder.name in CODEX_FOLDERS and _has_rollout(folder, 3):
+            return home
+    return None
+
+
+class Harness(NamedTuple):
+    """A harness whose sessions sessionref reads: its name, what it is called, its store
+    class (``module:Class``), where its sessions are, and its default location."""
+
+    name: str
+    title: str
+    store: str
+    home: Callable[[Path], Path | None]
+    layout: str
+    default: Callable[[Mapping[str, str]], Path]
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    """The user's home directory: ``$HOME``, else the one the system knows."""
+    return Path(environ.get("HOME") or os.path.expanduser("~"))
+
+
+def _home_dir(environ: Mapping[str, str], variable: str, folder: str) -> Path:
+    """``$variable`` when it is set, else ``~/folder``.
+
+    >>> _home_dir({"HOME": "/h"}, "X", ".x"), _home_dir({"X": "/y"}, "X", ".x")
+    (PosixPath('/h/.x'), PosixPath('/y'))
+    """
+    if environ.get(variable):
+        return Path(environ[variable]).expanduser()
+    return _home(environ) / folder
+
+
+HARNESSES: Final = {
+    harness.name: harness
+    for harness in (
+        Harness(
+            "dsh",
+            "DSH",
+            "sessionref.log.store:DirectoryStore",
+            dsh_home,
+            "<project>/<session>/session.jsonl or session.jsonl.zstd",
+            lambda environ: _home(environ) / ".dsh" / "sessions",
+        ),
+        Harness(
+            "claude-code",
+            "Claude Code",
+            "sessionref.claude_code:ClaudeCodeStore",
+            claude_code_home,
+            "projects/<project>/<session>.jsonl",
+            lambda environ: _home_dir(environ, "CLAUDE_CONFIG_DIR", ".claude"),
+        ),
+        Harness(
+            "codex",
+            "Codex",
+            "sessionref.codex:CodexStore",
+            codex_home,
+            "sessions/YYYY/MM/DD/rollout-*.jsonl, sessions/rollout-*.jsonl or "
+            "archived_sessions/rollout-*.jsonl",
+            lambda environ: _home_dir(environ, "CODEX_HOME", ".codex"),
+        ),
+    )
+}
+"""Every harness, by the name ``--harness`` takes."""
+
+
+class Root(msgspec.Struct, frozen=True):
+    """A store root: the directory its harness's store reads (``~/.claude`` for a given
+    ``~/.claude/projects``), the harness, and the root as it was named (for messages)."""
+
+    path: str
+    harness: str
+    named: str
+
+
+def _config_error(message: str) -> SessionReferenceError:
+    return SessionReferenceError(message, INVALID_CONFIG)
+
+
+def check_root(named: str, harness: str | None = None, option: str = "--root") -> Root:
+    """The root ``named`` (by ``option``), its harness recognized from its layout or forced
+    by ``harness``, its path made absolute (worker processes may run elsewhere); an error says
+    what was looked for when it holds no sessions.
+
+    >>> check_root("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --root /nonexistent: no such directory
+    """
+    path = Path(named).expanduser()
+    if not path.is_dir():
+        problem = "not a directory" if path.exists() else "no such directory"
+        raise _config_error(f"{option} {path}: {problem}")
+    candidates = [HARNESSES[harness]] if harness is not None else list(HARNESSES.values())
+    for candidate in candidates:
+        home = candidate.home(path)
+        if home is not None:
+            return Root(os.path.abspath(home), candidate.name, str(path))
+    looked = "; ".join(f"{c.title}: {c.layout}" for c in candidates)
+    which = f"{candidates[0].title} sessions" if harness is not None else "sessions"
+    raise _config_error(f"{option} {path}: holds no {which} (looked for {looked})")
+
+
+def default_roots(
+    harness: str | None = None, environ: Mapping[str, str] = os.environ
+) -> list[Root]:
+    """Every harness's default location (only ``harness``'s, when given) that holds its
+    sessions; an error naming them all when none does."""
+    harnesses = [HARNESSES[harness]] if harness is not None else list(HARNESSES.values())
+    roots = []
+    for candidate in harnesses:
+        location = candidate.default(environ)
+        home = candidate.home(location) if location.is_dir() else None
+        if home is not None:
+            roots.append(Root(str(home), candidate.name, str(location)))
+    if not roots:
+        places = ", ".join(f"{c.default(environ)} ({c.title})" for c in harnesses)
+        raise _config_error(
+            f"no --root given, ${ROOT_ENV} is not set, and no default location holds "
+            f"sessions: {places}"
+        )
+    return roots
+
+
+def chosen_roots(
+    given: Sequence[str], harness: str | None = None, environ: Mapping[str, str] = os.environ
+) -> list[Root]:
+    """The root rule: the roots ``given``, else those of ``$SESSIONREF_ROOT``, else the
+    default locations (:func:`default_roots`); each checked (:func:`check_root`), each
+    directory once.
+
+    >>> chosen_roots([], environ={"SESSIONREF_ROOT": "/nonexistent"})
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: $SESSIONREF_ROOT /nonexistent: no such directory
+    """
+    option, named = "--root", list(given)
+    if not named:
+        option = f"${ROOT_ENV}"
+        named = [path for path in environ.get(ROOT_ENV, "").split(os.pathsep) if path]
+    if not named:
+        return default_roots(harness, environ)
+    roots = [check_root(path, harness, option) for path in named]
+    return list({os.path.realpath(root.path): root for root in roots[::-1]}.values())[::-1]
+
+
+def open_store(
+    root: Root,
+    *,
+    max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+) -> Store:
+    """The store of ``root``, made by its harness's store class (given the size and line
+    limits it takes)."""
+    harness = HARNESSES[root.harness]
+    module_name, class_name = harness.store.split(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not module_name.startswith(exc.name):
+            raise
+        raise _config_error(
+            f"{root.named}: {harness.title} sessions cannot be read by this version of "
+            f"sessionref ({module_name} is missing)"
+        ) from None
+    store_class = getattr(module, class_name)
+    limits = {"max_bytes": max_bytes, "max_line_bytes": max_line_bytes}
+    taken = inspect.signature(store_class).parameters
+    store: Store = store_class(
+        root.path, **{name: value for name, value in limits.items() if name in taken}
+    )
+    return store
+
+
+def open_stores(roots: Sequence[Root], **limits: int) -> Store:
+    """The store of one root, or a :class:`MultiStore` over several (named as given)."""
+    stores = {root.named: open_store(root, **limits) for root in roots}
+    return next(iter(stores.values())) if len(stores) == 1 else MultiStore(stores)

@@ -1,0 +1,319 @@
+"""Store roots (docs/roots.md): the one rule every command follows, each root's harness
+recognized from its layout, and a store over several roots."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref import DirectoryStore, MemoryStore, MultiStore, SessionReferenceResolver, Target
+from sessionref.batch.dask import snapshots_bag
+from sessionref.batch.local import build_snapshots
+from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
+from sessionref.listing import candidates
+from sessionref.log.multi import AmbiguousSession
+from sessionref.log.protocol import CandidateSource, CountingStore, Store
+from sessionref.roots import HARNESSES, Root, check_root, chosen_roots, open_store
+from sessionref.testing.store import write_session_store
+from tests.logs import assistant, header, title, user
+
+
+def session(session_id: str, created_at: int, cwd: str | None, said: str) -> dict[str, Any]:
+    """A DSH session of one exchange, titled after its id."""
+    events = [user(0, said), assistant(1, f"{said}, answered"), title(2, f"T {session_id}")]
+    return {"header": header(session_id, created_at, cwd), "events": events}
+
+
+SESSIONS = [
+    session("a", 5, "/w", "alpha"),
+    session("b", 3, None, "bravo"),
+    session("c", 9, "/x", "charlie"),
+    session("d", 3, "/w", "delta"),
+    session("e", 1, "/w", "echo"),
+]
+
+
+def two_roots(tmp_path: Path) -> tuple[Path, Path]:
+    """SESSIONS split over two DSH roots."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    write_session_store(one, SESSIONS[:2])
+    write_session_store(two, SESSIONS[2:])
+    return one, two
+
+
+def claude_home(tmp_path: Path) -> Path:
+    """A directory laid out as ``~/.claude``: one session log under ``projects/``."""
+    home = tmp_path / "claude"
+    (home / "projects" / "-w").mkdir(parents=True)
+    (home / "projects" / "-w" / "0b7c.jsonl").write_text("{}\n")
+    return home
+
+
+def codex_home(tmp_path: Path, dated: bool = True) -> Path:
+    """A directory laid out as ``~/.codex``: one rollout under ``sessions/``."""
+    home = tmp_path / "codex"
+    folder = home / "sessions" / ("2026/11/30" if dated else "")
+    folder.mkdir(parents=True)
+    (folder / "rollout-2026-11-30T10-00-00-0b7c.jsonl").write_text("{}\n")
+    return home
+
+
+# The root rule and the layouts
+
+
+def test_a_missing_directory_store_is_an_error_not_an_empty_store(tmp_path: Path) -> None:
+    with pytest.raises(SessionReferenceError) as raised:
+        DirectoryStore(tmp_path / "typo")
+    assert raised.value.code == INVALID_CONFIG
+    assert str(raised.value) == f"DSH store root {tmp_path / 'typo'}: no such directory"
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(SessionReferenceError, match="not a directory"):
+        DirectoryStore(tmp_path / "file")
+    (tmp_path / "empty").mkdir()
+    assert DirectoryStore(tmp_path / "empty").headers() == []  # the library lists an empty one
+
+
+def test_each_harness_is_recognized_from_its_layout(tmp_path: Path) -> None:
+    dsh = tmp_path / "dsh"
+    write_session_store(dsh, SESSIONS[:1])
+    claude, codex = claude_home(tmp_path), codex_home(tmp_path)
+    archived = tmp_path / "old" / "archived_sessions"
+    archived.mkdir(parents=True)
+    (archived / "rollout-2025-01-01T00-00-00-x.jsonl").write_text("{}\n")
+    flat = codex_home(tmp_path / "flat", dated=False)
+    assert check_root(str(dsh)) == Root(str(dsh), "dsh", str(dsh))
+    assert check_root(str(claude)) == Root(str(claude), "claude-code", str(claude))
+    assert check_root(str(claude / "projects")).path == str(claude)
+    assert check_root(str(codex)) == Root(str(codex), "codex", str(codex))
+    assert check_root(str(codex / "sessions")).path == str(codex)
+    assert check_root(str(archived)) == Root(str(archived.parent), "codex", str(archived))
+    assert check_root(str(flat)).harness == "codex"
+
+
+def test_subagent_transcripts_alone_are_no_claude_code_sessions(tmp_path: Path) -> None:
+    home = tmp_path / "claude"
+    (home / "projects" / "-w").mkdir(parents=True)
+    (home / "projects" / "-w" / "agent-1a2b.jsonl").write_text("{}\n")
+    with pytest.raises(SessionReferenceError, match="holds no sessions"):
+        check_root(str(home))
+
+
+def test_harness_forces_one_layout_and_names_what_it_looked_for(tmp_path: Path) -> None:
+    claude = claude_home(tmp_path)
+    with pytest.raises(SessionReferenceError) as raised:
+        check_root(str(claude), "dsh")
+    assert str(raised.value) == (
+        f"--root {claude}: holds no DSH sessions (looked for DSH: "
+        "<project>/<session>/session.jsonl or session.jsonl.zstd)"
+    )
+    assert check_root(str(claude), "claude-code").harness == "claude-code"
+
+
+def test_roots_given_else_the_environment_else_the_defaults(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    environ = {"SESSIONREF_ROOT": f"{two}{os.pathsep}{one}", "HOME": str(tmp_path / "home")}
+    assert [root.path for root in chosen_roots([str(one)], environ=environ)] == [str(one)]
+    assert [root.path for root in chosen_roots([], environ=environ)] == [str(two), str(one)]
+    home = tmp_path / "home"
+    write_session_store(home / ".dsh" / "sessions", SESSIONS[:1])
+    codex = codex_home(tmp_path)
+    (home / ".claude").mkdir()  # exists, but holds no sessions: not a default root
+    defaults = chosen_roots([], environ={"HOME": str(home), "CODEX_HOME": str(codex)})
+    assert [(root.path, root.harness) for root in defaults] == [
+        (str(home / ".dsh" / "sessions"), "dsh"),
+        (str(codex), "codex"),
+    ]
+    only = chosen_roots([], "codex", environ={"HOME": str(home), "CODEX_HOME": str(codex)})
+    assert [root.harness for root in only] == ["codex"]
+
+
+def test_no_root_anywhere_names_every_default_location(tmp_path: Path) -> None:
+    environ = {"HOME": str(tmp_path)}
+    with pytest.raises(SessionReferenceError) as raised:
+        chosen_roots([], environ=environ)
+    message = str(raised.value)
+    assert message.startswith("no --root given, $SESSIONREF_ROOT is not set")
+    for place in (".dsh/sessions (DSH)", ".claude (Claude Code)", ".codex (Codex)"):
+        assert f"{tmp_path}/{place}" in message
+
+
+def test_a_root_named_twice_is_read_once(tmp_path: Path) -> None:
+    one, _ = two_roots(tmp_path)
+    assert len(chosen_roots([str(one), f"{one}/", str(one / ".." / "one")])) == 1
+
+
+def test_the_registry_names_every_harness_and_opens_a_dsh_store(tmp_path: Path) -> None:
+    one, _ = two_roots(tmp_path)
+    assert list(HARNESSES) == ["dsh", "claude-code", "codex"]
+    store = open_store(Root(str(one), "dsh", str(one)), max_bytes=1234)
+    assert isinstance(store, DirectoryStore) and store.max_bytes == 1234
+    assert store.harness == "dsh"
+
+
+# One protocol, and a store over several roots
+
+
+def test_every_store_implements_the_one_protocol(tmp_path: Path) -> None:
+    from sessionref.index import SessionIndex
+
+    one, two = two_roots(tmp_path)
+    index = SessionIndex(DirectoryStore(one), tmp_path / "i.sqlite", once=True)
+    stores: list[Store] = [
+        DirectoryStore(one),
+        MemoryStore(SESSIONS),
+        index,
+        MultiStore({"1": DirectoryStore(one), "2": DirectoryStore(two)}),
+    ]
+    for store in stores:
+        assert store.harness == "dsh"
+        assert {h.id for h in store.headers()} <= {"a", "b", "c", "d", "e"}
+        assert store.problems() == []
+    assert isinstance(index, CandidateSource) and isinstance(index, CountingStore)
+    assert not isinstance(DirectoryStore(one), CandidateSource | CountingStore)
+
+
+def test_a_multi_store_serves_the_union_as_one_store_would(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    multi = MultiStore({str(one): DirectoryStore(one), str(two): DirectoryStore(two)})
+    single = MemoryStore(SESSIONS)
+    assert sorted(h.id for h in multi.headers()) == ["a", "b", "c", "d", "e"]
+    target = Target("t", "/w")
+    for query in ("", "t ", "char", "/w", "zzz"):
+        for limit in (1, 3, 10):
+            assert candidates(multi, target, query, limit) == candidates(
+                single, target, query, limit
+            )
+    ours = SessionReferenceResolver(multi).snapshot(target, [{"sessionId": "c"}])
+    theirs = SessionReferenceResolver(single).snapshot(target, [{"sessionId": "c"}])
+    assert ours.prompt == theirs.prompt
+
+
+def test_candidates_from_several_indexes_are_those_of_one_store(tmp_path: Path) -> None:
+    from sessionref.index import SessionIndex
+
+    one, two = two_roots(tmp_path)
+    indexes = {
+        str(root): SessionIndex(DirectoryStore(root), tmp_path / f"{root.name}.sqlite")
+        for root in (one, two)
+    }
+    multi, single = MultiStore(indexes), MemoryStore(SESSIONS)
+    for query in ("", "t ", "ALPHA", "/x"):
+        target = Target("a", "/x")
+        assert candidates(multi, target, query, 3) == candidates(single, target, query, 3)
+
+
+def test_an_id_in_two_roots_is_an_error_naming_both(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    write_session_store(two, [session("a", 7, "/y", "again")])
+    multi = MultiStore({str(one): DirectoryStore(one), str(two): DirectoryStore(two)})
+    assert [h.id for h in multi.headers()].count("a") == 2
+    with pytest.raises(AmbiguousSession) as raised:
+        multi.read("a")
+    assert str(raised.value) == (
+        f'session "a" is in 2 roots: {one} and {two}; read it from one of them alone'
+    )
+    assert multi.title("a") is None
+    with pytest.raises(SessionReferenceError) as failed:
+        SessionReferenceResolver(multi).snapshot(Target("t"), [{"sessionId": "a"}])
+    assert failed.value.code == READ_FAILED and str(one) in str(failed.value)
+    alone = SessionReferenceResolver(multi.stores[str(two)])  # saying which one is meant
+    assert "again" in alone.snapshot(Target("t"), [{"sessionId": "a"}]).prompt
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_over_several_roots_equals_batch_over_one(tmp_path: Path, workers: int) -> None:
+    one, two = two_roots(tmp_path)
+    multi = MultiStore({str(one): DirectoryStore(one), str(two): DirectoryStore(two)})
+    expected = list(build_snapshots(MemoryStore(SESSIONS), label="title"))
+    assert list(build_snapshots(multi, label="title", workers=workers)) == expected
+    bag = snapshots_bag(multi, label="title", partition_size=2)
+    assert bag.compute(scheduler="synchronous") == expected
+
+
+# The command line
+
+
+def command(*args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    environ = {"PATH": "", "HOME": env.pop("HOME", "/nonexistent"), **env}
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args], capture_output=True, env=environ
+    )
+
+
+def test_every_command_takes_several_roots(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    roots = ["--root", str(one), "--root", str(two)]
+    index = ["--index", str(tmp_path / "indexes") + os.sep]
+    listed = command("candidates", *roots, *index, "--cwd", "/w", "--json")
+    assert listed.returncode == 0, listed.stderr
+    found = json.loads(listed.stdout)
+    assert [row["sessionId"] for row in found] == ["a", "d", "e", "b", "c"]
+    assert {row["harness"] for row in found} == {"dsh"}
+    assert set(found[0]) == {"sessionId", "label", "cwd", "createdAt", "mention", "harness"}
+    shot = command("snapshot", *roots, "b", "c")
+    assert shot.returncode == 0 and b"bravo" in shot.stdout and b"charlie" in shot.stdout
+    out = tmp_path / "out.jsonl"
+    batch = command("batch", *roots, "--out", str(out))
+    assert batch.returncode == 0, batch.stderr
+    assert [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()] == [
+        "c",
+        "a",
+        "b",
+        "d",
+        "e",
+    ]
+    hits = command("search", *roots, *index, "answered", "--json")
+    assert sorted(hit["sessionId"] for hit in json.loads(hits.stdout)) == list("abcde")
+    built = command("index", *roots, *index)
+    assert built.stdout.decode().count("sessions indexed") == 2
+
+
+def test_the_environment_names_the_roots_of_every_command(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    listed = command(
+        "candidates", "--json", "--no-index", SESSIONREF_ROOT=f"{one}{os.pathsep}{two}"
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)) == 5
+
+
+def test_the_default_root_is_the_harness_home(tmp_path: Path) -> None:
+    write_session_store(tmp_path / ".dsh" / "sessions", SESSIONS[:2])
+    done = command("snapshot", "b", HOME=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert b"bravo" in done.stdout
+
+
+def test_an_id_in_two_roots_is_one_error_line_saying_what_to_do(tmp_path: Path) -> None:
+    one, two = two_roots(tmp_path)
+    write_session_store(two, [session("a", 7, "/y", "again")])
+    done = command("snapshot", "--root", str(one), "--root", str(two), "a")
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        'SESSION_REFERENCE_READ_FAILED: cannot read session "a": session "a" is in 2 roots: '
+        f"{one} and {two}; read it from one of them alone (give that --root alone)\n"
+    )
+    alone = command("snapshot", "--root", str(two), "a")
+    assert alone.returncode == 0 and b"again" in alone.stdout
+
+
+def test_a_root_of_a_harness_without_a_reader_is_one_line(tmp_path: Path) -> None:
+    claude = claude_home(tmp_path)
+    done = command("candidates", "--root", str(claude), "--json", "--no-index")
+    try:
+        import sessionref.claude_code  # noqa: F401
+    except ImportError:
+        assert done.returncode == 1
+        assert done.stderr.decode() == (
+            f"SESSION_REFERENCE_INVALID_CONFIG: {claude}: Claude Code sessions cannot be read "
+            "by this version of sessionref (sessionref.claude_code is missing)\n"
+        )
+    else:
+        assert done.returncode == 0, done.stderr
+        assert {row["harness"] for row in json.loads(done.stdout)} <= {"claude-code"}
