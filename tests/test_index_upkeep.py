@@ -1,0 +1,143 @@
+"""Living with the index: what a first build says, answering without one, --stats, --prune,
+and one default number of search hits."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from sessionref.cli.progress import NOTE_LOGS, IndexingProgress
+from sessionref.index import SessionIndex
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT
+from sessionref.index.upkeep import index_stats, prune_indexes
+from sessionref.log.store import DirectoryStore
+from sessionref.testing.store import write_session_store
+from tests.logs import assistant, header, title, user
+
+
+def sessions(count: int, word: str = "kiwi") -> list[dict[str, Any]]:
+    """``count`` sessions that all mention ``word``."""
+    return [
+        {
+            "header": header(f"s{n:03}", n, "/w"),
+            "events": [user(0, f"{word} {n}"), assistant(1, "ok"), title(2, f"T{n}")],
+        }
+        for n in range(count)
+    ]
+
+
+def settled(root: Path) -> Path:
+    """``root`` with every file and directory dated a minute ago: no log is too fresh for
+    the index to remember (it reads again a file changed in the last 2 seconds)."""
+    past = time.time() - 60
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (past, past))
+    return root
+
+
+def command(*args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args],
+        capture_output=True,
+        env={"PATH": "", "HOME": "/nonexistent", **env},
+    )
+
+
+def test_a_first_build_off_a_terminal_says_what_it_does_once(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    write_session_store(root, sessions(NOTE_LOGS))
+    settled(root)
+    folder = str(tmp_path / "indexes") + "/"
+    first = command("candidates", "--root", str(root), "--index", folder, "--limit", "1")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.decode() == (
+        f"sessionref: indexing {root} (reading {NOTE_LOGS} logs; later runs read only what "
+        "changed)\n"
+    )
+    again = command("search", "kiwi", "--root", str(root), "--index", folder, "--limit", "1")
+    assert again.returncode == 0 and again.stderr == b""
+
+
+def test_on_a_terminal_a_build_shows_a_bar_naming_the_store() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    screen = Terminal()
+    with IndexingProgress("/r", screen) as progress:
+        progress(0, 3)
+        progress(3, 3)
+    assert "indexing /r" in screen.getvalue() and "3/3" in screen.getvalue()
+
+
+def test_no_index_answers_the_same_and_saves_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    write_session_store(root, sessions(4))
+    for args in (["candidates", "--json", "--query", "t2"], ["search", "kiwi", "--json"]):
+        folder = tmp_path / args[0]
+        env = {"SESSIONREF_INDEX": str(folder) + "/"}
+        direct = command(*args, "--root", str(root), "--no-index", **env)
+        assert direct.returncode == 0, direct.stderr
+        assert not folder.exists()
+        indexed = command(*args, "--root", str(root), **env)
+        assert json.loads(direct.stdout) == json.loads(indexed.stdout) != []
+        assert folder.exists()
+
+
+def test_stats_say_where_the_index_is_what_it_holds_and_when_it_changed(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    write_session_store(root, sessions(3))
+    folder = str(tmp_path / "indexes") + "/"
+    before = command("index", "--stats", "--root", str(root), "--index", folder)
+    path = SessionIndex(DirectoryStore(root), folder).path
+    assert before.stdout.decode() == f"{root}: no index yet (it would be {path})\n"
+    assert not path.exists()
+    command("index", "--root", str(root), "--index", folder)
+    stats = index_stats(root, folder)
+    assert (stats.path, stats.sessions) == (path, 3)
+    assert stats.size == path.stat().st_size + Path(f"{path}-wal").stat().st_size
+    shown = command("index", "--stats", "--root", str(root), "--index", folder).stdout.decode()
+    assert shown.startswith(f"{root}: 3 sessions in {path}, ")
+    assert f"last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC" in shown
+
+
+def test_prune_drops_only_the_indexes_of_roots_that_are_gone(tmp_path: Path) -> None:
+    kept, gone = tmp_path / "kept", tmp_path / "gone"
+    write_session_store(kept, sessions(1))
+    write_session_store(gone, sessions(2))
+    folder = tmp_path / "indexes"
+    for root in (kept, gone):
+        SessionIndex(DirectoryStore(root), str(folder) + "/").refresh()
+    foreign = folder / "notes.sqlite"
+    sqlite3.connect(foreign).execute("CREATE TABLE t (x)").connection.commit()
+    doomed = SessionIndex(DirectoryStore(gone), str(folder) + "/").path
+    for part in sorted(gone.rglob("*"), reverse=True):
+        part.unlink() if part.is_file() else part.rmdir()
+    gone.rmdir()
+    done = command("index", "--prune", "--index", str(folder) + "/")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.decode() == f"removed {doomed} (its store {gone} is gone)\n1 index pruned\n"
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".sqlite") == sorted(
+        [SessionIndex(DirectoryStore(kept), str(folder) + "/").path.name, "notes.sqlite"]
+    )
+    assert not Path(f"{doomed}-wal").exists()
+    assert prune_indexes(str(folder) + "/") == []
+
+
+def test_the_library_and_the_command_line_give_as_many_hits(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    write_session_store(root, sessions(DEFAULT_SEARCH_LIMIT + 3))
+    index = SessionIndex(DirectoryStore(root), tmp_path / "i.sqlite")
+    assert len(index.search("kiwi")) == DEFAULT_SEARCH_LIMIT == 10
+    index.close()
+    found = command(
+        "search", "kiwi", "--json", "--root", str(root), "--index", str(tmp_path / "i.sqlite")
+    )
+    assert len(json.loads(found.stdout)) == DEFAULT_SEARCH_LIMIT
