@@ -141,7 +141,7 @@ HARNESSES: Final = {
         Harness(
             "claude-code",
             "Claude Code",
-            "sessionref.claude_code:ClaudeCodeStore",
+            "sessionref.claude_code.store:ClaudeCodeStore",
             claude_code_home,
             "projects/<project>/<session>.jsonl",
             lambda environ: _home_dir(environ, "CLAUDE_CONFIG_DIR", ".claude"),
@@ -149,7 +149,7 @@ HARNESSES: Final = {
         Harness(
             "codex",
             "Codex",
-            "sessionref.codex:CodexStore",
+            "sessionref.codex.store:CodexStore",
             codex_home,
             "sessions/YYYY/MM/DD/rollout-*.jsonl, sessions/rollout-*.jsonl or "
             "archived_sessions/rollout-*.jsonl",

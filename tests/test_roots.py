@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import Any
 import pytest
 
 from sessionref import DirectoryStore, MemoryStore, MultiStore, SessionReferenceResolver, Target
+from sessionref.batch.core import listing_order, portable_store
 from sessionref.batch.dask import snapshots_bag
 from sessionref.batch.local import build_snapshots
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
@@ -303,17 +305,103 @@ def test_an_id_in_two_roots_is_one_error_line_saying_what_to_do(tmp_path: Path) 
     assert alone.returncode == 0 and b"again" in alone.stdout
 
 
-def test_a_root_of_a_harness_without_a_reader_is_one_line(tmp_path: Path) -> None:
-    claude = claude_home(tmp_path)
-    done = command("candidates", "--root", str(claude), "--json", "--no-index")
-    try:
-        import sessionref.claude_code  # noqa: F401
-    except ImportError:
-        assert done.returncode == 1
-        assert done.stderr.decode() == (
-            f"SESSION_REFERENCE_INVALID_CONFIG: {claude}: Claude Code sessions cannot be read "
-            "by this version of sessionref (sessionref.claude_code is missing)\n"
+def test_a_harness_whose_reader_is_missing_is_one_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    codex = codex_session(tmp_path / "codex")
+    missing = HARNESSES["codex"]._replace(store="sessionref.not_here.store:CodexStore")
+    monkeypatch.setitem(HARNESSES, "codex", missing)
+    with pytest.raises(SessionReferenceError) as raised:
+        open_store(check_root(str(codex)))
+    assert raised.value.code == INVALID_CONFIG
+    assert str(raised.value) == (
+        f"{codex}: Codex sessions cannot be read by this version of sessionref "
+        "(sessionref.not_here.store is missing)"
+    )
+
+
+def claude_session(home: Path) -> Path:
+    """A Claude Code config directory holding one short session."""
+    records = [
+        {"type": "user", "message": {"role": "user", "content": "claude asks"}},
+        {
+            "type": "assistant",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "ok"}],
+            },
+        },
+    ]
+    lines = []
+    for n, record in enumerate(records):
+        record.update(
+            uuid=f"u{n}",
+            parentUuid=f"u{n - 1}" if n else None,
+            sessionId="cc-1",
+            cwd="/w",
+            isSidechain=False,
+            timestamp=f"2025-06-01T10:00:0{n}.000Z",
         )
-    else:
-        assert done.returncode == 0, done.stderr
-        assert {row["harness"] for row in json.loads(done.stdout)} <= {"claude-code"}
+        lines.append(json.dumps(record))
+    (home / "projects" / "-w").mkdir(parents=True)
+    (home / "projects" / "-w" / "cc-1.jsonl").write_text("\n".join(lines) + "\n")
+    return home
+
+
+def codex_session(home: Path) -> Path:
+    """A Codex home holding one short rollout."""
+
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps(
+            {"timestamp": "2025-06-02T10:00:00.000Z", "type": kind, "payload": payload}
+        )
+
+    item = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": "codex asks"}],
+    }
+    lines = [
+        line("session_meta", {"id": "cx-1", "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"}),
+        line("response_item", item),
+        line("event_msg", {"type": "user_message", "message": "codex asks"}),
+    ]
+    folder = home / "sessions" / "2025" / "06" / "02"
+    folder.mkdir(parents=True)
+    (folder / "rollout-2025-06-02T10-00-00-cx-1.jsonl").write_text("\n".join(lines) + "\n")
+    return home
+
+
+def test_roots_of_three_harnesses_are_one_listing(tmp_path: Path) -> None:
+    dsh, _ = two_roots(tmp_path)
+    claude = claude_session(tmp_path / "claude")
+    codex = codex_session(tmp_path / "codex")
+    roots = ["--root", str(dsh), "--root", str(claude / "projects"), "--root", str(codex)]
+    listed = command("candidates", *roots, "--json", "--no-index", "--cwd", "/w")
+    assert listed.returncode == 0, listed.stderr
+    harness = {row["sessionId"]: row["harness"] for row in json.loads(listed.stdout)}
+    assert harness == {"a": "dsh", "b": "dsh", "cc-1": "claude-code", "cx-1": "codex"}
+    shot = command("snapshot", *roots, "cc-1", "cx-1", "a")
+    assert shot.returncode == 0, shot.stderr
+    for said in (b"claude asks", b"codex asks", b"alpha"):
+        assert said in shot.stdout
+    for workers in ("1", "2"):
+        out = tmp_path / f"out{workers}.jsonl"
+        batch = command("batch", *roots, "--out", str(out), "--workers", workers)
+        assert batch.returncode == 0, batch.stderr
+        lines = [json.loads(line) for line in out.read_bytes().splitlines()]
+        assert sorted(line["sessionId"] for line in lines) == ["a", "b", "cc-1", "cx-1"]
+        assert all("context" in line for line in lines)
+
+
+def test_a_store_over_harnesses_travels_to_a_worker_process(tmp_path: Path) -> None:
+    dsh, _ = two_roots(tmp_path)
+    roots = [check_root(str(dsh)), check_root(str(codex_session(tmp_path / "codex")))]
+    multi = MultiStore({root.named: open_store(root) for root in roots})
+    ids = listing_order(multi)
+    travelled = pickle.loads(pickle.dumps(portable_store(multi, ids)))()
+    assert listing_order(travelled) == ids == ["cx-1", "a", "b"]
+    for session_id in ids:
+        assert travelled.read(session_id) == multi.read(session_id)
+    assert travelled.harness_of("cx-1") == "codex"

@@ -21,6 +21,7 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, ErrorInfo, SessionReferenceError
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -266,12 +267,17 @@ def _itself(store: Store) -> Store:
     return store
 
 
+def _rebuilt(kind: type[HarnessStore], root: str, max_bytes: int, max_line_bytes: int) -> Store:
+    return kind(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+
+
 def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactory:
     """A picklable recipe that rebuilds ``store`` in a worker process.
 
     A :class:`DirectoryStore` is rebuilt from its root and limits, told where the logs of
     ``session_ids`` are (so the worker does not scan the root again); a :class:`MultiStore`
-    from the recipes of its stores; any other store must pickle.
+    from the recipes of its stores; another harness's store from its class, root and limits;
+    any other store must pickle.
 
     >>> portable_store(DirectoryStore("/"))().root.as_posix()
     '/'
@@ -280,4 +286,7 @@ def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactor
         return DirectoryRecipe.of(store, session_ids)
     if isinstance(store, MultiStore):
         return MultiRecipe.of(store, list(session_ids))
+    if isinstance(store, HarnessStore):
+        root = os.path.abspath(store.root)
+        return functools.partial(_rebuilt, type(store), root, store.max_bytes, store.max_line_bytes)
     return functools.partial(_itself, store)
