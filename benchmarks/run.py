@@ -71,6 +71,7 @@ to the next, so two sizes timed minutes apart are not compared; each round times
 
 def ensure_stores(stores: Path, profiles: Sequence[Profile], sizes: Sequence[int]) -> None:
     """Generate what is missing (deterministic: the same seed gives the same bytes)."""
+    (stores / "sizes").mkdir(parents=True, exist_ok=True)
     known = {h.id for h in DirectoryStore(stores / "sizes").headers()}
     if SURROGATES in profiles and CHAT not in profiles:
         profiles = [*profiles, CHAT]  # the surrogates target compares with chat

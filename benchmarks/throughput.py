@@ -37,7 +37,7 @@ TWO_WORKER_SPEED_UP: Final = 1.7
 def ensure_batch_store(stores: Path) -> Path:
     """The batch store, generated when missing or of another size."""
     root = stores / "batch"
-    if len(DirectoryStore(root).headers()) != BATCH_SESSIONS:
+    if not root.is_dir() or len(DirectoryStore(root).headers()) != BATCH_SESSIONS:
         print(f"generating the {BATCH_SESSIONS}-session batch store …", file=sys.stderr)
         generate_batch_store(root, BATCH_SESSIONS, BATCH_TURNS)
     return root

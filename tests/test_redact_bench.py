@@ -40,4 +40,5 @@ def test_main_reads_the_target_from_both_ratios(
     )
     monkeypatch.setattr(redact_bench, "ensure_stores", lambda *args: None)
     monkeypatch.setattr(redact_bench, "measure", lambda *args: next(rows))
+    (tmp_path / "sizes").mkdir()  # a store root must exist (an empty one will do here)
     assert redact_bench.main(["--stores", str(tmp_path), "--profiles", "chat"]) == 1

@@ -25,7 +25,7 @@ from sessionref.log.records import (
     SessionLog,
 )
 from sessionref.log.store import DirectoryStore, SessionNotFound, StoreProblem
-from sessionref.roots import HARNESSES, ROOT_ENV, Root, chosen_roots, open_stores
+from sessionref.roots import HARNESSES, ROOT_ENV, Root, check_root, chosen_roots, open_stores
 from sessionref.transcript import Transcript
 
 LABEL_SOURCES: Final = ("title", "id")
@@ -221,8 +221,9 @@ class HeadersOnce:
 
 
 class OpenStore:
-    """The stores a command reads, checked (see :func:`roots_of`): ``store`` reads them (a
-    :class:`MultiStore` over several roots), ``listed`` serves a listing taken once, here.
+    """The stores a command reads, checked (see :func:`roots_of`; a path is one root whose
+    harness its layout says): ``store`` reads them (a :class:`MultiStore` over several roots),
+    ``listed`` serves a listing taken once, here.
 
     ``lister`` may put a DSH store behind another (an index over it); a store that counts
     (:class:`CountingStore`) is only counted.
@@ -230,13 +231,15 @@ class OpenStore:
 
     def __init__(
         self,
-        roots: list[Root],
+        roots: list[Root] | str | os.PathLike[str],
         *,
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         verbose: bool = False,
         lister: Callable[[DirectoryStore], Store] | None = None,
     ) -> None:
+        if isinstance(roots, (str, os.PathLike)):
+            roots = [check_root(os.fspath(roots))]
         self.roots = roots
         self.store = open_stores(roots, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}

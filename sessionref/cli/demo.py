@@ -14,9 +14,7 @@ from sessionref.cli.common import OpenStore, reporting_errors, write_bytes, writ
 from sessionref.cli.snapshot import add_budget_argument, context_for, cut_lines, print_context
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
-from sessionref.log.protocol import DSH
 from sessionref.resolver import SessionReferenceResolver
-from sessionref.roots import check_root
 from sessionref.types import Target
 
 SAMPLE_TARGET: Final = "sample-new-session"
@@ -53,7 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Snapshot the sample store's sessions, as a host would for a new prompt."""
-    opened = OpenStore([check_root(str(sample_root()), DSH)])
+    opened = OpenStore(sample_root())
     target = Target(SAMPLE_TARGET, SAMPLE_CWD)
     found = SessionReferenceResolver(opened.listed).mention_candidates(target)
     references = [Reference(c.session_id, c.label) for c in found[:2]]

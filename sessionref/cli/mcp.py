@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also offer the tools list_sessions, search_sessions and reference_sessions, "
         "which the model calls by itself",
     )
-    add_index_option(parser)
+    add_index_option(parser, optional=False)
     add_redact_arguments(parser)
 
 
