@@ -41,6 +41,7 @@ from benchmarks.generate import generate_batch_store
 from benchmarks.measure import summed_floor
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
+from sessionref.index.upkeep import database_size
 from sessionref.log.store import DirectoryStore
 
 HERE = Path(__file__).resolve().parent
@@ -152,7 +153,7 @@ def measure(
     files = sorted(root.glob("*/*/session.jsonl*"))
     row: dict[str, Any] = {"sessions": len(files), "store_bytes": store_bytes(root)}
     row.update(cold_builds(root, files, index_path, workers, build_rounds))
-    row["index_bytes"] = SessionIndex(DirectoryStore(root), index_path).size()
+    row["index_bytes"] = database_size(SessionIndex(DirectoryStore(root), index_path).path)
     os.sync()  # the build's writes reach the disk now, not while warm commands are timed
     row["python_s"], row["python_cpu"] = median_of(
         lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), repeat

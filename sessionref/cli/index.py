@@ -18,7 +18,7 @@ from sessionref.cli.common import (
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, indexed_stores
 from sessionref.index import RefreshReport, SessionIndex
-from sessionref.index.upkeep import index_stats, prune_indexes
+from sessionref.index.upkeep import database_size, index_stats, prune_indexes
 from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
@@ -79,7 +79,8 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     done = f"({report.read} logs read, {report.removed} removed)"
     if index.bypassed:
         return f"{report.sessions} sessions read {done}, none saved: {index.path} was not used"
-    return f"{report.sessions} sessions indexed {done} in {index.path}, {index.size() / 1e6:.1f} MB"
+    megabytes = database_size(index.path) / 1e6
+    return f"{report.sessions} sessions indexed {done} in {index.path}, {megabytes:.1f} MB"
 
 
 def refreshed(store: DirectoryStore, args: argparse.Namespace) -> str:

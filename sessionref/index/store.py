@@ -47,7 +47,6 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
-from sessionref.index.upkeep import database_size
 from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
 from sessionref.log.protocol import DSH
 from sessionref.log.records import SessionHeader, SessionLog
@@ -397,7 +396,3 @@ class SessionIndex:
         self._use()
         assert self._db is not None
         return search_sessions(self._db, query, limit, cwd)
-
-    def size(self) -> int:
-        """Bytes the index takes on disk (database and write-ahead log)."""
-        return database_size(self.path)
