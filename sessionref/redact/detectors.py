@@ -1,5 +1,5 @@
 """Which secrets redaction looks for: detect-secrets' plugins, a few formats they lack, and a
-cheap test of which lines could hold any of them (docs/redaction.md §Detectors).
+cheap test of which lines could hold any of them (docs/redaction.md §What counts as a secret).
 
 detect-secrets is an optional dependency (the ``redact`` extra); it is imported only when a
 :class:`Detectors` is built, so nothing else pays for its import.
@@ -21,9 +21,10 @@ MISSING: Final = (
     "redaction needs detect-secrets, which is not installed: pip install 'sessionref[redact]'"
 )
 
-#: detect-secrets' plugins that are not used: a public IP address is not a secret, and a bare
+#: detect-secrets' plugins that are not used: a public IP address is not a secret; a bare
 #: high-entropy string is as often a commit SHA, a UUID or a lockfile hash (their entropy
-#: measure is used instead by the assignment detector, where a secret's name says what it is).
+#: measure is used instead by the assignment detector, where a secret's name says what it is);
+#: the keyword plugin takes any value after ``password =``, code included.
 SKIPPED_PLUGINS: Final = frozenset(
     {
         "IPPublicDetector",
@@ -141,6 +142,10 @@ def looks_random(value: str, entropy: float) -> bool:
     return len(value) >= 10 and has_letter and has_digit and entropy >= floor
 
 
+_DELIMITERS: Final = " \t=:\"'"
+"""What some plugins' matches include around a secret (a quote, ``=``, a space)."""
+
+
 class Plugin(msgspec.Struct, frozen=True):
     """One detector: its kind, its anchors (:data:`ANCHORS`, :data:`FOLDED`), the
     detect-secrets plugin object and the patterns whose matches it reports."""
@@ -166,7 +171,7 @@ class Plugin(msgspec.Struct, frozen=True):
     def spans(self, line: str) -> Iterator[tuple[int, int]]:
         """Where in ``line`` the secrets this plugin reports are: each match (its non-empty
         groups, or the whole match) whose text is among what ``analyze_string`` yields."""
-        found = {value.strip(" \t=:\"'") for value in self.detector.analyze_string(line)}
+        found = {value.strip(_DELIMITERS) for value in self.detector.analyze_string(line)}
         found.discard("")
         if not found:
             return
@@ -176,9 +181,9 @@ class Plugin(msgspec.Struct, frozen=True):
                 for index in groups or [0]:
                     start, end = match.span(index)
                     text = match.group(index)
-                    lead = len(text) - len(text.lstrip(" \t=:\"'"))
-                    trail = len(text) - len(text.rstrip(" \t=:\"'"))
-                    if text.strip(" \t=:\"'") in found:
+                    lead = len(text) - len(text.lstrip(_DELIMITERS))
+                    trail = len(text) - len(text.rstrip(_DELIMITERS))
+                    if text.strip(_DELIMITERS) in found:
                         yield start + lead, end - trail
 
 
