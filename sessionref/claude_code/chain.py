@@ -14,16 +14,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionref.claude_code.records import Line
+from sessionref.claude_code.records import Links
 from sessionref.log.jsonl import iso_millis
 
 
-def _is_node(line: Line | None) -> bool:
+def _is_node(line: Links | None) -> bool:
     """Whether a line is a node of the tree (it has a uuid) on the main line (no sidechain)."""
     return line is not None and type(line.uuid) is str and line.is_sidechain is not True
 
 
-def _parent_of(line: Line) -> str | None:
+def _parent_of(line: Links) -> str | None:
     """The uuid a line continues: its parent, or for a compact boundary the last message
     before the compaction."""
     if type(line.parent_uuid) is str:
@@ -33,12 +33,12 @@ def _parent_of(line: Line) -> str | None:
     return None
 
 
-def newest_leaf(lines: Sequence[Line | None]) -> int | None:
+def newest_leaf(lines: Sequence[Links | None]) -> int | None:
     """The index of the newest node no line on the main line names as its parent: latest
     time, then latest in the file; ``None`` when there is no node.
 
     >>> def at(uuid, parent, second):
-    ...     return Line(uuid=uuid, parent_uuid=parent, timestamp=f"2025-01-01T00:00:0{second}Z")
+    ...     return Links(uuid=uuid, parent_uuid=parent, timestamp=f"2025-01-01T00:00:0{second}Z")
     >>> newest_leaf([at("a", None, 1), at("b", "a", 3), at("c", "a", 2)])
     1
     >>> newest_leaf([at("a", None, 1), at("b", "a", 2), at("c", "a", 2)])
@@ -56,16 +56,16 @@ def newest_leaf(lines: Sequence[Line | None]) -> int | None:
     return None if best is None else best[1]
 
 
-def current_chain(lines: Sequence[Line | None]) -> list[int]:
+def current_chain(lines: Sequence[Links | None]) -> list[int]:
     """The indexes of the lines on the current chain, root first.
 
-    >>> lines = [Line(uuid="a"), Line(uuid="b", parent_uuid="a"),
-    ...          Line(uuid="c", parent_uuid="a"), Line(uuid="d", parent_uuid="c")]
+    >>> lines = [Links(uuid="a"), Links(uuid="b", parent_uuid="a"),
+    ...          Links(uuid="c", parent_uuid="a"), Links(uuid="d", parent_uuid="c")]
     >>> current_chain(lines)
     [0, 2, 3]
-    >>> current_chain([Line(uuid="a", parent_uuid="b"), Line(uuid="b", parent_uuid="a")])
+    >>> current_chain([Links(uuid="a", parent_uuid="b"), Links(uuid="b", parent_uuid="a")])
     []
-    >>> current_chain([Line(uuid="a", parent_uuid="gone")])
+    >>> current_chain([Links(uuid="a", parent_uuid="gone")])
     [0]
     """
     leaf = newest_leaf(lines)

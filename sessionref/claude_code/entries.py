@@ -16,7 +16,7 @@ from typing import Final
 
 from sessionref.claude_code.records import Block, Content, Line
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import Entry, EntryKind, Role
+from sessionref.transcript import Entry, EntryKind, Role, prompt_title
 
 _INJECTED: Final = re.compile(
     r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
@@ -207,6 +207,23 @@ class _Builder:
             if type(block.id) is str and name is not None:
                 self.tools[block.id] = name
             self.put("assistant", "tool-call", raw_text(block.input), name)
+
+
+def first_prompt(lines: Iterable[Line]) -> str | None:
+    """The title the first prompt of a chain's lines gives, read up to it.
+
+    >>> from sessionref.claude_code.records import Message
+    >>> first_prompt([Line(type="user", message=Message(content="hi\\nthere"))])
+    'hi'
+    """
+    builder = _Builder(texts_only=True)
+    for line in lines:
+        if line.is_sidechain is not True:
+            builder.add(line)
+            title = prompt_title(builder.entries)
+            if title is not None:
+                return title
+    return None
 
 
 def chain_entries(lines: Iterable[Line], texts_only: bool = False) -> list[Entry]:

@@ -11,8 +11,8 @@ come from the first line that has them.
 from __future__ import annotations
 
 from sessionref.claude_code.chain import current_chain
-from sessionref.claude_code.entries import chain_entries
-from sessionref.claude_code.records import Line, decode_all
+from sessionref.claude_code.entries import chain_entries, first_prompt
+from sessionref.claude_code.records import Links, decode, decode_all, decode_links
 from sessionref.log.jsonl import iso_millis
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
@@ -22,12 +22,12 @@ _TITLE_FIELDS = {"custom-title": "custom_title", "ai-title": "ai_title", "summar
 """The lines that title a session, the first kind winning over the next, by their field."""
 
 
-def file_title(lines: list[Line | None]) -> str | None:
+def file_title(lines: list[Links | None]) -> str | None:
     """The title the file itself gives, if any: the last ``custom-title``, else the last
     ``ai-title``, else the last ``summary``.
 
-    >>> file_title([Line(type="ai-title", ai_title="b"), Line(type="summary", summary="c"),
-    ...             Line(type="ai-title", ai_title="B")])
+    >>> file_title([Links(type="ai-title", ai_title="b"), Links(type="summary", summary="c"),
+    ...             Links(type="ai-title", ai_title="B")])
     'B'
     """
     latest: dict[str, str] = {}
@@ -39,11 +39,23 @@ def file_title(lines: list[Line | None]) -> str | None:
     return next((latest[kind] for kind in _TITLE_FIELDS if kind in latest), None)
 
 
+def _latest_checkpoint(chain: list[int], lines: list[Links | None]) -> int:
+    """Where on ``chain`` the latest compaction starts (its boundary or summary), 0 if none."""
+    for place in range(len(chain) - 1, -1, -1):
+        line = lines[chain[place]]
+        if line is not None and (
+            line.subtype == "compact_boundary" or line.is_compact_summary is True
+        ):
+            return place
+    return 0
+
+
 def claude_transcript(
     session_id: str, raw_lines: list[bytes], texts_only: bool = False
 ) -> Transcript:
-    """The transcript of a file's committed lines (with ``texts_only``, only the entries a
-    snapshot shows: :func:`~sessionref.claude_code.entries.chain_entries`).
+    """The transcript of a file's committed lines. With ``texts_only``, only what a snapshot
+    shows, from the latest compaction on: the other lines are read only for their links
+    (and, for a title, the chain up to its first prompt).
 
     >>> lines = [b'{"type":"user","uuid":"u","parentUuid":null,"cwd":"/p",'
     ...          b'"timestamp":"2025-01-01T00:00:00Z","message":{"role":"user","content":"hi"}}',
@@ -54,15 +66,24 @@ def claude_transcript(
     >>> t.title, t.cwd, t.created_at, [(e.role, e.text) for e in t.entries]
     ('hi', '/p', 1735689600000, [('user', 'hi'), ('assistant', 'hello')])
     """
-    lines = decode_all(raw_lines)
-    chain = current_chain(lines)
-    entries = chain_entries((lines[index] for index in chain), texts_only)  # type: ignore[misc]
-    present = [line for line in lines if line is not None]
+    full = None if texts_only else decode_all(raw_lines)
+    links: list[Links | None] = decode_links(raw_lines) if full is None else list(full)
+    chain = current_chain(links)
+    start = _latest_checkpoint(chain, links) if texts_only else 0
+    chained = (decode(raw_lines[i]) if full is None else full[i] for i in chain[start:])
+    entries = chain_entries(chained, texts_only)  # type: ignore[arg-type]
+    title = file_title(links)
+    if title is None and start == 0:
+        title = prompt_title(entries)
+    elif title is None:
+        lines = (decode(raw_lines[index]) for index in chain)
+        title = first_prompt(line for line in lines if line is not None)
+    present = [line for line in links if line is not None]
     times = (iso_millis(line.timestamp) for line in present)
     return Transcript(
         session_id=session_id,
         harness="claude-code",
-        title=file_title(lines) or prompt_title(entries),
+        title=title,
         cwd=next((line.cwd for line in present if type(line.cwd) is str), None),
         created_at=next((time for time in times if time is not None), None),
         entries=entries,

@@ -58,41 +58,32 @@ class _RawMessage(Message, frozen=True, gc=False):
     content: str | list[_RawBlock | str | int | float | bool | list[Any] | None] | None = None  # type: ignore[assignment]  # the blocks are Blocks
 
 
-class Line(msgspec.Struct, frozen=True, gc=False, rename="camel"):
-    """One line of a transcript, any type."""
+class Links(msgspec.Struct, frozen=True, gc=False, rename="camel"):
+    """What a line says of its place in the chain and of the session (cwd, time, titles),
+    without its message: all the chain and the title need, read for every line."""
 
     type: Any = None
     uuid: Any = None
     parent_uuid: Any = None
     logical_parent_uuid: Any = None
-    session_id: Any = None
     timestamp: Any = None
     cwd: Any = None
     is_sidechain: Any = None
-    is_meta: Any = None
     is_compact_summary: Any = None
-    is_api_error_message: Any = None
     subtype: Any = None
-    content: Any = None
-    message: Message | None = None
-    attachment: Any = None
     custom_title: Any = None
     ai_title: Any = None
     summary: Any = None
 
 
-class _Links(msgspec.Struct, frozen=True, gc=False, rename="camel"):
-    """What a line whose ``message`` or ``attachment`` has a shape :class:`Line` refuses
-    still gives: its place in the chain."""
+class Line(Links, frozen=True, gc=False, rename="camel"):
+    """One line of a transcript, any type."""
 
-    type: Any = None
-    uuid: Any = None
-    parent_uuid: Any = None
-    logical_parent_uuid: Any = None
-    session_id: Any = None
-    timestamp: Any = None
-    cwd: Any = None
-    is_sidechain: Any = None
+    is_meta: Any = None
+    is_api_error_message: Any = None
+    content: Any = None
+    message: Message | None = None
+    attachment: Any = None
 
 
 class _RawLine(Line, frozen=True, gc=False, rename="camel"):
@@ -102,7 +93,17 @@ class _RawLine(Line, frozen=True, gc=False, rename="camel"):
 
 
 _LINE: Final = msgspec.json.Decoder(_RawLine)
-_LINKS: Final = msgspec.json.Decoder(_Links)
+_LINKS: Final = msgspec.json.Decoder(Links)
+
+
+def decode_links(lines: list[bytes]) -> list[Links | None]:
+    """Each line's :class:`Links`, all at once where msgspec takes every line.
+
+    >>> [links.parent_uuid for links in decode_links([b'{"uuid":"b","parentUuid":"a"}'])]
+    ['a']
+    """
+    decoded: list[Links | None] = decode_lines(_LINKS, Links, lines)
+    return decoded
 
 
 def decode_all(lines: list[bytes]) -> list[Line | None]:
@@ -130,5 +131,5 @@ def decode(line: bytes) -> Line | None:
     record = decode_line(_LINE, Line, line)
     if record is not None:
         return record
-    links = decode_line(_LINKS, _Links, line)
+    links = decode_line(_LINKS, Links, line)
     return None if links is None else Line(**msgspec.structs.asdict(links))

@@ -11,10 +11,9 @@ come from the response items. A ``compacted`` item with a summary is a checkpoin
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any, Final
 
-from sessionref.codex.records import Item, Payload, decode, decode_kinds
+from sessionref.codex.records import Item, Payload, decode, outline
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
@@ -126,22 +125,6 @@ class _Builder:
             self.put("tool", "tool-result", _tool_output(payload.output), name)
 
 
-def _has_events(items: Iterable[Item]) -> bool:
-    """Whether a rollout records what the person saw (``event_msg`` user/agent messages)."""
-    return any(
-        item.kind == "event_msg" and item.payload.type in ("user_message", "agent_message")
-        for item in items
-    )
-
-
-def _checkpoint_at(item: Item | None) -> bool:
-    """Whether an item read for its kind is a checkpoint: a ``compacted`` with a summary."""
-    if item is None or item.kind != "compacted":
-        return False
-    message = built(item.payload.message)
-    return type(message) is str and bool(message)
-
-
 def codex_transcript(
     session_id: str, raw_lines: list[bytes], title: str | None, texts_only: bool = False
 ) -> Transcript:
@@ -164,30 +147,23 @@ def codex_transcript(
     >>> [e.text for e in codex_transcript("t", lines, None, texts_only=True).entries]
     ['sum', 'hello']
     """
-    kinds = decode_kinds(raw_lines)
-    present = [item for item in kinds if item is not None]
-    meta = next((item.payload for item in present if item.kind == "session_meta"), Payload())
-    events = _has_events(present)
-    start = 0
-    if texts_only:
-        start = next((i for i in range(len(kinds) - 1, -1, -1) if _checkpoint_at(kinds[i])), 0)
-    builder = _Builder(events, texts_only)
-    for index in range(start, len(raw_lines)):
-        item = decode(raw_lines[index]) if kinds[index] is not None else None
+    summary = outline(raw_lines)
+    start = summary.checkpoint if texts_only else 0
+    builder = _Builder(summary.events, texts_only)
+    for raw in raw_lines[start:]:
+        item = decode(raw)
         if item is not None:
             builder.add(item)
     if title is None:
+        events = summary.events
         title = prompt_title(builder.entries) if start == 0 else _first_prompt(raw_lines, events)
-    created = iso_millis(meta.timestamp)
-    if created is None:
-        times = (iso_millis(item.timestamp) for item in present)
-        created = next((time for time in times if time is not None), None)
+    cwd = summary.meta.cwd
     return Transcript(
         session_id=session_id,
         harness="codex",
         title=title,
-        cwd=meta.cwd if type(meta.cwd) is str else None,
-        created_at=created,
+        cwd=cwd if type(cwd) is str else None,
+        created_at=summary.created_at,
         entries=builder.entries,
     )
 

@@ -13,7 +13,7 @@ from typing import Any, Final, NamedTuple
 
 import msgspec
 
-from sessionref.log.jsonl import decode_line, decode_lines
+from sessionref.log.jsonl import built, decode_line, decode_lines, iso_millis
 
 RESPONSE_ITEM_TYPES: Final = frozenset(
     {
@@ -114,15 +114,48 @@ def _item(rollout: _Rollout | None) -> Item | None:
     return None
 
 
-def decode_kinds(lines: list[bytes]) -> list[Item | None]:
-    """Each line as an :class:`Item` read only as far as its kind, its payload's ``type`` and
-    the session's fields (``id``, ``timestamp``, ``cwd``, ``source``); all at once where
-    msgspec takes every line.
+class Outline(NamedTuple):
+    """What a rollout says of itself, read line by line only for each line's kind."""
 
-    >>> [item.kind for item in decode_kinds([b'{"id":"x"}', b'{"type":"compacted","payload":{}}'])]
-    ['session_meta', 'compacted']
+    meta: Payload
+    """The first ``session_meta``'s payload (empty when there is none)."""
+    events: bool
+    """Whether it records what the person saw (``event_msg`` user or agent messages)."""
+    checkpoint: int
+    """The index of its latest checkpoint line (a ``compacted`` with a summary), 0 if none."""
+    created_at: int | None
+    """The meta's time, else the first line's time that reads."""
+
+
+def outline(lines: list[bytes]) -> Outline:
+    """The :class:`Outline` of a rollout's lines, decoded all at once where msgspec takes them.
+
+    >>> outline([b'{"type":"session_meta","payload":{"id":"x"}}', b'{"timestamp":'
+    ...          b'"2025-01-01T00:00:00Z","type":"compacted","payload":{"message":"m"}}'])[1:]
+    (False, 1, 1735689600000)
     """
-    return [_item(rollout) for rollout in decode_lines(_KINDS, _Rollout, lines)]
+    meta: Payload | None = None
+    events, checkpoint, first = False, 0, None
+    for index, rollout in enumerate(decode_lines(_KINDS, _Rollout, lines)):
+        if rollout is None:
+            continue
+        if first is None:
+            first = iso_millis(rollout.timestamp)
+        payload, kind = rollout.payload, rollout.type
+        if payload is None:
+            if meta is None and kind is None and type(rollout.id) is str:
+                meta = rollout  # the first line of a rollout without envelope
+        elif kind == "event_msg":
+            events = events or payload.type in ("user_message", "agent_message")
+        elif kind == "compacted":
+            message = built(payload.message)
+            if type(message) is str and message:
+                checkpoint = index
+        elif kind == "session_meta" and meta is None:
+            meta = payload
+    meta = meta or Payload()
+    created = iso_millis(meta.timestamp)
+    return Outline(meta, events, checkpoint, first if created is None else created)
 
 
 def decode(line: bytes) -> Item | None:
