@@ -3,6 +3,7 @@ it does with that stream on ``/dev/null``, with no traceback, and keeps every ot
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,28 @@ def test_a_batch_with_every_stream_closed_writes_its_file(tmp_path: Path) -> Non
     closed = run(args, tmp_path / "closed", ">&- 2>&- <&-")
     assert open_.returncode == closed.returncode == 0, open_.stderr
     assert written(tmp_path / "closed") == written(tmp_path / "open") != None  # noqa: E711
+
+
+FAILING = {
+    "a missing session": ["snapshot", "--root", SAMPLE, "nope"],
+    "wrong usage": ["snapshot", "--root", SAMPLE],
+    "no command": [],
+}
+
+
+@pytest.mark.parametrize("name", [*COMMANDS, *FAILING])
+def test_a_stderr_whose_reader_went_changes_neither_status_nor_output(
+    tmp_path: Path, name: str
+) -> None:
+    """As ``2> >(head -c 0)``: every write to stderr fails (EPIPE); the command goes on as
+    if stderr were read."""
+    args = {**COMMANDS, **FAILING}[name]
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        gone = run(args, tmp_path / "gone", "", stderr=write)
+    finally:
+        os.close(write)
+    read_ = run(args, tmp_path / "read", "")
+    assert (gone.returncode, gone.stdout) == (read_.returncode, read_.stdout), read_.stderr
+    assert written(tmp_path / "gone") == written(tmp_path / "read")

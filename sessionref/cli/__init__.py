@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sessionref.cli.process import exit_on_signals, open_closed_streams
+from sessionref.cli.process import exit_on_signals, forgiving_stderr, open_closed_streams
 
 __all__ = ["main"]
 
@@ -15,11 +15,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     For the process's own command line (``argv`` None), a signal exits at once from here on,
     before the parser loads: only the interpreter's start-up and ``import sessionref.cli``
     (a few milliseconds) come before. A standard stream closed at start-up is opened on
-    ``/dev/null`` first (:func:`~sessionref.cli.process.open_closed_streams`).
+    ``/dev/null`` first (:func:`~sessionref.cli.process.open_closed_streams`), and a stderr
+    that fails later goes quiet instead of failing the command (``forgiving_stderr``).
     """
     open_closed_streams()
     if argv is None:
         exit_on_signals()
+        forgiving_stderr()
     # Imported now, not above: the signal handling comes first.
     from sessionref.cli.app import main as app_main
 

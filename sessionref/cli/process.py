@@ -8,7 +8,9 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
   timing); stdout is pointed at ``/dev/null`` so nothing is printed at interpreter exit.
 - A standard stream closed when the process started (``sessionref demo >&-``, ``2>&-``) is
   opened on ``/dev/null`` (:func:`open_closed_streams`): what would go there goes nowhere,
-  and no file the command opens can take its number and receive it instead.
+  and no file the command opens can take its number and receive it instead. A stderr whose
+  reader goes away (``2> >(head -1)``) becomes ``/dev/null`` at the first failed write
+  (:func:`forgiving_stderr`): a note never stops a command nor changes its status.
 - Signals: while the command line loads (parser, command module, library) and once the
   command is done, SIGINT and SIGTERM exit at once with one line (there is nothing to clean
   up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
@@ -19,11 +21,12 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import sys
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
 INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
 TERMINATED_STATUS: Final = 128 + signal.SIGTERM
@@ -108,8 +111,59 @@ def open_closed_streams() -> None:
             os.dup2(descriptor, number)
             os.close(descriptor)
             descriptor = number
-        stream = open(descriptor, mode, encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+        stream = open(  # noqa: SIM115 - the process's stream, open for its life
+            descriptor, mode, encoding="utf-8", errors="backslashreplace", closefd=False
+        )
         setattr(sys, name, stream)
+
+
+class ForgivingWriter(io.RawIOBase):
+    """Writes to a descriptor until one fails (its reader went away, a full disk): the
+    descriptor then points at ``/dev/null``, and the write counts as done.
+
+    >>> read, write = os.pipe()
+    >>> os.close(read)  # every write to the pipe fails now (EPIPE)
+    >>> ForgivingWriter(write).write(b"lost")
+    4
+    >>> os.close(write)
+    """
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self.descriptor = descriptor
+
+    def writable(self) -> bool:
+        """Always: writes never fail."""
+        return True
+
+    def fileno(self) -> int:
+        """The descriptor written."""
+        return self.descriptor
+
+    def isatty(self) -> bool:
+        """Whether the descriptor is a terminal (a progress bar's question)."""
+        return os.isatty(self.descriptor)
+
+    def write(self, data: Any) -> int:
+        """Write what the descriptor takes of ``data``; all of it once writes fail."""
+        try:
+            return os.write(self.descriptor, data)
+        except OSError:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, self.descriptor)
+            os.close(null)
+            return len(data)
+
+
+def forgiving_stderr() -> None:
+    """Make ``sys.stderr`` a :class:`ForgivingWriter` of descriptor 2, in the same encoding
+    (for the process's own command line: a caller's stderr is left as it is)."""
+    stream = sys.stderr  # kept by sys.__stderr__ (or not closing 2: open_closed_streams)
+    stream.flush()
+    writer = io.BufferedWriter(ForgivingWriter(2))
+    sys.stderr = io.TextIOWrapper(
+        writer, encoding=stream.encoding, errors=stream.errors, line_buffering=True
+    )
 
 
 def _is_open(descriptor: int) -> bool:
