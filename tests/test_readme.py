@@ -30,3 +30,42 @@ def test_library_example_runs(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "Refactor auth middleware to JWT @[Refactor auth middleware to JWT](" in out
     assert out.count("<referenced-sessions>") == 1
+
+
+def harness_examples() -> list[str]:
+    """The Python examples of the README's section on other agents' sessions."""
+    text = README.read_text("utf-8")
+    section = text[text.index("## Other agents' sessions") :]
+    section = section[: section.index("\n## ", 1)]
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_other_agents_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    claude_code, codex = harness_examples()
+    claude = tmp_path / "claude" / "projects" / "-home-dev-app" / "4f1c.jsonl"
+    claude.parent.mkdir(parents=True)
+    claude.write_text(
+        '{"type":"user","uuid":"u1","parentUuid":null,"cwd":"/home/dev/app",'
+        '"timestamp":"2025-06-01T10:00:00.000Z","message":{"role":"user","content":"fix <b>"}}\n'
+        '{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2025-06-01T10:00:01.000Z",'
+        '"message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"done"}]}}\n'
+    )
+    rollout = tmp_path / "codex" / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01-t1.jsonl"
+    rollout.parent.mkdir(parents=True)
+    rollout.write_text(
+        '{"timestamp":"2025-06-01T10:00:00.000Z","type":"session_meta","payload":{"id":"t1",'
+        '"cwd":"/home/dev/app","timestamp":"2025-06-01T10:00:00.000Z"}}\n'
+        '{"timestamp":"2025-06-01T10:00:01.000Z","type":"event_msg","payload":'
+        '{"type":"user_message","message":"add a test"}}\n'
+        '{"timestamp":"2025-06-01T10:00:02.000Z","type":"event_msg","payload":'
+        '{"type":"agent_message","message":"added"}}\n'
+    )
+    cases = (
+        (claude_code, '"~/.claude"', tmp_path / "claude", "claude-code", "fix \\u003cb>"),
+        (codex, '"~/.codex"', tmp_path / "codex", "codex", '"text":"add a test"'),
+    )
+    for code, home, root, harness, said in cases:
+        exec(compile(code.replace(home, repr(str(root))), str(README), "exec"), {})
+        out = capsys.readouterr().out
+        assert f'"harness":"{harness}"' in out and said in out
+        assert out.count("<referenced-sessions>") == 1

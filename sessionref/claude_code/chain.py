@@ -13,6 +13,7 @@ after its child is taken as it is, and a cycle ends the walk where it closes.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sessionref.claude_code.records import Links
 from sessionref.log.jsonl import iso_millis
@@ -33,7 +34,37 @@ def _parent_of(line: Links) -> str | None:
     return None
 
 
-def newest_leaf(lines: Sequence[Links | None]) -> int | None:
+class _Tree(NamedTuple):
+    """One pass over a file's lines: where each uuid is written (its last line, and every
+    line of one written more than once), the main-line nodes and the uuids they continue."""
+
+    last: dict[str, int]
+    again: dict[str, list[int]]
+    nodes: list[int]
+    parents: set[str]
+
+
+def _tree(lines: Sequence[Links | None]) -> _Tree:
+    last: dict[str, int] = {}
+    again: dict[str, list[int]] = {}
+    nodes: list[int] = []
+    parents: set[str] = set()
+    for index, line in enumerate(lines):
+        if line is None or type(line.uuid) is not str:
+            continue
+        uuid = line.uuid
+        if uuid in last:
+            again.setdefault(uuid, [last[uuid]]).append(index)
+        last[uuid] = index
+        if line.is_sidechain is not True:
+            nodes.append(index)
+            parent = _parent_of(line)
+            if parent is not None:
+                parents.add(parent)
+    return _Tree(last, again, nodes, parents)
+
+
+def newest_leaf(lines: Sequence[Links | None], tree: _Tree | None = None) -> int | None:
     """The index of the newest node no line on the main line names as its parent: latest
     time, then latest in the file; ``None`` when there is no node.
 
@@ -44,11 +75,11 @@ def newest_leaf(lines: Sequence[Links | None]) -> int | None:
     >>> newest_leaf([at("a", None, 1), at("b", "a", 2), at("c", "a", 2)])
     2
     """
-    nodes = [(index, line) for index, line in enumerate(lines) if _is_node(line)]
-    parents = {_parent_of(line) for _, line in nodes}  # type: ignore[arg-type]
+    tree = tree or _tree(lines)
     best: tuple[int, int] | None = None
-    for index, line in nodes:
-        if line.uuid not in parents:  # type: ignore[union-attr]
+    for index in tree.nodes:
+        line = lines[index]
+        if line.uuid not in tree.parents:  # type: ignore[union-attr]
             time = iso_millis(line.timestamp)  # type: ignore[union-attr]
             key = (-1 if time is None else time, index)
             if best is None or key > best:
@@ -68,26 +99,20 @@ def current_chain(lines: Sequence[Links | None]) -> list[int]:
     >>> current_chain([Links(uuid="a", parent_uuid="gone")])
     [0]
     """
-    leaf = newest_leaf(lines)
+    tree = _tree(lines)
+    leaf = newest_leaf(lines, tree)
     if leaf is None:
         return []
-    last: dict[str, int] = {}
-    again: dict[str, list[int]] = {}  # every line of a uuid written more than once
-    for index, line in enumerate(lines):
-        if line is not None and type(line.uuid) is str:
-            if line.uuid in last:
-                again.setdefault(line.uuid, [last[line.uuid]]).append(index)
-            last[line.uuid] = index
     chain = [leaf]
     seen = {leaf}
     while True:
         child = chain[-1]
         parent = _parent_of(lines[child])  # type: ignore[arg-type]
-        if parent is None or parent not in last:
+        if parent is None or parent not in tree.last:
             break
-        place = last[parent]
-        if parent in again:
-            before = [written for written in again[parent] if written < child]
+        place = tree.last[parent]
+        if parent in tree.again:
+            before = [written for written in tree.again[parent] if written < child]
             place = before[-1] if before else place
         if place in seen:
             break

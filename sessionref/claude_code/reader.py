@@ -78,13 +78,12 @@ def claude_transcript(
     elif title is None:
         lines = (decode(raw_lines[index]) for index in chain)
         title = first_prompt(line for line in lines if line is not None)
-    present = [line for line in links if line is not None]
-    times = (iso_millis(line.timestamp) for line in present)
+    times = (iso_millis(line.timestamp) for line in links if line is not None)
     return Transcript(
         session_id=session_id,
         harness="claude-code",
         title=title,
-        cwd=next((line.cwd for line in present if type(line.cwd) is str), None),
+        cwd=next((line.cwd for line in links if line is not None and type(line.cwd) is str), None),
         created_at=next((time for time in times if time is not None), None),
         entries=entries,
     )
