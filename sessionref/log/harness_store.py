@@ -22,6 +22,7 @@ from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_L
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.synthetic import surface_log
+from sessionref.log.versioned import VersionedCache
 from sessionref.transcript import Harness, Transcript
 
 _HEAD_BYTES = 1 << 16
@@ -84,8 +85,8 @@ class HarnessStore:
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
         self._lock = threading.Lock()
-        self._heads: dict[Path, tuple[object, Head]] = {}
-        self._titles: dict[str, tuple[object, str | None]] = {}
+        self._heads: VersionedCache[Path, Head] = VersionedCache()
+        self._titles: VersionedCache[str, str | None] = VersionedCache()
         self._listing = _Listing([], {}, [])
 
     def files(self) -> Iterator[Path]:
@@ -104,15 +105,9 @@ class HarnessStore:
         raise NotImplementedError
 
     def _head_of(self, path: Path) -> Head:
-        version = file_version(path)
-        with self._lock:
-            known = self._heads.get(path)
-        if known is not None and known[0] == version:
-            return known[1]
-        head = self.head(path, head_lines(path, self.max_line_bytes))
-        with self._lock:
-            self._heads[path] = (version, head)
-        return head
+        return self._heads.get(
+            path, file_version(path), lambda: self.head(path, head_lines(path, self.max_line_bytes))
+        )
 
     def _scan(self) -> _Listing:
         found: dict[str, list[tuple[Path, Head]]] = {}
@@ -192,17 +187,14 @@ class HarnessStore:
         except SessionLogError:
             return None
         version = tuple(file_version(path) for path in paths)
-        with self._lock:
-            known = self._titles.get(session_id)
-        if known is not None and known[0] == version:
-            return known[1]
+        return self._titles.get(session_id, version, lambda: self._read_title(session_id))
+
+    def _read_title(self, session_id: str) -> str | None:
         try:
-            title = self.transcript_of(session_id, self._lines(session_id), texts_only=True).title
+            lines = self._lines(session_id)
+            return self.transcript_of(session_id, lines, texts_only=True).title
         except (SessionLogError, RecursionError):
             return None
-        with self._lock:
-            self._titles[session_id] = (version, title)
-        return title
 
 
 def real_directories(path: Path) -> list[Path]:

@@ -48,6 +48,7 @@ from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.surface import current_surface
 from sessionref.log.transcript import log_transcript
+from sessionref.log.versioned import VersionedCache
 from sessionref.transcript import Transcript
 
 __all__ = [
@@ -162,7 +163,7 @@ class DirectoryStore:
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
         self._listing = Listing([], {}, [])
-        self._titles: dict[str, tuple[tuple[str, int, int], Any]] = {}
+        self._titles: VersionedCache[str, Any] = VersionedCache()
         self._lock = threading.Lock()
 
     def _walk(self) -> tuple[list[LogFile], list[str], list[StoreProblem]]:
@@ -260,14 +261,7 @@ class DirectoryStore:
         except (SessionLogError, OSError):
             return None
         version = (str(path), stat.st_size, stat.st_mtime_ns)
-        with self._lock:
-            known = self._titles.get(session_id)
-        if known is not None and known[0] == version:
-            return known[1]
-        title = read_title(self, session_id)
-        with self._lock:
-            self._titles[session_id] = (version, title)
-        return title
+        return self._titles.get(session_id, version, lambda: read_title(self, session_id))
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it (:func:`~sessionref.log.transcript.log_transcript`)."""
