@@ -16,6 +16,9 @@ then measures, with the SDK's own client, both in this process (``in_memory``) a
 - reading the long session's resource, taking turns with the library's ``prepare`` of it in
   this process (from a store of that session alone); the ratio is the median of the rounds'.
 
+In this process the server runs without its watcher (the looks it takes while no request is
+answered would land on the ``prepare`` timed beside the reads); over stdio it runs whole.
+
 Times are each call's wall time as the client sees it; p50 and p90 over ``--repeat`` calls.
 Prints a Markdown table and one line per target (exit 1 when one is missed), and writes
 ``benchmarks/mcp_results.json``.
@@ -128,7 +131,8 @@ async def in_process(store: Path, index: Path, big: Path, big_id: str, repeat: i
     """The measures with the server in this process."""
     opened, session_index = indexed_store(lambda lister: OpenStore(store, lister=lister), index)
     catalog = Catalog(opened, session_index, cwd="/", max_bytes=65536)
-    async with in_memory(SessionServer(catalog, tools=True)) as session:
+    server = SessionServer(catalog, tools=True, watch_seconds=None)  # its looks would land
+    async with in_memory(server) as session:  # on the prepare timed beside, in this process
         return await measure(session, big, big_id, repeat)
 
 

@@ -273,3 +273,42 @@ def test_a_session_another_command_indexed_first_is_still_listed(tmp_path: Path)
     catalog.refresh()
     assert catalog.changed() is True
     assert "s-new" in [r["name"] for r in catalog.resources()]
+
+
+def test_the_watcher_looks_only_while_no_request_is_answered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A look stats every log; taken during a read it would slow the read down."""
+    catalog = open_catalog(tmp_path, fresh_for=0)
+    looks: list[int] = []
+    refresh = catalog.index.refresh
+    monkeypatch.setattr(catalog.index, "refresh", lambda: looks.append(1) or refresh())
+    started, release = threading.Event(), threading.Event()
+    read = catalog.index.read
+
+    def held_read(session_id: str) -> Any:
+        started.set()
+        release.wait(30)
+        return read(session_id)
+
+    monkeypatch.setattr(catalog.index, "read", held_read)
+
+    async def scenario() -> tuple[int, int]:
+        server = SessionServer(catalog, watch_seconds=0.01)
+        async with in_memory(server) as client, anyio.create_task_group() as group:
+            group.start_soon(client.read_resource, encode_session_reference_uri("s-auth"))
+            assert await anyio.to_thread.run_sync(started.wait, 20)
+            before = len(looks)
+            await anyio.sleep(0.3)
+            during = len(looks) - before
+            release.set()
+            with anyio.fail_after(20):
+                while len(looks) <= before + during:
+                    await anyio.sleep(0.01)
+            return during, len(looks) - before
+
+    try:
+        during, after = anyio.run(scenario)
+    finally:
+        release.set()
+    assert during == 0 and after > 0

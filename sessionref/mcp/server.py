@@ -131,10 +131,16 @@ class Notifier:
 
 
 class SessionServer:
-    """The handlers of one server over ``catalog``; ``tools``: offer the tools too."""
+    """The handlers of one server over ``catalog``; ``tools``: offer the tools too;
+    ``watch_seconds``: how often to look at the store while no request is being answered
+    (``None``: only requests look)."""
 
-    def __init__(self, catalog: Catalog, *, tools: bool = False) -> None:
+    def __init__(
+        self, catalog: Catalog, *, tools: bool = False, watch_seconds: float | None = WATCH_SECONDS
+    ) -> None:
         self.catalog = catalog
+        self.watch_seconds = watch_seconds
+        self.answering = 0
         self.notifier = Notifier()
         self.toolbox = Toolbox(catalog) if tools else None
         tool_handlers: dict[str, Any] = {}
@@ -162,7 +168,11 @@ class SessionServer:
                 self.catalog.fresh()
             return work(token)
 
-        result = await in_thread(looked, what)
+        self.answering += 1
+        try:
+            result = await in_thread(looked, what)
+        finally:
+            self.answering -= 1
         if self.catalog.changed():  # else left for the next request or the watcher to tell
             await self.notifier.changed()
         return result
@@ -256,12 +266,14 @@ class SessionServer:
             is_error=answer.is_error,
         )
 
-    async def watch(self, seconds: float = WATCH_SECONDS) -> None:
-        """Look at the store every ``seconds`` (unless a request just did) for ever, telling
-        the client when the sessions changed."""
+    async def watch(self, seconds: float) -> None:
+        """Look at the store every ``seconds`` while no request is being answered (nor one
+        looked just now: see :meth:`Catalog.fresh`), telling the client when the sessions
+        changed; a look never slows a request down."""
         while True:
             await anyio.sleep(seconds)
-            await anyio.to_thread.run_sync(self.catalog.fresh)
+            if not self.answering:
+                await anyio.to_thread.run_sync(self.catalog.fresh)
             if self.catalog.changed():
                 await self.notifier.changed()
 
@@ -271,7 +283,8 @@ class SessionServer:
             NotificationOptions(resources_changed=True)
         )
         async with anyio.create_task_group() as group:
-            group.start_soon(self.watch)
+            if self.watch_seconds is not None:
+                group.start_soon(self.watch, self.watch_seconds)
             await self.server.run(read_stream, write_stream, options)
             group.cancel_scope.cancel()
 
