@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
@@ -65,7 +66,7 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
     return committed_lines(head, max_line_bytes, str(path))
 
 
-class HarnessStore:
+class HarnessStore(ABC):
     """The store protocol over a harness's files; a subclass says where the files are
     (:meth:`files`), what their first lines say (:meth:`head`), and how a session's lines
     become a transcript (:meth:`transcript_of`)."""
@@ -89,20 +90,20 @@ class HarnessStore:
         self._titles: VersionedCache[str, str | None] = VersionedCache()
         self._listing = _Listing([], {}, [])
 
+    @abstractmethod
     def files(self) -> Iterator[Path]:
         """Every file that may hold a session, in walk order."""
-        raise NotImplementedError
 
+    @abstractmethod
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """What a file's first committed lines say."""
-        raise NotImplementedError
 
+    @abstractmethod
     def transcript_of(
         self, session_id: str, lines: list[bytes], texts_only: bool = False
     ) -> Transcript:
         """The transcript of a session's committed lines (with ``texts_only``, only the
         entries a snapshot shows)."""
-        raise NotImplementedError
 
     def _head_of(self, path: Path) -> Head:
         return self._heads.get(
