@@ -16,7 +16,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import pytest
+from claude_code_log import converter as ccl_converter
+from claude_code_log.json import renderer as ccl_json
+from claude_code_log.providers import codex as ccl_codex
 from hypothesis import HealthCheck, assume, given, settings
 
 from sessionref.claude_code.reader import claude_transcript
@@ -24,10 +26,6 @@ from sessionref.codex.reader import codex_transcript
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
-
-ccl_converter = pytest.importorskip("claude_code_log.converter")
-ccl_codex = pytest.importorskip("claude_code_log.providers.codex")
-ccl_json = pytest.importorskip("claude_code_log.json.renderer")
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 ROLLOUT = "rollout-2025-06-15T10-00-00-0197a000-0000-7000-8000-000000000001.jsonl"
