@@ -84,8 +84,7 @@ def paragraphs(text: str) -> list[str]:
     (CommonMark's rule), runs of blank lines as one paragraph break, and U+000B trimmed at
     a paragraph's ends (markdown-it-py trims it, and CommonMark takes no reference for it)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
-    found = (p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")))
-    return [p for p in found if p]
+    return [p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")) if p]
 
 
 def message_blocks(document: str) -> list[list[tuple[str, Any]]]:
@@ -171,3 +170,11 @@ def test_any_prose_reads_back_as_written(texts: list[str]) -> None:
     found = message_blocks(document)
     assert len(found) == len(texts)
     assert [f for f in found if f] == [[("p", p) for p in paragraphs(t)] for t in shown]
+
+
+def test_injected_context_is_one_plain_line() -> None:
+    document = export([Entry("system", "text", "<ctx># rules *x*</ctx>", time=0)])
+    assert blocks(document)[3:] == [
+        ("h3", "Context injected by the harness · 1970-01-01 00:00:00 UTC"),
+        ("p", "22 bytes, not shown"),
+    ]

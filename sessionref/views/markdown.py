@@ -157,7 +157,7 @@ def _single_line(text: str) -> str:
 def _entry(entry: Entry) -> str:
     heading = _heading(HEADINGS.get((entry.role, entry.kind), entry.kind), entry.time)
     if entry.role == "system":
-        return f"{heading}\n\n*{utf8_length(entry.text)} bytes, not shown*\n\n"
+        return f"{heading}\n\n{utf8_length(entry.text)} bytes, not shown\n\n"
     return f"{heading}\n\n{body(entry.text)}\n\n"
 
 
