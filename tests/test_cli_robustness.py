@@ -347,8 +347,10 @@ def test_an_unknown_command_does_not_offer_hidden_ones() -> None:
     message = usage_error(sessionref("foo"))
     assert message == (
         "sessionref: error: argument command: invalid choice: 'foo' "
-        "(choose from 'snapshot', 'candidates', 'batch', 'demo', 'index', 'search')"
+        "(choose from 'snapshot', 'candidates', 'batch', 'demo', 'index', 'search', 'mcp', "
+        "'export', 'show')"
     )
+    assert "conform" not in message
 
 
 def test_an_extra_argument_shows_the_command_usage() -> None:
