@@ -163,3 +163,63 @@ def test_the_table_keeps_wide_characters_within_the_width() -> None:
 def test_help_loads_no_template_engine(command: str) -> None:
     modules = imported_by("-m", "sessionref", command, "--help")
     assert not {"jinja2", "markdown_it", "sessionref.views.html"} & modules
+
+
+CLAUDE_LINES = [
+    {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/work/project",
+        "sessionId": "11111111-2222-4333-8444-555555555555",
+        "version": "2.1.0",
+        "type": "user",
+        "uuid": "00000000-0000-4000-8000-000000000001",
+        "timestamp": "2025-06-15T15:06:40.113Z",
+        "message": {"role": "user", "content": "fix </div><script> please"},
+    },
+    {
+        "parentUuid": "00000000-0000-4000-8000-000000000001",
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/work/project",
+        "sessionId": "11111111-2222-4333-8444-555555555555",
+        "version": "2.1.0",
+        "type": "assistant",
+        "uuid": "00000000-0000-4000-8000-000000000002",
+        "timestamp": "2025-06-15T15:06:41.000Z",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-5",
+            "content": [
+                {"type": "text", "text": "Done."},
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}},
+            ],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    },
+]
+
+
+def test_export_and_show_read_a_claude_code_session(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-work-project"
+    project.mkdir(parents=True)
+    session = "11111111-2222-4333-8444-555555555555"
+    lines = b"".join(json.dumps(line).encode() + b"\n" for line in CLAUDE_LINES)
+    (project / f"{session}.jsonl").write_bytes(lines)
+    root = ("--root", str(tmp_path), "--harness", "claude-code")
+    md = run("export", *root, session)
+    assert md.returncode == 0, md.stderr
+    text = md.stdout.decode()
+    assert "claude-code · /work/project · started 2025-06-15 15:06:40 UTC" in text
+    assert "### User · 2025-06-15 15:06:40 UTC\n\nfix \\</div\\>\\<script\\> please" in text
+    assert "### Tools · 2025-06-15 15:06:41 UTC\n\nBash" in text
+    shown = run("show", *root, session, columns=100)
+    assert (
+        shown.stdout.decode().splitlines()[2]
+        == "kept 2 of 2 units (0 cut, 0 dropped), omitted 0 bytes"
+    )
