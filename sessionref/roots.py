@@ -11,7 +11,6 @@ by the harness's store class (those of other harnesses are imported only when us
 from __future__ import annotations
 
 import importlib
-import inspect
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -246,8 +245,8 @@ def open_store(
     max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> Store:
-    """The store of ``root``, made by its harness's store class (given the size and line
-    limits it takes)."""
+    """The store of ``root``, made by its harness's store class, which takes the root and the
+    size and line limits (as :class:`~sessionref.log.store.DirectoryStore` does)."""
     harness = HARNESSES[root.harness]
     module_name, class_name = harness.store.split(":")
     try:
@@ -259,11 +258,8 @@ def open_store(
             f"{root.named}: {harness.title} sessions cannot be read by this version of "
             f"sessionref ({module_name} is missing)"
         ) from None
-    store_class = getattr(module, class_name)
-    limits = {"max_bytes": max_bytes, "max_line_bytes": max_line_bytes}
-    taken = inspect.signature(store_class).parameters
-    store: Store = store_class(
-        root.path, **{name: value for name, value in limits.items() if name in taken}
+    store: Store = getattr(module, class_name)(
+        root.path, max_bytes=max_bytes, max_line_bytes=max_line_bytes
     )
     return store
 

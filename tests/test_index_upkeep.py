@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sessionref.cli.progress import NOTE_LOGS, IndexingProgress
+from sessionref.cli.indexing import NOTE_LOGS, IndexingProgress
 from sessionref.index import SessionIndex
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
 from sessionref.index.upkeep import index_stats, prune_indexes

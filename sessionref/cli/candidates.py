@@ -26,7 +26,7 @@ from sessionref.cli.common import (
     write_bytes,
     write_text,
 )
-from sessionref.cli.progress import IndexingProgress
+from sessionref.cli.indexing import IndexingProgress
 from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text

@@ -16,7 +16,7 @@ from sessionref.cli.common import (
     reporting_errors,
     roots_of,
 )
-from sessionref.cli.progress import IndexingProgress
+from sessionref.cli.indexing import IndexingProgress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SearchHit, SessionIndex
