@@ -176,6 +176,8 @@ def test_every_store_implements_the_one_protocol(tmp_path: Path) -> None:
         assert store.harness == "dsh"
         assert {h.id for h in store.headers()} <= {"a", "b", "c", "d", "e"}
         assert store.problems() == []
+        for listed in store.headers():
+            assert store.transcript(listed.id).session_id == listed.id
     assert isinstance(index, CandidateSource) and isinstance(index, CountingStore)
     assert not isinstance(DirectoryStore(one), CandidateSource | CountingStore)
 
@@ -405,3 +407,17 @@ def test_a_store_over_harnesses_travels_to_a_worker_process(tmp_path: Path) -> N
     for session_id in ids:
         assert travelled.read(session_id) == multi.read(session_id)
     assert travelled.harness_of("cx-1") == "codex"
+
+
+def test_harness_on_the_command_line_forces_every_root(tmp_path: Path) -> None:
+    claude = claude_session(tmp_path / "claude")
+    wrong = command("candidates", "--root", str(claude), "--harness", "codex", "--no-index")
+    assert wrong.returncode == 1
+    assert wrong.stderr.decode().startswith(
+        f"SESSION_REFERENCE_INVALID_CONFIG: --root {claude}: holds no Codex sessions (looked for"
+    )
+    right = command(
+        "candidates", "--root", str(claude), "--harness", "claude-code", "--json", "--no-index"
+    )
+    assert right.returncode == 0, right.stderr
+    assert [row["harness"] for row in json.loads(right.stdout)] == ["claude-code"]

@@ -35,7 +35,9 @@ class Store(Protocol):
 
     @property
     def harness(self) -> str:
-        """The harness that wrote the sessions: ``"dsh"``, ``"claude-code"`` or ``"codex"``."""
+        """The harness that wrote the sessions: ``"dsh"``, ``"claude-code"`` or ``"codex"``
+        (``"mixed"`` for a store over several harnesses, whose :func:`harness_of` says each
+        session's)."""
         ...
 
     def headers(self) -> list[SessionHeader]:
