@@ -10,7 +10,6 @@ session whose file cannot be read fails alone, naming the file.
 from __future__ import annotations
 
 import os
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +22,7 @@ from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_L
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.synthetic import surface_log
-from sessionref.log.versioned import VersionedCache
+from sessionref.log.versioned import LastListing, VersionedCache
 from sessionref.transcript import Harness, Transcript
 
 _HEAD_BYTES = 1 << 16
@@ -85,10 +84,9 @@ class HarnessStore(ABC):
         self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
-        self._lock = threading.Lock()
         self._heads: VersionedCache[Path, Head] = VersionedCache()
         self._titles: VersionedCache[str, str | None] = VersionedCache()
-        self._listing = _Listing([], {}, [])
+        self._listing = LastListing(_Listing([], {}, []))
 
     @abstractmethod
     def files(self) -> Iterator[Path]:
@@ -139,10 +137,7 @@ class HarnessStore(ABC):
                 version = file_version(places[0][0])
                 created = 0 if version is None else version[2] // 1_000_000
             headers.append(SessionHeader(session_id, created, cwd=first.cwd))
-        listing = _Listing(headers, files, problems)
-        with self._lock:
-            self._listing = listing
-        return listing
+        return self._listing.remember(_Listing(headers, files, problems))
 
     def headers(self) -> list[SessionHeader]:
         """The header of every session served."""
@@ -150,15 +145,11 @@ class HarnessStore(ABC):
 
     def problems(self) -> list[StoreProblem]:
         """The files the last listing did not serve, and why."""
-        with self._lock:
-            return list(self._listing.problems)
+        return list(self._listing.last().problems)
 
     def paths_of(self, session_id: str) -> list[Path]:
         """The files of a session, in reading order; raises :class:`SessionNotFound`."""
-        with self._lock:
-            paths = self._listing.files.get(session_id)
-        if paths is None:
-            paths = self._scan().files.get(session_id)
+        paths = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
         if paths is None:
             raise SessionNotFound(session_id)
         return paths

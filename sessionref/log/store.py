@@ -10,7 +10,6 @@ from __future__ import annotations
 import mmap
 import os
 import stat
-import threading
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 from typing import Any
@@ -48,7 +47,7 @@ from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.surface import current_surface
 from sessionref.log.transcript import log_transcript
-from sessionref.log.versioned import VersionedCache
+from sessionref.log.versioned import LastListing, VersionedCache
 from sessionref.transcript import Transcript
 
 __all__ = [
@@ -162,9 +161,8 @@ class DirectoryStore:
         check_directory(self.root, "DSH store root")
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
-        self._listing = Listing([], {}, [])
+        self._listing = LastListing(Listing([], {}, []))
         self._titles: VersionedCache[str, Any] = VersionedCache()
-        self._lock = threading.Lock()
 
     def _walk(self) -> tuple[list[LogFile], list[str], list[StoreProblem]]:
         """Every log two directory levels down, every flat artifact, and every entry named as
@@ -208,10 +206,7 @@ class DirectoryStore:
 
     def _scan(self) -> Listing:
         files, flat, strays = self._walk()
-        listing = list_sessions(files, flat, self.first_line, strays)
-        with self._lock:
-            self._listing = listing
-        return listing
+        return self._listing.remember(list_sessions(files, flat, self.first_line, strays))
 
     def headers(self) -> list[SessionHeader]:
         """The header of every session served."""
@@ -219,15 +214,11 @@ class DirectoryStore:
 
     def problems(self) -> list[StoreProblem]:
         """What the last listing did not serve although the harness would look at it."""
-        with self._lock:
-            return list(self._listing.problems)
+        return list(self._listing.last().problems)
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session; raises :class:`SessionNotFound`."""
-        with self._lock:
-            file = self._listing.files.get(session_id)
-        if file is None:
-            file = self._scan().files.get(session_id)
+        file = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
         if file is None:
             raise SessionNotFound(session_id)
         return Path(file.location)
