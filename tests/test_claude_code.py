@@ -320,3 +320,16 @@ def test_generated_transcripts_show_their_current_chain(log: HarnessLog) -> None
     assert shown(transcript) == log.shown
     if log.title is not None:
         assert transcript.title == log.title
+
+
+def test_a_uuid_written_again_resolves_to_its_latest_line_before_the_child() -> None:
+    chain = Chain()
+    for number in range(3):  # one uuid written three times, each naming itself as parent
+        chain.user("a", f"copy {number}", parent="a")
+    chain.user("b", "after", parent="a")
+    assert shown(chain.transcript()) == [
+        ("user", "copy 0"),
+        ("user", "copy 1"),
+        ("user", "copy 2"),
+        ("user", "after"),
+    ]

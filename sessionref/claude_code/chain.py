@@ -12,6 +12,7 @@ after its child is taken as it is, and a cycle ends the walk where it closes.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -111,9 +112,10 @@ def current_chain(lines: Sequence[Links | None]) -> list[int]:
         if parent is None or parent not in tree.last:
             break
         place = tree.last[parent]
-        if parent in tree.again:
-            before = [written for written in tree.again[parent] if written < child]
-            place = before[-1] if before else place
+        if parent in tree.again:  # its latest line before the child (lines in file order)
+            places = tree.again[parent]
+            before = bisect_left(places, child)
+            place = places[before - 1] if before else place
         if place in seen:
             break
         seen.add(place)
