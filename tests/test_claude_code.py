@@ -333,3 +333,11 @@ def test_a_uuid_written_again_resolves_to_its_latest_line_before_the_child() -> 
         ("user", "copy 2"),
         ("user", "after"),
     ]
+
+
+def test_unclosed_tags_leave_the_prompt_as_typed() -> None:
+    text = "<system-reminder>" * 3 + "<command-name>/x" + " keep"
+    chain = Chain()
+    chain.user("u1", text)
+    chain.user("u2", "a<system-reminder>b<system-reminder>c</system-reminder> d")
+    assert shown(chain.transcript()) == [("user", text), ("user", "ad")]

@@ -18,13 +18,10 @@ from sessionref.claude_code.records import Block, Content, Line
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.transcript import Entry, EntryKind, Role, prompt_title
 
-_INJECTED: Final = re.compile(
-    r"<(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
-    r".*?</\1>\s*",
-    re.S,
+_INJECTED_TAG: Final = re.compile(
+    r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
 )
-_COMMAND: Final = re.compile(r"<command-name>(.*?)</command-name>", re.S)
-_COMMAND_ARGS: Final = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_BLANKS: Final = re.compile(r"\s*")
 _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
 _OUTPUT: Final = re.compile(r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout)>", re.S)
 _INTERRUPTED: Final = frozenset(
@@ -51,6 +48,42 @@ def block_texts(content: Content) -> str:
     )
 
 
+def _between(text: str, tag: str) -> str | None:
+    """The text inside the first ``<tag>…</tag>`` of ``text``, ``None`` when there is none
+    (found with ``str.find``: linear however many tags a hostile text opens).
+
+    >>> _between("a<x> b </x><x>c</x>", "x"), _between("<x>open", "x")
+    (' b ', None)
+    """
+    start = text.find(f"<{tag}>")
+    if start < 0:
+        return None
+    start += len(tag) + 2
+    end = text.find(f"</{tag}>", start)
+    return None if end < 0 else text[start:end]
+
+
+def without_injected(text: str) -> str:
+    """``text`` without the blocks a harness or an IDE wrapped into a prompt (each from its
+    opening tag to the first closing tag of its name, and the blanks after it); one pass.
+
+    >>> without_injected("fix<system-reminder>x</system-reminder>  it<ide_selection>y")
+    'fixit<ide_selection>y'
+    """
+    pieces: list[str] = []
+    kept_from, open_at, open_name = 0, 0, None
+    for tag in _INJECTED_TAG.finditer(text):
+        closing, name = tag.groups()
+        if open_name is None and not closing:
+            open_at, open_name = tag.start(), name
+        elif open_name == name and closing:
+            pieces.append(text[kept_from:open_at])
+            kept_from = _BLANKS.match(text, tag.end()).end()  # type: ignore[union-attr]
+            open_name = None
+    pieces.append(text[kept_from:])
+    return "".join(pieces)
+
+
 def typed_text(text: str) -> tuple[str, bool]:
     """What a person typed into a prompt the harness wrote, and whether it is a prompt at all
     (``False`` for the output of a shell or local command).
@@ -64,18 +97,17 @@ def typed_text(text: str) -> tuple[str, bool]:
     """
     if _OUTPUT.match(text):
         return "", False
-    command = _COMMAND.search(text)
+    command = _between(text, "command-name")
     if command is not None:
-        name = command.group(1).strip()
-        args = _COMMAND_ARGS.search(text)
+        name = command.strip()
         typed = name if name.startswith("/") else f"/{name}"
-        arguments = args.group(1).strip() if args else ""
+        arguments = (_between(text, "command-args") or "").strip()
         return (f"{typed} {arguments}" if arguments else typed), True
     wrapped = _WRAPPED.match(text)
     if wrapped is not None:
         return _TYPED_PREFIX[wrapped.group(1)] + wrapped.group(2), True
     if "<" in text:
-        cleaned = _INJECTED.sub("", text)
+        cleaned = without_injected(text)
         if cleaned != text:
             text = cleaned.strip()
     return ("", True) if text in _INTERRUPTED else (text, True)
