@@ -271,3 +271,30 @@ def test_no_command_but_mcp_loads_the_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **ENV}
     )
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_max_bytes_bounds_every_read(store: Path) -> None:
+    async def scenario() -> tuple[str, types.CallToolResult, types.CallToolResult]:
+        async with served(store, "--max-bytes", "400", "--tools") as session:
+            cut = await session.read_resource(encode_session_reference_uri("s-auth"))
+            tighter = {"sessions": ["s-auth"], "max_bytes": 100}
+            too_small = await session.call_tool("reference_sessions", tighter)
+            looser = {"sessions": ["s-auth"], "max_bytes": 401}
+            return (
+                cut.contents[0].text,
+                too_small,
+                await session.call_tool("reference_sessions", looser),
+            )
+
+    text, too_small, refused = anyio.run(scenario)
+    options = ("snapshot", "--root", str(store), "--label-from", "title", "s-auth")
+    done = cli(*options, "--json", "--max-bytes", "400")
+    assert text == json.loads(done.stdout)["content"][0]["text"]
+    line = cli(*options, "--max-bytes", "100").stderr.strip()
+    assert too_small.is_error and too_small.content[0].text == line
+    assert line.startswith("SESSION_REFERENCE_BUDGET_EXCEEDED: --max-bytes 100 is too small")
+    assert refused.is_error
+    assert refused.content[0].text == (
+        "SESSION_REFERENCE_INVALID_CONFIG: invalid reference_sessions max_bytes: "
+        "401 is greater than the maximum of 400"
+    )
