@@ -47,7 +47,7 @@ from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.cli.common import OpenStore
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.index import SessionIndex
-from sessionref.mcp.catalog import TEMPLATE, Catalog, indexed_store
+from sessionref.mcp.catalog import TEMPLATE, Catalog, index_at
 from sessionref.mcp.server import SessionServer, in_memory
 
 HERE = Path(__file__).resolve().parent
@@ -129,8 +129,8 @@ async def measure(session: ClientSession, big: Path, big_id: str, repeat: int) -
 
 async def in_process(store: Path, index: Path, big: Path, big_id: str, repeat: int) -> Any:
     """The measures with the server in this process."""
-    opened, session_index = indexed_store(lambda lister: OpenStore(store, lister=lister), index)
-    catalog = Catalog(opened, session_index, cwd="/", max_bytes=65536)
+    opened = OpenStore(store, lister=index_at(index), live=True)
+    catalog = Catalog(opened, cwd="/", max_bytes=65536)
     server = SessionServer(catalog, tools=True, watch_seconds=None)  # its looks would land
     async with in_memory(server) as session:  # on the prepare timed beside, in this process
         return await measure(session, big, big_id, repeat)

@@ -37,26 +37,38 @@ def store(tmp_path: Path) -> Path:
     return write_store(tmp_path / "store", tmp_path / "project")
 
 
-def server_parameters(root: Path, *options: str, command: list[str] | None = None) -> Any:
+def server_parameters(
+    root: Path,
+    *options: str,
+    command: list[str] | None = None,
+    env: dict[str, str] | None = None,
+) -> Any:
     argv = command or [sys.executable, "-m", "sessionref", "mcp", "--root", str(root)]
     index = ["--index", str(root.parent / "index.sqlite")]
     return StdioServerParameters(
-        command=argv[0], args=[*argv[1:], *index, *options], env=ENV, cwd=root.parent / "project"
+        command=argv[0],
+        args=[*argv[1:], *index, *options],
+        env={**ENV, **(env or {})},
+        cwd=root.parent / "project",
     )
 
 
 @asynccontextmanager
 async def served(
-    root: Path, *options: str, command: list[str] | None = None, seen: list[Any] | None = None
+    root: Path,
+    *options: str,
+    command: list[str] | None = None,
+    seen: list[Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[ClientSession]:
     """An initialized client of ``sessionref mcp`` (``seen`` collects what the server
-    sends that is no answer)."""
+    sends that is no answer; ``env`` is added to the server's environment)."""
 
     async def handler(message: IncomingMessage) -> None:
         if seen is not None:
             seen.append(message)
 
-    parameters = server_parameters(root, *options, command=command)
+    parameters = server_parameters(root, *options, command=command, env=env)
     with (root.parent / "server.log").open("w") as errlog:
         async with (
             stdio_client(parameters, errlog) as (read, write),

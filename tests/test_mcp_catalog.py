@@ -21,7 +21,7 @@ from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
-from sessionref.mcp.catalog import Catalog, indexed_store
+from sessionref.mcp.catalog import Catalog, index_at
 from sessionref.mcp.server import SessionServer, in_memory
 from sessionref.mcp.tools import Toolbox
 from sessionref.testing import write_session_store
@@ -43,10 +43,8 @@ def open_catalog(tmp_path: Path, **options: Any) -> Catalog:
     project = tmp_path / "project"
     root = write_store(tmp_path / "store", project)
     age(root)
-    opened, index = indexed_store(
-        lambda lister: OpenStore(root, lister=lister), tmp_path / "index.sqlite"
-    )
-    return Catalog(opened, index, cwd=str(project), max_bytes=65536, **options)
+    opened = OpenStore(root, lister=index_at(tmp_path / "index.sqlite"), live=True)
+    return Catalog(opened, cwd=str(project), max_bytes=65536, **options)
 
 
 def age(root: Path) -> None:
@@ -112,13 +110,13 @@ def test_a_slow_look_is_not_taken_again_before_four_times_its_time(
 ) -> None:
     clock = Clock()
     catalog = open_catalog(tmp_path, fresh_for=0.5, clock=clock)
-    refresh = catalog.index.refresh
+    refresh = catalog.indexes[0].refresh
 
     def slow_refresh() -> Any:
         clock.now += 1.0  # a busy machine: a look takes a second
         return refresh()
 
-    monkeypatch.setattr(catalog.index, "refresh", slow_refresh)
+    monkeypatch.setattr(catalog.indexes[0], "refresh", slow_refresh)
     catalog.fresh()
     add_session(catalog, "s-new")
     clock.now += 3.9
@@ -208,7 +206,7 @@ def test_a_cancelled_read_sets_the_resolvers_token(
         release.wait(30)
         raise OSError("released")
 
-    monkeypatch.setattr(catalog.index, "read", hanging_read)
+    monkeypatch.setattr(catalog.indexes[0], "read", hanging_read)
     logged: list[str] = []
     cancelled = threading.Event()
 
@@ -269,7 +267,7 @@ def test_a_session_another_command_indexed_first_is_still_listed(tmp_path: Path)
     catalog = open_catalog(tmp_path)
     catalog.fresh()
     add_session(catalog, "s-new")
-    SessionIndex(catalog.opened.store, catalog.index.path).refresh()  # another process
+    SessionIndex(catalog.opened.store, catalog.indexes[0].path).refresh()  # another process
     catalog.refresh()
     assert catalog.changed() is True
     assert "s-new" in [r["name"] for r in catalog.resources()]
@@ -281,17 +279,17 @@ def test_the_watcher_looks_only_while_no_request_is_answered(
     """A look stats every log; taken during a read it would slow the read down."""
     catalog = open_catalog(tmp_path, fresh_for=0)
     looks: list[int] = []
-    refresh = catalog.index.refresh
-    monkeypatch.setattr(catalog.index, "refresh", lambda: looks.append(1) or refresh())
+    refresh = catalog.indexes[0].refresh
+    monkeypatch.setattr(catalog.indexes[0], "refresh", lambda: looks.append(1) or refresh())
     started, release = threading.Event(), threading.Event()
-    read = catalog.index.read
+    read = catalog.indexes[0].read
 
     def held_read(session_id: str) -> Any:
         started.set()
         release.wait(30)
         return read(session_id)
 
-    monkeypatch.setattr(catalog.index, "read", held_read)
+    monkeypatch.setattr(catalog.indexes[0], "read", held_read)
 
     async def scenario() -> tuple[int, int]:
         server = SessionServer(catalog, watch_seconds=0.01)

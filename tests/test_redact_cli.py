@@ -100,14 +100,14 @@ def test_without_detect_secrets_one_line_says_how_to_install_it(tmp_path: Path) 
 
 def test_the_mcp_catalog_redacts_what_it_reads(tmp_path: Path) -> None:
     from sessionref.cli.common import OpenStore
-    from sessionref.mcp.catalog import Catalog, indexed_store
+    from sessionref.mcp.catalog import Catalog, index_at
     from sessionref.mcp.tools import Toolbox
     from sessionref.redact import Redaction
 
     root = store(tmp_path / "store")
-    opened, index = indexed_store(lambda lister: OpenStore(root, lister=lister), tmp_path / "i")
+    opened = OpenStore(root, lister=index_at(tmp_path / "i"), live=True)
     for redaction in (None, Redaction()):
-        catalog = Catalog(opened, index, cwd="/w", max_bytes=65536, redaction=redaction)
+        catalog = Catalog(opened, cwd="/w", max_bytes=65536, redaction=redaction)
         prompt = catalog.prompt(["s"], None)
         assert (GITHUB.core in prompt) is (redaction is None)
         assert ("[REDACTED:github-token]" in prompt) is (redaction is not None)

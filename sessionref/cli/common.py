@@ -226,7 +226,9 @@ class OpenStore:
     ``listed`` serves a listing taken once, here.
 
     ``lister`` may put a DSH store behind another (an index over it); a store that counts
-    (:class:`CountingStore`) is only counted.
+    (:class:`CountingStore`) is only counted. With ``live``, ``listed`` lists the roots again
+    whenever asked (each store caches what did not change): for a server, which sees
+    sessions come and change.
     """
 
     def __init__(
@@ -237,6 +239,7 @@ class OpenStore:
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         verbose: bool = False,
         lister: Callable[[DirectoryStore], Store] | None = None,
+        live: bool = False,
     ) -> None:
         if isinstance(roots, (str, os.PathLike)):
             roots = [check_root(os.fspath(roots))]
@@ -245,7 +248,8 @@ class OpenStore:
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
         listed = {
             name: listed_once(
-                lister(part) if lister is not None and isinstance(part, DirectoryStore) else part
+                lister(part) if lister is not None and isinstance(part, DirectoryStore) else part,
+                live=live,
             )
             for name, part in parts.items()
         }
@@ -260,15 +264,18 @@ class OpenStore:
         cls,
         args: argparse.Namespace,
         lister: Callable[[DirectoryStore], Store] | None = None,
+        *,
+        live: bool = False,
     ) -> OpenStore:
         """The stores the options of :func:`add_store_arguments` name, each DSH one listed by
-        ``lister`` (e.g. an index over it) when given."""
+        ``lister`` (e.g. an index over it) when given; ``live`` as for the class."""
         return cls(
             roots_of(args),
             max_bytes=args.max_log_bytes,
             max_line_bytes=args.max_line_bytes,
             verbose=args.verbose,
             lister=lister,
+            live=live,
         )
 
     @property
@@ -304,13 +311,15 @@ class OpenStore:
             return ""
 
 
-def listed_once(store: Store) -> Store:
-    """``store`` listed now, once (:class:`HeadersOnce`); a :class:`CountingStore` is only
-    counted, and answers from its one look."""
+def listed_once(store: Store, *, live: bool = False) -> Store:
+    """``store`` listed now, once (:class:`HeadersOnce`; with ``live``, the store itself,
+    which lists again when asked); a :class:`CountingStore` is only counted, and answers from
+    its one look."""
     if isinstance(store, CountingStore):
         store.session_count()
         return store
-    return HeadersOnce(store, store.headers())
+    headers = store.headers()
+    return store if live else HeadersOnce(store, headers)
 
 
 _READ_FAILED_PREFIX: Final = "failed to read referenced session: "

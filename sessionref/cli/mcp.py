@@ -14,12 +14,10 @@ from sessionref.cli.common import (
     config_error,
     project_directory,
     reporting_errors,
-    roots_of,
 )
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option
 from sessionref.cli.snapshot import add_budget_argument
-from sessionref.log.protocol import DSH
 
 DESCRIPTION = """\
 Serve the sessions of a store to an MCP client (Claude Code, Codex, any client of the Model
@@ -66,15 +64,12 @@ def run(args: argparse.Namespace) -> int:
         if exc.name is None or exc.name.partition(".")[0] not in ("mcp", "mcp_types"):
             raise
         raise config_error(MISSING_SDK) from None
-    from sessionref.mcp.catalog import Catalog, indexed_store
+    from sessionref.mcp.catalog import Catalog, index_at
 
-    roots = roots_of(args)
-    if len(roots) != 1 or roots[0].harness != DSH:
-        raise config_error("sessionref mcp serves one DSH store for now: give one DSH --root")
-    opened, index = indexed_store(lambda lister: OpenStore.of(args, lister), args.index)
+    opened = OpenStore.of(args, index_at(args.index), live=True)
     if not args.verbose:
         opened.report_problems()
     cwd = project_directory(os.getcwd())
-    catalog = Catalog(opened, index, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
+    catalog = Catalog(opened, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
     serve_stdio(catalog, tools=args.tools)
     return 0

@@ -48,6 +48,8 @@ examples:
   sessionref search --root ~/.dsh/sessions --cwd "$PWD" --limit 5 --json flaky
 """
 
+NO_DSH_STORE = "no DSH store among the roots: only DSH stores are indexed for now"
+
 
 def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) -> None:
     """``--index PATH``: where the index database is (or a directory of them); with
@@ -77,7 +79,7 @@ def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[Director
         assert isinstance(store, DirectoryStore)
         stores.append(store)
     if not stores:
-        raise config_error("no DSH store among the roots: only DSH stores are indexed for now")
+        raise config_error(NO_DSH_STORE)
     return stores
 
 

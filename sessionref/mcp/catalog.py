@@ -1,10 +1,12 @@
-"""What an MCP client can reach: the sessions of the roots, from an index kept warm.
+"""What an MCP client can reach: the sessions of the roots, DSH ones from an index kept warm.
 
-A :class:`Catalog` holds the store's :class:`~sessionref.index.SessionIndex` open for the
-server's life and its listing as MCP resources. The index is brought up to date at most once
+A :class:`Catalog` holds each DSH root's :class:`~sessionref.index.SessionIndex` open for the
+server's life (the stores of other harnesses are listed directly: they cache what did not
+change) and the listing of every root as MCP resources. The roots are looked at at most once
 per request, and not again while the last look is under :data:`FRESH_SECONDS` old (nor under
 :data:`LOOK_SPACING` times what it took); a look that finds sessions added, changed or removed
-rebuilds the listing and says so (the server then sends
+rebuilds the listing and says so (a root of another harness is listed on every look; a
+change the listing shows, a session added, removed or retitled, is said) (the server then sends
 ``notifications/resources/list_changed``). A session is read only when the listing holds it
 (after one more look for one it does not): anything else is an error before any file is
 opened.
@@ -34,6 +36,8 @@ from sessionref.codecs.uri import (
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
 from sessionref.index import SessionIndex
+from sessionref.log.multi import MultiStore
+from sessionref.log.protocol import harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore, SessionNotFound
 from sessionref.redact import Redaction
@@ -65,9 +69,10 @@ def describe(header: SessionHeader, harness: str = HARNESS) -> str:
     return f"{header.cwd or 'no cwd'} · {harness} · {created:%Y-%m-%d %H:%M} UTC"
 
 
-def resource(header: SessionHeader, label: Any) -> dict[str, Any]:
-    """The MCP resource of a listed session (wire form): its ``dsh-session:`` URI, its label
-    as candidates give it (a title that is not a string as its JSON text), its description.
+def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[str, Any]:
+    """The MCP resource of a listed session of ``harness`` (wire form): its ``dsh-session:``
+    URI, its label as candidates give it (a title that is not a string as its JSON text), its
+    description.
 
     >>> resource(SessionHeader("s-beta", 0, cwd="/w"), "Fix CI")["uri"]
     'dsh-session:InMtYmV0YSI'
@@ -75,7 +80,7 @@ def resource(header: SessionHeader, label: Any) -> dict[str, Any]:
     return {
         "uri": encode_session_reference_uri(header.id),
         "name": label_text(label),
-        "description": describe(header),
+        "description": describe(header, harness),
         "mimeType": MIME_TYPE,
     }
 
@@ -114,20 +119,11 @@ def session_of_uri(uri: str) -> str:
     raise SessionReferenceError(f"not a session URI: {quoted(uri)}", INVALID_REFERENCE)
 
 
-def indexed_store(
-    open_store: Callable[[Callable[[DirectoryStore], SessionIndex]], OpenStore],
-    path: str | os.PathLike[str] | None,
-) -> tuple[OpenStore, SessionIndex]:
-    """A store opened (checked, listed once) by ``open_store`` through its index at ``path``
-    (see :func:`~sessionref.index.schema.default_index_path`), and that index."""
-    indexes: list[SessionIndex] = []
-
-    def indexed(store: DirectoryStore) -> SessionIndex:
-        indexes.append(SessionIndex(store, path, once=True))
-        return indexes[-1]
-
-    opened = open_store(indexed)
-    return opened, indexes[-1]
+def index_at(path: str | os.PathLike[str] | None) -> Callable[[DirectoryStore], SessionIndex]:
+    """The lister of a served :class:`OpenStore` (opened with ``live=True``): each DSH store
+    through its index at ``path`` (see :func:`~sessionref.index.schema.default_index_path`),
+    made once."""
+    return lambda store: SessionIndex(store, path, once=True)
 
 
 class Listing(NamedTuple):
@@ -138,7 +134,8 @@ class Listing(NamedTuple):
 
 
 class Catalog:
-    """The sessions of an opened store, listed from its index and read on request.
+    """The sessions of the stores ``opened`` serves (opened live, DSH ones through their
+    indexes: :func:`index_at`), listed and read on request.
 
     ``cwd`` is the project whose sessions come first (candidates order); ``max_bytes`` the
     budget of each session's snapshot; ``redaction`` redacts every snapshot's secrets
@@ -148,7 +145,6 @@ class Catalog:
     def __init__(
         self,
         opened: OpenStore,
-        index: SessionIndex,
         *,
         cwd: str,
         max_bytes: int,
@@ -157,7 +153,12 @@ class Catalog:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.opened = opened
-        self.index = index
+        parts = (
+            opened.listed.stores if isinstance(opened.listed, MultiStore) else {"": opened.listed}
+        )
+        self.indexes = [part for part in parts.values() if isinstance(part, SessionIndex)]
+        """The index of each DSH root, in the order of the roots."""
+        self._unindexed = len(self.indexes) < len(parts)
         self.target = Target(f"mcp-{uuid.uuid4()}", cwd)
         self.max_bytes = max_bytes
         self.redaction = redaction
@@ -165,7 +166,7 @@ class Catalog:
         self._clock = clock
         self._lock = threading.Lock()
         self._looked_at: float | None = None
-        self._count = -1
+        self._counts = [-1] * len(self.indexes)
         self._changed = False
         self._look_cost = 0.0
         self._listing: Listing | None = None
@@ -192,20 +193,26 @@ class Catalog:
 
     def _refresh(self) -> None:
         start = self._clock()
-        report = self.index.refresh()
+        reports = [index.refresh() for index in self.indexes]
         self._looked_at = self._clock()
         self._look_cost = LOOK_SPACING * (self._looked_at - start)
-        # another process using the index (sessionref search…) may have read the new logs
-        changed = bool(report.read or report.removed or report.sessions != self._count)
-        self._count = report.sessions
-        if self._listing is None or changed:
+        # another process using an index (sessionref search…) may have read the new logs
+        changed = any(
+            report.read or report.removed or report.sessions != count
+            for report, count in zip(reports, self._counts, strict=True)
+        )
+        self._counts = [report.sessions for report in reports]
+        if self._listing is None or changed or self._unindexed:
+            listed = self._list()
+            changed |= self._listing is not None and listed.resources != self._listing.resources
             self._changed |= self._listing is not None and changed
-            self._listing = self._list()
+            self._listing = listed
 
     def _list(self) -> Listing:
-        found = listing.candidates(self.index, self.target, "", MAX_SAFE_INTEGER)
+        store = self.opened.listed
+        found = listing.candidates(store, self.target, "", MAX_SAFE_INTEGER)
         return Listing(
-            [resource(header, label) for header, label in found],
+            [resource(header, label, harness_of(store, header.id)) for header, label in found],
             frozenset(header.id for header, _ in found),
         )
 
@@ -224,7 +231,7 @@ class Catalog:
     def complete(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
         (ignoring case), in candidates order, and whether there are more."""
-        found = listing.candidates(self.index, self.target, typed, limit + 1)
+        found = listing.candidates(self.opened.listed, self.target, typed, limit + 1)
         return [header.id for header, _ in found[:limit]], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:

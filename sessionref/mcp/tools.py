@@ -24,6 +24,7 @@ from sessionref.cli.common import (
     quoted,
     session_id_argument,
 )
+from sessionref.cli.search import NO_DSH_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, parse_session_reference_text
@@ -74,16 +75,21 @@ def list_sessions(
         catalog.target.id, catalog.target.cwd if cwd is None else project_directory(cwd)
     )
     limit = arguments.get("limit", DEFAULT_CANDIDATE_LIMIT)
-    found = listing.candidates(catalog.index, target, arguments.get("query", ""), limit, cancel)
+    found = listing.candidates(
+        catalog.opened.listed, target, arguments.get("query", ""), limit, cancel
+    )
     return _as_json("sessions", [with_mention(header, label) for header, label in found])
 
 
 def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
-    """Full-text search, as ``sessionref search --json`` answers it; with redaction on, the
-    snippets are empty (docs/redaction.md)."""
-    hits = catalog.index.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
+    """Full-text search of the DSH roots, as ``sessionref search --json`` answers it; with
+    redaction on, the snippets are empty (docs/redaction.md)."""
+    if not catalog.indexes:
+        raise config_error(NO_DSH_STORE)
+    query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
+    hits = best_hits([index.search(query, limit) for index in catalog.indexes], limit)
     if catalog.redaction is not None:  # a snippet is a window: it could cut a secret short
         hits = [msgspec.structs.replace(hit, snippet="") for hit in hits]
     return _as_json("hits", hits)

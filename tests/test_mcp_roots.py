@@ -1,0 +1,170 @@
+"""``sessionref mcp`` over the roots every command takes (docs/roots.md): a DSH store, a
+Claude Code home and a Codex home at once, through the MCP SDK's own client."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+
+from sessionref.codecs.uri import encode_session_reference_uri
+from tests.mcp_store import write_store
+from tests.test_mcp import TIMEOUT, cli, served
+
+CLAUDE = "5e55a000-0000-4000-8000-0000000000c1"
+CLAUDE_LATER = "5e55a000-0000-4000-8000-0000000000c2"
+CODEX = "0197a000-0000-7000-8000-0000000000aa"
+# the project's DSH sessions, the one without a cwd, then the other projects' newest first:
+# the Codex one (2025-06-02), the Claude Code one (2025-06-01), s-docs (1970)
+LISTED = ["s-auth", "s-old", "s-none", CODEX, CLAUDE, "s-docs"]
+
+
+def claude_session(home: Path, session_id: str, said: str, day: int) -> None:
+    """A Claude Code session of one exchange under ``home/projects/``."""
+    stamp = f"2025-06-{day:02}T10:00:00.000Z"
+    common = {"sessionId": session_id, "cwd": "/work/app", "isSidechain": False}
+    lines = [
+        {
+            "type": "user",
+            "uuid": f"{session_id}-u",
+            "parentUuid": None,
+            "timestamp": stamp,
+            "message": {"role": "user", "content": said},
+            **common,
+        },
+        {
+            "type": "assistant",
+            "uuid": f"{session_id}-a",
+            "parentUuid": f"{session_id}-u",
+            "timestamp": stamp,
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "done"}],
+            },
+            **common,
+        },
+    ]
+    path = home / "projects" / "-work-app" / f"{session_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+
+
+def codex_session(home: Path) -> None:
+    """A Codex rollout of one exchange under ``home/sessions/YYYY/MM/DD/``."""
+
+    def line(kind: str, payload: dict[str, Any]) -> str:
+        return json.dumps(
+            {"timestamp": "2025-06-02T10:00:00.000Z", "type": kind, "payload": payload}
+        )
+
+    meta = {"id": CODEX, "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"}
+    lines = [line("session_meta", meta)]
+    for role, kind, event, text in (
+        ("user", "input_text", "user_message", "Bump the codex parser"),
+        ("assistant", "output_text", "agent_message", "bumped"),
+    ):
+        item = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+        lines += [line("response_item", item), line("event_msg", {"type": event, "message": text})]
+    path = home / "sessions" / "2025" / "06" / "02" / f"rollout-2025-06-02T10-00-00-{CODEX}.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text("".join(item + "\n" for item in lines))
+
+
+@pytest.fixture
+def roots(tmp_path: Path) -> list[Path]:
+    """A DSH store (the server's index and cwd sit beside it), ``~/.claude``, ``~/.codex``."""
+    dsh = write_store(tmp_path / "store", tmp_path / "project")
+    claude_session(tmp_path / "claude", CLAUDE, "Fix the flaky login test", 1)
+    codex_session(tmp_path / "codex")
+    return [dsh, tmp_path / "claude", tmp_path / "codex"]
+
+
+def command(roots: list[Path], *options: str) -> list[str]:
+    given = [arg for root in roots for arg in ("--root", str(root))]
+    return [sys.executable, "-m", "sessionref", "mcp", *given, *options]
+
+
+def snapshot_prompt(roots: list[Path], session_id: str) -> str:
+    """What ``sessionref snapshot --json --label-from title`` gives, with the same roots."""
+    given = [arg for root in roots for arg in ("--root", str(root))]
+    done = cli("snapshot", *given, "--json", "--label-from", "title", session_id)
+    assert done.returncode == 0, done.stderr
+    text: str = json.loads(done.stdout)["content"][0]["text"]
+    return text
+
+
+def test_every_roots_sessions_are_listed_read_and_completed(roots: list[Path]) -> None:
+    async def scenario() -> tuple[Any, ...]:
+        async with served(roots[0], command=command(roots)) as session:
+            listed = await session.list_resources()
+            claude = await session.read_resource(encode_session_reference_uri(CLAUDE))
+            codex = await session.read_resource(encode_session_reference_uri(CODEX))
+            reference = types.ResourceTemplateReference(uri="sessionref:session/{id}")
+            found = await session.complete(reference, {"name": "id", "value": "FLAKY"})
+            return listed, claude, codex, found
+
+    listed, claude, codex, found = anyio.run(scenario)
+    assert [r.uri for r in listed.resources] == [encode_session_reference_uri(i) for i in LISTED]
+    by_uri = {r.uri: r for r in listed.resources}
+    claude_resource = by_uri[encode_session_reference_uri(CLAUDE)]
+    assert claude_resource.name == "Fix the flaky login test"
+    assert claude_resource.description == "/work/app · claude-code · 2025-06-01 10:00 UTC"
+    assert by_uri[encode_session_reference_uri(CODEX)].description.startswith("/w · codex · ")
+    assert by_uri[encode_session_reference_uri("s-auth")].description.split(" · ")[1] == "dsh"
+    assert claude.contents[0].text == snapshot_prompt(roots, CLAUDE)
+    assert '"harness":"claude-code"' in claude.contents[0].text
+    assert codex.contents[0].text == snapshot_prompt(roots, CODEX)
+    assert found.completion.values == [CLAUDE]
+
+
+def test_the_tools_reach_every_root_and_search_the_dsh_ones(roots: list[Path]) -> None:
+    async def scenario() -> tuple[Any, ...]:
+        async with served(roots[0], command=command(roots, "--tools")) as session:
+            listed = await session.call_tool("list_sessions", {"query": "codex"})
+            mention = listed.structured_content["sessions"][0]["mention"]
+            referenced = await session.call_tool("reference_sessions", {"sessions": [mention]})
+            searched = await session.call_tool("search_sessions", {"query": "token refresh"})
+            return listed, referenced, searched
+
+    listed, referenced, searched = anyio.run(scenario)
+    assert [s["sessionId"] for s in listed.structured_content["sessions"]] == [CODEX]
+    assert referenced.is_error is False
+    assert referenced.content[0].text == snapshot_prompt(roots, CODEX)
+    assert [h["sessionId"] for h in searched.structured_content["hits"]] == ["s-auth"]
+
+
+def test_roots_come_from_the_environment_as_for_every_command(roots: list[Path]) -> None:
+    env = {"SESSIONREF_ROOT": os.pathsep.join(str(root) for root in roots[1:])}
+
+    async def scenario() -> list[str]:
+        argv = [sys.executable, "-m", "sessionref", "mcp"]
+        async with served(roots[0], command=argv, env=env) as session:
+            return [r.uri for r in (await session.list_resources()).resources]
+
+    assert anyio.run(scenario) == [encode_session_reference_uri(i) for i in (CODEX, CLAUDE)]
+
+
+def test_a_claude_code_session_added_while_serving_is_notified_and_listed(
+    roots: list[Path],
+) -> None:
+    async def scenario() -> tuple[list[str], list[str], list[Any]]:
+        seen: list[Any] = []
+        async with served(roots[0], command=command(roots), seen=seen) as session:
+            before = [r.uri for r in (await session.list_resources()).resources]
+            claude_session(roots[1], CLAUDE_LATER, "Later work", 3)
+            with anyio.fail_after(TIMEOUT):
+                while not any(isinstance(m, types.ResourceListChangedNotification) for m in seen):
+                    await anyio.sleep(0.05)
+            after = [r.uri for r in (await session.list_resources()).resources]
+            return before, after, seen
+
+    before, after, _ = anyio.run(scenario)
+    assert encode_session_reference_uri(CLAUDE_LATER) not in before
+    assert after[3] == encode_session_reference_uri(CLAUDE_LATER)  # the newest other project's
