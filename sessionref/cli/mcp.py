@@ -20,7 +20,7 @@ from sessionref.cli.search import add_index_option
 from sessionref.cli.snapshot import add_budget_argument
 
 DESCRIPTION = """\
-Serve the sessions of a store to an MCP client (Claude Code, Codex, any client of the Model
+Serve the sessions of the roots to an MCP client (Claude Code, Codex, any client of the Model
 Context Protocol) over standard input and output, read-only, until the input ends.
 
 Every session is a resource (its dsh-session: URI, named by its title): reading one gives the
@@ -28,12 +28,14 @@ prompt `sessionref snapshot --label-from title SESSION` prints, cut to --max-byt
 (sessionref:session/{id}) finds a session by id, completed from part of its title or id, the
 sessions of the current directory first. The client is told when sessions are added or change.
 With --tools the model may also call list_sessions, search_sessions and reference_sessions
-itself. Needs the MCP SDK: pip install "sessionref[mcp]". See docs/mcp.md.
+itself. Roots as for every command: DSH stores (through their indexes), Claude Code and Codex
+homes, served together. Needs the MCP SDK: pip install "sessionref[mcp]". See docs/mcp.md.
 """
 EPILOG = """\
 examples:
   claude mcp add sessionref -- sessionref mcp --root ~/.dsh/sessions
   sessionref mcp --root ~/.dsh/sessions --tools --max-bytes 16384
+  sessionref mcp --root ~/.dsh/sessions --root ~/.claude --root ~/.codex
 """
 MISSING_SDK = 'sessionref mcp needs the MCP SDK: pip install "sessionref[mcp]"'
 
@@ -56,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
-    """Serve the store until standard input ends."""
+    """Serve the roots' sessions until standard input ends."""
     redaction = redaction_of_args(args)
     try:
         from sessionref.mcp.server import serve_stdio
