@@ -46,11 +46,11 @@ class HarnessLog(NamedTuple):
 def plain_texts() -> st.SearchStrategy[str]:
     """Texts a person may type that no harness rewrites: no tags the readers read, no
     surrounding blanks, not empty."""
-    return js_strings(min_size=1, max_size=40).filter(
-        lambda text: (
-            text == text.strip() and text and "<" not in text and "## My request" not in text
-        )
-    ) | st.sampled_from(["<referenced-sessions>x", "a </referenced-sessions> b", "<b>bold</b>"])
+    typed = js_strings(min_size=1, max_size=40).map(
+        lambda text: text.replace("<", "\u2039").replace("## My request", "#").strip()
+    )  # mapped, not filtered: most drawn strings hold a "<" (hypothesis would retry them)
+    tags = st.sampled_from(["<referenced-sessions>x", "a </referenced-sessions> b", "<b>bold</b>"])
+    return typed.filter(bool) | tags
 
 
 def iso(millis: int) -> str:
