@@ -16,6 +16,7 @@ from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.transcript import Transcript
+from tests.conftest import examples
 
 SESSION = "5e55a000-0000-4000-8000-000000000001"
 
@@ -313,7 +314,7 @@ def test_captured_through_seq_is_the_index_of_the_last_line(tmp_path: Path) -> N
     assert data["cwd"] == "/work/app"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(claude_code_logs())
 def test_generated_transcripts_show_their_current_chain(log: HarnessLog) -> None:
     transcript = claude_transcript(SESSION, log.lines)

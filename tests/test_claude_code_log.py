@@ -26,6 +26,7 @@ from sessionref.codex.reader import codex_transcript
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
+from tests.conftest import examples
 
 SESSION = "11111111-2222-4333-8444-555555555555"
 ROLLOUT = "rollout-2025-06-15T10-00-00-0197a000-0000-7000-8000-000000000001.jsonl"
@@ -137,7 +138,7 @@ def answer(uuid: str, parent: str, text: str) -> dict[str, Any]:
     return {"type": "assistant", "uuid": uuid, "parentUuid": parent, "message": message}
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(claude_code_logs(rewinds=False, replays=False))
 def test_claude_code_texts_agree_on_generated_files(log: HarnessLog) -> None:
     assert runs(ours(claude_transcript(SESSION, log.lines))) == runs(ccl_claude_view(log.content))
@@ -213,7 +214,7 @@ def test_difference_slash_commands_and_shell_input_are_user_text() -> None:
     assert ("user", "/review a.py") not in ccl_claude_view(content)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(codex_rollouts(legacy=False))
 def test_codex_texts_agree_on_generated_rollouts(log: HarnessLog) -> None:
     # claude-code-log 1.7 raises on a lone surrogate in a prompt that carries injected

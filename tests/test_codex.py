@@ -16,6 +16,7 @@ from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.testing.claude_logs import HarnessLog
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
+from tests.conftest import examples
 
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
 
@@ -206,7 +207,7 @@ def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
     assert shown(store.transcript(THREAD)) == []
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(codex_rollouts())
 def test_generated_rollouts_show_each_message_once(log: HarnessLog) -> None:
     assert shown(codex_transcript(THREAD, log.lines, None)) == log.shown

@@ -7,8 +7,9 @@ command line. Whatever the damage, the library answers with a context or a
 ``BUDGET_EXCEEDED``), and the command line prints either its output or one ``CODE: message``
 line on stderr with exit status 1 — never a traceback.
 
-Examples per test: ``SESSIONREF_FUZZ_EXAMPLES`` (default 60, derandomized so the normal suite is
-repeatable); ``tox -e fuzz`` sets it high and runs with a random seed.
+Examples per test: ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz``: 2,500, with a
+random seed), else the profile's share of 60 (``tests/conftest.py``), derandomized so the
+normal suite is repeatable. The test that starts a process per example runs a tenth of that.
 """
 
 from __future__ import annotations
@@ -46,11 +47,12 @@ from sessionref.testing import (
 )
 from sessionref.testing.mutations import frame_lines, log_lines, mutate_lines
 from sessionref.types import ContextMessage
+from tests.conftest import examples
 
 T = TypeVar("T")
 
 FUZZING = "SESSIONREF_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ.get("SESSIONREF_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ["SESSIONREF_FUZZ_EXAMPLES"]) if FUZZING else examples(60)
 SUBPROCESS_EXAMPLES = max(5, EXAMPLES // 10)
 
 fuzz = settings(

@@ -7,8 +7,9 @@ reference gives a whole context or a ``SessionReferenceError`` (``READ_FAILED`` 
 file, or ``BUDGET_EXCEEDED``), and a context is within its budget, tag-safe, and tells the
 model the harness.
 
-Examples per reader: twice ``SESSIONREF_FUZZ_EXAMPLES`` (default 60, derandomized; ``tox -e
-fuzz`` sets 2,500, so 5,000 damaged files per reader).
+Examples per reader: twice ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` sets
+2,500, so 5,000 damaged files per reader), else twice the profile's share of 60
+(``tests/conftest.py``), derandomized.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFI
 from sessionref.testing.claude_logs import claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
+from tests.conftest import examples
 
 FUZZING = "SESSIONREF_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = 2 * int(os.environ.get("SESSIONREF_FUZZ_EXAMPLES", "60"))
+EXAMPLES = 2 * (int(os.environ["SESSIONREF_FUZZ_EXAMPLES"]) if FUZZING else examples(60))
 
 fuzz = settings(
     max_examples=EXAMPLES,

@@ -18,6 +18,7 @@ from sessionref.snapshot import snapshot_source
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Entry, Transcript
+from tests.conftest import examples
 
 
 def test_lone_surrogates_reach_the_snapshot_as_javascript_writes_them() -> None:
@@ -65,7 +66,7 @@ def either_log() -> st.SearchStrategy[tuple[str, HarnessLog]]:
     )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(either_log(), st.integers(120, 3000))
 def test_budgets_and_accounting_hold_for_other_harnesses(
     generated: tuple[str, HarnessLog], max_bytes: int
@@ -93,7 +94,7 @@ def test_budgets_and_accounting_hold_for_other_harnesses(
         assert kept[len(checkpoints) :] == surface[len(surface) - len(kept) + len(checkpoints) :]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 @given(either_log())
 def test_reading_only_what_a_snapshot_shows_changes_nothing_it_shows(
     generated: tuple[str, HarnessLog],

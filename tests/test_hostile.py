@@ -36,6 +36,7 @@ from sessionref.log.writer import log_path
 from sessionref.testing import LogRecords, session_logs, session_stores, write_session_store
 from sessionref.testing.mutations import deep_json, log_lines, zstd_bomb
 from sessionref.types import ContextMessage
+from tests.conftest import examples
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
 
 READ_FAILED_LINE = b"SESSION_REFERENCE_READ_FAILED: "
@@ -408,7 +409,7 @@ def test_the_decoder_a_line_goes_through_does_not_change_the_answer(
 # (b) Repeatable reads.
 
 repeatable = settings(
-    max_examples=25,
+    max_examples=examples(25),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
@@ -450,7 +451,7 @@ def test_the_same_store_read_twice_gives_the_same_contexts(
 # (c) A log appended to while it is read.
 
 growing = settings(
-    max_examples=3,
+    max_examples=examples(3),
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],

@@ -1,5 +1,8 @@
 """SessionIndex: search answers checked against the independent reference model, and the index
-as a cache that is never trusted blindly (corrupt, foreign, unwritable, killed, raced)."""
+as a cache that is never trusted blindly (corrupt, foreign, unwritable, killed, raced).
+
+Which files the index may remember depends on its clock (a file modified within 2 s is racy):
+tests set it (:class:`tests.store_clock.StoreClock`) instead of waiting for time to pass."""
 
 from __future__ import annotations
 
@@ -11,10 +14,8 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -34,7 +35,9 @@ from sessionref.log.store import DirectoryStore, LogUnreadable
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
+from tests.conftest import examples
 from tests.logs import turn
+from tests.store_clock import StoreClock
 
 PHRASES = [
     "refresh the auth token",
@@ -44,20 +47,27 @@ PHRASES = [
     "日本語のテキスト",
     "Zebra crossing",
 ]
-DAY_NS = 86_400 * 10**9
 REPO = Path(__file__).resolve().parents[1]
 
 
 def write_store(root: Path, logs: list[SessionLog], *, compress: bool = False) -> None:
-    """Write logs dated a day back, so the index may remember them (no racy revisions)."""
-    stamp = time.time_ns() - DAY_NS
-    for path in write_session_store(root, logs, compress=compress):
-        for entry in (path, path.parent, path.parent.parent):
-            os.utime(entry, ns=(stamp, stamp))
+    """Write logs in the store layout (the files are as new as they are)."""
+    write_session_store(root, logs, compress=compress)
 
 
 def index_of(root: Path, tmp: Path, **options: Any) -> SessionIndex:
+    """An index of ``root``; without a ``clock``, one a day ahead: every file on disk settled,
+    so the index remembers what it reads (a test that changes the store then dates what it
+    changed: :meth:`StoreClock.date`)."""
+    options.setdefault("clock", StoreClock("settled"))
     return SessionIndex(DirectoryStore(root), tmp / "index.sqlite", **options)
+
+
+def settled_store(root: Path) -> StoreClock:
+    """A clock a day ahead of ``root``, whose entries it dated (step 0)."""
+    clock = StoreClock("settled")
+    clock.date(root)
+    return clock
 
 
 def snapshot_of_tree(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -77,7 +87,7 @@ queries = st.sampled_from(
 
 
 @settings(
-    max_examples=60,
+    max_examples=examples(60),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -238,7 +248,7 @@ def test_the_store_is_never_written(tmp_path: Path) -> None:
 
 REFRESH_AND_DIE = textwrap.dedent(
     """
-    import os, signal, sys
+    import os, signal, sys, time
     from sessionref.index import store as index_store
     from sessionref.index import SessionIndex
     from sessionref.log.store import DirectoryStore
@@ -246,7 +256,8 @@ REFRESH_AND_DIE = textwrap.dedent(
     def die(done, total):
         if done >= 6:
             os.kill(os.getpid(), signal.SIGKILL)
-    SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2]).refresh(die)
+    day_ahead = lambda: time.time_ns() + 86_400 * 10**9  # every file settled
+    SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2], clock=day_ahead).refresh(die)
     """
 )
 
@@ -267,10 +278,11 @@ def test_a_refresh_killed_half_way_leaves_a_usable_index(tmp_path: Path) -> None
 
 REFRESH = textwrap.dedent(
     """
-    import sys
+    import sys, time
     from sessionref.index import SessionIndex
     from sessionref.log.store import DirectoryStore
-    index = SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2], warn=sys.exit)
+    day_ahead = lambda: time.time_ns() + 86_400 * 10**9  # every file settled
+    index = SessionIndex(DirectoryStore(sys.argv[1]), sys.argv[2], warn=sys.exit, clock=day_ahead)
     print(len(index.headers()))
     """
 )
@@ -284,7 +296,9 @@ def test_two_processes_refreshing_at_once_stay_consistent(tmp_path: Path) -> Non
     outputs = [run.communicate()[0] for run in runs]
     assert [run.returncode for run in runs] == [0, 0]
     assert outputs == [b"300\n", b"300\n"]
-    index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "i.sqlite")
+    index = SessionIndex(
+        DirectoryStore(tmp_path / "store"), tmp_path / "i.sqlite", clock=StoreClock("settled")
+    )
     assert index.refresh().read == 0
     assert_answers_right(index, tmp_path / "store")
 
@@ -359,17 +373,18 @@ EDGE_SHAPES = [
 def test_discovery_edge_stores_list_as_the_store_does(tmp_path: Path, shape: str) -> None:
     root = tmp_path / "store"
     _edge_store(root, shape)
-    index = index_of(root, tmp_path)
+    clock = StoreClock("racy")
+    index = index_of(root, tmp_path, clock=clock)
     plain = DirectoryStore(root)
     assert_answers_right(index, root)
     assert index.headers() == plain.headers()
     assert index.problems() == plain.problems()
-    stamp = time.time_ns() - DAY_NS
-    for path in root.rglob("*"):
-        os.utime(path, ns=(stamp, stamp), follow_symlinks=False)
+    clock.state = "settled"
+    clock.date(root)
     assert_answers_right(index, root)  # settled: now remembered
     assert index.refresh().read == 0
     (root / "--w--" / "ok" / "session.jsonl").unlink()
+    clock.date(root)
     assert_answers_right(index, root)
     assert index.headers() == plain.headers()
     assert index.problems() == plain.problems()
@@ -379,13 +394,13 @@ def test_a_log_the_file_system_failed_to_read_is_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     small_store(tmp_path / "store", 3)
-    index = index_of(tmp_path / "store", tmp_path)
+    clock = settled_store(tmp_path / "store")
+    index = index_of(tmp_path / "store", tmp_path, clock=clock)
     assert index.refresh().read == 3
     log = tmp_path / "store" / "_no-cwd" / "s1" / "session.jsonl"
     with log.open("ab") as file:
         file.write(b'{"type":"session/title","seq":1,"time":2,"data":{"title":"later"}}\n')
-    stamp = time.time_ns() - DAY_NS // 2
-    os.utime(log, ns=(stamp, stamp))
+    clock.date(tmp_path / "store")
 
     def fails(self: DirectoryStore, session_id: str) -> None:
         raise LogUnreadable("cannot read it: Permission denied")  # as DirectoryStore.read
@@ -412,28 +427,36 @@ def test_a_build_in_worker_processes_gives_the_same_index(tmp_path: Path) -> Non
 
 
 def test_a_file_added_to_a_session_directory_is_seen_though_its_times_were_put_back(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """An unchanged session directory is not listed again, its files are statted: adding a log
-    beside another and setting the directory's times back must still be noticed."""
-    monkeypatch.setattr("sessionref.index.store.RACY_NS", 1_000_000)  # 1 ms is "lately"
+    beside another and setting the directory's times back must still be noticed (by its
+    ctime, which the file system sets to its clock's time: the test waits for it to move)."""
     root = tmp_path / "store"
     small_store(root, 3)
-    time.sleep(0.01)
-    index = index_of(root, tmp_path)
+    index = index_of(root, tmp_path, clock=settled_store(root))
     assert index.refresh().read == 3
     assert index.refresh().read == 0
     folder = root / "_no-cwd" / "s1"
     before = folder.stat()
     plain = (folder / "session.jsonl").read_bytes()
     (folder / "session.jsonl.zstd").write_bytes(zstandard.ZstdCompressor().compress(plain))
-    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))
-    assert folder.stat().st_mtime_ns == before.st_mtime_ns
-    time.sleep(0.01)
+    put_times_back(folder, before)
     assert_answers_right(index, root)
     plain = DirectoryStore(root)
     assert index.headers() == plain.headers()
     assert index.problems() == plain.problems() != []
+
+
+def put_times_back(path: Path, before: os.stat_result) -> None:
+    """Set ``path``'s times back to ``before``'s, once the file system's clock has moved past
+    ``before``'s ctime (a tick is milliseconds; each try sets the ctime to the clock's time)."""
+    while True:
+        os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+        status = path.stat()
+        if status.st_ctime_ns != before.st_ctime_ns:
+            assert status.st_mtime_ns == before.st_mtime_ns
+            return
 
 
 def test_a_nul_or_a_lone_surrogate_hides_no_text_from_search(tmp_path: Path) -> None:
@@ -461,19 +484,6 @@ def test_a_query_that_holds_a_lone_surrogate_is_answered(tmp_path: Path, capsys:
     assert "(no sessions match)" in capsys.readouterr().err
 
 
-SHORT_RACY_NS = 30_000_000
-"""A racy window of 30 ms: past it after a 60 ms pause, the settled paths are taken."""
-
-
-def settled_index(root: Path, tmp: Path, monkeypatch: pytest.MonkeyPatch) -> SessionIndex:
-    """An index of ``root`` with a 30 ms racy window, refreshed once the store settled."""
-    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
-    time.sleep(0.06)
-    index = index_of(root, tmp)
-    index.refresh()
-    return index
-
-
 def test_a_refresh_that_commits_after_another_keeps_nothing_stale(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -488,23 +498,24 @@ def test_a_refresh_that_commits_after_another_keeps_nothing_stale(
     small_store(root, 3)
     session_in_x("x0", root)
     session_in_x("x1", tmp_path / "more")
-    index = settled_index(root, tmp_path, monkeypatch)
+    clock = settled_store(root)
+    index = index_of(root, tmp_path, clock=clock)
+    index.refresh()
     (root / "_no-cwd" / "s2").rename(root / "_no-cwd" / "s2-moved")  # A will list again
-    time.sleep(0.06)
+    clock.date(root)
     finish = tables.finish
 
     def finish_after_another(*args: Any) -> int:
         monkeypatch.setattr(tables, "finish", finish)
         (tmp_path / "more" / "--x--" / "x1").rename(root / "--x--" / "x1")
-        time.sleep(0.06)
-        index_of(root, tmp_path).refresh()  # B, committing first
+        clock.date(root)
+        index_of(root, tmp_path, clock=clock).refresh()  # B, committing first
         return finish(*args)
 
     monkeypatch.setattr(tables, "finish", finish_after_another)
     index.refresh()  # A
-    time.sleep(0.06)
-    assert "x1" in [h.id for h in index_of(root, tmp_path).headers()]
-    assert_answers_right(index_of(root, tmp_path), root)
+    assert "x1" in [h.id for h in index_of(root, tmp_path, clock=clock).headers()]
+    assert_answers_right(index_of(root, tmp_path, clock=clock), root)
 
 
 def test_a_log_removed_while_it_is_read_again_is_no_crash(
@@ -512,11 +523,13 @@ def test_a_log_removed_while_it_is_read_again_is_no_crash(
 ) -> None:
     root = tmp_path / "store"
     small_store(root, 3)
-    index = settled_index(root, tmp_path, monkeypatch)
+    clock = settled_store(root)
+    index = index_of(root, tmp_path, clock=clock)
+    index.refresh()
     log = root / "_no-cwd" / "s1" / "session.jsonl"
     with log.open("ab") as file:
         file.write(b"\n")
-    time.sleep(0.06)
+    clock.date(root)
     read = index_store.read_session
 
     def removed_first(store: Any, session_id: str) -> Any:
@@ -529,9 +542,7 @@ def test_a_log_removed_while_it_is_read_again_is_no_crash(
     assert_answers_right(index, root)
 
 
-def test_a_header_read_while_its_file_was_racy_is_not_trusted_later(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_header_read_while_its_file_was_racy_is_not_trusted_later(tmp_path: Path) -> None:
     """Two writes in one timestamp tick, same size: the line read in between must not be
     remembered (the file was racy), or the second write would go unseen. The index's clock is
     set by hand, so a slow machine cannot move the first refresh out of the racy window."""
@@ -539,13 +550,12 @@ def test_a_header_read_while_its_file_was_racy_is_not_trusted_later(
     small_store(root, 2)
     log = root / "_no-cwd" / "s1" / "session.jsonl"
     status = log.stat()
-    clock = SimpleNamespace(time_ns=lambda: status.st_mtime_ns + 1_000_000)  # 1 ms later: racy
-    monkeypatch.setattr("sessionref.index.store.time", clock)
-    index = index_of(root, tmp_path)
+    now = status.st_mtime_ns + 1_000_000  # 1 ms later: racy
+    index = index_of(root, tmp_path, clock=lambda: now)
     index.refresh()
     log.write_bytes(log.read_bytes().replace(b'"createdAt":1', b'"createdAt":7'))
     os.utime(log, ns=(status.st_atime_ns, status.st_mtime_ns))  # the same tick
-    clock.time_ns = lambda: status.st_mtime_ns + 10 * RACY_NS  # long settled
+    now = status.st_mtime_ns + 10 * RACY_NS  # long settled
     assert_answers_right(index, root)
     assert sorted(h.created_at for h in index.headers()) == [0, 7]
 
@@ -557,13 +567,12 @@ def test_a_log_deleted_while_the_store_is_listed_only_drops_that_session(
     root = tmp_path / "store"
     small_store(root, 12)
     warnings: list[str] = []
-    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
-    time.sleep(0.06)
-    index = index_of(root, tmp_path, warn=warnings.append)
+    clock = settled_store(root)
+    index = index_of(root, tmp_path, warn=warnings.append, clock=clock)
     index.refresh()
     small_store(tmp_path / "more", 13)
     (tmp_path / "more" / "_no-cwd" / "s12").rename(root / "_no-cwd" / "s12")
-    time.sleep(0.06)
+    clock.date(root)
     walk = CachedHeaderStore._walk
 
     def walk_then_delete(self: CachedHeaderStore) -> Any:
@@ -575,7 +584,7 @@ def test_a_log_deleted_while_the_store_is_listed_only_drops_that_session(
     report = index.refresh()
     monkeypatch.setattr(CachedHeaderStore, "_walk", walk)
     assert (report.read, report.removed, warnings, index.bypassed) == (1, 1, [], False)
-    time.sleep(0.06)
+    clock.date(root)
     assert_answers_right(index, root)
 
 

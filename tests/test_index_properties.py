@@ -1,12 +1,14 @@
 """The index never changes an answer: over generated store histories (writes, appends, damage,
 deletions, duplicates), every listing, title, candidate list and search with an incrementally
-refreshed index equals the answer without one (the store itself, or an index built afresh)."""
+refreshed index equals the answer without one (the store itself, or an index built afresh).
+
+Each history runs with the store in one of the states of :mod:`tests.store_clock` (everything
+racy, files dated back, everything settled), on a clock the test sets: no history waits for
+real time to pass, and none depends on the machine's speed."""
 
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import sessionref.index.walk as walk
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 from sessionref.log.writer import log_path
@@ -21,10 +24,11 @@ from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import mutated_stores, session_logs, write_mutated_store
 from sessionref.testing.mutations.lines import log_lines, next_seq
 from sessionref.types import Target
+from tests.conftest import examples
+from tests.store_clock import STATES, State, StoreClock
 
 IDS = st.sampled_from(["a", "b", "Ab", "c-1", ".x"])
 CWDS = st.sampled_from(["/w", "/x/y", None])
-DAY_NS = 86_400 * 10**9
 
 writes = st.tuples(
     st.just("write"), session_logs(ids=IDS, cwds=CWDS, max_turns=2), st.booleans(), st.booleans()
@@ -38,7 +42,8 @@ QUICK = dict(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-"""620 generated histories in all (350 + 120 + 150), each checked after every step."""
+"""Histories of valid and of damaged logs (``examples(400)`` and ``examples(150)``), each in
+one of the three states, checked after every step."""
 
 
 def log_files(root: Path) -> list[Path]:
@@ -91,15 +96,6 @@ def apply(root: Path, op: tuple[Any, ...]) -> None:
         files[op[1] % len(files)].unlink()
 
 
-def settle(root: Path, step: int) -> None:
-    """Date back everything just touched, as if written long ago (each step at its own time)."""
-    now = time.time_ns()
-    stamp = now - DAY_NS + step * 10**9
-    for entry in [*root.glob("*"), *root.glob("*/*"), *root.glob("*/*/*")]:
-        if entry.stat().st_mtime_ns > now - DAY_NS // 2:
-            os.utime(entry, ns=(stamp, stamp))
-
-
 def candidates(store: Any, query: str) -> list[Any]:
     resolver = SessionReferenceResolver(store)
     return resolver.mention_candidates(Target("t", "/w"), query, 50)
@@ -125,61 +121,61 @@ def assert_same(index: SessionIndex, root: Path, fresh_path: Path | None) -> Non
 
 
 def run_history(
-    tmp: Path,
-    ops: list[tuple[Any, ...]],
-    settled: bool,
-    pause: float = 0,
-    damaged: list[Any] | None = None,
+    tmp: Path, ops: list[tuple[Any, ...]], state: State, damaged: list[Any] | None = None
 ) -> None:
     """The store (``damaged`` logs first, if given), then each step of ``ops``, the answers
-    checked after each; ``pause`` seconds after each step."""
+    checked after each, the store kept in ``state`` (:mod:`tests.store_clock`)."""
+    clock = StoreClock(state)
     root = tmp / "store"
     root.mkdir()
     if damaged is not None:
         write_mutated_store(root, damaged)
-        if settled:
-            settle(root, -1)
-    index = SessionIndex(DirectoryStore(root), tmp / "index.sqlite")
+    clock.date(root)
+    index = SessionIndex(DirectoryStore(root), tmp / "index.sqlite", clock=clock)
     assert_same(index, root, None)
-    for step, op in enumerate(ops):
+    for op in ops:
         apply(root, op)
-        if settled:
-            settle(root, step)
-        time.sleep(pause)
+        clock.date(root)
         assert_same(index, root, None)
         # a second process (another index object on the same database) agrees too
-        other = SessionIndex(DirectoryStore(root), tmp / "index.sqlite")
+        other = SessionIndex(DirectoryStore(root), tmp / "index.sqlite", clock=clock)
         assert other.headers() == index.headers()
         other.close()
     assert_same(index, root, tmp / "fresh.sqlite")
     index.close()
 
 
-@settings(max_examples=350, **QUICK)  # type: ignore[arg-type]
-@given(ops=histories, settled=st.booleans())
-def test_histories_of_valid_logs(tmp_path_factory: Any, ops: list[Any], settled: bool) -> None:
-    run_history(tmp_path_factory.mktemp("h"), ops, settled)
+@settings(max_examples=examples(400), **QUICK)  # type: ignore[arg-type]
+@given(ops=histories, state=st.sampled_from(STATES))
+def test_histories_of_valid_logs(tmp_path_factory: Any, ops: list[Any], state: State) -> None:
+    run_history(tmp_path_factory.mktemp("h"), ops, state)
 
 
-SHORT_RACY_NS = 30_000_000
-"""A racy window of 30 ms, longer than a file system timestamp's tick: histories that pause
-past it after each step reach the paths for settled trees (every remembered entry statted
-and nothing listed, a session directory not listed again), which a 2 s window keeps them
-from (setting a directory's times back changes its ctime)."""
-
-
-@settings(max_examples=120, **QUICK)  # type: ignore[arg-type]
-@given(ops=histories)
-def test_histories_past_a_short_racy_window(
-    tmp_path_factory: Any, monkeypatch: Any, ops: list[Any]
-) -> None:
-    monkeypatch.setattr("sessionref.index.store.RACY_NS", SHORT_RACY_NS)
-    run_history(tmp_path_factory.mktemp("r"), ops, False, pause=2 * SHORT_RACY_NS / 1e9)
-
-
-@settings(max_examples=150, **QUICK)  # type: ignore[arg-type]
-@given(damaged=mutated_stores(max_sessions=3), ops=histories, settled=st.booleans())
+@settings(max_examples=examples(150), **QUICK)  # type: ignore[arg-type]
+@given(damaged=mutated_stores(max_sessions=3), ops=histories, state=st.sampled_from(STATES))
 def test_histories_of_damaged_logs(
-    tmp_path_factory: Any, damaged: list[Any], ops: list[Any], settled: bool
+    tmp_path_factory: Any, damaged: list[Any], ops: list[Any], state: State
 ) -> None:
-    run_history(tmp_path_factory.mktemp("d"), ops, settled, damaged=damaged)
+    run_history(tmp_path_factory.mktemp("d"), ops, state, damaged=damaged)
+
+
+def test_a_settled_store_is_answered_without_listing_it(tmp_path: Path, monkeypatch: Any) -> None:
+    """The ``settled`` state reaches the index's path for a store that did not change: every
+    remembered entry statted, no directory listed."""
+    clock = StoreClock("settled")
+    root = tmp_path / "store"
+    header = {"version": 0, "id": "a", "createdAt": 1, "delegationDepth": 0}
+    apply(root, ("write", {"header": header, "events": []}, False, False))
+    clock.date(root)
+    index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", clock=clock)
+    assert [h.id for h in index.headers()] == ["a"]
+    listed: list[str] = []
+    scandir = walk.os.scandir
+
+    def listing(path: str) -> Any:
+        listed.append(path)
+        return scandir(path)
+
+    monkeypatch.setattr(walk.os, "scandir", listing)
+    assert index.refresh().read == 0
+    assert listed == []

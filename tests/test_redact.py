@@ -21,6 +21,7 @@ from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import retain_budget
 from sessionref.pipeline.truncate import Fitted, truncate
 from sessionref.redact import Redaction
+from tests.conftest import examples
 from tests.redact_corpus import CONTEXTS, MAKERS, Secret, ordinary_lines, secrets
 
 SECRETS = secrets(seed=26)
@@ -183,7 +184,7 @@ def _fit(units: list[Unit], source: SourceData, budget: int) -> Fitted | str:
         return exc.code
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(UNITS, st.integers(100, 3000))
 def test_the_lazy_transform_gives_what_redacting_every_unit_gives(
     units: list[Unit], budget: int

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from sessionref.redact.detectors import Plugin, builtin_detectors
 from sessionref.redact.scan import Finding, find_secrets, merged, scanned_view, widen
+from tests.conftest import examples
 from tests.redact_corpus import CONTEXTS, ordinary_lines, secrets
 
 PLUGINS = builtin_detectors().plugins
@@ -49,7 +50,7 @@ def test_the_gated_scan_finds_what_every_plugin_on_every_line_finds() -> None:
         assert find_secrets(text, builtin_detectors()) == every_plugin_on_every_line(text)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(MIXED, min_size=1, max_size=4).map("\n".join))
 def test_the_gated_scan_on_mixed_text(text: str) -> None:
     assert find_secrets(text, builtin_detectors()) == every_plugin_on_every_line(text)

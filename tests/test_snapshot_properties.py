@@ -15,6 +15,7 @@ from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.snapshot import project_units
 from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
+from tests.conftest import examples
 
 NOTICE = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
 BOM = "\ufeff".encode()
@@ -22,7 +23,9 @@ TARGET = {"id": "\x00target-outside-the-store"}
 
 logs = session_logs(max_turns=4, texts=js_strings(max_size=40))
 budgets = st.integers(1, 2000)
-slow = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+slow = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def snapshot(log: LogRecords, max_bytes: int, label: str | None = None) -> Any:
@@ -79,7 +82,7 @@ def cut_omission(original: str, shown: str) -> int | None:
 
 
 @given(logs)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_pipeline_projects_what_the_reference_projects(log: LogRecords) -> None:
     records = MemoryStore([log]).read(log["header"]["id"]).records
     units = [

@@ -47,9 +47,10 @@ from sessionref.testing import (
     write_session_store,
 )
 from sessionref.testing.reference import current_surface
+from tests.conftest import examples
 
 VECTORS = Path(__file__).parent / "data" / "vectors.jsonl.gz"
-FAST = settings(max_examples=40, deadline=None)
+FAST = settings(max_examples=examples(40), deadline=None)
 PACKED = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
 SURFACE_TYPES = {"user/message", "assistant/message", "tool/result"}
 
@@ -515,7 +516,7 @@ def session_log_lines(log: LogRecords) -> list[str]:
     return [render_header(log["header"]).decode("utf-8")[:-1], *records]
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(session_logs(max_turns=2))
 def test_lines_are_javascript_json(log: LogRecords) -> None:
     lines = session_log_lines(log)
@@ -526,7 +527,7 @@ def test_lines_are_javascript_json(log: LogRecords) -> None:
         line.encode("utf-8")
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=examples(15), deadline=None)
 @given(session_stores(max_turns=1), st.booleans())
 def test_store_round_trips(
     tmp_path_factory: pytest.TempPathFactory, logs: list[LogRecords], compress: bool

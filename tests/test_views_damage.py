@@ -15,9 +15,10 @@ from sessionref.testing import MutatedLog, mutated_logs, session_logs, write_mut
 from sessionref.views.entries import ViewOptions
 from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
+from tests.conftest import examples
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=list(HealthCheck))
 @given(mutated_logs(session_logs(max_turns=2), min_mutations=0, max_mutations=3))
 def test_what_a_snapshot_reads_an_export_reads(mutated: MutatedLog) -> None:
     with tempfile.TemporaryDirectory() as folder:

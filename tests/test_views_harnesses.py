@@ -15,6 +15,7 @@ from sessionref.views.entries import ViewOptions, view_items
 from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
 from sessionref.views.picture import check_agreement, snapshot_picture
+from tests.conftest import examples
 from tests.test_views_markdown import blocks
 
 
@@ -24,7 +25,7 @@ def either_log() -> st.SearchStrategy[tuple[str, HarnessLog]]:
     )
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=list(HealthCheck))
 @given(either_log(), st.integers(200, 3000))
 def test_other_harnesses_export_and_show(generated: tuple[str, HarnessLog], budget: int) -> None:
     harness, log = generated

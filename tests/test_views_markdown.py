@@ -16,6 +16,7 @@ from sessionref.testing import js_strings
 from sessionref.transcript import Entry, Transcript
 from sessionref.views.entries import ViewOptions
 from sessionref.views.markdown import markdown_chunks
+from tests.conftest import examples
 
 PARSER = MarkdownIt("commonmark")
 HOSTILE = [
@@ -162,7 +163,7 @@ def test_tools_and_reasoning_show_only_when_asked() -> None:
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(js_strings(max_size=80).filter(lambda t: not FENCE.search(t)), max_size=4))
 def test_any_prose_reads_back_as_written(texts: list[str]) -> None:
     document = export([Entry("user", "text", text) for text in texts])

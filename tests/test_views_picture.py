@@ -27,6 +27,7 @@ from sessionref.views.picture import (
     match_units,
     snapshot_picture,
 )
+from tests.conftest import examples
 
 BOM = "\ufeff"
 
@@ -50,7 +51,7 @@ def picture_or_none(log: LogRecords, max_bytes: int) -> SnapshotPicture | None:
         return None
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(80), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     session_logs(max_turns=5, texts=js_strings(max_size=60)),
     st.integers(60, 1500),

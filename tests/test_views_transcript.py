@@ -26,6 +26,7 @@ from sessionref.testing import (
     write_session_store,
 )
 from sessionref.transcript import Entry
+from tests.conftest import examples
 
 HEADER = {"version": 0, "id": "s", "createdAt": 5, "delegationDepth": 0, "cwd": "/w"}
 INTERRUPTED = "The tool call was interrupted."  # the text of the harness's closing results
@@ -78,7 +79,7 @@ def entries_of(store: Any, session_id: str) -> list[tuple[str, str, str, Any, An
     return [(e.role, e.kind, e.text, e.time, e.name) for e in store.transcript(session_id).entries]
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(session_logs(max_turns=4, texts=js_strings(max_size=30)))
 def test_the_transcript_is_the_surface_read_entry_by_entry(log: LogRecords) -> None:
     store = MemoryStore([log])

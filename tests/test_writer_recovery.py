@@ -29,13 +29,14 @@ from sessionref.testing import (
     expand_records,
     recovered_events,
 )
+from tests.conftest import examples
 from tests.tail_damage import REFUSED, DamagedTail, damaged_tails
 
 TARGET = Target("\x00recovery-target-outside-the-store", "/work/project")
 UNBOUNDED = 1 << 40
 
 examples = settings(
-    max_examples=150,
+    max_examples=examples(150),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )

@@ -100,7 +100,8 @@ class SessionIndex:
     :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
     in that many processes; ``once``: only the first use refreshes (one command's look at
     the store), the others answer from it; without ``persist``, nothing is saved (the store
-    answers, and search builds a throwaway index in memory).
+    answers, and search builds a throwaway index in memory). ``clock`` is now in ns (a file
+    modified within 2 s of it is racy: read, not remembered); tests pass their own.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:
@@ -121,8 +122,9 @@ class SessionIndex:
         persist: bool = True,
         progress: Progress | None = None,
         warn: Callable[[str], None] = _stderr_line,
+        clock: Callable[[], int] = time.time_ns,
     ) -> None:
-        self.store = store
+        self.store, self.clock = store, clock
         self.path = default_index_path(store.root, path)
         self._named_file = names_a_file(path)
         self.workers = workers
@@ -212,7 +214,7 @@ class SessionIndex:
         return self._with_database(lambda db: self._refresh(db, progress))
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
-        racy_after = time.time_ns() - RACY_NS
+        racy_after = self.clock() - RACY_NS
         self._titles, self._headers, self._problems = None, None, None  # the reader stays
         stamp, before = tables.stamped_walk(db) or (None, None)
         changed = None if before is None else restat_tree(self.store.root, racy_after, before)
