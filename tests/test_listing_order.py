@@ -5,7 +5,7 @@ collation, three levels, in Node 22) over the backend's listing, and the sort is
 ``localeCompare`` finds equal (they differ only by ignorable characters) keep the listing's
 order. Each group below is a store of sessions created at 5 plus one created at 6; ``ORDER``
 is the candidates order the real stack answered (``real.mjs candidates``) for it. ``dots``
-holds the pair ``tests.oracle_stores --seed 5`` drew (".." and U+FEFF, an ignorable id).
+holds the pair ``scripts/oracle_stores.py --seed 5`` drew (".." and U+FEFF, an ignorable id).
 """
 
 from __future__ import annotations

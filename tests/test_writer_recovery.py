@@ -3,7 +3,7 @@ them: the recovered prefix, its closers and ``capturedThroughSeq`` as the refere
 
 The expected answers come from :mod:`sessionref.testing.recovery` and
 :mod:`sessionref.testing.reference` (written from the real stack's behaviour and checked against
-it on stores drawn from the same strategy, see ``tests/oracle_stores.py``), never from the
+it on stores drawn from the same strategy, see ``scripts/oracle_stores.py``), never from the
 library. Invariants check the reference itself: the recovered events are a prefix of the log,
 and every event through the last ``turn/end`` is in it.
 """

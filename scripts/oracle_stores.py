@@ -1,6 +1,6 @@
-"""Write stores drawn from the test strategies, to put before the real stack (not run by pytest).
+"""Write stores drawn from the test strategies, to put before the real stack (a script, not a test).
 
-    python -m tests.oracle_stores OUT [--count N] [--seed S]
+    python scripts/oracle_stores.py OUT [--count N] [--seed S]
 
 writes, each as its own root (the harness refuses a root mixing plain and zstd logs):
 ``OUT/intact-plain``, ``OUT/intact-zstd`` (:func:`sessionref.testing.session_stores` through
@@ -10,7 +10,7 @@ what the reference model predicts (``capturedThroughSeq`` and the conversation, 
 harness refuses it). Then
 
     python3 ../shared/oracle/compare.py OUT/<root>      # sessionref against the real stack
-    python -m tests.oracle_stores OUT --check ORACLE    # the reference against the real stack
+    python scripts/oracle_stores.py OUT --check ORACLE    # the reference against the real stack
 
 The draw is seeded (Hypothesis' ``@seed``, no database), so a run is repeatable.
 """
@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 from hypothesis import HealthCheck, Phase, given, seed, settings
 from hypothesis import strategies as st
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the tests' damage strategies
 from sessionref.codecs.jsjson import js_json
 from sessionref.log.writer import log_path
 from sessionref.testing import (
@@ -160,7 +161,7 @@ def check(out: Path, oracle: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.oracle_stores", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python scripts/oracle_stores.py", description=__doc__)
     parser.add_argument("out", type=Path)
     parser.add_argument("--count", type=int, default=20)
     parser.add_argument("--seed", type=int, default=1)
