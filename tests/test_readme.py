@@ -69,3 +69,72 @@ def test_other_agents_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture
         out = capsys.readouterr().out
         assert f'"harness":"{harness}"' in out and said in out
         assert out.count("<referenced-sessions>") == 1
+
+
+TEXT = README.read_text("utf-8")
+REPO = README.parent
+
+
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_the_vector_count_is_the_vendored_files() -> None:
+    from tests.conftest import load_vectors
+
+    found = re.search(r"all (\d+) conformance\s+vectors", TEXT)
+    assert found is not None and int(found.group(1)) == len(load_vectors())
+
+
+def fuzz_counts() -> tuple[int, int]:
+    """Examples ``tox -e fuzz`` runs, from its setting and the fuzz tests themselves: damaged
+    DSH logs (each ``@fuzz`` property, and the one that starts a process, a tenth), and
+    damaged Claude Code and Codex files (twice the setting per reader)."""
+    per_test = int(re.search(r"SESSIONREF_FUZZ_EXAMPLES:(\d+)", (REPO / "tox.ini").read_text())[1])
+    dsh = (REPO / "tests/test_fuzz.py").read_text()
+    harness = (REPO / "tests/test_harness_fuzz.py").read_text()
+    in_process = dsh.count("\n@fuzz\n")
+    assert "@settings(fuzz, max_examples=SUBPROCESS_EXAMPLES)" in dsh
+    return in_process * per_test + max(5, per_test // 10), harness.count("\n@fuzz\n") * 2 * per_test
+
+
+def test_every_fuzz_count_is_the_one_tox_runs() -> None:
+    dsh, harness = fuzz_counts()
+    total = f"{dsh + harness:,} examples"
+    for where in (TEXT, (REPO / "tox.ini").read_text(), (REPO / ".ci/run").read_text()):
+        said = one_line(where)
+        assert total in said and f"{dsh:,} damaged DSH logs" in said
+        assert f"{harness:,} damaged Claude Code and Codex files" in said
+        assert "about 10,000" not in said and ">= 10,000" not in said
+
+
+def test_the_verbose_snapshot_line_is_the_one_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    from sessionref.cli import main
+
+    shown = re.search(
+        r"`(note: LABEL: kept \d+ of \d+ messages, omitted \d+ bytes)`", one_line(TEXT)
+    )
+    assert shown is not None
+    pattern = re.escape(shown.group(1)).replace("LABEL", ".+")
+    pattern = re.sub(r"\d+", r"\\d+", pattern) + r"(, compacted)?\n"
+    root = str(sample_root())
+    argv = ["snapshot", "--root", root, "--verbose", "--max-bytes", "250"]
+    assert main([*argv, "c2e8a7d5-docs-dark-mode"]) == 0
+    assert re.fullmatch(pattern, capsys.readouterr().err)
+
+
+def test_the_batch_summary_is_the_one_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from sessionref.cli import main
+
+    said = one_line(TEXT)
+    first = "`N sessions: W written, F failed → FILE`"
+    resumed = "`--resume` `N sessions: D already done, W written, F failed → FILE`"
+    assert first in said and resumed in said
+    out = str(tmp_path / "o.jsonl")
+    argv = ["batch", "--root", str(sample_root()), "--out", out]
+    assert main(argv) == 0
+    assert capsys.readouterr().err == f"4 sessions: 4 written, 0 failed → {out}\n"
+    assert main([*argv, "--resume"]) == 0
+    assert capsys.readouterr().err == f"4 sessions: 4 already done, 0 written, 0 failed → {out}\n"
