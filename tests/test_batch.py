@@ -613,3 +613,20 @@ def test_worker_stores_read_the_listed_logs_without_scanning_the_root(
     with pytest.raises(SessionNotFound):
         rebuilt.read("not-stored")
     assert scans == 1
+
+
+def test_a_stop_inside_the_first_write_keeps_what_reached_the_file(tmp_path: Path) -> None:
+    """A stop can land inside a write, after its bytes went into the file and before the
+    output counted the line (seen under load with the distributed engine): the bytes are
+    kept, not discarded as if no session had been done."""
+    from sessionref.cli.batch_output import OutputFile
+
+    out = tmp_path / "out.jsonl"
+    output = OutputFile(out, resume=False)
+    line = b'{"sessionId":"s","context":{}}\n'
+    with pytest.raises(KeyboardInterrupt), output:
+        assert output._file is not None
+        output._file.write(line)  # what write() does before it counts the line
+        raise KeyboardInterrupt
+    assert output.kept
+    assert out.read_bytes() == line

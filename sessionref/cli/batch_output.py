@@ -219,6 +219,12 @@ class OutputFile:
         """How many complete lines the output holds now."""
         return complete_lines(self.path)
 
+    def _wrote(self) -> bool:
+        """Whether any result's bytes went into the file: a stop can land inside a write,
+        after its bytes reached the file and before ``lines`` counted them."""
+        assert self._file is not None
+        return self.lines > 0 or self._file.tell() > 0
+
     def _copy_old(self, end: int) -> None:
         """Copy the resumed file's bytes up to ``end`` as they are."""
         assert self._old is not None and self._file is not None
@@ -251,7 +257,7 @@ class OutputFile:
     ) -> None:
         assert self._file is not None
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
-        keep = kind is None or (interrupted and (self.lines > 0 or self._old is not None))
+        keep = kind is None or (interrupted and (self._wrote() or self._old is not None))
         self.kept = keep or self.resume
         complete = False  # a temporary file replaces ``path`` only once all of it is written
         try:
