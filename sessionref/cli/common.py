@@ -126,6 +126,24 @@ def config_error(message: str) -> SessionReferenceError:
     return SessionReferenceError(message, INVALID_CONFIG)
 
 
+def add_session_arguments(parser: argparse.ArgumentParser) -> None:
+    """The one ``SESSION`` a command reads (its id or ``dsh-session:`` URI) and the options of
+    the store it is read from (:func:`add_store_arguments`): what ``export`` and ``show`` take.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_session_arguments(parser)
+    >>> parser.parse_args(["dsh-session:InMtYmV0YSI"]).session
+    's-beta'
+    """
+    parser.add_argument(
+        "session",
+        metavar="SESSION",
+        type=session_id_argument,
+        help="a session id, or its dsh-session: URI",
+    )
+    add_store_arguments(parser)
+
+
 def add_store_arguments(parser: argparse.ArgumentParser) -> None:
     """``--root``, ``--harness`` and the options every command reading a store takes."""
     store = parser.add_argument_group("session store")

@@ -8,12 +8,11 @@ from typing import Final, TypeVar
 
 from sessionref.cli.common import (
     OpenStore,
-    add_store_arguments,
+    add_session_arguments,
     note,
     output_path,
     read_failure,
     reporting_errors,
-    session_id_argument,
 )
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
@@ -48,13 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref export``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.add_argument(
-        "session",
-        metavar="SESSION",
-        type=session_id_argument,
-        help="a session id, or its dsh-session: URI",
-    )
-    add_store_arguments(parser)
+    add_session_arguments(parser)
     parser.add_argument("--format", choices=FORMATS, default="md", help="what to write")
     parser.add_argument(
         "--out", type=output_path, metavar="FILE", help="write to FILE instead of stdout"

@@ -10,11 +10,10 @@ from typing import Final
 from sessionref.cli.candidates import display_width, printable
 from sessionref.cli.common import (
     OpenStore,
-    add_store_arguments,
+    add_session_arguments,
     output_path,
     quoted,
     reporting_errors,
-    session_id_argument,
     write_text,
 )
 from sessionref.cli.export import read_session
@@ -44,13 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref show``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.add_argument(
-        "session",
-        metavar="SESSION",
-        type=session_id_argument,
-        help="a session id, or its dsh-session: URI",
-    )
-    add_store_arguments(parser)
+    add_session_arguments(parser)
     add_budget_argument(parser)
     parser.add_argument(
         "--html",
