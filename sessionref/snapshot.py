@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Iterator
 import msgspec
 from toolz import curry, pipe
 
+from sessionref.collector import collection_paused
 from sessionref.log.records import LogRecord, SessionLog, captured_through_seq
 from sessionref.pipeline.escape_and_serialize import (
     SourceSnapshot,
@@ -68,17 +69,18 @@ def snapshot_source(
         captured_through_seq(log.records),
         harness=msgspec.UNSET if log.harness == "dsh" else log.harness,
     )
-    snapshot: SourceSnapshot = pipe(
-        log.records,  # the log's records, in file order
-        read_surface,  # 1. the surface-eligible events in seq order, checked
-        fold_compaction,  # 2. the current surface: compactions folded in
-        filter_roles,  # 3. KeptMessage: direct user text, assistant text, checkpoints
-        unitize,  # 4. Unit: one text per message
-        curry(transform, source=source, max_bytes=max_bytes),  # 4½. Unit: as transformed
-        curry(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
-        curry(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
-        escape_and_serialize,  # 7. SourceSnapshot: the data object's tag-safe JSON
-    )
+    with collection_paused():  # no collector walks meanwhile (sessionref/collector.py)
+        snapshot: SourceSnapshot = pipe(
+            log.records,  # the log's records, in file order
+            read_surface,  # 1. the surface-eligible events in seq order, checked
+            fold_compaction,  # 2. the current surface: compactions folded in
+            filter_roles,  # 3. KeptMessage: direct user text, assistant text, checkpoints
+            unitize,  # 4. Unit: one text per message
+            curry(transform, source=source, max_bytes=max_bytes),  # 4½. Unit: as transformed
+            curry(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
+            curry(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
+            escape_and_serialize,  # 7. SourceSnapshot: the data object's tag-safe JSON
+        )
     return snapshot
 
 

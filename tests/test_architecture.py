@@ -11,7 +11,13 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "sessionref"
 #: Layers from the bottom up; a module may import only from its own layer or below.
 LAYERS = (
-    ("sessionref.errors", "sessionref.types", "sessionref.transcript", "sessionref.pool"),
+    (
+        "sessionref.errors",
+        "sessionref.types",
+        "sessionref.transcript",
+        "sessionref.pool",
+        "sessionref.collector",
+    ),
     ("sessionref.codecs",),
     ("sessionref.log", "sessionref.claude_code", "sessionref.codex"),
     ("sessionref.pipeline",),

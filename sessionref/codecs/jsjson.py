@@ -21,6 +21,10 @@ _ENCODE: Final = msgspec.json.Encoder().encode
 NOT_SERIALIZABLE: Final = "session-reference data is not JSON-serializable"
 _LONE_SURROGATE: Final = re.compile("([\ud800-\udfff])")
 _NOT_SHORT_ESCAPE: Final = re.compile(rb"\\[u/]")
+_ESCAPE_PAST_SHORT: Final = re.compile(rb"\\[\\u/]")
+"""A backslash before one of the escapes a count cannot take at once: ``\\\\`` (two
+backslashes, one character) and ``\\u`` ``\\/`` (built instead). A regular expression finds
+the first in one pass, where counting the two-byte ``\\\\`` took a slow search of its own."""
 
 
 def _string_literal(text: str) -> bytes:
@@ -125,9 +129,13 @@ def literal_lengths(literal: bytes) -> tuple[int, int] | None:
         except UnicodeDecodeError:
             return None
     json_bytes = 6 * len(literal) - 5 * len(literal.replace(b"<", b""))  # replace: memchr
-    if literal.find(b"\\") < 0:
+    backslashes = literal.count(b"\\")
+    if not backslashes:
         return len(literal) - 2, json_bytes
-    if _NOT_SHORT_ESCAPE.search(literal):  # also finds an escaped "\" before u or /
+    found = _ESCAPE_PAST_SHORT.search(literal)  # none: every backslash starts a short escape
+    if found is None:
+        return len(literal) - 2 - backslashes, json_bytes
+    if _NOT_SHORT_ESCAPE.search(literal, found.start()):  # also an escaped "\" before u or /
         return None
-    escapes = literal.count(b"\\") - literal.count(b"\\\\")  # "\\" is one of two
+    escapes = backslashes - literal.count(b"\\\\")  # "\\" is one of two
     return len(literal) - 2 - escapes, json_bytes

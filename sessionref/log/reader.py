@@ -13,6 +13,7 @@ import contextlib
 from collections.abc import Iterable, Iterator
 from typing import Any, BinaryIO
 
+from sessionref.collector import collection_paused
 from sessionref.errors import SessionLogError
 from sessionref.log.closers import interrupted_turn_closers
 from sessionref.log.frames import (
@@ -106,7 +107,7 @@ def read_plain(
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: f.jsonl: line 2 is longer than 50 bytes
     """
-    with _naming(path):
+    with _naming(path), collection_paused():
         header, rest = _header_and_rest(counted_line_pieces(chunks, max_line_bytes))
         scanner = PrefixScanner()
         _scan(scanner, rest, 2)
@@ -142,7 +143,7 @@ def read_zstd(
     >>> [r.seq for r in read_zstd(head + body[:-3], "s").records]
     [0, 1]
     """
-    with _naming(path):
+    with _naming(path), collection_paused():
         located = locate_zstd_log(buffer)
         header = parse_header_line(located.header[:-1])
         scanner = PrefixScanner()
