@@ -68,27 +68,36 @@ def _rank(header: SessionHeader, target: Target) -> int:
     return 0 if header.cwd == target.cwd else 2
 
 
-def _contains(needle: str) -> Callable[[object], bool]:
-    """Whether a text contains ``needle`` (lower-cased) once lower-cased, as JavaScript finds
-    it; a text that is not a string never does (the package throws on one). A text seen
-    before (cwds repeat) is lower-cased once.
+Searched = tuple[str, str, str]
+"""What a query is looked for in: a candidate's id, cwd and label lower-cased as JavaScript
+does (``""`` for a cwd or label that is not a string: the package never finds a query in one,
+it throws on it)."""
 
-    >>> contains = _contains("work")
-    >>> contains("/Work"), contains(7), contains("home")
-    (True, False, False)
+
+def _lowered(text: object) -> str:
+    return js_lower(text) if isinstance(text, str) else ""
+
+
+def searched(header: SessionHeader, label: object) -> Searched:
+    """The texts of a candidate a query is looked for in (:data:`Searched`).
+
+    >>> searched(SessionHeader("S-1", 0, cwd="/Work"), 7)
+    ('s-1', '/work', '')
     """
-    lowered: dict[str, str] = {}
-    plain = not has_surrogates(needle)  # then a plain substring test of the lowered text
+    return (js_lower(header.id), _lowered(header.cwd), _lowered(label))
 
-    def contains(text: object) -> bool:
-        if not isinstance(text, str):
-            return False
-        low = lowered.get(text)
-        if low is None:
-            low = lowered[text] = js_lower(text)
-        return needle in low if plain else js_includes(low, needle)
 
-    return contains
+def matching(needle: str) -> Callable[[Searched], bool]:
+    """Whether a candidate's :func:`searched` texts contain ``needle`` (a query lower-cased),
+    as JavaScript's ``includes`` finds it (a lone surrogate may match half a character).
+
+    >>> keep = matching("work")
+    >>> keep(("s", "/work", "")), keep(("s", "", "home")), matching("\\ud83d")(("🙂", "", ""))
+    (True, False, True)
+    """
+    if has_surrogates(needle):
+        return lambda texts: any(js_includes(text, needle) for text in texts)
+    return lambda texts: needle in texts[0] or needle in texts[1] or needle in texts[2]
 
 
 def _ranked(items: Iterable[T], target: Target, header_of: Callable[[T], SessionHeader]) -> list[T]:
@@ -174,12 +183,8 @@ def candidates(
     [labels] = settle([functools.partial(_labels, store, inspected)], cancel)
     labelled = list(zip(inspected, labels, strict=True))
     if needle:
-        contains = _contains(needle)
-        labelled = [
-            (header, label)
-            for header, label in labelled
-            if contains(header.id) or contains(header.cwd) or contains(label)
-        ]
+        keep = matching(needle)
+        labelled = [(header, label) for header, label in labelled if keep(searched(header, label))]
     return labelled[:limit]
 
 

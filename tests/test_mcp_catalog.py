@@ -17,6 +17,7 @@ import pytest
 
 import sessionref.mcp.server as server_module
 from sessionref.cli.common import OpenStore
+from sessionref.codecs.jsstring import js_lower
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import SessionReferenceError
 from sessionref.index import SessionIndex
@@ -83,6 +84,62 @@ def test_completion_finds_part_of_a_title_or_id_this_project_first(tmp_path: Pat
     assert catalog.complete("dark", 10) == (["s-docs"], False)
     assert catalog.complete("s-", 2) == (["s-auth", "s-old"], True)
     assert catalog.complete("", 10) == (LISTED, False)
+
+
+#: (id, createdAt, cwd, title): case that lower-cases differently in JavaScript and Python
+#: (İ, ẞ), a title that is not a string, one session untitled, one without a cwd, an astral
+#: character, and two sessions created at the same time.
+TRICKY = (
+    ("S-Upper", 10, "/Proj/ÉCOLE", "Straße İSTANBUL ẞ"),
+    ("s-number", 10, None, 7),
+    ("s-untitled", 20, "/proj/x", None),
+    ("s-emoji", 5, "/w", "Fix 🙂 now"),
+    ("s-tie-b", 30, "/w", "tie"),
+    ("s-tie-a", 30, "/w", "tie"),
+)
+QUERIES = ("", "s-", "É", "école", "STRASSE", "straße", "i̇stanbul", "ß", "7", "fix", "🙂", "tie")
+
+
+def tricky_store(root: Path) -> Path:
+    logs = []
+    for session_id, created_at, cwd, name in TRICKY:
+        log = session_log(session_id, created_at, cwd, None, "said")
+        if name is not None:
+            data = {"title": name, "messageSeqs": [], "source": {"kind": "user"}}
+            log["events"].append({"type": "session/title", "seq": 6, "time": 6, "data": data})
+        logs.append(log)
+    write_session_store(root, logs)
+    age(root)
+    return root
+
+
+def test_completion_finds_what_the_index_finds_for_the_query(tmp_path: Path) -> None:
+    root = tricky_store(tmp_path / "store")
+    opened = OpenStore(root, lister=index_at(tmp_path / "index.sqlite"), live=True)
+    catalog = Catalog(opened, cwd="/w", max_bytes=65536)
+    index = SessionIndex(DirectoryStore(root), tmp_path / "other.sqlite")  # SQL, not the listing
+    for query in QUERIES:
+        for limit in (1, 2, 100):
+            found = index.candidates(catalog.target, js_lower(query), limit + 1)
+            assert found is not None
+            ids = [header.id for header, _ in found]
+            assert catalog.complete(query, limit) == (ids[:limit], len(ids) > limit), query
+    assert catalog.complete("ß", 10) == (["S-Upper"], False)
+    assert catalog.complete("\ud83d", 10) == (["s-emoji"], False)  # half of 🙂, as in JS
+    assert catalog.complete("7", 10) == ([], False)  # a title that is not a string
+
+
+def test_completion_answers_from_the_last_look_without_asking_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = open_catalog(tmp_path)
+    catalog.refresh()
+
+    def asked(*args: object) -> None:
+        raise AssertionError("completion asked the index")
+
+    monkeypatch.setattr(SessionIndex, "candidates", asked)
+    assert catalog.complete("AUTH", 10) == (["s-auth", "s-old"], False)
 
 
 def test_the_store_is_looked_at_again_only_when_the_last_look_is_old(tmp_path: Path) -> None:

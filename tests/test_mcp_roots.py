@@ -135,9 +135,27 @@ def test_the_tools_reach_every_root_and_search_the_dsh_ones(roots: list[Path]) -
 
     listed, referenced, searched = anyio.run(scenario)
     assert [s["sessionId"] for s in listed.structured_content["sessions"]] == [CODEX]
+    assert listed.structured_content["sessions"][0]["harness"] == "codex"
     assert referenced.is_error is False
     assert referenced.content[0].text == snapshot_prompt(roots, CODEX)
     assert [h["sessionId"] for h in searched.structured_content["hits"]] == ["s-auth"]
+
+
+def test_listed_sessions_carry_their_harness_as_candidates_json_does(roots: list[Path]) -> None:
+    async def scenario() -> Any:
+        async with served(roots[0], command=command(roots, "--tools")) as session:
+            return await session.call_tool(
+                "list_sessions", {"cwd": str(roots[0].parent / "project")}
+            )
+
+    listed = anyio.run(scenario)
+    harnesses = {"s-auth": "dsh", "s-old": "dsh", "s-none": "dsh", "s-docs": "dsh"}
+    harnesses |= {CLAUDE: "claude-code", CODEX: "codex"}
+    sessions = listed.structured_content["sessions"]
+    assert [(s["sessionId"], s["harness"]) for s in sessions] == [(i, harnesses[i]) for i in LISTED]
+    given = [arg for root in roots for arg in ("--root", str(root))]
+    done = cli("candidates", *given, "--cwd", str(roots[0].parent / "project"), "--json")
+    assert json.loads(listed.content[0].text) == sessions == json.loads(done.stdout)
 
 
 def test_roots_come_from_the_environment_as_for_every_command(roots: list[Path]) -> None:

@@ -31,7 +31,7 @@ from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex
-from sessionref.log.protocol import harness_of
+from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
@@ -160,6 +160,25 @@ class HarnessCandidate(MentionCandidate, frozen=True, kw_only=True):
     harness: str
 
 
+def harness_candidates(
+    store: Store, found: Sequence[tuple[SessionHeader, Any]]
+) -> list[HarnessCandidate]:
+    """The candidates ``found`` in ``store`` as ``--json`` gives them: each with its mention
+    (:func:`with_mention`) and the harness its session comes from.
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> [row.harness for row in harness_candidates(MemoryStore([]), [(SessionHeader("s", 0), 7)])]
+    ['dsh']
+    """
+    return [
+        HarnessCandidate(
+            **msgspec.structs.asdict(with_mention(header, label)),
+            harness=harness_of(store, header.id),
+        )
+        for header, label in found
+    ]
+
+
 def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
     """The stores the options name, each DSH one behind its index (unless ``--no-index``),
     whose first build ``progress`` shows until it is closed."""
@@ -182,13 +201,7 @@ def run(args: argparse.Namespace) -> int:
     listed = listing.candidates(opened.listed, target, args.query, args.limit)
     found = [with_mention(header, label) for header, label in listed]
     if args.json:
-        rows = [
-            HarnessCandidate(
-                **msgspec.structs.asdict(row), harness=harness_of(opened.listed, row.session_id)
-            )
-            for row in found
-        ]
-        write_bytes(js_json(rows) + b"\n")
+        write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")
     elif found:
         write_text(table(found))
     if not found:

@@ -14,6 +14,7 @@ opened.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -27,6 +28,7 @@ from sessionref import listing
 from sessionref.cancellation import CancelToken
 from sessionref.cli.common import MAX_SAFE_INTEGER, OpenStore, quoted, read_failure
 from sessionref.cli.snapshot import context_for
+from sessionref.codecs.jsstring import js_lower
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
@@ -127,10 +129,13 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[DirectoryStore], 
 
 
 class Listing(NamedTuple):
-    """The sessions of one look at the store: resources in candidates order, and their ids."""
+    """The sessions of one look at the store: resources in candidates order, their ids, and
+    each one's id with the texts completion looks for a query in (:func:`listing.searched`),
+    in the same order."""
 
     resources: list[dict[str, Any]]
     ids: frozenset[str]
+    searched: list[tuple[str, listing.Searched]]
 
 
 class Catalog:
@@ -214,6 +219,7 @@ class Catalog:
         return Listing(
             [resource(header, label, harness_of(store, header.id)) for header, label in found],
             frozenset(header.id for header, _ in found),
+            [(header.id, listing.searched(header, label)) for header, label in found],
         )
 
     def _current(self) -> Listing:
@@ -230,9 +236,12 @@ class Catalog:
 
     def complete(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
-        (ignoring case), in candidates order, and whether there are more."""
-        found = listing.candidates(self.opened.listed, self.target, typed, limit + 1)
-        return [header.id for header, _ in found[:limit]], len(found) > limit
+        (ignoring case, as candidates do), in candidates order, and whether there are more:
+        found in the listing of the last look, which candidates with the query would give."""
+        keep = listing.matching(js_lower(typed))
+        kept = (session_id for session_id, texts in self._current().searched if keep(texts))
+        found = list(itertools.islice(kept, limit + 1))
+        return found[:limit], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session

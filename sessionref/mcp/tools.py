@@ -16,7 +16,7 @@ import msgspec
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
-from sessionref.cli.candidates import with_mention
+from sessionref.cli.candidates import harness_candidates
 from sessionref.cli.common import (
     config_error,
     error_line,
@@ -69,7 +69,8 @@ def _as_json(key: str, values: list[Any]) -> Answer:
 def list_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
-    """The sessions a prompt could mention, as ``sessionref candidates --json`` lists them."""
+    """The sessions a prompt could mention, as ``sessionref candidates --json`` lists them
+    (each with its mention and its harness)."""
     cwd = arguments.get("cwd")
     target = Target(
         catalog.target.id, catalog.target.cwd if cwd is None else project_directory(cwd)
@@ -78,7 +79,7 @@ def list_sessions(
     found = listing.candidates(
         catalog.opened.listed, target, arguments.get("query", ""), limit, cancel
     )
-    return _as_json("sessions", [with_mention(header, label) for header, label in found])
+    return _as_json("sessions", harness_candidates(catalog.opened.listed, found))
 
 
 def search_sessions(
@@ -133,7 +134,8 @@ def tools(max_bytes: int) -> list[Tool]:
             "list_sessions",
             "List past agent sessions the user could reference, newest first, those of the "
             "project directory `cwd` first; `query` keeps those whose id, cwd or title "
-            "contains it. Each comes with its mention, to pass to reference_sessions.",
+            "contains it. Each comes with its harness (dsh, claude-code, codex) and its mention, "
+            "to pass to reference_sessions.",
             {
                 "type": "object",
                 "properties": {
