@@ -29,7 +29,7 @@ from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
-from sessionref.index.search import MARK_CLOSE, MARK_OPEN
+from sessionref.index.search import MARK_CLOSE, MARK_OPEN, RANKED_LIMIT
 from sessionref.index.walk import RACY_NS
 from sessionref.log.store import DirectoryStore, LogUnreadable
 from sessionref.resolver import SessionReferenceResolver
@@ -114,22 +114,62 @@ def test_search_finds_exactly_the_sessions_whose_units_hold_every_word_between_t
     index.close()
 
 
-def test_equal_scores_rank_newest_first_and_limit_keeps_the_first(tmp_path: Path) -> None:
+@settings(
+    max_examples=examples(40),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(logs=stores, query=queries, limit=st.integers(1, 5))
+def test_the_best_hits_are_the_first_of_every_hit_ranked(
+    tmp_path_factory: Any, logs: list[SessionLog], query: str, limit: int
+) -> None:
+    """A search within :data:`RANKED_LIMIT` lets the full-text query keep its best hits; one
+    beyond it ranks every hit joined to its session: the same hits, in the same order."""
+    tmp = tmp_path_factory.mktemp("ranked")
+    (tmp / "store").mkdir()
+    write_store(tmp / "store", logs)
+    index = index_of(tmp / "store", tmp)
+    assert index.search(query, limit) == index.search(query, RANKED_LIMIT + 1)[:limit]
+    index.close()
+
+
+def write_copies(root: Path, copies: list[tuple[str, int]]) -> None:
+    """Copies of the sample's dark-mode session (same text, same score), each with its id
+    and ``createdAt``."""
     sample = DirectoryStore(REPO / "sessionref" / "sample")
     lines = sample.path_of("c2e8a7d5-docs-dark-mode").read_bytes()
     body = zstandard.ZstdDecompressor().stream_reader(lines, read_across_frames=True).read()
     header, rest = body.split(b"\n", 1)
     fields = json.loads(header)
-    for session_id, created in [("old", 5), ("new", 9), ("mid", 7)]:
+    for session_id, created in copies:
         fields.update(id=session_id, createdAt=created)
-        path = tmp_path / "store" / "--home-dev-docs-site--" / session_id / "session.jsonl"
+        path = root / "--home-dev-docs-site--" / session_id / "session.jsonl"
         path.parent.mkdir(parents=True)
         path.write_bytes(json.dumps(fields).encode() + b"\n" + rest)
+
+
+def test_equal_scores_rank_newest_first_and_limit_keeps_the_first(tmp_path: Path) -> None:
+    write_copies(tmp_path / "store", [("old", 5), ("new", 9), ("mid", 7)])
     index = index_of(tmp_path / "store", tmp_path)
     for query in ("dark", "da"):
         hits = index.search(query, 10)
         assert [hit.session_id for hit in hits] == ["new", "mid", "old"]
         assert len({hit.score for hit in hits}) == 1
+    assert [hit.session_id for hit in index.search("dark", 2)] == ["new", "mid"]
+
+
+def test_a_session_indexed_last_still_wins_a_tie_by_being_newest(tmp_path: Path) -> None:
+    """The full-text query's best hits tie with the next one: which of them are kept is
+    decided by time, not by the order the index met them in."""
+    store = tmp_path / "store"
+    write_copies(store, [("old", 5), ("mid", 7)])
+    clock = settled_store(store)
+    index = index_of(store, tmp_path, clock=clock)
+    index.refresh()
+    write_copies(store, [("new", 9)])
+    clock.date(store)
+    index.refresh()
+    assert [hit.session_id for hit in index.search("dark", 1)] == ["new"]
     assert [hit.session_id for hit in index.search("dark", 2)] == ["new", "mid"]
 
 

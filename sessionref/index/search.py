@@ -168,17 +168,57 @@ def best_unit(units: list[str], words: list[str]) -> str:
     return max(units, key=lambda unit: sum(w in unit.casefold() for w in folded), default="")
 
 
-def search_sessions(
-    db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
-) -> list[SearchHit]:
-    """The ``limit`` sessions whose conversation best matches ``query`` (none for a blank
-    query), only those of working directory ``cwd`` when it is given."""
-    words = query_words(query)
-    if not words:
-        return []
+_DETAILS: Final = """
+SELECT s.id, s.header, s.title, top.score, texts.text, s.bounds
+FROM top
+JOIN sessions AS s ON s.sid = top.sid
+JOIN texts ON texts.rowid = top.sid
+ORDER BY top.score, s.created_at DESC, s.id
+"""
+"""What a hit shows, for the hits ``top`` names (``sid``, ``score``), best first."""
+RANKED_LIMIT: Final = 1000
+"""The most hits :func:`ranked_hits` names to the details' statement (two parameters each)."""
+
+
+def ranked_hits(
+    db: sqlite3.Connection, where: str, params: dict[str, str], limit: int
+) -> list[tuple[int, float]] | None:
+    """The ``limit`` best hits (sid, bm25 score), found by the full-text query itself (its
+    sorter keeps only those), so that no other hit is joined to its session; ``None`` when
+    the next hit scores as the last (then the newest of the tied ones are in: the caller
+    joins every hit).
+
+    >>> from sessionref.index.schema import connect_memory
+    >>> ranked_hits(connect_memory(), "texts MATCH :match", {"match": '"auth"'}, 3)
+    []
+    """
+    rows: list[tuple[int, float]] = db.execute(
+        f"SELECT rowid, bm25(texts) AS score FROM texts WHERE {where} ORDER BY score LIMIT :n",
+        {**params, "n": limit + 1},
+    ).fetchall()
+    if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
+        return None
+    return rows[:limit]
+
+
+def _hit_rows(
+    db: sqlite3.Connection, words: list[str], limit: int, cwd: str | None
+) -> list[tuple[Any, ...]]:
+    """The best ``limit`` hits' id, header, title, score, text and bounds, best first: ranked
+    by the full-text query when it can (:func:`ranked_hits`), else every hit joined to its
+    session (ties, all words short, a ``cwd``, a limit beyond :data:`RANKED_LIMIT`)."""
     where, params = match_clause(words)
-    score = "bm25(texts)" if any(len(w) >= TRIGRAM for w in words) else "0.0"
-    rows = db.execute(
+    ranked = any(len(w) >= TRIGRAM for w in words)
+    quick = ranked and cwd is None and 0 < limit <= RANKED_LIMIT
+    top = ranked_hits(db, where, params, limit) if quick else None
+    if top is not None:
+        if not top:
+            return []
+        values = ", ".join("(?, ?)" for _ in top)
+        flat = [value for hit in top for value in hit]
+        return db.execute(f"WITH top(sid, score) AS (VALUES {values}) {_DETAILS}", flat).fetchall()
+    score = "bm25(texts)" if ranked else "0.0"
+    return db.execute(
         f"""
         WITH hits AS MATERIALIZED (SELECT rowid AS sid, {score} AS score FROM texts WHERE {where}),
         top AS MATERIALIZED (
@@ -187,16 +227,22 @@ def search_sessions(
             ORDER BY hits.score, s.created_at DESC, s.id
             LIMIT :limit
         )
-        SELECT s.id, s.header, s.title, top.score, texts.text, s.bounds
-        FROM top
-        JOIN sessions AS s ON s.sid = top.sid
-        JOIN texts ON texts.rowid = top.sid
-        ORDER BY top.score, s.created_at DESC, s.id
+        {_DETAILS}
         """,
         {**params, "cwd": None if cwd is None else blob(cwd), "limit": limit},
     ).fetchall()
+
+
+def search_sessions(
+    db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
+) -> list[SearchHit]:
+    """The ``limit`` sessions whose conversation best matches ``query`` (none for a blank
+    query), only those of working directory ``cwd`` when it is given."""
+    words = query_words(query)
+    if not words:
+        return []
     hits = []
-    for raw_id, header_text, raw_title, rank, text, bounds in rows:
+    for raw_id, header_text, raw_title, rank, text, bounds in _hit_rows(db, words, limit, cwd):
         header = decode_header(header_text)
         title = title_of(raw_title)
         label = header.id if title is None else title
