@@ -44,6 +44,11 @@ class ClaudeCodeStore(HarnessStore):
                 if not path.name.startswith(SUBAGENT_PREFIX):
                     yield path
 
+    def watched(self) -> list[Path]:
+        """The root, the projects directory and each project's."""
+        projects = self.projects
+        return list(dict.fromkeys([self.root, projects, *real_directories(projects)]))
+
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The session of a file (its name), with the first cwd and time of its first lines."""
         records = [record for record in map(decode, lines) if record is not None]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -50,11 +51,11 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     return names
 
 
-def _rollouts(directory: Path) -> Iterator[Path]:
-    """The rollout files in ``directory`` and the real directories below it, by name."""
-    yield from jsonl_files(directory, ROLLOUT_PREFIX)
+def _folders(directory: Path) -> Iterator[Path]:
+    """``directory`` and every real directory below it, by name."""
+    yield directory
     for below in real_directories(directory):
-        yield from _rollouts(below)
+        yield from _folders(below)
 
 
 class CodexStore(HarnessStore):
@@ -68,8 +69,8 @@ class CodexStore(HarnessStore):
     harness: Harness = "codex"
     one_file_per_session = False
 
-    def __init__(self, root: str | os.PathLike[str], **limits: int) -> None:
-        super().__init__(root, **limits)
+    def __init__(self, root: str | os.PathLike[str], **options: Any) -> None:
+        super().__init__(root, **options)
         home = self.root
         if not (home / "sessions").is_dir() and home.name == "sessions":
             home = home.parent
@@ -78,8 +79,20 @@ class CodexStore(HarnessStore):
 
     def files(self) -> Iterator[Path]:
         """Every rollout file below ``sessions/`` and in ``archived_sessions/``."""
-        yield from _rollouts(self.home / "sessions")
+        for folder in _folders(self.home / "sessions"):
+            yield from jsonl_files(folder, ROLLOUT_PREFIX)
         yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX)
+
+    def watched(self) -> list[Path]:
+        """The home, every directory below ``sessions/``, ``archived_sessions/`` and
+        ``session_index.jsonl``."""
+        home = self.home
+        return [
+            home,
+            *_folders(home / "sessions"),
+            home / "archived_sessions",
+            home / SESSION_INDEX,
+        ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""
@@ -110,8 +123,12 @@ class CodexStore(HarnessStore):
             self._names = (version, names)
         return self._names[1]
 
+    def named(self, session_id: str) -> str | None:
+        """The thread's latest name in ``session_index.jsonl``."""
+        return self.names().get(session_id)
+
     def transcript_of(
         self, session_id: str, lines: list[bytes], texts_only: bool = False
     ) -> Transcript:
         """The transcript of a thread's lines, titled by its name if it has one."""
-        return codex_transcript(session_id, lines, self.names().get(session_id), texts_only)
+        return codex_transcript(session_id, lines, self.named(session_id), texts_only)

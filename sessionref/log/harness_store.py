@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
@@ -35,6 +35,13 @@ class Head(NamedTuple):
     session_id: str | None
     created_at: int | None = None
     cwd: str | None = None
+
+
+HeadMemory = Callable[[Path, Callable[[], Head]], Head]
+"""What a store asks for a file's head: given the file and how to read its head, the head (a
+remembered one while the file is the same). Raises what reading it raises."""
+
+S = TypeVar("S", bound="HarnessStore")
 
 
 class _Listing(NamedTuple):
@@ -80,17 +87,31 @@ class HarnessStore(ABC):
         *,
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        heads: HeadMemory | None = None,
     ) -> None:
         self.root = Path(root).expanduser()
         self.max_bytes = max_bytes
         self.max_line_bytes = max_line_bytes
-        self._heads: VersionedCache[Path, Head] = VersionedCache()
+        self._heads = heads or _heads_in_memory()
         self._titles: VersionedCache[str, str | None] = VersionedCache()
         self._listing = LastListing(_Listing([], {}, []))
+
+    def remembering(self: S, heads: HeadMemory) -> S:
+        """A store of the same root and limits whose heads come from ``heads`` (an index's
+        memory of them)."""
+        return type(self)(
+            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes, heads=heads
+        )
 
     @abstractmethod
     def files(self) -> Iterator[Path]:
         """Every file that may hold a session, in walk order."""
+
+    @abstractmethod
+    def watched(self) -> list[Path]:
+        """What the listing depends on besides the files of :meth:`files`: every directory
+        whose names it reads, and every other file it reads; the parent of each that may
+        come or go is there too."""
 
     @abstractmethod
     def head(self, path: Path, lines: list[bytes]) -> Head:
@@ -104,9 +125,7 @@ class HarnessStore(ABC):
         entries a snapshot shows)."""
 
     def _head_of(self, path: Path) -> Head:
-        return self._heads.get(
-            path, file_version(path), lambda: self.head(path, head_lines(path, self.max_line_bytes))
-        )
+        return self._heads(path, lambda: self.head(path, head_lines(path, self.max_line_bytes)))
 
     def _scan(self) -> _Listing:
         found: dict[str, list[tuple[Path, Head]]] = {}
@@ -171,14 +190,24 @@ class HarnessStore(ABC):
         transcript = self.transcript_of(session_id, lines, texts_only=True)
         return surface_log(transcript, len(lines) - 1 if lines else None)
 
+    def named(self, session_id: str) -> str | None:
+        """The name the harness keeps for a session outside its files (``None`` here; Codex
+        keeps them in ``session_index.jsonl``): its title depends on it too."""
+        return None
+
+    def version(self, session_id: str) -> tuple[object, ...]:
+        """What the session's answers depend on: its files' versions and its name (raises
+        :class:`SessionNotFound`)."""
+        paths = self.paths_of(session_id)
+        return (*(file_version(path) for path in paths), self.named(session_id))
+
     def title(self, session_id: str) -> str | None:
-        """The session's title, remembered while its files do not change; ``None`` when it
-        has none or cannot be read."""
+        """The session's title, remembered while its files and its name do not change;
+        ``None`` when it has none or cannot be read."""
         try:
-            paths = self.paths_of(session_id)
+            version = self.version(session_id)
         except SessionLogError:
             return None
-        version = tuple(file_version(path) for path in paths)
         return self._titles.get(session_id, version, lambda: self._read_title(session_id))
 
     def _read_title(self, session_id: str) -> str | None:
@@ -187,6 +216,12 @@ class HarnessStore(ABC):
             return self.transcript_of(session_id, lines, texts_only=True).title
         except (SessionLogError, RecursionError):
             return None
+
+
+def _heads_in_memory() -> HeadMemory:
+    """Heads remembered in this process, while a file's path, size and mtime stay."""
+    cache: VersionedCache[Path, Head] = VersionedCache()
+    return lambda path, read: cache.get(path, file_version(path), read)
 
 
 def real_directories(path: Path) -> list[Path]:
