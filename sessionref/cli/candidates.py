@@ -31,6 +31,7 @@ from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore
@@ -47,7 +48,7 @@ absolute and normalized first (no trailing slash, symlinks kept). --query
 keeps the sessions whose id, cwd or title contains it (case-insensitive), in that order.
 Labels are titles (the id when a session has none); a title that is not a string (a log may
 hold any JSON value there) is shown as its JSON text (--json gives it as it is). --json gives
-each session's harness (dsh, claude-code, codex) too. The candidates of a DSH store come
+each session's harness (dsh, claude-code, codex) too. The candidates of each store come
 from its index (built on first use; --no-index reads the store instead).
 """
 EPILOG = """\
@@ -180,10 +181,12 @@ def harness_candidates(
 
 
 def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
-    """The stores the options name, each DSH one behind its index (unless ``--no-index``),
-    whose first build ``progress`` shows until it is closed."""
+    """The stores the options name, each behind its index (unless ``--no-index``), whose
+    first build ``progress`` shows until it is closed."""
 
-    def indexed(store: DirectoryStore) -> SessionIndex:
+    def indexed(store: Store) -> Store:
+        if not isinstance(store, (DirectoryStore, HarnessStore)):
+            return store
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
         return SessionIndex(store, args.index, once=True, progress=shown)
 

@@ -24,7 +24,7 @@ from sessionref.log.records import (
     SessionHeader,
     SessionLog,
 )
-from sessionref.log.store import DirectoryStore, SessionNotFound, StoreProblem
+from sessionref.log.store import SessionNotFound, StoreProblem
 from sessionref.roots import HARNESSES, ROOT_ENV, Root, check_root, chosen_roots, open_stores
 from sessionref.transcript import Transcript
 
@@ -243,7 +243,7 @@ class OpenStore:
     harness its layout says): ``store`` reads them (a :class:`MultiStore` over several roots),
     ``listed`` serves a listing taken once, here.
 
-    ``lister`` may put a DSH store behind another (an index over it); a store that counts
+    ``lister`` may put each store behind another (an index over it); a store that counts
     (:class:`CountingStore`) is only counted. With ``live``, ``listed`` lists the roots again
     whenever asked (each store caches what did not change): for a server, which sees
     sessions come and change.
@@ -256,7 +256,7 @@ class OpenStore:
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         verbose: bool = False,
-        lister: Callable[[DirectoryStore], Store] | None = None,
+        lister: Callable[[Store], Store] | None = None,
         live: bool = False,
     ) -> None:
         if isinstance(roots, (str, os.PathLike)):
@@ -266,7 +266,7 @@ class OpenStore:
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
         listed = {
             name: listed_once(
-                lister(part) if lister is not None and isinstance(part, DirectoryStore) else part,
+                lister(part) if lister is not None else part,
                 live=live,
             )
             for name, part in parts.items()
@@ -281,11 +281,11 @@ class OpenStore:
     def of(
         cls,
         args: argparse.Namespace,
-        lister: Callable[[DirectoryStore], Store] | None = None,
+        lister: Callable[[Store], Store] | None = None,
         *,
         live: bool = False,
     ) -> OpenStore:
-        """The stores the options of :func:`add_store_arguments` name, each DSH one listed by
+        """The stores the options of :func:`add_store_arguments` name, each listed by
         ``lister`` (e.g. an index over it) when given; ``live`` as for the class."""
         return cls(
             roots_of(args),

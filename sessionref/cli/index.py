@@ -19,13 +19,14 @@ from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, indexed_stores
 from sessionref.index import RefreshReport, SessionIndex
 from sessionref.index.upkeep import database_size, index_stats, prune_indexes
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
 Build the index of each store, or bring it up to date: only logs added or changed since the
 last run are read. Other commands (candidates, search) do the same implicitly; this one
-shows a progress bar on a terminal and can read in several processes. Only DSH stores are
-indexed for now (one index per root).
+shows a progress bar on a terminal and can read in several processes (DSH stores; another
+harness's sessions are read in this one). Each root has its own index, whatever its harness.
 
 The index lives in --index PATH, else $SESSIONREF_INDEX, else the user cache directory (one
 database per store root). It holds the conversation text of every session: keep it as
@@ -83,7 +84,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     return f"{report.sessions} sessions indexed {done} in {index.path}, {megabytes:.1f} MB"
 
 
-def refreshed(store: DirectoryStore, args: argparse.Namespace) -> str:
+def refreshed(store: DirectoryStore | HarnessStore, args: argparse.Namespace) -> str:
     """Refresh the index of ``store`` (a bar on a terminal): the summary line."""
     index = SessionIndex(store, args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:

@@ -9,8 +9,6 @@ from contextlib import contextmanager
 
 from sessionref.cli.common import (
     add_store_arguments,
-    config_error,
-    note,
     positive_int,
     project_directory,
     reporting_errors,
@@ -21,7 +19,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SearchHit, SessionIndex
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
-from sessionref.log.protocol import DSH
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.store import DirectoryStore
 from sessionref.roots import Root, open_store
 
@@ -33,8 +31,9 @@ as a substring (so parts of words and CJK text match). Sessions rank by relevanc
 ties newest first; each comes with the snippet of the message holding the most words,
 matches marked «like this», and the mention to paste into a prompt. The store's index is
 brought up to date first (see `sessionref index`), or with --no-index a throwaway one is
-built in memory. Only DSH stores are searched for now; with several roots, the hits of each
-store's index are merged by score (each store ranks by its own word counts).
+built in memory. Every root is searched, of any harness (DSH, Claude Code, Codex); with
+several roots, the hits of each store's index are merged by score (each store ranks by its
+own word counts).
 
 --json prints an array of {sessionId, label, cwd, createdAt, score, snippet, mention}:
 score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
@@ -48,7 +47,7 @@ examples:
   sessionref search --root ~/.dsh/sessions --cwd "$PWD" --limit 5 --json flaky
 """
 
-NO_DSH_STORE = "no DSH store among the roots: only DSH stores are indexed for now"
+NO_DSH_STORE = "no store among the roots is indexed"
 
 
 def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) -> None:
@@ -67,25 +66,21 @@ def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) 
         )
 
 
-def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[DirectoryStore]:
-    """The DSH stores of ``roots`` (only they are indexed, for now): a note for each other
-    root, an error when there is none."""
+def indexed_stores(
+    roots: list[Root], args: argparse.Namespace
+) -> list[DirectoryStore | HarnessStore]:
+    """The store of each of ``roots``, as the index reads it."""
     stores = []
     for root in roots:
-        if root.harness != DSH:
-            note(f"note: {root.named} is left out: only DSH stores are indexed for now")
-            continue
         store = open_store(root, max_bytes=args.max_log_bytes, max_line_bytes=args.max_line_bytes)
-        assert isinstance(store, DirectoryStore)
+        assert isinstance(store, (DirectoryStore, HarnessStore))
         stores.append(store)
-    if not stores:
-        raise config_error(NO_DSH_STORE)
     return stores
 
 
 @contextmanager
 def session_index(
-    store: DirectoryStore, args: argparse.Namespace, *, once: bool = False
+    store: DirectoryStore | HarnessStore, args: argparse.Namespace, *, once: bool = False
 ) -> Iterator[SessionIndex]:
     """The index a command reads of ``store`` (``--index``; with ``--no-index``, nothing
     saved), telling on stderr how a build goes (:class:`IndexingProgress`); closed after."""

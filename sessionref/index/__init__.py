@@ -4,8 +4,9 @@ Import it explicitly (``from sessionref.index import SessionIndex``): it needs S
 ``import sessionref`` does not load.
 """
 
+from sessionref.index.refresh import RefreshReport
 from sessionref.index.schema import default_index_path
 from sessionref.index.search import SearchHit
-from sessionref.index.store import RefreshReport, SessionIndex
+from sessionref.index.store import SessionIndex
 
 __all__ = ["RefreshReport", "SearchHit", "SessionIndex", "default_index_path"]

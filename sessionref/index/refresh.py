@@ -13,17 +13,29 @@ import itertools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, Protocol
 
 import msgspec
 
 from sessionref.errors import SessionLogError
 from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
-from sessionref.log.records import SessionHeader, latest_title
+from sessionref.log.harness_store import HarnessStore
+from sessionref.log.records import SessionHeader, SessionLog, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
+
+Progress = Callable[[int, int], None]
+"""Called with (sessions read so far, sessions to read)."""
+
+
+class RefreshReport(NamedTuple):
+    """What a refresh did: sessions served, logs read again, sessions dropped."""
+
+    sessions: int
+    read: int
+    removed: int
 
 
 class HeaderEntry(NamedTuple):
@@ -129,6 +141,56 @@ def decode_headers(texts: list[str]) -> list[SessionHeader]:
         return [decode_header(text) for text in texts]
 
 
+class LineMemory(Protocol):
+    """What :func:`remembered_line` remembers with: the lines known (by path), those learned,
+    and when "lately" starts (ns)."""
+
+    known: Mapping[bytes, HeaderEntry]
+    learned: dict[bytes, HeaderEntry]
+    racy_after: int
+
+
+def remembered_line(
+    memory: LineMemory,
+    path: str | os.PathLike[str],
+    read: Callable[[], bytes | None],
+    status: os.stat_result | None = None,
+) -> bytes | None:
+    """What ``read`` gives for the file at ``path`` (whose ``status`` the caller may have
+    taken): remembered while the file (its mode included: a permission change may make it
+    unreadable) is unchanged and settled; a racy file's answer is read and not remembered. An
+    error of ``read`` (:class:`SessionLogError`) is remembered as the answer; one of
+    ``os.stat`` is raised, never remembered (it may pass without the file changing).
+
+    >>> class Memory:
+    ...     known, learned, racy_after = {}, {}, 1 << 62
+    >>> memory = Memory()
+    >>> remembered_line(memory, "/", lambda: b"line"), list(memory.learned.values())[0].line
+    (b'line', b'line')
+    >>> memory.known = memory.learned
+    >>> remembered_line(memory, "/", lambda: b"not read")
+    b'line'
+    """
+    key = os.fsencode(path)
+    status = status or os.stat(path)
+    version = version_of(status)
+    entry = memory.known.get(key)
+    settled = status.st_mtime_ns < memory.racy_after
+    if settled and entry is not None and entry.revision == version:
+        if entry.error is not None:
+            raise SessionLogError(entry.error)
+        return entry.line
+    try:
+        line = read()
+    except SessionLogError as exc:
+        if settled:
+            memory.learned[key] = HeaderEntry(version, None, str(exc))
+        raise
+    if settled:
+        memory.learned[key] = HeaderEntry(version, line, None)
+    return line
+
+
 class CachedHeaderStore(DirectoryStore):
     """A :class:`DirectoryStore` that reads line 1 of a log only when its file's revision is new.
 
@@ -162,32 +224,21 @@ class CachedHeaderStore(DirectoryStore):
         placed = self.placed.get(session_id)
         return Path(placed) if placed is not None else super().path_of(session_id)
 
+    def place(self, session_id: str) -> tuple[Path, str | None]:
+        """The session's log and its revision (:func:`file_revision`); raises
+        :class:`SessionLogError` or :class:`OSError`."""
+        path = self.path_of(session_id)
+        return path, file_revision(path, self.racy_after)
+
     def first_line(self, file: LogFile) -> bytes | None:
-        """Line 1 of a log, from the cache when the file (its mode included: a permission
-        change may make it unreadable) is unchanged and settled; a racy file's line is read
-        and not remembered."""
-        key = os.fsencode(file.location)
-        self.seen.add(key)
-        status = os.stat(file.location)
-        version = version_of(status)
-        entry = self.known.get(key)
-        settled = status.st_mtime_ns < self.racy_after
-        if settled and entry is not None and entry.revision == version:
-            if entry.error is not None:
-                raise SessionLogError(entry.error)
-            return entry.line
-        try:
-            line = super().first_line(file)
-        except SessionLogError as exc:
-            if settled:
-                self.learned[key] = HeaderEntry(version, None, str(exc))
-            raise
-        if settled:
-            self.learned[key] = HeaderEntry(version, line, None)
-        return line
+        """Line 1 of a log, from the cache while the file is the same
+        (:func:`remembered_line`)."""
+        self.seen.add(os.fsencode(file.location))
+        read = super().first_line
+        return remembered_line(self, file.location, lambda: read(file))
 
 
-def limits_of(store: DirectoryStore) -> tuple[int, int]:
+def limits_of(store: DirectoryStore | HarnessStore) -> tuple[int, int]:
     """``(max_bytes, max_line_bytes)`` of a store, to build another like it."""
     return (store.max_bytes, store.max_line_bytes)
 
@@ -213,7 +264,21 @@ def same_line(scanner: CachedHeaderStore, path: str, remembered: HeaderEntry) ->
     return now == (remembered.line, remembered.error)
 
 
-def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
+class PlacedStore(Protocol):
+    """A store the index reads sessions from: it says where each is and at what revision
+    (``None``: unknown, read it again next time), and reads it."""
+
+    def place(self, session_id: str) -> tuple[Path, str | None]:
+        """The session's (first) file and its revision; raises :class:`SessionLogError` or
+        :class:`OSError`."""
+        ...
+
+    def read(self, session_id: str) -> SessionLog:
+        """The session's log."""
+        ...
+
+
+def read_session(store: PlacedStore, session_id: str) -> SessionData:
     """Read one served session: whether it loads, its title and the units a snapshot shows
     (their text; the fold of the surface decides whether the log loads, as for the harness).
 
@@ -222,8 +287,7 @@ def read_session(store: CachedHeaderStore, session_id: str) -> SessionData:
         reason.
     """
     try:
-        path = store.path_of(session_id)
-        revision = file_revision(path, store.racy_after)
+        path, revision = store.place(session_id)
     except (SessionLogError, OSError):
         return SessionData("", None, False, None)
     try:

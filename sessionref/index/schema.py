@@ -7,6 +7,7 @@ another root) is answered by starting it afresh, never by trusting it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import sqlite3
@@ -53,18 +54,21 @@ session ranks sessions, not messages, and costs half the insert time of one row 
 full-text index's leaves fill a database page (``pgsz``)."""
 
 
+@functools.cache
 def reader_fingerprint() -> str:
-    """A digest of the code that decides what the index holds (the reader, the projection, and
-    the lower case candidate queries search).
+    """A digest of the code that decides what the index holds (the readers of every harness,
+    the projection, and the lower case candidate queries search).
 
-    An index built by other code is rebuilt, so a reader fix never leaves stale answers.
+    An index built by other code is rebuilt, so a reader fix never leaves stale answers. The
+    code does not change while a process runs: it is read once (one command may open an
+    index for each of several roots).
 
     >>> len(reader_fingerprint())
     32
     """
     digest = hashlib.blake2b(f"{SCHEMA_VERSION}{DDL}".encode(), digest_size=16)
     package = Path(__file__).resolve().parent.parent
-    for part in ("log", "pipeline"):
+    for part in ("log", "pipeline", "claude_code", "codex"):
         for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
             if source.name.endswith(".py"):
                 digest.update(source.name.encode() + b"\0" + source.read_bytes())

@@ -1,4 +1,4 @@
-"""``SessionIndex``: a persistent index of a :class:`DirectoryStore`, and a store view over it.
+"""``SessionIndex``: a persistent index of a store of any harness, and a store view over it.
 
 Every use stats the store and reads again exactly the logs that changed, so answers are those
 of the store itself. The index is a cache: if it cannot be used, it is rebuilt; if it cannot be
@@ -9,7 +9,6 @@ throwaway index in memory).
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sqlite3
 import sys
@@ -17,13 +16,16 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Concatenate, Final, NamedTuple, ParamSpec, TypeVar
+from typing import Any, Final
 
 import sessionref.index.tables as tables
 from sessionref.index.candidates import select_candidates
+from sessionref.index.harness import refresh_harness
 from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
 from sessionref.index.refresh import (
     CachedHeaderStore,
+    Progress,
+    RefreshReport,
     decode_header,
     decode_headers,
     encode_header,
@@ -47,49 +49,19 @@ from sessionref.index.schema import (
     root_key,
 )
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
+from sessionref.index.turns import in_turn
 from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
-from sessionref.log.protocol import DSH
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import DirectoryStore, StoreProblem
-from sessionref.log.transcript import log_transcript
 from sessionref.transcript import Transcript
 from sessionref.types import Target
-
-Progress = Callable[[int, int], None]
-"""Called with (sessions read so far, sessions to read)."""
 
 WRITE_BATCH: Final = 200
 
 
-class RefreshReport(NamedTuple):
-    """What a refresh did: sessions served, logs read again, sessions dropped."""
-
-    sessions: int
-    read: int
-    removed: int
-
-
 def _stderr_line(line: str) -> None:
     sys.stderr.write(line + "\n")
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _in_turn(
-    method: Callable[Concatenate[SessionIndex, P], R],
-) -> Callable[Concatenate[SessionIndex, P], R]:
-    """``method`` run while holding the index's lock: the resolver reads from several threads
-    at once (:func:`sessionref.cancellation.settle`), and they share one connection and one
-    refreshed state."""
-
-    @functools.wraps(method)
-    def in_turn(index: SessionIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with index._lock:
-            return method(index, *args, **kwargs)
-
-    return in_turn
 
 
 class SessionIndex:
@@ -110,11 +82,9 @@ class SessionIndex:
     (RefreshReport(sessions=0, read=0, removed=0), [])
     """
 
-    harness = DSH
-
     def __init__(
         self,
-        store: DirectoryStore,
+        store: DirectoryStore | HarnessStore,
         path: str | os.PathLike[str] | None = None,
         *,
         workers: int = 1,
@@ -137,8 +107,13 @@ class SessionIndex:
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
-        self._reader: CachedHeaderStore | None = None
+        self._reader: DirectoryStore | HarnessStore | None = None
         self._lock = threading.RLock()
+
+    @property
+    def harness(self) -> str:
+        """The harness of the store indexed."""
+        return self.store.harness
 
     @property
     def bypassed(self) -> bool:
@@ -161,7 +136,7 @@ class SessionIndex:
             self._db = db
         return self._db
 
-    @_in_turn
+    @in_turn
     def close(self) -> None:
         """Close the database (the next use opens it again)."""
         if self._db is not None:
@@ -207,7 +182,7 @@ class SessionIndex:
             self._db = connect_memory()
         return use(self._db)
 
-    @_in_turn
+    @in_turn
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Bring the index up to date with the store, reading only logs that changed;
         ``progress`` is called with (logs read, logs to read) as reading goes."""
@@ -220,6 +195,10 @@ class SessionIndex:
         changed = None if before is None else restat_tree(self.store.root, racy_after, before)
         if changed == {}:  # what the stamped walk saw (never a racy state)
             return RefreshReport(tables.session_count(db), 0, 0)
+        if isinstance(self.store, HarnessStore):
+            listed = refresh_harness(db, self.store, racy_after, (WRITE_BATCH, progress))
+            self._headers, self._problems, self._reader = listed[:3]
+            return listed.report
         if before is not None and changed is not None:
             tree = tree_of(self.store.root, {**before, **changed})
         else:
@@ -317,12 +296,12 @@ class SessionIndex:
             self._served = self.refresh(self._progress).sessions
         return self._served
 
-    @_in_turn
+    @in_turn
     def session_count(self) -> int:
         """How many sessions the store serves (refreshes first)."""
         return len(self.store.headers()) if self._bypassed else self._use()
 
-    @_in_turn
+    @in_turn
     def headers(self) -> list[SessionHeader]:
         """Every stored session's header, as the store lists them (refreshes first)."""
         if self._bypassed:
@@ -333,7 +312,7 @@ class SessionIndex:
             self._headers = decode_headers(tables.listed_headers(self._db))
         return list(self._headers)
 
-    @_in_turn
+    @in_turn
     def candidates(
         self, target: Target, needle: str, limit: int
     ) -> list[tuple[SessionHeader, Any]] | None:
@@ -347,7 +326,7 @@ class SessionIndex:
             return None
         return select_candidates(self._db, target, needle, limit)
 
-    @_in_turn
+    @in_turn
     def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""
         if self._bypassed or self._db is None:
@@ -358,8 +337,10 @@ class SessionIndex:
             return self._titles[session_id]
         return self.store.title(session_id)
 
-    @_in_turn
-    def _store(self) -> DirectoryStore:
+    @in_turn
+    def _store(self) -> DirectoryStore | HarnessStore:
+        if isinstance(self.store, HarnessStore):
+            return self._reader or self.store  # the store that listed last
         if self._bypassed or self._db is None:
             return self.store
         if self._reader is None:  # reads each log where the last refresh saw it: no listing
@@ -373,14 +354,19 @@ class SessionIndex:
         return self._store().read(session_id)
 
     def transcript(self, session_id: str) -> Transcript:
-        """The session as a person reads it, from its log."""
-        return log_transcript(self.read(session_id))
+        """The session as a person reads it, as the store reads it."""
+        return self._store().transcript(session_id)
 
     def path_of(self, session_id: str) -> Path:
-        """The log file of a session, as the store places it."""
-        return self._store().path_of(session_id)
+        """The log file of a session (its first, for a harness's), as the store places it."""
+        store = self._store()
+        return (
+            store.paths_of(session_id)[0]
+            if isinstance(store, HarnessStore)
+            else store.path_of(session_id)
+        )
 
-    @_in_turn
+    @in_turn
     def problems(self) -> list[StoreProblem]:
         """What the store's last listing passed over."""
         if self._bypassed:
@@ -389,7 +375,7 @@ class SessionIndex:
             self._problems = [] if self._db is None else tables.stored_problems(self._db)
         return list(self._problems)
 
-    @_in_turn
+    @in_turn
     def search(
         self, query: str, limit: int = DEFAULT_SEARCH_LIMIT, cwd: str | None = None
     ) -> list[SearchHit]:

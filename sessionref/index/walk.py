@@ -131,6 +131,17 @@ def _folder_state(status: os.stat_result, racy_after: int) -> str:
     return f"d:{status.st_ino}:{status.st_mtime_ns}:{status.st_ctime_ns}{racy}"
 
 
+def entry_state(status: os.stat_result, racy_after: int) -> str:
+    """The state a walk records for an entry: a directory's or a file's.
+
+    >>> entry_state(os.stat("/"), 1 << 62) == _folder_state(os.stat("/"), 1 << 62)
+    True
+    """
+    if stat.S_ISDIR(status.st_mode):
+        return _folder_state(status, racy_after)
+    return _file_state(status, racy_after)
+
+
 Remembered = dict[bytes, list[tuple[bytes, str]]]
 """Session directory → (entry, file name) of each file it held at the last walk."""
 

@@ -39,7 +39,7 @@ from sessionref.codecs.uri import (
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
 from sessionref.index import SessionIndex
 from sessionref.log.multi import MultiStore
-from sessionref.log.protocol import harness_of
+from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore, SessionNotFound
 from sessionref.redact import Redaction
@@ -121,11 +121,13 @@ def session_of_uri(uri: str) -> str:
     raise SessionReferenceError(f"not a session URI: {quoted(uri)}", INVALID_REFERENCE)
 
 
-def index_at(path: str | os.PathLike[str] | None) -> Callable[[DirectoryStore], SessionIndex]:
+def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
     """The lister of a served :class:`OpenStore` (opened with ``live=True``): each DSH store
     through its index at ``path`` (see :func:`~sessionref.index.schema.default_index_path`),
-    made once."""
-    return lambda store: SessionIndex(store, path, once=True)
+    made once; another harness's store as it is."""
+    return lambda store: (
+        SessionIndex(store, path, once=True) if isinstance(store, DirectoryStore) else store
+    )
 
 
 class Listing(NamedTuple):
