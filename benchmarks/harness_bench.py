@@ -27,7 +27,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -73,9 +73,25 @@ def iso(millis: int) -> str:
     )
 
 
-def claude_records(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+class Origin(NamedTuple):
+    """Whose log a generator writes: the session (a Codex thread), its cwd, and when its
+    first line is (ms after the first day's midnight)."""
+
+    session: str
+    cwd: str = "/home/dev/app"
+    start: int = 0
+
+
+CLAUDE_ORIGIN = Origin(CLAUDE_SESSION)
+CODEX_ORIGIN = Origin(CODEX_THREAD)
+
+
+def claude_records(
+    count: int, rng: random.Random, origin: Origin = CLAUDE_ORIGIN
+) -> Iterator[dict[str, Any]]:
     """``count`` lines of a Claude Code transcript."""
-    clock, parent, written, turn = 0, None, 0, 0
+    session, cwd, start = origin
+    clock, parent, written, turn = start, None, 0, 0
 
     def node(kind: str, **fields: Any) -> dict[str, Any]:
         nonlocal clock, parent, written
@@ -86,8 +102,8 @@ def claude_records(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
             "parentUuid": parent,
             "isSidechain": False,
             "userType": "external",
-            "cwd": "/home/dev/app",
-            "sessionId": CLAUDE_SESSION,
+            "cwd": cwd,
+            "sessionId": session,
             "version": "2.1.0",
             "gitBranch": "main",
             "type": kind,
@@ -152,12 +168,15 @@ def claude_records(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
                 message={"role": "user", "content": prose(rng, 200, 600)},
             )
         if turn % 10 == 0:
-            yield {"type": "ai-title", "aiTitle": prose(rng, 3, 6), "sessionId": CLAUDE_SESSION}
+            yield {"type": "ai-title", "aiTitle": prose(rng, 3, 6), "sessionId": session}
 
 
-def codex_items(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
+def codex_items(
+    count: int, rng: random.Random, origin: Origin = CODEX_ORIGIN
+) -> Iterator[dict[str, Any]]:
     """``count`` lines of a Codex rollout."""
-    clock, calls = 0, 0
+    thread, cwd, start = origin
+    clock, calls = start, 0
 
     def item(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         nonlocal clock
@@ -167,9 +186,9 @@ def codex_items(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
     yield item(
         "session_meta",
         {
-            "id": CODEX_THREAD,
-            "timestamp": iso(0),
-            "cwd": "/home/dev/app",
+            "id": thread,
+            "timestamp": iso(start),
+            "cwd": cwd,
             "originator": "codex_cli_rs",
             "cli_version": "0.40.0",
             "source": "cli",
@@ -181,7 +200,7 @@ def codex_items(count: int, rng: random.Random) -> Iterator[dict[str, Any]]:
         turn += 1
         prompt = prose(rng, 5, 60)
         batch = [
-            item("turn_context", {"cwd": "/home/dev/app", "model": "gpt-5", "effort": "medium"}),
+            item("turn_context", {"cwd": cwd, "model": "gpt-5", "effort": "medium"}),
             item(
                 "response_item",
                 {
