@@ -6,8 +6,10 @@ them against its signal.
 
 from __future__ import annotations
 
+import bisect
 import functools
-from collections.abc import Callable, Iterable, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TypeVar
 
 from sessionref.cancellation import CancelToken, settle
@@ -98,6 +100,43 @@ def matching(needle: str) -> Callable[[Searched], bool]:
     if has_surrogates(needle):
         return lambda texts: any(js_includes(text, needle) for text in texts)
     return lambda texts: needle in texts[0] or needle in texts[1] or needle in texts[2]
+
+
+class SearchedTexts:
+    """The :func:`searched` texts of candidates, in order, also joined into one string (each
+    text and each candidate's end marked by a NUL), so that a query is looked for in all of
+    them by one scan: a query holds no NUL, so it never spans two texts (one that does, or
+    holds a lone surrogate, is tested candidate by candidate).
+
+    >>> texts = SearchedTexts([("a", "/w", "fix ci"), ("b", "/w", "fix docs"), ("c", "", "")])
+    >>> list(texts.matching("fix")), list(texts.matching("w\\x00fix d")), list(texts.matching(""))
+    ([0, 1], [], [0, 1, 2])
+    """
+
+    SEPARATOR = "\x00"
+
+    def __init__(self, texts: Iterable[Searched]) -> None:
+        self.texts = list(texts)
+        blocks = [self.SEPARATOR.join(texts) + self.SEPARATOR for texts in self.texts]
+        self.joined = "".join(blocks)
+        self.starts = [0, *itertools.accumulate(len(block) for block in blocks)]
+        """Where each candidate's texts start in :attr:`joined` (and where the last ends)."""
+
+    def matching(self, needle: str) -> Iterator[int]:
+        """The positions of the candidates whose texts contain ``needle`` (a query
+        lower-cased, see :func:`matching`), in order."""
+        if self.SEPARATOR in needle or has_surrogates(needle):
+            keep = matching(needle)
+            yield from (n for n, texts in enumerate(self.texts) if keep(texts))
+            return
+        if not needle:
+            yield from range(len(self.texts))
+            return
+        found = self.joined.find(needle)
+        while found >= 0:
+            position = bisect.bisect_right(self.starts, found) - 1
+            yield position
+            found = self.joined.find(needle, self.starts[position + 1])
 
 
 def _ranked(items: Iterable[T], target: Target, header_of: Callable[[T], SessionHeader]) -> list[T]:

@@ -98,6 +98,7 @@ TRICKY = (
     ("s-tie-a", 30, "/w", "tie"),
 )
 QUERIES = ("", "s-", "É", "école", "STRASSE", "straße", "i̇stanbul", "ß", "7", "fix", "🙂", "tie")
+QUERIES += ("upper\x00/proj", "\x00", "tie\x00", "no such words")  # a NUL never spans two texts
 
 
 def tricky_store(root: Path) -> Path:

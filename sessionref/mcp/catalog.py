@@ -131,13 +131,13 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
 
 
 class Listing(NamedTuple):
-    """The sessions of one look at the store: resources in candidates order, their ids, and
-    each one's id with the texts completion looks for a query in (:func:`listing.searched`),
-    in the same order."""
+    """The sessions of one look at the store: resources in candidates order, their ids in
+    that order and as a set, and the texts completion looks for a query in, in that order."""
 
     resources: list[dict[str, Any]]
+    order: list[str]
     ids: frozenset[str]
-    searched: list[tuple[str, listing.Searched]]
+    texts: listing.SearchedTexts
 
 
 class Catalog:
@@ -220,8 +220,9 @@ class Catalog:
         found = listing.candidates(store, self.target, "", MAX_SAFE_INTEGER)
         return Listing(
             [resource(header, label, harness_of(store, header.id)) for header, label in found],
+            [header.id for header, _ in found],
             frozenset(header.id for header, _ in found),
-            [(header.id, listing.searched(header, label)) for header, label in found],
+            listing.SearchedTexts(listing.searched(header, label) for header, label in found),
         )
 
     def _current(self) -> Listing:
@@ -240,10 +241,9 @@ class Catalog:
         """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
         (ignoring case, as candidates do), in candidates order, and whether there are more:
         found in the listing of the last look, which candidates with the query would give."""
-        keep = listing.matching(js_lower(typed))
-        kept = (session_id for session_id, texts in self._current().searched if keep(texts))
-        found = list(itertools.islice(kept, limit + 1))
-        return found[:limit], len(found) > limit
+        current = self._current()
+        found = list(itertools.islice(current.texts.matching(js_lower(typed)), limit + 1))
+        return [current.order[n] for n in found[:limit]], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
