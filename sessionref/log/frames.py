@@ -81,6 +81,14 @@ def _header_bytes(descriptor: int) -> int:
 
 
 _HEADER_BYTES: Final = [_header_bytes(descriptor) for descriptor in range(256)]
+_FRAME_START: Final = struct.Struct("<IB")
+"""The magic number and the frame header descriptor."""
+_SKIPS: Final = [0 if d & 0x18 else 4 + _HEADER_BYTES[d] for d in range(256)]
+"""Bytes from a frame's start to its first block, by descriptor; 0 for a reserved bit set."""
+_TRAILERS: Final = [3 + (4 if d & 4 else 0) for d in range(256)]
+"""Bytes a one-block frame adds after the block's content: its header, the checksum."""
+_FAST_READ: Final = 4 + max(_HEADER_BYTES) + 4
+"""The most bytes :func:`scan_frames` reads of a frame inline: magic, header, block header."""
 
 
 def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
@@ -95,16 +103,22 @@ def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
     """
     frames: list[tuple[int, int]] = []
     start, size = 0, len(buffer)
-    unpack, header_bytes = _U32.unpack_from, _HEADER_BYTES
+    start_of, block_at, skips, trailers = (
+        _FRAME_START.unpack_from,
+        _U32.unpack_from,
+        _SKIPS,
+        _TRAILERS,
+    )
+    last_fast = size - _FAST_READ  # where the last frame read inline may start
     while start < size:
         end = -1
-        if size - start >= 16 and unpack(buffer, start)[0] == ZSTD_MAGIC:
-            # The common frame inline: a valid header, then one last block, raw or compressed.
-            descriptor = buffer[start + 4]
-            offset = start + 4 + header_bytes[descriptor]
-            block = unpack(buffer, offset)[0] & 0xFFFFFF if size - offset >= 4 else 0
-            if not descriptor & 0x18 and block & 3 == 1:
-                end = offset + 3 + (block >> 3) + (4 if descriptor & 4 else 0)
+        if start <= last_fast:  # the common frame inline: a valid header, then one last block
+            magic, descriptor = start_of(buffer, start)
+            skip = skips[descriptor]
+            if magic == ZSTD_MAGIC and skip:
+                block = block_at(buffer, start + skip)[0] & 0xFFFFFF
+                if block & 3 == 1:  # last, raw or compressed: its size follows
+                    end = start + skip + trailers[descriptor] + (block >> 3)
         if end < 0 or end > size:
             end = _frame_end(buffer, start, size)
             if end < 0:
