@@ -18,6 +18,8 @@ from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
 from sessionref.index import SessionIndex
 from sessionref.log.harness_store import HarnessStore
+from sessionref.log.multi import AmbiguousSession, MultiStore
+from sessionref.log.protocol import harness_of
 from sessionref.types import Target
 
 DAY_NS = 86_400 * 10**9
@@ -324,3 +326,26 @@ def test_a_racy_file_is_read_each_time_until_it_settles(
         assert index.refresh().read == read
         assert answers(index) == answers(fresh(store))
         index.close()
+
+
+def test_roots_behind_indexes_say_where_a_session_is_without_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Settled()
+    claude = ClaudeCodeStore(claude_store(tmp_path / "claude", clock))
+    codex = CodexStore(codex_store(tmp_path / "codex", clock))
+    copy = tmp_path / "copy"
+    shutil.copytree(claude.root, copy)
+    stores = {"c": claude, "x": codex, "copy": ClaudeCodeStore(copy)}
+    both = MultiStore(
+        {
+            name: SessionIndex(store, tmp_path / "i", once=True, clock=clock)
+            for name, store in stores.items()
+        }
+    )
+    monkeypatch.setattr(SessionIndex, "headers", lambda self: pytest.fail("listed"))
+    assert [harness_of(both, sid) for sid in ("t2", "cccc3333")] == ["codex", "claude-code"]
+    assert both.homes("t2") == ["x"] and both.homes("cccc3333") == ["c", "copy"]
+    assert both.homes("nothing") == []
+    with pytest.raises(AmbiguousSession):
+        both.read("cccc3333")

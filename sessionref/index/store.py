@@ -302,6 +302,15 @@ class SessionIndex:
         return len(self.store.headers()) if self._bypassed else self._use()
 
     @in_turn
+    def holds(self, session_id: str) -> bool:
+        """Whether the store serves ``session_id`` (refreshes first, as :meth:`headers`)."""
+        if self._bypassed:
+            return any(header.id == session_id for header in self.store.headers())
+        self._use()
+        assert self._db is not None
+        return tables.holds(self._db, session_id)
+
+    @in_turn
     def headers(self) -> list[SessionHeader]:
         """Every stored session's header, as the store lists them (refreshes first)."""
         if self._bypassed:

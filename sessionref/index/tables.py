@@ -268,6 +268,12 @@ def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes
     return found
 
 
+def holds(db: sqlite3.Connection, session_id: str) -> bool:
+    """Whether the index serves ``session_id``."""
+    found = db.execute("SELECT 1 FROM sessions WHERE id = ?", (blob(session_id),)).fetchone()
+    return found is not None
+
+
 def session_count(db: sqlite3.Connection) -> int:
     """How many sessions the index serves."""
     return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.protocol import Store
+from sessionref.log.protocol import CountingStore, Store
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -85,9 +85,13 @@ class MultiStore:
 
     def homes(self, session_id: str) -> list[str]:
         """The names of the stores that list ``session_id`` (they are listed again when the
-        last listing did not see it)."""
+        last listing did not see it; stores that count are asked instead, when all do)."""
         with self._lock:
             names = self._homes.get(session_id)
+        if names is None and all(isinstance(s, CountingStore) for s in self.stores.values()):
+            return [
+                name for name, s in self.stores.items() if cast(CountingStore, s).holds(session_id)
+            ]
         if names is None:
             self.headers()
             with self._lock:

@@ -9,8 +9,8 @@ the command line take any of them. A store may also offer, and callers check wit
 ``isinstance``:
 
 - :class:`CandidateSource`: it finds candidates itself (an index answers from SQL);
-- :class:`CountingStore`: it counts its sessions without listing them (an index made with
-  ``once``).
+- :class:`CountingStore`: it counts its sessions, and says whether it holds one, without
+  listing them (an index made with ``once``).
 """
 
 from __future__ import annotations
@@ -83,11 +83,15 @@ class CandidateSource(Protocol):
 
 @runtime_checkable
 class CountingStore(Protocol):
-    """Optional: a store that takes one look and answers from it, so it counts its sessions
-    without listing them (an index made with ``once``)."""
+    """Optional: a store that takes one look and answers from it, so it counts its sessions,
+    and says whether it serves one, without listing them (an index made with ``once``)."""
 
     def session_count(self) -> int:
         """How many sessions the store serves."""
+        ...
+
+    def holds(self, session_id: str) -> bool:
+        """Whether the store serves ``session_id``."""
         ...
 
 
