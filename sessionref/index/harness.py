@@ -19,7 +19,9 @@ import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import Final, NamedTuple
+
+import msgspec
 
 import sessionref.index.tables as tables
 from sessionref.index.refresh import (
@@ -46,13 +48,22 @@ def encode_head(head: Head) -> bytes:
     return json.dumps(list(head), ensure_ascii=True).encode()
 
 
+_HEAD: Final = msgspec.json.Decoder(Head)
+
+
 def decode_head(line: bytes | None) -> Head:
-    """The head :func:`encode_head` wrote.
+    r"""The head :func:`encode_head` wrote (by msgspec; by ``json`` when it holds a lone
+    surrogate, which msgspec refuses).
 
     >>> decode_head(encode_head(Head("s", None, "/w")))
     Head(session_id='s', created_at=None, cwd='/w')
+    >>> decode_head(encode_head(Head("\ud800"))).session_id == "\ud800"
+    True
     """
-    return Head(*json.loads(line or b"[null]"))
+    try:
+        return _HEAD.decode(line or b"[null]")
+    except msgspec.DecodeError:
+        return Head(*json.loads(line or b"[null]"))
 
 
 class RememberedHeads:
@@ -82,16 +93,17 @@ def session_revision(memory: RememberedHeads, paths: list[Path], name: str | Non
 
     >>> memory = RememberedHeads({}, 0)
     >>> memory.states[b"/a"] = "1:2:3:4:5"
-    >>> len(session_revision(memory, [Path("/a")], "x")), session_revision(memory, [], None)
-    (32, '2eb5a2bda1fb4ee5b0e2ab9bd45a6a0c')
+    >>> named = session_revision(memory, [Path("/a")], "x")
+    >>> len(named), named == session_revision(memory, [Path("/a")], "y")
+    (32, False)
     >>> session_revision(memory, [Path("/b")], "x") is None
     True
     """
     states = [memory.states.get(os.fsencode(path), "~") for path in paths]
     if any(state.endswith("~") for state in states):
         return None
-    named = json.dumps([states, name], ensure_ascii=True)
-    return hashlib.blake2b(named.encode(), digest_size=16).hexdigest()
+    named = f"{states!r}{name!r}".encode("utf-8", "surrogatepass")
+    return hashlib.blake2b(named, digest_size=16).hexdigest()
 
 
 class HarnessReader(NamedTuple):
@@ -131,9 +143,14 @@ def relative(root: Path, states: dict[bytes, str]) -> dict[bytes, str]:
     {b'': 'd', b'a/b': '1', b'../c': '2'}
     """
     base = os.fsencode(root)
-    return {
-        os.path.relpath(key, base) if key != base else ROOT: state for key, state in states.items()
-    }
+    below = base.rstrip(b"/") + b"/"
+
+    def key_of(path: bytes) -> bytes:
+        if path.startswith(below):
+            return path[len(below) :]
+        return ROOT if path == base else os.path.relpath(path, base)
+
+    return {key_of(path): state for path, state in states.items()}
 
 
 class HarnessListing(NamedTuple):
