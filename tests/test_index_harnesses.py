@@ -349,3 +349,31 @@ def test_roots_behind_indexes_say_where_a_session_is_without_listing(
     assert both.homes("nothing") == []
     with pytest.raises(AmbiguousSession):
         both.read("cccc3333")
+
+
+def test_a_session_being_written_is_read_by_each_use_without_listing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = Settled()
+    store = ClaudeCodeStore(claude_store(tmp_path / "claude", clock))
+    database = tmp_path / "i.sqlite"
+    indexed(store, database, clock).refresh()
+    listings: list[int] = []
+    files = ClaudeCodeStore.files
+    monkeypatch.setattr(ClaudeCodeStore, "files", lambda self: listings.append(1) or files(self))
+    append_prompt(store, clock)
+    path = store.root / "projects" / "-w" / "aaaa1111.jsonl"
+    writing = clock()  # modified as the index looks: racy
+    os.utime(path, ns=(writing, writing))
+    for read in (1, 1):
+        index = indexed(store, database, clock)
+        assert index.refresh().read == read
+        assert listings == []
+        assert answers(index) == answers(fresh(store))
+        listings.clear()  # the store's own listing, for the answers
+    clock.date(path)  # settled
+    assert [indexed(store, database, clock).refresh().read for _ in range(2)] == [1, 0]
+    assert listings == []
+    assert [hit.session_id for hit in indexed(store, database, clock).search("now renamed")] == [
+        "aaaa1111"
+    ]

@@ -24,10 +24,12 @@ from typing import Final, NamedTuple
 import msgspec
 
 import sessionref.index.tables as tables
+from sessionref.errors import SessionLogError
 from sessionref.index.refresh import (
     HeaderEntry,
     Progress,
     RefreshReport,
+    decode_header,
     encode_header,
     read_session,
     remembered_line,
@@ -154,13 +156,19 @@ def relative(root: Path, states: dict[bytes, str]) -> dict[bytes, str]:
 
 
 class HarnessListing(NamedTuple):
-    """What a refresh of a harness store saw: its headers and problems, the store that
-    listed them (which reads sessions without listing again), and what the refresh did."""
+    """What a refresh of a harness store saw: its headers and problems (``None``: as the
+    index holds them), the store that listed them (which reads sessions without listing
+    again), and what the refresh did."""
 
-    headers: list[SessionHeader]
-    problems: list[StoreProblem]
+    headers: list[SessionHeader] | None
+    problems: list[StoreProblem] | None
     store: HarnessStore
     report: RefreshReport
+
+
+Walk = tuple[str | None, dict[bytes, str] | None, dict[bytes, str] | None]
+"""The stamped tree, its entries, and the files whose state is not the stamped one (``None``
+when a directory changed, or no tree is stamped)."""
 
 
 def refresh_harness(
@@ -168,11 +176,18 @@ def refresh_harness(
     store: HarnessStore,
     racy_after: int,
     write: tuple[int, Progress | None],
+    walk: Walk = (None, None, None),
 ) -> HarnessListing:
-    """Bring the index of a harness store up to date: list it (heads from the index), read
-    the sessions whose revision is not the indexed one, drop those gone, remember every
-    entry's state. ``write``: how many sessions to write at once, and whom to tell how many
-    are written."""
+    """Bring the index of a harness store up to date: read again the sessions of the files
+    that changed when only they did (:func:`reread_files`), else list the store (heads from
+    the index), read the sessions whose revision is not the indexed one, drop those gone;
+    remember every entry's state. ``write``: how many sessions to write at once, and whom to
+    tell how many are written."""
+    stamp, before, changed = walk
+    if stamp is not None and before is not None and changed:
+        done = reread_files(db, store, racy_after, (stamp, before, changed))
+        if done is not None:
+            return done
     watched = watched_states(store, racy_after)  # before listing: a change meanwhile shows
     memory = RememberedHeads(tables.header_cache(db), racy_after)
     lister = store.remembering(memory)
@@ -195,3 +210,61 @@ def refresh_harness(
     removed = tables.finish(db, seen, places, memory.learned, tree)
     report = RefreshReport(len(headers), len(stale), removed)
     return HarnessListing(headers, problems, lister, report)
+
+
+def reread_files(
+    db: sqlite3.Connection,
+    store: HarnessStore,
+    racy_after: int,
+    walk: tuple[str, dict[bytes, str], dict[bytes, str]],
+) -> HarnessListing | None:
+    """When only files changed (``walk``: the stamped tree, its entries, the changed ones),
+    in a store where a session has one file, and each one's head is the one the index
+    remembers (with a time of its own: else the file dates its session), the listing stands:
+    read those files' sessions again, touching only their rows. A racy file's state is kept
+    as it is (``~``), so that the next use reads it again until it settles (a session being
+    written is read by each use, the store not listed). ``None`` when the store must list
+    again (or another refresh changed the index meanwhile)."""
+    stamp, before, changed = walk
+    if not store.one_file_per_session:
+        return None
+    root = os.fsencode(store.root)
+    paths = {os.path.join(root, key): key for key in changed}
+    known = tables.header_entries(db, list(paths))
+    memory = RememberedHeads(known, racy_after)
+    lister = store.remembering(memory)
+    files = {}
+    for path in paths:
+        same, head = _same_head(lister, Path(os.fsdecode(path)), known.get(path))
+        if not same:
+            return None
+        if head is not None and head.session_id is not None:
+            files[head.session_id] = [Path(os.fsdecode(path))]
+    placed = tables.sessions_at(db, [str(found[0]) for found in files.values()])
+    lister.known_places(files)
+    reader = HarnessReader(lister, memory)
+    rows = [
+        (decode_header(header_json), position, header_json, read_session(reader, session_id))
+        for session_id, position, header_json in placed.values()
+    ]
+    tree = tree_of(store.root, {**before, **changed})  # a racy file's state kept: read again
+    if not tables.replace_logs(db, rows, (stamp, tree.stamp), changed, memory.learned):
+        return None
+    return HarnessListing(None, None, lister, RefreshReport(tables.session_count(db), len(rows), 0))
+
+
+def _same_head(
+    store: HarnessStore, path: Path, remembered: HeaderEntry | None
+) -> tuple[bool, Head | None]:
+    """Whether the head of the file at ``path`` is the one ``remembered`` and says when its
+    session began, and the head (``None``: the file is a problem)."""
+    head: Head | None = None
+    now: tuple[bytes | None, str | None]
+    try:
+        head = store.head_of(path)
+        now = (encode_head(head), None)
+    except SessionLogError as exc:
+        now = (None, str(exc))
+    same = remembered is not None and now == (remembered.line, remembered.error)
+    dated = head is None or head.session_id is None or head.created_at is not None
+    return same and dated, head

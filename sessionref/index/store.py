@@ -196,7 +196,8 @@ class SessionIndex:
         if changed == {}:  # what the stamped walk saw (never a racy state)
             return RefreshReport(tables.session_count(db), 0, 0)
         if isinstance(self.store, HarnessStore):
-            listed = refresh_harness(db, self.store, racy_after, (WRITE_BATCH, progress))
+            walk = (stamp, before, changed)
+            listed = refresh_harness(db, self.store, racy_after, (WRITE_BATCH, progress), walk)
             self._headers, self._problems, self._reader = listed[:3]
             return listed.report
         if before is not None and changed is not None:

@@ -262,9 +262,9 @@ def restat_tree(
 ) -> dict[bytes, str] | None:
     """What :func:`walk_tree` would see differently from ``before``, when no directory changed:
     every remembered entry statted, nothing listed; the files whose state is not the remembered
-    one, with their state now (``{}``: the walk would be ``before`` itself). ``None`` when a
-    directory changed (its names may have) or an entry was neither a settled file nor a
-    directory.
+    one, with their state now (``{}``: the walk would be ``before`` itself), a file remembered
+    with its racy state (``~``: a harness index keeps it so) always among them. ``None`` when a
+    directory changed (its names may have) or an entry was neither a file nor a directory.
 
     >>> tree = walk_tree(Path("/nonexistent"), 0)
     >>> restat_tree(Path("/nonexistent"), 0, tree.entries) is None
@@ -293,7 +293,7 @@ def _changed_files(
             return None
         if state[:1].isdigit():
             now = _file_state(status, racy_after)
-            if now != state:
+            if now != state or state.endswith("~"):  # a file remembered racy: read it again
                 changed[key] = now
         elif not state.startswith("d:") or _folder_state(status, racy_after) != state:
             return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -124,15 +124,23 @@ class HarnessStore(ABC):
         """The transcript of a session's committed lines (with ``texts_only``, only the
         entries a snapshot shows)."""
 
-    def _head_of(self, path: Path) -> Head:
+    def head_of(self, path: Path) -> Head:
+        """What the first lines of the file at ``path`` say, through the store's memory of
+        heads; raises :class:`SessionLogError` when they cannot be read."""
         return self._heads(path, lambda: self.head(path, head_lines(path, self.max_line_bytes)))
+
+    def known_places(self, files: Mapping[str, list[Path]]) -> None:
+        """Take ``files`` (session id → its files) as where the last listing found those
+        sessions: they are read without listing the store (the caller knows the store has
+        not changed but for these files' content)."""
+        self._listing.remember(_Listing([], dict(files), []))
 
     def _scan(self) -> _Listing:
         found: dict[str, list[tuple[Path, Head]]] = {}
         problems: list[StoreProblem] = []
         for path in self.files():
             try:
-                head = self._head_of(path)
+                head = self.head_of(path)
             except SessionLogError as exc:
                 problems.append(StoreProblem(str(path), str(exc)))
                 continue
