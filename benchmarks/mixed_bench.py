@@ -12,6 +12,9 @@ sessions each DSH, Claude Code and Codex, in three roots), builds the three root
   ``python -c pass``; and ``sessionref search Q`` over the three roots;
 - the same candidates in-process: opening the three indexed stores and listing, after the
   imports (what a process pays beyond its start-up);
+- ``sessionref candidates --query Q`` right after a line was appended to one Claude Code
+  session (each run its own line: the index reads that session again, as while an agent
+  writes it); the store is put back after;
 - once, ``candidates --no-index`` over the same roots (every file read), and that both give
   the same JSON.
 
@@ -89,6 +92,18 @@ def in_process(roots: MixedRoots, index: Path, query: str) -> Callable[[], objec
     return work
 
 
+def sessions_of(roots: MixedRoots) -> list[Path]:
+    """The Claude Code session files of a mixed store."""
+    return sorted(roots.claude.glob("projects/*/*.jsonl"))
+
+
+def append_title(path: Path) -> None:
+    """Append a title line to a Claude Code session file (the session is retitled)."""
+    line = {"type": "custom-title", "customTitle": f"retitled {time.time_ns()}"}
+    with path.open("ab") as file:
+        file.write(json.dumps(line).encode() + b"\n")
+
+
 def measure(roots: MixedRoots, index: Path, query: str, repeat: int) -> dict[str, Any]:
     """Every number of the table (wall seconds)."""
     where = [arg for root in roots for arg in ("--root", str(root))] + ["--index", f"{index}/"]
@@ -107,6 +122,16 @@ def measure(roots: MixedRoots, index: Path, query: str, repeat: int) -> dict[str
     for name, argv in commands.items():
         row[f"{name}_runs"] = times(lambda argv=argv: run(argv), repeat)
     row["in_process_runs"] = times(in_process(roots, index, query), repeat)
+    claude = sessions_of(roots)
+    victim = claude[len(claude) // 2]
+    status = victim.stat()
+    try:
+        row["appended_runs"] = times(
+            lambda: (append_title(victim), run(commands["candidates_query"])), repeat
+        )
+    finally:
+        os.truncate(victim, status.st_size)
+        os.utime(victim, ns=(status.st_atime_ns, status.st_mtime_ns))
     no_index = sessionref("candidates", "--query", query, "--json", "--no-index", *where[:-2])
     start = time.perf_counter()
     row["same_as_no_index"] = run(no_index) == run(commands["candidates_query"])
@@ -138,6 +163,7 @@ def table(row: dict[str, Any], sessions: int, query: str) -> str:
             line("`sessionref candidates --json` (whole process)", "candidates"),
             line(f"`sessionref search {query}` (whole process)", "search"),
             line("candidates --query in-process (after the imports)", "in_process"),
+            line("`candidates --query --json` after one session appended to", "appended"),
             f"| `sessionref index` cold build of the three roots (once) | {row['build_s']:.1f} | |",
             f"| `candidates --query --no-index` (files read, once) | {row['no_index_s']:.1f} | |",
         ]
