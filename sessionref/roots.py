@@ -57,8 +57,8 @@ def dsh_home(root: Path) -> Path | None:
     """
     for project in _directories(root):
         for session in _directories(project):
-            if _has_file(session, lambda name: name in LOG_NAMES):
-                return root
+            if any(os.path.isfile(session / name) for name in LOG_NAMES):  # not a listing:
+                return root  # a Claude Code project directory holds thousands of files
     return None
 
 
