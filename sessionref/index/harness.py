@@ -5,10 +5,12 @@ The index remembers, as for DSH, the state of every entry the listing depends on
 directory whose names it reads (inode, mtime, ctime), each file it lists and each other file
 it reads (Codex's ``session_index.jsonl``), by mode, device, inode, size and mtime. While no
 state changed, a use stats them and reads nothing (:func:`~sessionref.index.walk.restat_tree`).
-Otherwise the store lists again, its file heads answered from the index's ``header_cache``
-while each file is the same, and a session is read again when its revision changed: a digest
-of its files' states and of its name where the harness keeps one apart. A file modified in the
-last 2 s is read, never remembered.
+When only files changed, each with the head remembered, in a store where a session has one
+file (Claude Code), only their sessions are read again (:func:`reread_files`). Otherwise the
+store lists again, its file heads answered from the index's ``header_cache`` while each file
+is the same, and a session is read again when its revision changed: a digest of its files'
+states and of its name where the harness keeps one apart. A file modified in the last 2 s is
+read, never trusted: it is read again by the next use.
 """
 
 from __future__ import annotations
