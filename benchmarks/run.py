@@ -45,7 +45,7 @@ from benchmarks.measure import (
     seconds,
 )
 from benchmarks.profiles import CHAT, SURROGATES
-from benchmarks.startup import measure_startup, startup_checks
+from benchmarks.startup import BYTECODE_NOTE, measure_startup, startup_checks
 from benchmarks.targets import check_targets
 from benchmarks.throughput import batch_checks, describe, measure_batch
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
@@ -342,6 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     checks = check_targets(rows)
     if not args.no_startup:
         results["startup_s"] = measure_startup(args.stores)
+        results["startup_bytecode"] = BYTECODE_NOTE
         checks += startup_checks(results["startup_s"])
     if args.batch:
         results["batch"] = measure_batch(args.stores, args.repeat)
@@ -349,7 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results["targets"] = [{"target": t, "measured": m, "met": ok} for t, m, ok in checks]
     print(table(rows))
     if "startup_s" in results:
-        print("\nstart-up, whole processes, medians of 10:")
+        print(f"\nstart-up, whole processes, medians of 10, {BYTECODE_NOTE}:")
         for command, median in results["startup_s"].items():
             print(f"  {command}: {median * 1000:.0f} ms")
     if args.batch:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -30,7 +31,13 @@ from benchmarks.measure import (
 )
 from benchmarks.profiles import SURROGATES
 from benchmarks.run import check_targets
-from benchmarks.startup import BASELINE, startup_checks
+from benchmarks.startup import (
+    BASELINE,
+    NO_CACHE_WRITES,
+    compile_package,
+    startup_checks,
+    user_environment,
+)
 from benchmarks.throughput import batch_checks
 from sessionref import DirectoryStore
 from sessionref.snapshot import project_units
@@ -180,6 +187,18 @@ def test_startup_is_measured_above_the_bare_interpreter() -> None:
         "sessionref snapshot (one turn)": 0.140,  # 90 ms above: within 100
     }
     assert [met for _, _, met in startup_checks(medians)] == [False, True, True]
+
+
+def test_startup_commands_start_from_bytecode_caches_as_installed(tmp_path: Path) -> None:
+    (tmp_path / "inner").mkdir()
+    for name in ("__init__.py", "inner/__init__.py", "inner/module.py"):
+        (tmp_path / name).write_text("VALUE = 1\n")
+    package = compile_package(tmp_path)
+    modules = sorted(package.rglob("*.py"))
+    assert len(modules) == 3
+    missing = [m for m in modules if not Path(importlib.util.cache_from_source(str(m))).exists()]
+    assert not missing, missing[:3]
+    assert NO_CACHE_WRITES not in user_environment({NO_CACHE_WRITES: "1", "PATH": "/bin"})
 
 
 def test_batch_targets() -> None:
