@@ -13,6 +13,7 @@ machine's speed moves from one minute to the next, and a round takes some 20 sec
 
 from __future__ import annotations
 
+import itertools
 import resource
 import statistics
 import sys
@@ -22,9 +23,13 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import decompressed_size, median_ratio, summed_floor
+from benchmarks.measure import decompressed_size, median_ratio, read_envelopes, summed_floor
 from sessionref import DirectoryStore
-from sessionref.batch import build_result_lines
+from sessionref.batch import ResultLine, build_result_lines
+from sessionref.batch.core import Snapshotter, context_id, fresh_target, listing_order
+from sessionref.errors import SessionReferenceError
+from sessionref.resolver import SessionReferenceResolver
+from sessionref.snapshot import snapshot_source
 
 BATCH_SESSIONS: Final = 1000
 BATCH_TURNS: Final = 20
@@ -79,7 +84,8 @@ def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
     ``NAME_s`` wall time, ``NAME_cpu_s`` CPU time of all processes, ``NAME_parent_cpu_s``
     that of this process alone; and what the targets read, the medians of the rounds' ratios
     of wall times: ``local_1_workers_vs_floor`` and ``local_2_workers_speed_up`` (1 worker's
-    time over 2 workers')."""
+    time over 2 workers'); then, from one more pass, ``breakdown_cpu_s``, where 1 worker's
+    time goes (:func:`batch_breakdown`)."""
     root = ensure_batch_store(stores)
     store = DirectoryStore(root)
     paths = [store.path_of(header.id) for header in store.headers()]
@@ -107,7 +113,59 @@ def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
     )
     result["sessions"] = len(paths)
     result["log_bytes"] = sum(decompressed_size(path) for path in paths)
+    result["breakdown_cpu_s"] = batch_breakdown(root)[0]
     return result
+
+
+PARTS: Final = ("listing", "read", "stages", "render", "engine")
+"""What :func:`batch_breakdown` cuts a 1-worker batch into."""
+
+
+def batch_breakdown(root: Path) -> tuple[dict[str, float], list[ResultLine]]:
+    """CPU seconds of each part of a 1-worker batch over the store at ``root`` (the local
+    engine's work, session by session), and of the floor of the same logs; and the lines the
+    engine made meanwhile (the lines ``sessionref batch --label-from id`` writes).
+
+    ``listing``: opening and listing the store in its order, once. Then, for each session in
+    turn, so that a change in the machine's speed moves every part alike: its ``floor``; its
+    ``read`` (``DirectoryStore.read``: recovery, validation, closers); its ``stages``
+    (``snapshot_source``, stages 1 to 6); its ``render`` (the context message, stage 7); then
+    the engine's whole run of the session once more, of which ``engine`` counts what it took
+    beyond those three: the reference and the message id, the resolver's calls, the result
+    line's encoding.
+    """
+    clock = time.process_time
+    start = clock()
+    store = DirectoryStore(root)
+    session_ids = listing_order(store)
+    parts = dict.fromkeys(("floor", *PARTS), 0.0)
+    parts["listing"] = clock() - start
+    resolver = SessionReferenceResolver(store)
+    snapshotter = Snapshotter(resolver, fresh_target(session_ids), "id")
+    lines: list[ResultLine] = []
+    for session_id in session_ids:
+        path = store.path_of(session_id)
+        times = [clock()]
+        read_envelopes(path)
+        times.append(clock())
+        try:
+            log = store.read(session_id)
+            times.append(clock())
+            source = snapshot_source(log, session_id, resolver.max_reference_bytes)
+            times.append(clock())
+            resolver.render_sources([source], message_id=context_id(session_id))
+        except SessionReferenceError:  # a failed session: its parts up to the failure
+            times += [clock()] * (4 - len(times))
+        times.append(clock())
+        lines.append(snapshotter(session_id))
+        times.append(clock())
+        floor, read, stages, render, whole = (b - a for a, b in itertools.pairwise(times))
+        parts["floor"] += floor
+        parts["read"] += read
+        parts["stages"] += stages
+        parts["render"] += render
+        parts["engine"] += whole - read - stages - render
+    return parts, lines
 
 
 ENGINES: Final = ("floor", "local_1_workers", "local_2_workers", "dask_2_workers")
@@ -144,7 +202,23 @@ def describe(batch: dict[str, Any]) -> str:
     if "local_2_workers_cpu_s" in batch:
         summary += f", 2 workers {batch['local_2_workers_cpu_s'] / one:.2f}× the CPU of 1"
     lines.append(summary)
+    if "breakdown_cpu_s" in batch:
+        lines.append(describe_breakdown(batch["breakdown_cpu_s"]))
     return "\n".join(lines)
+
+
+def describe_breakdown(parts: dict[str, float]) -> str:
+    """Where 1 worker's CPU time goes, each part × the floor (see :func:`batch_breakdown`).
+
+    >>> print(describe_breakdown({"floor": 2.0, "listing": 0.1, "read": 4.0, "stages": 1.0,
+    ...     "render": 0.1, "engine": 0.2}))
+      1 worker's CPU, × the floor: listing 0.05, read 2.00, stages 0.50, render 0.05, \
+engine 0.10; 2.70 in all
+    """
+    floor = parts["floor"]
+    shares = ", ".join(f"{part} {parts[part] / floor:.2f}" for part in PARTS)
+    total = sum(parts[part] for part in PARTS) / floor
+    return f"  1 worker's CPU, × the floor: {shares}; {total:.2f} in all"
 
 
 def batch_checks(batch: dict[str, Any]) -> list[tuple[str, str, bool]]:

@@ -38,8 +38,9 @@ from benchmarks.startup import (
     startup_checks,
     user_environment,
 )
-from benchmarks.throughput import batch_checks
+from benchmarks.throughput import PARTS, batch_breakdown, batch_checks
 from sessionref import DirectoryStore
+from sessionref.batch import build_result_lines
 from sessionref.snapshot import project_units
 from sessionref.testing import projected_units
 
@@ -206,6 +207,18 @@ def test_batch_targets() -> None:
     assert [met for _, _, met in batch_checks(slow)] == [False, False]
     fast = {"local_1_workers_vs_floor": 1.45, "local_2_workers_speed_up": 1.7}
     assert [met for _, _, met in batch_checks(fast)] == [True, True]
+
+
+def test_the_batch_breakdown_times_the_lines_the_engine_writes(tmp_path: Path) -> None:
+    """The breakdown of a 1-worker batch runs the engine's own work on every session, in the
+    listing's order, and times every part of it beside the floor."""
+    generate_batch_store(tmp_path, 4, 2)
+    parts, lines = batch_breakdown(tmp_path)
+    engine = list(build_result_lines(DirectoryStore(tmp_path), label="id"))
+    assert [line.line for line in lines] == [line.line for line in engine]
+    assert len(engine) == 4 and not any(line.failed for line in engine)
+    assert all(parts[part] > 0 for part in ("floor", "listing", "read", "stages", "render"))
+    assert set(parts) == {"floor", *PARTS}
 
 
 def test_the_summed_floor_lets_each_log_go_before_reading_the_next(tmp_path: Path) -> None:
