@@ -317,6 +317,17 @@ def subcommands() -> dict[str, argparse.ArgumentParser]:
     return dict(commands.choices)
 
 
+def test_a_command_line_builds_the_parser_of_its_command_alone() -> None:
+    # the nine other parsers took some 7 ms of a command's start; the main help lists all
+    (commands,) = [
+        a for a in build_parser(["show"])._actions if isinstance(a, argparse._SubParsersAction)
+    ]
+    assert list(commands.choices) == ["show"]
+    assert list(subcommands()) == [command.name for command in COMMANDS]
+    (listed,) = [a for a in build_parser([])._actions if isinstance(a, argparse._SubParsersAction)]
+    assert list(listed.choices) == [command.name for command in COMMANDS]
+
+
 def synopsis() -> dict[str, set[str]]:
     """The options of each command in the README's command-line synopsis."""
     found = re.search(r"## Command line\n\n```\n(.*?)```", README.read_text("utf-8"), re.S)
