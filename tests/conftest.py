@@ -10,13 +10,26 @@
 A property test names its ``ci`` count through :func:`examples`; a test that names none runs
 the profile's own count. Every profile drops Hypothesis' deadline and its too-slow check: the
 machines the suite runs on are shared, and speed is the benchmarks' business.
+
+``SESSIONREF_FUZZ_EXAMPLES`` (``tox -e fuzz`` and ``.ci/run`` set it) turns the fuzz properties
+(``tests/test_fuzz.py``, ``tests/test_harness_fuzz.py``) from a derandomized share of their
+count into that many examples each with a random seed, split into :data:`FUZZ_SHARDS` tests so
+pytest-xdist spreads one property over every core.
+
+The suite writes tens of thousands of small stores. On a disk mounted with ``discard`` each
+removed directory costs milliseconds (3 ms on the CI machine, against 0.015 ms in memory), so
+when ``TMPDIR`` is not set and ``/dev/shm`` is a roomy in-memory directory, the tests and the
+processes they start keep their temporary files there (:func:`memory_tmpdir`).
 """
 
 from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any, Final
 
@@ -47,6 +60,61 @@ def examples(ci: int) -> int:
     (True, True)
     """
     return max(min(ci, 5), round(ci * SCALE[PROFILE]))
+
+
+FUZZING: Final = "SESSIONREF_FUZZ_EXAMPLES" in os.environ
+FUZZ_SHARDS: Final = 10 if FUZZING else 1
+"""Tests each fuzz property is split into: ten when fuzzing, so no one property runs alone on
+one core at the end of the run."""
+
+
+def fuzz_examples(ci: int) -> int:
+    """Examples a fuzz property runs in all: ``SESSIONREF_FUZZ_EXAMPLES`` when it is set, else
+    :func:`examples` of ``ci``.
+
+    >>> fuzz_examples(60) >= 5
+    True
+    """
+    return int(os.environ["SESSIONREF_FUZZ_EXAMPLES"]) if FUZZING else examples(ci)
+
+
+def fuzz_settings(total: int) -> settings:
+    """Settings of one shard of a fuzz property that runs ``total`` examples in all (each of
+    the :data:`FUZZ_SHARDS` shards a share, rounded up), with a random seed when fuzzing and
+    derandomized otherwise, so the normal suite is repeatable.
+
+    >>> fuzz_settings(FUZZ_SHARDS * 7).max_examples
+    7
+    """
+    return settings(
+        max_examples=math.ceil(total / FUZZ_SHARDS),
+        deadline=None,  # speed is the benchmarks' business; a busy machine must not fail a test
+        derandomize=not FUZZING,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
+    )
+
+
+def memory_tmpdir(candidate: str = "/dev/shm", room: int = 4 << 30) -> str | None:
+    """The directory the suite keeps its temporary files in when ``TMPDIR`` is not set:
+    ``candidate`` if it is a writable directory with ``room`` bytes free, else ``None`` (the
+    system's default stays).
+
+    >>> memory_tmpdir("/no/such/directory") is None
+    True
+    """
+    if "TMPDIR" in os.environ or not os.path.isdir(candidate) or not os.access(candidate, os.W_OK):
+        return None
+    return candidate if shutil.disk_usage(candidate).free >= room else None
+
+
+_MEMORY = memory_tmpdir()
+if _MEMORY is not None:
+    os.environ["TMPDIR"] = _MEMORY
+    tempfile.tempdir = None  # computed again from TMPDIR
 
 
 def load_vectors() -> list[dict[str, Any]]:

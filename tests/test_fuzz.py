@@ -7,9 +7,10 @@ command line. Whatever the damage, the library answers with a context or a
 ``BUDGET_EXCEEDED``), and the command line prints either its output or one ``CODE: message``
 line on stderr with exit status 1 — never a traceback.
 
-Examples per test: ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz``: 2,500, with a
-random seed), else the profile's share of 60 (``tests/conftest.py``), derandomized so the
-normal suite is repeatable. The test that starts a process per example runs a tenth of that.
+Examples per property: ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` and
+``.ci/run``: 2,500, with a random seed, in ten shards), else the profile's share of 60
+(``tests/conftest.py``), derandomized so the normal suite is repeatable. The test that starts a
+process per example runs a tenth of that.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
@@ -47,24 +48,15 @@ from sessionref.testing import (
 )
 from sessionref.testing.mutations import frame_lines, log_lines, mutate_lines
 from sessionref.types import ContextMessage
-from tests.conftest import examples
+from tests.conftest import FUZZ_SHARDS, fuzz_examples, fuzz_settings
 
 T = TypeVar("T")
 
-FUZZING = "SESSIONREF_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = int(os.environ["SESSIONREF_FUZZ_EXAMPLES"]) if FUZZING else examples(60)
-SUBPROCESS_EXAMPLES = max(5, EXAMPLES // 10)
+EXAMPLES = fuzz_examples(60)
+SUBPROCESS_EXAMPLES = fuzz_settings(max(5, EXAMPLES // 10)).max_examples
+"""Per shard: a tenth of the others' count in all."""
 
-fuzz = settings(
-    max_examples=EXAMPLES,
-    deadline=None,  # speed is the benchmarks' business; a busy machine must not fail a test
-    derandomize=not FUZZING,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.function_scoped_fixture,
-    ],
-)
+fuzz = fuzz_settings(EXAMPLES)
 
 TARGET = Target("\x00fuzz-target-outside-every-store", "/work/project")
 LINE_LIMITS = st.sampled_from([DEFAULT_MAX_LINE_BYTES, 1 << 20])
@@ -78,9 +70,10 @@ damaged = mutated_logs(session_logs(max_turns=2), max_mutations=3)
 intact = session_stores(max_sessions=2, max_turns=1)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
 def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory for the stores of every example (function-scoped tmp_path would be shared)."""
+    """A directory for the stores of every example (function-scoped tmp_path would be shared);
+    one per shard, so each property runs as FUZZ_SHARDS tests."""
     return tmp_path_factory.mktemp("fuzz")
 
 

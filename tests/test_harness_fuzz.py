@@ -7,22 +7,21 @@ reference gives a whole context or a ``SessionReferenceError`` (``READ_FAILED`` 
 file, or ``BUDGET_EXCEEDED``), and a context is within its budget, tag-safe, and tells the
 model the harness.
 
-Examples per reader: twice ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` sets
-2,500, so 5,000 damaged files per reader), else twice the profile's share of 60
-(``tests/conftest.py``), derandomized.
+Examples per reader: twice ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` and
+``.ci/run`` set 2,500, so 5,000 damaged files per reader, in ten shards), else twice the
+profile's share of 60 (``tests/conftest.py``), derandomized.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from sessionref import SessionReferenceResolver, Target
@@ -34,21 +33,15 @@ from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFI
 from sessionref.testing.claude_logs import claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
-from tests.conftest import examples
+from tests.conftest import FUZZ_SHARDS, fuzz_examples, fuzz_settings
 
-FUZZING = "SESSIONREF_FUZZ_EXAMPLES" in os.environ
-EXAMPLES = 2 * (int(os.environ["SESSIONREF_FUZZ_EXAMPLES"]) if FUZZING else examples(60))
-
-fuzz = settings(
-    max_examples=EXAMPLES,
-    deadline=None,
-    derandomize=not FUZZING,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+fuzz = fuzz_settings(2 * fuzz_examples(60))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
 def root() -> Iterator[Path]:
+    """The store directory of every example; one per shard, so each reader's property runs as
+    FUZZ_SHARDS tests."""
     path = Path(tempfile.mkdtemp(prefix="harness-fuzz-"))
     yield path
     shutil.rmtree(path, ignore_errors=True)

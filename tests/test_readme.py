@@ -87,10 +87,12 @@ def test_the_vector_count_is_the_vendored_files() -> None:
 
 
 def fuzz_counts() -> tuple[int, int]:
-    """Examples ``tox -e fuzz`` runs, from its setting and the fuzz tests themselves: damaged
-    DSH logs (each ``@fuzz`` property, and the one that starts a process, a tenth), and
-    damaged Claude Code and Codex files (twice the setting per reader)."""
+    """Examples ``tox -e fuzz`` and ``.ci/run`` run, from their one setting and the fuzz tests
+    themselves: damaged DSH logs (each ``@fuzz`` property, and the one that starts a process, a
+    tenth), and damaged Claude Code and Codex files (twice the setting per reader)."""
     per_test = int(re.search(r"SESSIONREF_FUZZ_EXAMPLES:(\d+)", (REPO / "tox.ini").read_text())[1])
+    in_ci = re.search(r"SESSIONREF_FUZZ_EXAMPLES=(\d+) \S*pytest", (REPO / ".ci/run").read_text())
+    assert in_ci is not None and int(in_ci[1]) == per_test
     dsh = (REPO / "tests/test_fuzz.py").read_text()
     harness = (REPO / "tests/test_harness_fuzz.py").read_text()
     in_process = dsh.count("\n@fuzz\n")
