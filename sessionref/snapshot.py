@@ -11,10 +11,9 @@ each and :func:`context_message` (stage 7's framing) on the results.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
-from typing import Any
 
 import msgspec
+from toolz import curry, pipe
 
 from sessionref.collector import collection_paused
 from sessionref.log.records import LogRecord, SessionLog, captured_through_seq
@@ -44,18 +43,6 @@ __all__ = [
 UnitTransform = Callable[[Iterable[Unit], SourceData, int], Iterable[Unit]]
 """What may change the units before the budget sees them, given what the budget is given
 (the source's fields and ``max_bytes``): redaction (docs/redaction.md)."""
-
-
-def pipe(value: Any, *stages: Callable[[Any], Any]) -> Any:
-    """``value`` passed through each stage in turn: how the spine composes its stages (a
-    function of its own, not toolz's: importing toolz took a fifth of a snapshot's start-up).
-
-    >>> pipe(2, lambda x: x + 1, str)
-    '3'
-    """
-    for stage in stages:
-        value = stage(value)
-    return value
 
 
 def keep_units(units: Iterable[Unit], source: SourceData, max_bytes: int) -> Iterable[Unit]:
@@ -89,9 +76,9 @@ def snapshot_source(
             fold_compaction,  # 2. the current surface: compactions folded in
             filter_roles,  # 3. KeptMessage: direct user text, assistant text, checkpoints
             unitize,  # 4. Unit: one text per message
-            lambda units: transform(units, source, max_bytes),  # 4½. Unit: as transformed
-            partial(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
-            partial(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
+            curry(transform, source=source, max_bytes=max_bytes),  # 4½. Unit: as transformed
+            curry(retain_budget, source=source, max_bytes=max_bytes),  # 5. Retained: oldest gone
+            curry(truncate, max_bytes=max_bytes),  # 6. Fitted: the largest texts cut head/tail
             escape_and_serialize,  # 7. SourceSnapshot: the data object's tag-safe JSON
         )
     return snapshot

@@ -70,11 +70,3 @@ def test_a_command_loads_its_own_module_only() -> None:
     assert "sessionref.cli.candidates" in modules
     assert not {"sessionref.cli.batch", "sessionref.cli.demo"} & modules
     assert not modules & HEAVY, sorted(modules & HEAVY)
-
-
-def test_a_snapshot_loads_no_functional_toolkit() -> None:
-    # the spine composes its stages itself: importing toolz (its signature registry of every
-    # builtin) took a fifth of a one-turn snapshot's start-up
-    modules = imported_by("-m", "sessionref", "snapshot", "--help")
-    assert "sessionref.snapshot" in modules
-    assert not {name for name in modules if name.split(".")[0] in {"toolz", "cytoolz"}}
