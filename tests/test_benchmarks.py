@@ -212,11 +212,15 @@ def test_batch_targets() -> None:
 def test_the_batch_breakdown_times_the_lines_the_engine_writes(tmp_path: Path) -> None:
     """The breakdown of a 1-worker batch runs the engine's own work on every session, in the
     listing's order, and times every part of it beside the floor."""
-    generate_batch_store(tmp_path, 4, 2)
+    sessions = generate_batch_store(tmp_path, 4, 2)
+    broken = DirectoryStore(tmp_path).path_of(sessions[0].session_id)
+    data = bytearray(broken.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # a damaged frame: the session fails, the batch goes on
+    broken.write_bytes(data)
     parts, lines = batch_breakdown(tmp_path)
     engine = list(build_result_lines(DirectoryStore(tmp_path), label="id"))
     assert [line.line for line in lines] == [line.line for line in engine]
-    assert len(engine) == 4 and not any(line.failed for line in engine)
+    assert len(engine) == 4 and [line.failed for line in engine].count(True) == 1
     assert all(parts[part] > 0 for part in ("floor", "listing", "read", "stages", "render"))
     assert set(parts) == {"floor", *PARTS}
 
