@@ -124,16 +124,22 @@ def test_every_roots_sessions_are_listed_read_and_completed(roots: list[Path]) -
     assert found.completion.values == [CLAUDE]
 
 
-def test_the_tools_reach_every_root_and_search_the_dsh_ones(roots: list[Path]) -> None:
+def test_the_tools_reach_every_root_and_search_every_one(roots: list[Path]) -> None:
     async def scenario() -> tuple[Any, ...]:
         async with served(roots[0], command=command(roots, "--tools")) as session:
             listed = await session.call_tool("list_sessions", {"query": "codex"})
             mention = listed.structured_content["sessions"][0]["mention"]
             referenced = await session.call_tool("reference_sessions", {"sessions": [mention]})
             searched = await session.call_tool("search_sessions", {"query": "token refresh"})
-            return listed, referenced, searched
+            others = [
+                await session.call_tool("search_sessions", {"query": query})
+                for query in ("flaky login", "codex parser")
+            ]
+            return listed, referenced, searched, others
 
-    listed, referenced, searched = anyio.run(scenario)
+    listed, referenced, searched, others = anyio.run(scenario)
+    found = [[h["sessionId"] for h in hits.structured_content["hits"]] for hits in others]
+    assert found == [[CLAUDE], [CODEX]]
     assert [s["sessionId"] for s in listed.structured_content["sessions"]] == [CODEX]
     assert listed.structured_content["sessions"][0]["harness"] == "codex"
     assert referenced.is_error is False

@@ -47,7 +47,7 @@ examples:
   sessionref search --root ~/.dsh/sessions --cwd "$PWD" --limit 5 --json flaky
 """
 
-NO_DSH_STORE = "no store among the roots is indexed"
+NO_INDEXED_STORE = "no store among the roots is indexed"
 
 
 def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) -> None:

@@ -1,14 +1,12 @@
-"""What an MCP client can reach: the sessions of the roots, DSH ones from an index kept warm.
+"""What an MCP client can reach: the sessions of the roots, from indexes kept warm.
 
-A :class:`Catalog` holds each DSH root's :class:`~sessionref.index.SessionIndex` open for the
-server's life (the stores of other harnesses are listed directly: they cache what did not
-change) and the listing of every root as MCP resources. The roots are looked at at most once
-per request, and not again while the last look is under :data:`FRESH_SECONDS` old (nor under
-:data:`LOOK_SPACING` times what it took); a look that finds sessions added, changed or removed
-rebuilds the listing and says so (a root of another harness is listed on every look; a
-change the listing shows, a session added, removed or retitled, is said) (the server then sends
-``notifications/resources/list_changed``). A session is read only when the listing holds it
-(after one more look for one it does not): anything else is an error before any file is
+A :class:`Catalog` holds each root's :class:`~sessionref.index.SessionIndex` open for the
+server's life, whatever the root's harness, and the listing of every root as MCP resources.
+The roots are looked at at most once per request, and not again while the last look is under
+:data:`FRESH_SECONDS` old (nor under :data:`LOOK_SPACING` times what it took); a look that
+finds sessions added, changed or removed rebuilds the listing and says so (the server then
+sends ``notifications/resources/list_changed``). A session is read only when the listing holds
+it (after one more look for one it does not): anything else is an error before any file is
 opened.
 """
 
@@ -38,6 +36,7 @@ from sessionref.codecs.uri import (
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
 from sessionref.index import SessionIndex
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
@@ -122,11 +121,13 @@ def session_of_uri(uri: str) -> str:
 
 
 def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
-    """The lister of a served :class:`OpenStore` (opened with ``live=True``): each DSH store
-    through its index at ``path`` (see :func:`~sessionref.index.schema.default_index_path`),
-    made once; another harness's store as it is."""
+    """The lister of a served :class:`OpenStore` (opened with ``live=True``): each root's store,
+    whatever its harness, through its index at ``path`` (see
+    :func:`~sessionref.index.schema.default_index_path`), made once; any other store as it is."""
     return lambda store: (
-        SessionIndex(store, path, once=True) if isinstance(store, DirectoryStore) else store
+        SessionIndex(store, path, once=True)
+        if isinstance(store, (DirectoryStore, HarnessStore))
+        else store
     )
 
 
@@ -141,8 +142,8 @@ class Listing(NamedTuple):
 
 
 class Catalog:
-    """The sessions of the stores ``opened`` serves (opened live, DSH ones through their
-    indexes: :func:`index_at`), listed and read on request.
+    """The sessions of the stores ``opened`` serves (opened live, each through its index:
+    :func:`index_at`), listed and read on request.
 
     ``cwd`` is the project whose sessions come first (candidates order); ``max_bytes`` the
     budget of each session's snapshot; ``redaction`` redacts every snapshot's secrets
@@ -164,7 +165,7 @@ class Catalog:
             opened.listed.stores if isinstance(opened.listed, MultiStore) else {"": opened.listed}
         )
         self.indexes = [part for part in parts.values() if isinstance(part, SessionIndex)]
-        """The index of each DSH root, in the order of the roots."""
+        """The index of each root, in the order of the roots."""
         self._unindexed = len(self.indexes) < len(parts)
         self.target = Target(f"mcp-{uuid.uuid4()}", cwd)
         self.max_bytes = max_bytes

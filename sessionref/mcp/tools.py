@@ -24,7 +24,7 @@ from sessionref.cli.common import (
     quoted,
     session_id_argument,
 )
-from sessionref.cli.search import NO_DSH_STORE, best_hits
+from sessionref.cli.search import NO_INDEXED_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, Reference, parse_session_reference_text
@@ -85,10 +85,10 @@ def list_sessions(
 def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
-    """Full-text search of the DSH roots, as ``sessionref search --json`` answers it; with
+    """Full-text search of every root, as ``sessionref search --json`` answers it; with
     redaction on, the snippets are empty (docs/redaction.md)."""
     if not catalog.indexes:
-        raise config_error(NO_DSH_STORE)
+        raise config_error(NO_INDEXED_STORE)
     query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
     hits = best_hits([index.search(query, limit) for index in catalog.indexes], limit)
     if catalog.redaction is not None:  # a snippet is a window: it could cut a secret short
