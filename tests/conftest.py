@@ -98,7 +98,7 @@ def fuzz_settings(total: int) -> settings:
     )
 
 
-def memory_tmpdir(candidate: str = "/dev/shm", room: int = 4 << 30) -> str | None:
+def memory_tmpdir(candidate: str = "/dev/shm", room: int = 2 << 30) -> str | None:
     """The directory the suite keeps its temporary files in when ``TMPDIR`` is not set:
     ``candidate`` if it is a writable directory with ``room`` bytes free, else ``None`` (the
     system's default stays).
