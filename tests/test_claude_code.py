@@ -196,6 +196,18 @@ def test_what_the_harness_wrote_is_not_user_text() -> None:
     ]
 
 
+@pytest.mark.parametrize("kind", [{}, [], 7, None])
+def test_a_line_whose_type_is_not_a_string_is_an_unknown_line(kind: object) -> None:
+    # found by the CI fuzz: {"type":{},...} failed the read ("unhashable type: 'dict'")
+    chain = Chain()
+    chain.user("u1", "fix the login bug")
+    chain.raw({"type": kind, "messageId": "m", "snapshot": {}, "summary": "not a title"})
+    chain.assistant("a1", "m1", text("ok"))
+    transcript = chain.transcript()
+    assert shown(transcript) == [("user", "fix the login bug"), ("assistant", "ok")]
+    assert transcript.title == "fix the login bug"
+
+
 @pytest.mark.parametrize(
     ("extra", "title"),
     [

@@ -22,20 +22,30 @@ _TITLE_FIELDS = {"custom-title": "custom_title", "ai-title": "ai_title", "summar
 """The lines that title a session, the first kind winning over the next, by their field."""
 
 
+def _kind(value: object) -> str | None:
+    """A line's ``type`` when it is a string (any other value is an unknown kind of line).
+
+    >>> _kind("summary"), _kind({})
+    ('summary', None)
+    """
+    return value if type(value) is str else None
+
+
 def file_title(lines: list[Links | None]) -> str | None:
     """The title the file itself gives, if any: the last ``custom-title``, else the last
     ``ai-title``, else the last ``summary``.
 
     >>> file_title([Links(type="ai-title", ai_title="b"), Links(type="summary", summary="c"),
-    ...             Links(type="ai-title", ai_title="B")])
+    ...             Links(type="ai-title", ai_title="B"), Links(type={}, summary="d")])
     'B'
     """
     latest: dict[str, str] = {}
     for line in lines:
-        if line is not None and line.uuid is None and line.type in _TITLE_FIELDS:
-            title = getattr(line, _TITLE_FIELDS[line.type])
+        kind = None if line is None or line.uuid is not None else _kind(line.type)
+        if kind in _TITLE_FIELDS:
+            title = getattr(line, _TITLE_FIELDS[kind])
             if type(title) is str:
-                latest[line.type] = title
+                latest[kind] = title
     return next((latest[kind] for kind in _TITLE_FIELDS if kind in latest), None)
 
 
