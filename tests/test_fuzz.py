@@ -8,7 +8,7 @@ command line. Whatever the damage, the library answers with a context or a
 line on stderr with exit status 1 — never a traceback.
 
 Examples per property: ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` and
-``.ci/run``: 2,500, with a random seed, in ten shards), else the profile's share of 60
+``.ci/run``: 2,000, with a random seed, in ten shards), else the profile's share of 60
 (``tests/conftest.py``), derandomized so the normal suite is repeatable. The test that starts a
 process per example runs a tenth of that.
 """

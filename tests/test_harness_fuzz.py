@@ -7,9 +7,9 @@ reference gives a whole context or a ``SessionReferenceError`` (``READ_FAILED`` 
 file, or ``BUDGET_EXCEEDED``), and a context is within its budget, tag-safe, and tells the
 model the harness.
 
-Examples per reader: twice ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e fuzz`` and
-``.ci/run`` set 2,500, so 5,000 damaged files per reader, in ten shards), else twice the
-profile's share of 60 (``tests/conftest.py``), derandomized.
+Examples per reader: two and a half times ``SESSIONREF_FUZZ_EXAMPLES`` when it is set (``tox -e
+fuzz`` and ``.ci/run`` set 2,000, so 5,000 damaged files per reader, in ten shards), else as
+many times the profile's share of 60 (``tests/conftest.py``), derandomized.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
 from tests.conftest import FUZZ_SHARDS, fuzz_examples, fuzz_settings
 
-fuzz = fuzz_settings(2 * fuzz_examples(60))
+fuzz = fuzz_settings(fuzz_examples(60) * 5 // 2)
 
 
 @pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
