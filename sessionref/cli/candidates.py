@@ -30,11 +30,9 @@ from sessionref.cli.indexing import IndexingProgress
 from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
-from sessionref.index import SessionIndex
-from sessionref.log.harness_store import HarnessStore
+from sessionref.index import SessionIndex, is_indexed_store
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
-from sessionref.log.store import DirectoryStore
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Candidate, MentionCandidate, Target
 
@@ -185,7 +183,7 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
     first build ``progress`` shows until it is closed."""
 
     def indexed(store: Store) -> Store:
-        if not isinstance(store, (DirectoryStore, HarnessStore)):
+        if not is_indexed_store(store):
             return store
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
         return SessionIndex(store, args.index, once=True, progress=shown)

@@ -17,10 +17,8 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, indexed_stores
-from sessionref.index import RefreshReport, SessionIndex
+from sessionref.index import IndexedStore, RefreshReport, SessionIndex
 from sessionref.index.upkeep import database_size, index_stats, prune_indexes
-from sessionref.log.harness_store import HarnessStore
-from sessionref.log.store import DirectoryStore
 
 DESCRIPTION = """\
 Build the index of each store, or bring it up to date: only logs added or changed since the
@@ -72,6 +70,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
 
     >>> import tempfile
     >>> from pathlib import Path
+    >>> from sessionref.log.store import DirectoryStore
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
     ...     print(summary(index.refresh(), index).replace(folder, "F"))
@@ -84,7 +83,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     return f"{report.sessions} sessions indexed {done} in {index.path}, {megabytes:.1f} MB"
 
 
-def refreshed(store: DirectoryStore | HarnessStore, args: argparse.Namespace) -> str:
+def refreshed(store: IndexedStore, args: argparse.Namespace) -> str:
     """Refresh the index of ``store`` (a bar on a terminal): the summary line."""
     index = SessionIndex(store, args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:

@@ -17,10 +17,8 @@ from sessionref.cli.common import (
 from sessionref.cli.indexing import IndexingProgress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
-from sessionref.index import SearchHit, SessionIndex
+from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
-from sessionref.log.harness_store import HarnessStore
-from sessionref.log.store import DirectoryStore
 from sessionref.roots import Root, open_store
 
 DESCRIPTION = """\
@@ -66,21 +64,19 @@ def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) 
         )
 
 
-def indexed_stores(
-    roots: list[Root], args: argparse.Namespace
-) -> list[DirectoryStore | HarnessStore]:
+def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[IndexedStore]:
     """The store of each of ``roots``, as the index reads it."""
     stores = []
     for root in roots:
         store = open_store(root, max_bytes=args.max_log_bytes, max_line_bytes=args.max_line_bytes)
-        assert isinstance(store, (DirectoryStore, HarnessStore))
+        assert is_indexed_store(store)
         stores.append(store)
     return stores
 
 
 @contextmanager
 def session_index(
-    store: DirectoryStore | HarnessStore, args: argparse.Namespace, *, once: bool = False
+    store: IndexedStore, args: argparse.Namespace, *, once: bool = False
 ) -> Iterator[SessionIndex]:
     """The index a command reads of ``store`` (``--index``; with ``--no-index``, nothing
     saved), telling on stderr how a build goes (:class:`IndexingProgress`); closed after."""

@@ -4,9 +4,16 @@ Import it explicitly (``from sessionref.index import SessionIndex``): it needs S
 ``import sessionref`` does not load.
 """
 
-from sessionref.index.refresh import RefreshReport
+from sessionref.index.refresh import IndexedStore, RefreshReport, is_indexed_store
 from sessionref.index.schema import default_index_path
 from sessionref.index.search import SearchHit
 from sessionref.index.store import SessionIndex
 
-__all__ = ["RefreshReport", "SearchHit", "SessionIndex", "default_index_path"]
+__all__ = [
+    "IndexedStore",
+    "RefreshReport",
+    "SearchHit",
+    "SessionIndex",
+    "default_index_path",
+    "is_indexed_store",
+]

@@ -15,7 +15,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, NamedTuple, Protocol
+from typing import Any, Final, NamedTuple, Protocol, TypeGuard
 
 import msgspec
 
@@ -23,6 +23,7 @@ from sessionref.errors import SessionLogError
 from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.harness_store import HarnessStore
+from sessionref.log.protocol import Store
 from sessionref.log.records import SessionHeader, SessionLog, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
 
@@ -238,7 +239,24 @@ class CachedHeaderStore(DirectoryStore):
         return remembered_line(self, file.location, lambda: read(file))
 
 
-def limits_of(store: DirectoryStore | HarnessStore) -> tuple[int, int]:
+IndexedStore = DirectoryStore | HarnessStore
+"""The stores an index reads: a DSH root's, or another harness's."""
+
+
+def is_indexed_store(store: Store) -> TypeGuard[IndexedStore]:
+    """Whether ``store`` is one a :class:`SessionIndex` reads (:data:`IndexedStore`): a store
+    over a root on disk, of any harness.
+
+    >>> import tempfile
+    >>> from sessionref.log.store import MemoryStore
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     is_indexed_store(DirectoryStore(folder)), is_indexed_store(MemoryStore([]))
+    (True, False)
+    """
+    return isinstance(store, (DirectoryStore, HarnessStore))
+
+
+def limits_of(store: IndexedStore) -> tuple[int, int]:
     """``(max_bytes, max_line_bytes)`` of a store, to build another like it."""
     return (store.max_bytes, store.max_line_bytes)
 

@@ -24,6 +24,7 @@ from sessionref.index.harness import refresh_harness
 from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
 from sessionref.index.refresh import (
     CachedHeaderStore,
+    IndexedStore,
     Progress,
     RefreshReport,
     decode_header,
@@ -53,7 +54,7 @@ from sessionref.index.turns import in_turn
 from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
-from sessionref.log.store import DirectoryStore, StoreProblem
+from sessionref.log.store import StoreProblem
 from sessionref.transcript import Transcript
 from sessionref.types import Target
 
@@ -76,6 +77,7 @@ class SessionIndex:
     modified within 2 s of it is racy: read, not remembered); tests pass their own.
 
     >>> import tempfile
+    >>> from sessionref.log.store import DirectoryStore
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
     ...     index.refresh(), index.search("anything")
@@ -84,7 +86,7 @@ class SessionIndex:
 
     def __init__(
         self,
-        store: DirectoryStore | HarnessStore,
+        store: IndexedStore,
         path: str | os.PathLike[str] | None = None,
         *,
         workers: int = 1,
@@ -107,7 +109,7 @@ class SessionIndex:
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
-        self._reader: DirectoryStore | HarnessStore | None = None
+        self._reader: IndexedStore | None = None
         self._lock = threading.RLock()
 
     @property
@@ -348,7 +350,7 @@ class SessionIndex:
         return self.store.title(session_id)
 
     @in_turn
-    def _store(self) -> DirectoryStore | HarnessStore:
+    def _store(self) -> IndexedStore:
         if isinstance(self.store, HarnessStore):
             return self._reader or self.store  # the store that listed last
         if self._bypassed or self._db is None:

@@ -35,12 +35,11 @@ from sessionref.codecs.uri import (
     label_text,
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
-from sessionref.index import SessionIndex
-from sessionref.log.harness_store import HarnessStore
+from sessionref.index import SessionIndex, is_indexed_store
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
-from sessionref.log.store import DirectoryStore, SessionNotFound
+from sessionref.log.store import SessionNotFound
 from sessionref.redact import Redaction
 from sessionref.types import Target
 
@@ -124,11 +123,7 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
     """The lister of a served :class:`OpenStore` (opened with ``live=True``): each root's store,
     whatever its harness, through its index at ``path`` (see
     :func:`~sessionref.index.schema.default_index_path`), made once; any other store as it is."""
-    return lambda store: (
-        SessionIndex(store, path, once=True)
-        if isinstance(store, (DirectoryStore, HarnessStore))
-        else store
-    )
+    return lambda store: SessionIndex(store, path, once=True) if is_indexed_store(store) else store
 
 
 class Listing(NamedTuple):
