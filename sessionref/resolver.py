@@ -7,11 +7,10 @@ settled against the caller's cancel token (:mod:`sessionref.cancellation`).
 
 from __future__ import annotations
 
-import copy
 import functools
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import msgspec
 
@@ -23,16 +22,8 @@ from sessionref.errors import (
     SessionReferenceError,
     read_failed,
 )
-from sessionref.listing import (
-    candidate,
-    candidates,
-    listing_order,
-    mention_candidate,
-    ordered_headers,
-)
 from sessionref.log.protocol import Store
 from sessionref.log.records import SessionHeader, latest_title
-from sessionref.redact import Redaction
 from sessionref.rules import (
     DEFAULT_CANDIDATE_LIMIT,
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -54,6 +45,9 @@ from sessionref.types import (
     PreparedContent,
 )
 
+if TYPE_CHECKING:  # imported where used: a snapshot needs neither redaction nor the listing
+    from sessionref.redact import Redaction
+
 __all__ = [
     "DEFAULT_CANDIDATE_LIMIT",
     "DEFAULT_MAX_REFERENCE_BYTES",
@@ -66,8 +60,6 @@ __all__ = [
     "as_target",
     "check_config",
     "distinct_references",
-    "listing_order",
-    "ordered_headers",
     "redaction_of",
 ]
 
@@ -247,6 +239,8 @@ class SessionReferenceResolver:
         cancel: CancelToken | None = None,
     ) -> PreparedContent:
         """A deep copy of ``content`` and the context for ``references`` (docs/api.md §Prepare)."""
+        import copy  # with weakref: 1-2 ms of a command line's start, which never prepares
+
         copied = copy.deepcopy(list(content))
         return PreparedContent(copied, self.snapshot(target, references, cancel))
 
@@ -265,6 +259,8 @@ class SessionReferenceResolver:
         """
         if placement not in PLACEMENTS:
             raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
+        import copy  # see prepare
+
         target = as_target(target)
         parsed = [_parse_direct(message) for message in messages]
         cited: dict[int, tuple[list[Any], list[Reference]]] = {}
@@ -302,6 +298,8 @@ class SessionReferenceResolver:
         ``limit`` defaults to the configured one; ``cancel`` is checked first, then raced
         against the listing and the title reads.
         """
+        from sessionref.listing import candidate  # with collation: no snapshot needs it
+
         return self._candidates(target, query, limit, cancel, candidate)
 
     def mention_candidates(
@@ -312,6 +310,8 @@ class SessionReferenceResolver:
         cancel: CancelToken | None = None,
     ) -> list[MentionCandidate]:
         """:meth:`list_candidates`, each with the mention a user would type."""
+        from sessionref.listing import mention_candidate
+
         return self._candidates(target, query, limit, cancel, mention_candidate)
 
     def _candidates(
@@ -326,6 +326,8 @@ class SessionReferenceResolver:
         if limit is not None:
             message = "candidate limit must be a positive safe integer"
             count = positive_safe_integer(limit, message, INVALID_REFERENCE)
+        from sessionref.listing import candidates
+
         found = candidates(self.store, as_target(target), query, count, cancel)
         return [build(header, label) for header, label in found]
 
@@ -336,9 +338,13 @@ def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Reda
     >>> redaction_of(False, ["x"]) is None, redaction_of(True, ["x"])
     (True, Redaction(patterns=('x',)))
     """
+    if not redact:
+        return None
+    from sessionref.redact import Redaction  # its detectors and patterns: only when asked
+
     if isinstance(redact, Redaction):
         return redact.check()
-    return Redaction(tuple(patterns)).check() if redact else None
+    return Redaction(tuple(patterns)).check()
 
 
 def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:

@@ -70,3 +70,23 @@ def test_a_command_loads_its_own_module_only() -> None:
     assert "sessionref.cli.candidates" in modules
     assert not {"sessionref.cli.batch", "sessionref.cli.demo"} & modules
     assert not modules & HEAVY, sorted(modules & HEAVY)
+
+
+SNAPSHOT_NEEDS_NOT = {
+    "sessionref.redact",  # its detectors and patterns: for --redact only
+    "sessionref.listing",  # candidates and mentions, and their collation
+    "sessionref.codecs.collation",
+    "copy",  # prepare's deep copy of a host's content
+}
+
+
+def test_a_snapshot_loads_neither_redaction_nor_the_listing() -> None:
+    from pathlib import Path
+
+    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    argv = ["snapshot", "--root", str(sample), "b91d04f0-flaky-ci"]
+    modules = imported_by("-m", "sessionref", *argv)
+    assert "sessionref.snapshot" in modules
+    assert not modules & SNAPSHOT_NEEDS_NOT, sorted(modules & SNAPSHOT_NEEDS_NOT)
+    redacting = imported_by("-m", "sessionref", *argv, "--redact-pattern", "flaky")
+    assert "sessionref.redact" in redacting

@@ -21,6 +21,7 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, ErrorInfo, SessionReferenceError
+from sessionref.listing import listing_order as listing_order  # the one order, for the engines
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store
@@ -31,7 +32,6 @@ from sessionref.resolver import (
     check_config,
     distinct_references,
 )
-from sessionref.resolver import listing_order as listing_order  # the one order, for the engines
 from sessionref.rules import positive_safe_integer
 from sessionref.types import ContextMessage, Target
 

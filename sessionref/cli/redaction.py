@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from typing import TYPE_CHECKING
 
 from sessionref.cli.common import config_error
 from sessionref.errors import SessionReferenceError
-from sessionref.redact import MISSING, Redaction
-from sessionref.redact.scan import compile_patterns
 from sessionref.types import ContextMessage
+
+if TYPE_CHECKING:  # the redact package is imported when an option asks for it
+    from sessionref.redact import Redaction
 
 HELP_PATTERN = (
     "also redact what this regular expression matches (its group named 'secret' if it has "
@@ -30,6 +32,8 @@ def pattern_argument(value: str) -> str:
     argparse.ArgumentTypeError: not a regular expression: missing ), unterminated subpattern \
 at position 0
     """
+    from sessionref.redact.scan import compile_patterns
+
     try:
         compile_patterns((value,))
     except SessionReferenceError as exc:
@@ -62,6 +66,8 @@ def redaction_of_args(args: argparse.Namespace) -> Redaction | None:
     one-line INVALID_CONFIG error saying how to install it."""
     if not (args.redact or args.redact_pattern):
         return None
+    from sessionref.redact import MISSING, Redaction  # its detectors: some ms of a start
+
     try:
         return Redaction(tuple(args.redact_pattern or ())).check()
     except SessionReferenceError as exc:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import uuid
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from sessionref.cli.common import (
     LABEL_SOURCES,
@@ -24,7 +25,6 @@ from sessionref.cli.redaction import add_redact_arguments, redaction_lines, reda
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference
 from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, SessionReferenceError
-from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
@@ -34,6 +34,9 @@ from sessionref.resolver import (
     distinct_references,
 )
 from sessionref.types import ContextMessage, Target
+
+if TYPE_CHECKING:
+    from sessionref.redact import Redaction
 
 DESCRIPTION = f"""\
 Print the prompt a model gets for a message that mentions SESSION (up to {MAX_REFERENCES_LIMIT}):

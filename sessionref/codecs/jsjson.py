@@ -15,11 +15,10 @@ from typing import Final
 
 import msgspec
 
-from sessionref.codecs.jsstring import combine_surrogate_pairs
+from sessionref.codecs.jsstring import combine_surrogate_pairs, surrogate_pattern
 
 _ENCODE: Final = msgspec.json.Encoder().encode
 NOT_SERIALIZABLE: Final = "session-reference data is not JSON-serializable"
-_LONE_SURROGATE: Final = re.compile("([\ud800-\udfff])")
 _NOT_SHORT_ESCAPE: Final = re.compile(rb"\\[u/]")
 _ESCAPE_PAST_SHORT: Final = re.compile(rb"\\[\\u/]")
 """A backslash before one of the escapes a count cannot take at once: ``\\\\`` (two
@@ -38,7 +37,7 @@ def _string_literal(text: str) -> bytes:
     try:
         return _ENCODE(text)
     except UnicodeEncodeError:
-        pieces = _LONE_SURROGATE.split(combine_surrogate_pairs(text))  # odd: the surrogates
+        pieces = surrogate_pattern().split(combine_surrogate_pairs(text))  # odd: surrogates
         escaped = (
             b"\\u%04x" % ord(piece) if index % 2 else _ENCODE(piece)[1:-1]
             for index, piece in enumerate(pieces)
