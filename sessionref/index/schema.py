@@ -180,7 +180,8 @@ def _stamp(db: sqlite3.Connection) -> dict[str, Any]:
     """
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
         return {}
-    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+    query = "SELECT key, value FROM meta WHERE key IN ('schema', 'root', 'reader')"
+    return dict(db.execute(query).fetchall())
 
 
 _BUSY_CODES: Final = (5, 6)

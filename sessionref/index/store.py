@@ -51,7 +51,7 @@ from sessionref.index.schema import (
 )
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
 from sessionref.index.turns import in_turn
-from sessionref.index.walk import RACY, RACY_NS, Tree, restat_tree, tree_of, walk_tree
+from sessionref.index.walk import RACY, RACY_NS, Tree, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import StoreProblem
@@ -193,8 +193,7 @@ class SessionIndex:
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
         racy_after = self.clock() - RACY_NS
         self._titles, self._headers, self._problems = None, None, None  # the reader stays
-        stamp, before = tables.stamped_walk(db) or (None, None)
-        changed = None if before is None else restat_tree(self.store.root, racy_after, before)
+        stamp, before, changed = tables.stamped_walk(db, self.store.root, racy_after)
         if changed == {}:  # what the stamped walk saw (never a racy state)
             return RefreshReport(tables.session_count(db), 0, 0)
         if isinstance(self.store, HarnessStore):
@@ -206,7 +205,8 @@ class SessionIndex:
             tree = tree_of(self.store.root, {**before, **changed})
         else:
             tree = walk_tree(self.store.root, racy_after, before)
-        if tree.entries == before:
+        if tree.entries == before:  # an index made before stats were kept gets them
+            tables.keep_walk_stats(db, stamp, before if changed is None else None)
             return RefreshReport(tables.session_count(db), 0, 0)
         if stamp is not None and before is not None and before.keys() == tree.entries.keys():
             done = self._refresh_logs(db, tree, before, racy_after, stamp)

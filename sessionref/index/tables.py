@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import msgspec
 
 from sessionref.index.refresh import HeaderEntry, SessionData
+from sessionref.index.restat import read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
@@ -237,9 +239,8 @@ def replace_logs(
             ((path, *entry) for path, entry in learned.items()),
         )
         db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
-        db.execute("DELETE FROM meta WHERE key = 'tree'")
-        if stamps[1] is not None:
-            db.execute("INSERT INTO meta VALUES ('tree', ?)", (stamps[1],))
+        walk = dict(db.execute("SELECT path, state FROM entries").fetchall()) if stamps[1] else {}
+        _stamp_walk(db, stamps[1], walk)
         return True
 
     return transaction(db, write)
@@ -279,16 +280,63 @@ def session_count(db: sqlite3.Connection) -> int:
     return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
 
 
-def stamped_walk(db: sqlite3.Connection) -> tuple[str, dict[bytes, str]] | None:
-    """The stamped tree and the walk it was made of (entry → state), read in one snapshot;
-    ``None`` when no tree is stamped."""
+Changed = dict[bytes, str] | None
+"""The files whose state is not the stamped walk's, with their state now (``None``: the store
+must be walked)."""
+
+
+def stamped_walk(
+    db: sqlite3.Connection, root: Path, racy_after: int
+) -> tuple[str | None, dict[bytes, str] | None, Changed]:
+    """The stamped tree, the walk it was made of (entry → state) and what changed in the store
+    at ``root`` since (:func:`~sessionref.index.restat.restat_tree`; ``None`` when the index
+    keeps no stats of the walk), read in one snapshot. The walk's entries are read only when
+    something changed; all three are ``None`` when no tree is stamped."""
     db.execute("BEGIN")
     try:
         stamp = stamped_tree(db)
-        entries = db.execute("SELECT path, state FROM entries").fetchall() if stamp else []
+        if stamp is None:
+            return None, None, None
+        row = db.execute("SELECT value FROM meta WHERE key = 'stats'").fetchone()
+        remembered = None if row is None else read_walk_stats(row[0], stamp)
+        changed = None if remembered is None else restat_tree(root, racy_after, remembered)
+        if changed == {}:
+            return stamp, None, changed
+        entries = db.execute("SELECT path, state FROM entries").fetchall()
     finally:
         db.execute("COMMIT")
-    return None if stamp is None else (stamp, dict(entries))
+    return stamp, dict(entries), changed
+
+
+def _stamp_walk(db: sqlite3.Connection, stamp: str | None, entries: Mapping[bytes, str]) -> None:
+    """Stamp the tables as matching the tree ``stamp`` (``None``: no known tree) whose walk
+    ``entries`` the ``entries`` table holds, with the walk's stats (``restat.WalkStats``)."""
+    db.execute("DELETE FROM meta WHERE key IN ('tree', 'stats')")
+    if stamp is None:
+        return
+    db.execute("INSERT INTO meta VALUES ('tree', ?)", (stamp,))
+    remembered = walk_stats(stamp, entries)
+    if remembered is not None:
+        db.execute("INSERT INTO meta VALUES ('stats', ?)", (remembered,))
+
+
+def keep_walk_stats(
+    db: sqlite3.Connection, stamp: str | None, entries: Mapping[bytes, str] | None
+) -> None:
+    """Give the stamped walk ``entries`` its stats (``restat.WalkStats``: an index made before
+    they were kept has none), if the tables still match the tree ``stamp``; nothing when either
+    is ``None`` (no tree stamped, or its stats were there).
+
+    >>> keep_walk_stats(sqlite3.connect(":memory:"), None, {})
+    """
+    if stamp is None or entries is None or walk_stats(stamp, entries) is None:
+        return
+
+    def write() -> None:
+        if stamped_tree(db) == stamp:
+            _stamp_walk(db, stamp, entries)
+
+    transaction(db, write)
 
 
 def _store_listing(
@@ -342,10 +390,9 @@ def finish(
             ((path, *entry) for path, entry in learned.items()),
         )
         db.execute("DELETE FROM entries")  # in full: another refresh may have written them
-        db.executemany("INSERT INTO entries VALUES (?, ?)", tree.remembered().items())
-        db.execute("DELETE FROM meta WHERE key = 'tree'")
-        if indexed_revisions(db) == expected:
-            db.execute("INSERT INTO meta VALUES ('tree', ?)", (tree.stamp,))
+        entries = tree.remembered()
+        db.executemany("INSERT INTO entries VALUES (?, ?)", entries.items())
+        _stamp_walk(db, tree.stamp if indexed_revisions(db) == expected else None, entries)
         return removed
 
     return transaction(db, write)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 import os
 import stat
 from collections.abc import Mapping
@@ -110,14 +111,32 @@ def version_of(status: os.stat_result) -> str:
     return f"{status.st_mode}:{revision_of(status)}"
 
 
+FileStat = tuple[int, int, int, int, int]
+"""What a file's state says of it: mode, device, inode, size, mtime (ns)."""
+FolderStat = tuple[int, int, int]
+"""What a directory's state says of it: inode, mtime, ctime (ns)."""
+FILE_STAT: Final = operator.attrgetter("st_mode", "st_dev", "st_ino", "st_size", "st_mtime_ns")
+FOLDER_STAT: Final = operator.attrgetter("st_ino", "st_mtime_ns", "st_ctime_ns")
+
+
+def stat_state(found: FileStat, racy_after: int) -> str:
+    """A file's state from what :data:`FILE_STAT` takes of its status.
+
+    >>> stat_state((33188, 1, 2, 3, 4), 5), stat_state((33188, 1, 2, 3, 4), 4)
+    ('33188:1:2:3:4', '33188:1:2:3:4~')
+    """
+    return ":".join(map(str, found)) + ("~" if found[4] >= racy_after else "")
+
+
 def _file_state(status: os.stat_result, racy_after: int) -> str:
     """A file's state: mode and revision (:func:`revision_of`), ``~`` when modified lately.
 
     >>> _file_state(os.stat("/"), 0).endswith("~"), _file_state(os.stat("/"), 1 << 62).count(":")
     (True, 4)
+    >>> _file_state(os.stat("/"), 1 << 62) == version_of(os.stat("/"))
+    True
     """
-    racy = "~" if status.st_mtime_ns >= racy_after else ""
-    return f"{version_of(status)}{racy}"
+    return stat_state(FILE_STAT(status), racy_after)
 
 
 def _folder_state(status: os.stat_result, racy_after: int) -> str:
@@ -255,46 +274,3 @@ def tree_of(root: Path, entries: dict[bytes, str]) -> Tree:
     b'/'
     """
     return Tree(os.fsencode(os.path.realpath(root)), entries)
-
-
-def restat_tree(
-    root: Path, racy_after: int, before: Mapping[bytes, str]
-) -> dict[bytes, str] | None:
-    """What :func:`walk_tree` would see differently from ``before``, when no directory changed:
-    every remembered entry statted, nothing listed; the files whose state is not the remembered
-    one, with their state now (``{}``: the walk would be ``before`` itself), a file remembered
-    with its racy state (``~``: a harness index keeps it so) always among them. ``None`` when a
-    directory changed (its names may have) or an entry was neither a file nor a directory.
-
-    >>> tree = walk_tree(Path("/nonexistent"), 0)
-    >>> restat_tree(Path("/nonexistent"), 0, tree.entries) is None
-    True
-    """
-    try:
-        folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
-        return None
-    try:
-        return _changed_files(folder, racy_after, before)
-    finally:
-        os.close(folder)
-
-
-def _changed_files(
-    folder: int, racy_after: int, before: Mapping[bytes, str]
-) -> dict[bytes, str] | None:
-    """:func:`restat_tree` below the open directory ``folder`` (paths relative to it: no
-    lookup of the root's own path for each of the thousands of entries)."""
-    changed = {}
-    for key, state in before.items():
-        try:
-            status = os.stat(key or b".", dir_fd=folder)
-        except OSError:
-            return None
-        if state[:1].isdigit():
-            now = _file_state(status, racy_after)
-            if now != state or state.endswith("~"):  # a file remembered racy: read it again
-                changed[key] = now
-        elif not state.startswith("d:") or _folder_state(status, racy_after) != state:
-            return None
-    return changed

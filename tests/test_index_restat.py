@@ -1,0 +1,102 @@
+"""The index's cheap look at an unchanged store (``sessionref.index.restat``): the stamped
+walk kept as numbers, statted and compared without reading the walk's rows; never trusted
+for another walk than the stamped one."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import sessionref.index.store as index_store
+from tests.test_index import index_of, settled_store, small_store
+
+
+def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements every index database opened from now on runs."""
+    statements: list[str] = []
+    connect = index_store.connect
+
+    def connect_traced(path: Path) -> sqlite3.Connection:
+        db = connect(path)
+        db.set_trace_callback(statements.append)
+        return db
+
+    monkeypatch.setattr(index_store, "connect", connect_traced)
+    return statements
+
+
+def walk_rows_read(statements: list[str]) -> bool:
+    """Whether the statements read the stamped walk's rows."""
+    return any(s.startswith("SELECT") and "FROM entries" in s for s in statements)
+
+
+def stats_row(path: Path) -> bytes | None:
+    """The walk stats the index at ``path`` keeps, if any."""
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT value FROM meta WHERE key = 'stats'").fetchone()
+    return None if row is None else bytes(row[0])
+
+
+def retitle(log: Path, title: str) -> None:
+    """Append a title event to a plain log (the session is read again)."""
+    event = {"type": "session/title", "seq": 1, "time": 2, "data": {"title": title}}
+    with log.open("ab") as file:
+        file.write(json.dumps(event).encode() + b"\n")
+
+
+def test_a_use_that_finds_the_store_unchanged_reads_none_of_the_walks_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "store"
+    small_store(root)
+    clock = settled_store(root)
+    index_of(root, tmp_path, clock=clock).refresh()
+    statements = traced(monkeypatch)
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 0
+    assert statements and not walk_rows_read(statements)
+    log = next(root.glob("*/s3/session.jsonl"))
+    retitle(log, "changed")
+    clock.date(root)
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 1
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 0
+
+
+def test_an_index_made_before_the_stats_were_kept_gets_them_and_sees_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, path = tmp_path / "store", tmp_path / "index.sqlite"
+    small_store(root)
+    clock = settled_store(root)
+    index_of(root, tmp_path, clock=clock).refresh()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM meta WHERE key = 'stats'")
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 0
+    assert stats_row(path) is not None
+    statements = traced(monkeypatch)
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 0
+    assert not walk_rows_read(statements)
+
+
+def test_stats_kept_for_another_walk_are_never_trusted(tmp_path: Path) -> None:
+    """The stats of an older walk, which the store matches again, while the tables hold a
+    later one (as a process of a version that kept no stats would leave them): the store is
+    looked at as if there were none."""
+    root, path = tmp_path / "store", tmp_path / "index.sqlite"
+    small_store(root)
+    clock = settled_store(root)
+    index_of(root, tmp_path, clock=clock).refresh()
+    older = stats_row(path)
+    log = next(root.glob("*/s3/session.jsonl"))
+    before = log.stat()
+    retitle(log, "changed")
+    clock.date(root)
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 1
+    os.truncate(log, before.st_size)
+    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'stats'", (older,))
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 1  # back as it was
