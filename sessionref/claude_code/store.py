@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from sessionref.claude_code.reader import claude_transcript
-from sessionref.claude_code.records import decode
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
 from sessionref.log.jsonl import iso_millis
 from sessionref.transcript import Harness, Transcript
@@ -51,6 +49,8 @@ class ClaudeCodeStore(HarnessStore):
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The session of a file (its name), with the first cwd and time of its first lines."""
+        from sessionref.claude_code.records import decode  # read only when a file changed
+
         records = [record for record in map(decode, lines) if record is not None]
         if not any(type(record.uuid) is str for record in records):
             return Head(None)
@@ -63,4 +63,6 @@ class ClaudeCodeStore(HarnessStore):
         self, session_id: str, lines: list[bytes], texts_only: bool = False
     ) -> Transcript:
         """The transcript of a session file's lines."""
+        from sessionref.claude_code.reader import claude_transcript  # as head()
+
         return claude_transcript(session_id, lines, texts_only)

@@ -18,8 +18,6 @@ from typing import Any
 
 import msgspec
 
-from sessionref.codex.reader import codex_transcript
-from sessionref.codex.records import decode
 from sessionref.errors import SessionLogError
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
@@ -96,6 +94,8 @@ class CodexStore(HarnessStore):
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""
+        from sessionref.codex.records import decode  # read only when a file changed
+
         for item in map(decode, lines):
             if item is None or item.kind != "session_meta":
                 continue
@@ -131,4 +131,6 @@ class CodexStore(HarnessStore):
         self, session_id: str, lines: list[bytes], texts_only: bool = False
     ) -> Transcript:
         """The transcript of a thread's lines, titled by its name if it has one."""
+        from sessionref.codex.reader import codex_transcript  # as head()
+
         return codex_transcript(session_id, lines, self.named(session_id), texts_only)

@@ -1,0 +1,47 @@
+"""A warm ``candidates`` over Claude Code and Codex roots loads none of their readers: while no
+file changed, the index answers, and a store reads (and decodes) a file only when asked to.
+
+Checked on a fresh process through ``sys.modules``; how fast it runs is measured by
+``benchmarks/mixed_bench.py``, not here.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.test_cli_startup import REPORT
+from tests.test_index_harnesses import Settled, claude_store, codex_store
+
+READERS = {
+    "sessionref.claude_code.records",
+    "sessionref.claude_code.reader",
+    "sessionref.codex.records",
+    "sessionref.codex.reader",
+}
+
+AHEAD = "import time\n_now = time.time_ns\ntime.time_ns = lambda: _now() + 86_400 * 10**9"
+"""The process's clock a day ahead: the store's directories, made a moment ago, are settled
+(else the index lists a store whose directories changed in the last 2 s again)."""
+
+
+def modules_of_candidates(argv: list[str]) -> set[str]:
+    """Every module a fresh ``sessionref candidates ARGV`` process has imported at its exit."""
+    run = "import runpy; runpy.run_module('sessionref', run_name='__main__')"
+    code = f"{REPORT}\n{AHEAD}\nsys.argv = {['sessionref', 'candidates', *argv]!r}\n{run}"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    last = done.stderr.decode().rsplit("\n", 1)[-1]
+    return set(ast.literal_eval(last[last.index("[") :]))
+
+
+def test_a_warm_candidates_loads_no_harness_reader(tmp_path: Path) -> None:
+    clock = Settled()
+    roots = [claude_store(tmp_path / "claude", clock), codex_store(tmp_path / "codex", clock)]
+    argv = [arg for root in roots for arg in ("--root", str(root))]
+    argv += ["--json", "--index", f"{tmp_path / 'indexes'}/"]
+    assert modules_of_candidates(argv) >= READERS  # the first use reads every session
+    warm = modules_of_candidates(argv)
+    assert "sessionref.index.store" in warm
+    assert not warm & READERS, sorted(warm & READERS)
