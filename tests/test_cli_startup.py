@@ -77,6 +77,7 @@ SNAPSHOT_NEEDS_NOT = {
     "sessionref.listing",  # candidates and mentions, and their collation
     "sessionref.codecs.collation",
     "copy",  # prepare's deep copy of a host's content
+    "shutil",  # argparse's way to the terminal's width (cli.app.help_width), with bz2 and lzma
 }
 
 
@@ -90,3 +91,18 @@ def test_a_snapshot_loads_neither_redaction_nor_the_listing() -> None:
     assert not modules & SNAPSHOT_NEEDS_NOT, sorted(modules & SNAPSHOT_NEEDS_NOT)
     redacting = imported_by("-m", "sessionref", *argv, "--redact-pattern", "flaky")
     assert "sessionref.redact" in redacting
+
+
+@pytest.mark.parametrize("columns", ["100", "30", "0", "-3", "x", None])
+def test_help_is_as_wide_as_argparse_makes_it(
+    columns: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from sessionref.cli.app import help_width
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert help_width() == shutil.get_terminal_size().columns - 2
