@@ -91,6 +91,46 @@ _FAST_READ: Final = 4 + max(_HEADER_BYTES) + 4
 """The most bytes :func:`scan_frames` reads of a frame inline: magic, header, block header."""
 
 
+def _frame_shape(skip: int) -> struct.Struct:
+    """The magic number, the descriptor and the first block's header (and one byte more) of
+    a frame whose first block starts ``skip`` bytes in: one unpack for a common frame."""
+    return struct.Struct(f"<IB{skip - 5}xI")
+
+
+_SHAPES: Final = {skip: _frame_shape(skip) for skip in set(_SKIPS) if skip}
+
+
+def _common_run_end(buffer: Compressed, start: int, frames: list[tuple[int, int]]) -> int:
+    """Append to ``frames`` the run of frames from ``start`` with the same descriptor as the
+    first, each one last block read inline (a writer's frames all look alike), and return
+    where the run ends: ``start`` when the frame there is not such a frame.
+
+    >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
+    >>> found = []
+    >>> _common_run_end(frame * 3 + b"\\x00" * 20, 0, found), found
+    (33, [(0, 11), (11, 22), (22, 33)])
+    """
+    size = len(buffer)
+    last_fast = size - _FAST_READ
+    if start > last_fast:
+        return start
+    magic, descriptor = _FRAME_START.unpack_from(buffer, start)
+    skip = _SKIPS[descriptor]
+    if magic != ZSTD_MAGIC or not skip:
+        return start
+    unpack, fixed, append = _SHAPES[skip].unpack_from, skip + _TRAILERS[descriptor], frames.append
+    while start <= last_fast:
+        magic, found, block = unpack(buffer, start)
+        if magic != ZSTD_MAGIC or found != descriptor or block & 3 != 1:
+            break  # not one last block, raw or compressed, whose size follows
+        end = start + fixed + ((block & 0xFFFFFF) >> 3)
+        if end > size:
+            break
+        append((start, end))
+        start = end
+    return start
+
+
 def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
     """The complete frames of ``buffer`` (at most ``max_frames``) and a torn tail's start.
 
@@ -103,28 +143,16 @@ def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
     """
     frames: list[tuple[int, int]] = []
     start, size = 0, len(buffer)
-    start_of, block_at, skips, trailers = (
-        _FRAME_START.unpack_from,
-        _U32.unpack_from,
-        _SKIPS,
-        _TRAILERS,
-    )
-    last_fast = size - _FAST_READ  # where the last frame read inline may start
     while start < size:
-        end = -1
-        if start <= last_fast:  # the common frame inline: a valid header, then one last block
-            magic, descriptor = start_of(buffer, start)
-            skip = skips[descriptor]
-            if magic == ZSTD_MAGIC and skip:
-                block = block_at(buffer, start + skip)[0] & 0xFFFFFF
-                if block & 3 == 1:  # last, raw or compressed: its size follows
-                    end = start + skip + trailers[descriptor] + (block >> 3)
-        if end < 0 or end > size:
-            end = _frame_end(buffer, start, size)
-            if end < 0:
-                return FrameScan(frames, start)
+        if max_frames is None:  # the common frames in a run, the others one by one
+            start = _common_run_end(buffer, start, frames)
+            if start == size:
+                break
+        end = _frame_end(buffer, start, size)
+        if end < 0:
+            return FrameScan(frames, start)
         frames.append((start, end))
-        if max_frames is not None and len(frames) == max_frames:
+        if max_frames is not None and len(frames) >= max_frames:
             break
         start = end
     return FrameScan(frames)
