@@ -1,5 +1,6 @@
 """A warm ``candidates`` over Claude Code and Codex roots loads none of their readers: while no
 file changed, the index answers, and a store reads (and decodes) a file only when asked to.
+And a command's process leaves its objects to reference counting as it ends.
 
 Checked on a fresh process through ``sys.modules``; how fast it runs is measured by
 ``benchmarks/mixed_bench.py``, not here.
@@ -45,3 +46,22 @@ def test_a_warm_candidates_loads_no_harness_reader(tmp_path: Path) -> None:
     warm = modules_of_candidates(argv)
     assert "sessionref.index.store" in warm
     assert not warm & READERS, sorted(warm & READERS)
+
+
+def test_a_command_process_ends_without_collecting_its_objects(tmp_path: Path) -> None:
+    """The cyclic collector is done with the command's objects (frozen) once ``main``
+    returns, and the command's answer is complete."""
+    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    listing = ["candidates", "--json", "--root", str(sample)]
+    argv = ["sessionref", *listing, "--index", f"{tmp_path}/"]
+    report = "atexit.register(lambda: sys.stderr.write(f'frozen {gc.get_freeze_count()}'))"
+    code = f"import atexit, gc, sys\n{report}\nsys.argv = {argv!r}\n"
+    code += "from sessionref.cli import main\nsys.exit(main())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert int(done.stderr.decode().rsplit("frozen ", 1)[1]) > 0
+    plain = subprocess.run(
+        [sys.executable, "-m", "sessionref", *listing, "--no-index"],
+        capture_output=True,
+        check=True,
+    )
+    assert done.stdout == plain.stdout != b""

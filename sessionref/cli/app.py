@@ -18,6 +18,7 @@ import sessionref
 from sessionref.cli.process import (
     OutputError,
     abandon_output,
+    collect_no_more,
     exit_on_signals,
     flush_output,
     interrupted_status,
@@ -194,7 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C (or SIGTERM) at any point after the interpreter has imported ``sessionref.cli`` is
     one line and exit 130 (143) (see ``cli.process``); an output error is one line and exit 1;
     a closed stdout is silent. Signal handlers are installed only for the process's own
-    command line (``argv`` None), never for a caller's.
+    command line (``argv`` None), never for a caller's; so is the end of collection
+    (``cli.process.collect_no_more``: the process ends next, without its teardown's full
+    collections).
     """
     entry = argv is None
     if entry:
@@ -214,3 +217,4 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if entry:
             exit_on_signals()
+            collect_no_more()

@@ -21,6 +21,7 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
 
 from __future__ import annotations
 
+import gc
 import io
 import os
 import signal
@@ -215,3 +216,17 @@ def abandon_output() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     finally:
         os.close(devnull)
+
+
+def collect_no_more() -> None:
+    """Leave the objects alive now to reference counting alone, as the process is about to
+    end: the interpreter's teardown runs full collections of the cyclic garbage collector over
+    every object the imports made (tens of thousands: 10-40 ms of each command's exit, as much
+    as a warm ``candidates`` spends looking at its store), and frozen objects are skipped.
+    Reference counting still frees each one, and the standard streams are still flushed.
+
+    >>> collect_no_more(); gc.get_freeze_count() > 0
+    True
+    >>> gc.unfreeze()
+    """
+    gc.freeze()
