@@ -3,6 +3,7 @@ over strings with JavaScript semantics."""
 
 from __future__ import annotations
 
+import base64
 import json
 import string
 from typing import Any
@@ -54,6 +55,16 @@ def test_uri_round_trip(session_id: str) -> None:
     assert uri.startswith(SCHEME)
     assert set(uri[len(SCHEME) :]) <= set(URI_ALPHABET)
     assert decode_session_reference_uri(uri) == session_id
+
+
+@given(st.text(max_size=40))
+def test_uri_payload_is_base64url_of_the_json_string(session_id: str) -> None:
+    # the standard library's base64url of JSON.stringify's text (which json.dumps writes for
+    # a string without lone surrogates), its padding dropped
+    literal = json.dumps(session_id, ensure_ascii=False).encode("utf-8")
+    payload = base64.urlsafe_b64encode(literal).rstrip(b"=").decode("ascii")
+    assert encode_session_reference_uri(session_id) == SCHEME + payload
+    assert decode_session_reference_uri(SCHEME + payload) == session_id
 
 
 @given(st.text(URI_ALPHABET, max_size=40))

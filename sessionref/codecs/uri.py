@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import binascii
 import functools
 import json
@@ -23,6 +22,11 @@ JS_WHITESPACE: Final = (
 JS_LINE_TERMINATORS: Final = "\n\r\u2028\u2029"
 
 _PAYLOAD: Final = re.compile("[A-Za-z0-9_-]+")
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+_FROM_URLSAFE: Final = str.maketrans("-_", "+/")
+"""base64url's two letters: binascii's base64 with them swapped is what the ``base64``
+module's ``urlsafe_*`` functions compute, without importing it (with ``struct``: 1 ms of a
+command line's start)."""
 _LABEL_ESCAPE: Final = re.compile(r"[\\\]]")
 _LABEL_UNESCAPE: Final = re.compile(r"\\(.)", re.DOTALL)
 
@@ -53,7 +57,8 @@ def encode_session_reference_uri(session_id: str) -> str:
     >>> encode_session_reference_uri("s-beta")
     'dsh-session:InMtYmV0YSI'
     """
-    payload = base64.urlsafe_b64encode(js_json(session_id)).rstrip(b"=")
+    payload = binascii.b2a_base64(js_json(session_id), newline=False).translate(_TO_URLSAFE)
+    payload = payload.rstrip(b"=")
     return SCHEME + payload.decode("ascii")
 
 
@@ -70,7 +75,7 @@ def decode_session_reference_uri(uri: str) -> str:
     if not uri.startswith(SCHEME) or _PAYLOAD.fullmatch(payload) is None:
         raise _invalid_uri(uri)
     try:
-        raw = base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4))
+        raw = binascii.a2b_base64((payload + "=" * (-len(payload) % 4)).translate(_FROM_URLSAFE))
         session_id = json.loads(raw.decode("utf-8"))
     except (binascii.Error, ValueError):
         raise _invalid_uri(uri) from None
