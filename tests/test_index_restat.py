@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 import sessionref.index.store as index_store
+from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.index import SessionIndex
 from tests.test_index import index_of, settled_store, small_store
+from tests.test_index_harnesses import Settled, claude_lines, claude_store
 
 
 def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -100,3 +103,20 @@ def test_stats_kept_for_another_walk_are_never_trusted(tmp_path: Path) -> None:
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = ? WHERE key = 'stats'", (older,))
     assert index_of(root, tmp_path, clock=clock).refresh().read == 1  # back as it was
+
+
+def test_a_session_file_that_is_a_link_is_followed_and_a_warm_use_reads_nothing(
+    tmp_path: Path,
+) -> None:
+    """The state of a link is its target's, as the listing reads it: never the link's own."""
+    clock = Settled()
+    root = claude_store(tmp_path / "claude", clock)
+    target = tmp_path / "elsewhere" / "eeee5555.jsonl"
+    clock.write(target, claude_lines("eeee5555", "/w", ["linked"]))
+    (root / "projects" / "-w" / "eeee5555.jsonl").symlink_to(target)
+    path = tmp_path / "index.sqlite"
+    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 4, 0)
+    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 0, 0)
+    clock.write(target, claude_lines("eeee5555", "/w", ["linked", "and changed"]))
+    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 1, 0)
+    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 0, 0)
