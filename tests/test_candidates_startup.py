@@ -1,5 +1,5 @@
-"""A warm ``candidates`` over Claude Code and Codex roots loads none of their readers: while no
-file changed, the index answers, and a store reads (and decodes) a file only when asked to.
+"""A warm ``candidates`` over DSH, Claude Code and Codex roots loads none of their readers: while
+no file changed, the index answers, and a store reads (and decodes) a file only when asked to.
 And a command's process leaves its objects to reference counting as it ends.
 
 Checked on a fresh process through ``sys.modules``; how fast it runs is measured by
@@ -14,9 +14,12 @@ import sys
 from pathlib import Path
 
 from tests.test_cli_startup import REPORT
+from tests.test_index import small_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
 
 READERS = {
+    "sessionref.log.reader",
+    "sessionref.log.validate",
     "sessionref.claude_code.records",
     "sessionref.claude_code.reader",
     "sessionref.codex.records",
@@ -37,9 +40,11 @@ def modules_of_candidates(argv: list[str]) -> set[str]:
     return set(ast.literal_eval(last[last.index("[") :]))
 
 
-def test_a_warm_candidates_loads_no_harness_reader(tmp_path: Path) -> None:
+def test_a_warm_candidates_loads_no_reader(tmp_path: Path) -> None:
     clock = Settled()
+    small_store(tmp_path / "dsh")
     roots = [claude_store(tmp_path / "claude", clock), codex_store(tmp_path / "codex", clock)]
+    roots.append(tmp_path / "dsh")
     argv = [arg for root in roots for arg in ("--root", str(root))]
     argv += ["--json", "--index", f"{tmp_path / 'indexes'}/"]
     assert modules_of_candidates(argv) >= READERS  # the first use reads every session

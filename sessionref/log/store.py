@@ -42,7 +42,6 @@ from sessionref.log.layout import (
     flat_probe_too_long,
 )
 from sessionref.log.protocol import DSH, SessionStore, Store
-from sessionref.log.reader import read_plain, read_plain_file, read_zstd
 from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.surface import current_surface
@@ -225,6 +224,8 @@ class DirectoryStore:
 
     def read(self, session_id: str) -> SessionLog:
         """Load one session's log as the harness does."""
+        from sessionref.log.reader import read_plain_file, read_zstd  # not to list: imported here
+
         path = self.path_of(session_id)
         check_flat_probe(path.parent)
         try:
@@ -369,6 +370,8 @@ class MemoryStore:
 
     def read(self, session_id: str) -> SessionLog:
         """The session, read from its rendered bytes by the one reader."""
+        from sessionref.log.reader import read_plain  # as DirectoryStore.read
+
         file = self._listing.files.get(session_id)
         if file is None:
             raise SessionNotFound(session_id)
