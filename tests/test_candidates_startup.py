@@ -8,11 +8,17 @@ Checked on a fresh process through ``sys.modules``; how fast it runs is measured
 
 from __future__ import annotations
 
+import argparse
 import ast
+import gc
 import subprocess
 import sys
+from collections.abc import Collection
 from pathlib import Path
 
+import pytest
+
+from sessionref.cli import app
 from tests.test_cli_startup import REPORT
 from tests.test_index import small_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
@@ -70,3 +76,22 @@ def test_a_command_process_ends_without_collecting_its_objects(tmp_path: Path) -
         check=True,
     )
     assert done.stdout == plain.stdout != b""
+
+
+def test_a_command_line_loads_with_the_collector_paused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Importing a command's modules makes objects by the thousand and no garbage: the cyclic
+    collector waits until they are loaded, and is back on after."""
+    paused = []
+    build_parser = app.build_parser
+
+    def recording(load: Collection[str] | None = None) -> argparse.ArgumentParser:
+        paused.append(not gc.isenabled())
+        return build_parser(load)
+
+    monkeypatch.setattr(app, "build_parser", recording)
+    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    assert app.run_command(["candidates", "--root", str(sample), "--no-index"]) == 0
+    assert "b91d04f0-flaky-ci" in capsys.readouterr().out
+    assert paused == [True] and gc.isenabled()

@@ -24,6 +24,7 @@ from sessionref.cli.process import (
     interrupted_status,
     stop_on_signals,
 )
+from sessionref.collector import collection_paused
 
 
 class Command(NamedTuple):
@@ -171,7 +172,8 @@ def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
     command runs with :func:`stop_on_signals`, and what follows with :func:`exit_on_signals`.
     """
     named = command_named(argv)
-    parser = build_parser([named] if named else [])
+    with collection_paused():  # the command's modules: objects by the thousand, no cycles
+        parser = build_parser([named] if named else [])
     if not argv:  # wrong usage, as argparse says it: the help (which lists the commands)
         parser.print_help(sys.stderr)
         return 2
