@@ -2,11 +2,12 @@
 
 zstd lets go of the interpreter lock while it decompresses, and decoding a chunk's lines
 (msgspec, the prefix scan) holds it; so on a machine with a second core the two overlap,
-and a large log is read in the time of its decoding alone (docs/format.md §Recovery, reading ahead). The
-chunks come in order, and so does a failure: the caller meets it where it would have met it
-reading the chunks itself, after every chunk before it. Whatever ends the reading (its end,
-a failure of the caller's own, Ctrl-C), the thread is stopped and gone before the caller goes
-on, so nothing reads the log's buffer after the read returns (a mapped file is closed then).
+and a large log is read in the time of its decoding alone (docs/format.md §Recovery,
+reading ahead). The chunks come in order, and so does a failure: the caller meets it where
+it would have met it reading the chunks itself, after every chunk before it. Whatever ends
+the reading (its end, a failure of the caller's own, Ctrl-C), the thread is stopped and gone
+before the caller goes on, so nothing reads the log's buffer after the read returns (a mapped
+file is closed then).
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from typing import Final, TypeVar
 
 T = TypeVar("T")
 
-DEPTH: Final = 4
-"""Chunks decompressed ahead at most: 1 MiB of a log's text held besides the one decoded."""
+DEPTH: Final = 2
+"""Chunks decompressed ahead at most (and one more on its way): 768 KiB of a log's text
+held besides the piece being decoded."""
 
 
 class _End:
@@ -49,7 +51,7 @@ def prefetched(chunks: Iterator[T], depth: int = DEPTH) -> Iterator[Iterator[T]]
     """
     import queue  # only a log large enough to be read ahead pays for the import
 
-    handoff: queue.Queue[object] = queue.Queue(depth + 1)
+    handoff: queue.Queue[object] = queue.Queue(depth)
     stop = threading.Event()
 
     def produce() -> None:
