@@ -27,13 +27,29 @@ def alternating_times(works: Sequence[Callable[[], object]], repeat: int) -> lis
     >>> [len(times) for times in alternating_times([lambda: None, lambda: None], 3)]
     [3, 3]
     """
-    times: list[list[float]] = [[] for _ in works]
+    return alternating_clocks(works, repeat)[0]
+
+
+def alternating_clocks(
+    works: Sequence[Callable[[], object]], repeat: int
+) -> tuple[list[list[float]], list[list[float]]]:
+    """:func:`alternating_times`, with the CPU time of the process (every thread's) beside
+    each wall time: a work that uses a second core takes less wall time than CPU time.
+
+    >>> wall, cpu = alternating_clocks([lambda: sum(range(10**5))], 2)
+    >>> len(wall[0]), len(cpu[0]), cpu[0][0] > 0
+    (2, 2, True)
+    """
+    wall: list[list[float]] = [[] for _ in works]
+    cpu: list[list[float]] = [[] for _ in works]
     for round_number in range(repeat + 1):
-        for measured, work in zip(times, works, strict=True):
-            elapsed = seconds(work)
+        for walls, cpus, work in zip(wall, cpu, works, strict=True):
+            started, used = time.perf_counter(), time.process_time()
+            work()
             if round_number:
-                measured.append(elapsed)
-    return times
+                walls.append(time.perf_counter() - started)
+                cpus.append(time.process_time() - used)
+    return wall, cpu
 
 
 def median_ratio(numerators: Sequence[float], denominators: Sequence[float]) -> float:

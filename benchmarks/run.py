@@ -38,6 +38,7 @@ from typing import Any
 
 from benchmarks.generate import PROFILES, Profile, generate_store, size_session_id
 from benchmarks.measure import (
+    alternating_clocks,
     alternating_times,
     envelope_floor,
     median_ratio,
@@ -137,13 +138,16 @@ def measure_size(stores: Path, profile: Profile, turns: int, repeat: int) -> dic
     }
     prepares = [_prepare(store, session_id, budget) for budget in BUDGETS]
     read = functools.partial(store.read, session_id)
-    floor_s, read_s, *prepare_s = alternating_times([envelope_floor(path), read, *prepares], repeat)
+    wall, cpu = alternating_clocks([envelope_floor(path), read, *prepares], repeat)
+    (floor_s, read_s, *prepare_s), (floor_cpu, read_cpu, *prepare_cpu) = wall, cpu
     row["floor_s"] = statistics.median(floor_s)
     row["read_s"] = statistics.median(read_s)
     row["read_vs_floor"] = median_ratio(read_s, floor_s)
-    for budget, times in zip(BUDGETS, prepare_s, strict=True):
+    row["read_cpu_vs_floor"] = median_ratio(read_cpu, floor_cpu)  # the floor has one thread
+    for budget, times, cpus in zip(BUDGETS, prepare_s, prepare_cpu, strict=True):
         row[f"prepare_{budget}_s"] = statistics.median(times)
         row[f"vs_floor_{budget}"] = median_ratio(times, floor_s)
+        row[f"cpu_vs_floor_{budget}"] = median_ratio(cpus, floor_cpu)
     row["vs_floor"] = row[f"vs_floor_{BUDGETS[0]}"]
     row["peak_bytes"] = peak_bytes(prepares[0])
     if profile == SURROGATES:
