@@ -22,6 +22,20 @@ The processes run as an installed package does: with bytecode written and reused
 environment's ``PYTHONDONTWRITEBYTECODE`` is dropped for them). The target (issue 23): warm
 ``candidates`` at most 0.3 s per command on 2 cores; exit status 1 when missed. Prints a
 Markdown table, the machine's load, and writes ``benchmarks/mixed_results.json``.
+
+Beside each median and best wall time, the median CPU time (user and system, of the process
+measured: ``getrusage``). A command is one thread that waits for nothing but the page cache,
+so on an idle machine its wall time is about its CPU time; on a machine that other work keeps
+busy the wall time grows with the load, the CPU time much less (a little, for the caches
+shared): it is the figure to compare across runs at different loads.
+
+What a warm command does (docs/harnesses.md §Performance): each root's index keeps the walk it
+last stamped as one row of numbers (``index/restat.py``), read, statted (13,400 entries here:
+one stat a Claude Code or Codex session file, two a DSH session) and compared in C, nothing
+listed nor read; the candidate query in SQL; the process then leaves its objects to reference
+counting (``cli.process.collect_no_more``). The indexes are made for the code that reads the
+logs: a change to a reader rebuilds them (``index.schema.reader_fingerprint``), so the
+benchmark builds them afresh each run and times that build once.
 """
 
 from __future__ import annotations
@@ -30,6 +44,7 @@ import argparse
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -64,14 +79,24 @@ def sessionref(*args: str) -> list[str]:
     return [sys.executable, "-m", "sessionref", *args]
 
 
-def times(work: Callable[[], object], repeat: int) -> list[float]:
-    """Wall seconds of ``repeat`` runs of ``work``."""
-    found = []
+def cpu_seconds() -> float:
+    """CPU seconds (user and system) this process and the children it waited for have used."""
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def times(work: Callable[[], object], repeat: int) -> tuple[list[float], list[float]]:
+    """Wall seconds and CPU seconds of ``repeat`` runs of ``work``."""
+    wall, cpu = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), cpu_seconds()
         work()
-        found.append(time.perf_counter() - start)
-    return found
+        wall.append(time.perf_counter() - start)
+        cpu.append(cpu_seconds() - start_cpu)
+    return wall, cpu
 
 
 def in_process(roots: MixedRoots, index: Path, query: str) -> Callable[[], object]:
@@ -120,13 +145,15 @@ def measure(roots: MixedRoots, index: Path, query: str, repeat: int) -> dict[str
     for argv in commands.values():  # warm-up: bytecode written, files in the page cache
         run(argv)
     for name, argv in commands.items():
-        row[f"{name}_runs"] = times(lambda argv=argv: run(argv), repeat)
-    row["in_process_runs"] = times(in_process(roots, index, query), repeat)
+        row[f"{name}_runs"], row[f"{name}_cpu_runs"] = times(lambda argv=argv: run(argv), repeat)
+    row["in_process_runs"], row["in_process_cpu_runs"] = times(
+        in_process(roots, index, query), repeat
+    )
     claude = sessions_of(roots)
     victim = claude[len(claude) // 2]
     status = victim.stat()
     try:
-        row["appended_runs"] = times(
+        row["appended_runs"], row["appended_cpu_runs"] = times(
             lambda: (append_title(victim), run(commands["candidates_query"])), repeat
         )
     finally:
@@ -147,14 +174,15 @@ def table(row: dict[str, Any], sessions: int, query: str) -> str:
     """The README table: median and best wall seconds of each measure."""
 
     def line(name: str, key: str) -> str:
-        return f"| {name} | {row[key + '_s']:.3f} | {row[key + '_best_s']:.3f} |"
+        wall = f"{row[key + '_s']:.3f} | {row[key + '_best_s']:.3f}"
+        return f"| {name} | {wall} | {row[key + '_cpu_s']:.3f} |"
 
     return "\n".join(
         [
             f"Mixed store: {sessions} sessions (DSH, Claude Code, Codex: a third each).",
             "",
-            "| measure (warm indexes) | median s | best s |",
-            "| --- | --- | --- |",
+            "| measure (warm indexes) | median s | best s | median CPU s |",
+            "| --- | --- | --- | --- |",
             line("`python -c pass` (start-up alone)", "python"),
             line(
                 f"`sessionref candidates --query {query} --json` (whole process)",
@@ -164,8 +192,9 @@ def table(row: dict[str, Any], sessions: int, query: str) -> str:
             line(f"`sessionref search {query}` (whole process)", "search"),
             line("candidates --query in-process (after the imports)", "in_process"),
             line("`candidates --query --json` after one session appended to", "appended"),
-            f"| `sessionref index` cold build of the three roots (once) | {row['build_s']:.1f} | |",
-            f"| `candidates --query --no-index` (files read, once) | {row['no_index_s']:.1f} | |",
+            f"| `sessionref index` cold build of the three roots (once) | {row['build_s']:.1f} |"
+            " | |",
+            f"| `candidates --query --no-index` (files read, once) | {row['no_index_s']:.1f} | | |",
         ]
     )
 

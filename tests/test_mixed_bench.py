@@ -21,8 +21,10 @@ def test_the_mixed_benchmark_measures_every_row(tmp_path: Path, capsys: Any) -> 
     assert row["same_as_no_index"] is True
     for key in ("python", "candidates_query", "candidates", "search", "in_process", "appended"):
         assert row[f"{key}_s"] > 0 and row[f"{key}_best_s"] <= row[f"{key}_s"], key
+        assert 0 < row[f"{key}_cpu_best_s"] <= row[f"{key}_cpu_s"], key
     printed = capsys.readouterr().out
     assert "after one session appended to" in printed and "load average" in printed
+    assert "median CPU s" in printed
     roots = mixed_roots(store)
     assert [
         len(list(roots.dsh.glob("*/*/session.jsonl*"))),
