@@ -31,6 +31,8 @@ from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex, is_indexed_store
+from sessionref.index.ahead import stat_ahead
+from sessionref.index.walk import RACY_NS
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
@@ -180,13 +182,20 @@ def harness_candidates(
 
 def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
     """The stores the options name, each behind its index (unless ``--no-index``), whose
-    first build ``progress`` shows until it is closed."""
+    first build ``progress`` shows until it is closed. Every index but the first is statted
+    by a child process (:func:`~sessionref.index.ahead.stat_ahead`) while this one refreshes
+    the others: a warm command is mostly those stats, and a machine has two cores or more."""
+    indexes: list[SessionIndex] = []
 
     def indexed(store: Store) -> Store:
         if not is_indexed_store(store):
             return store
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
-        return SessionIndex(store, args.index, once=True, progress=shown)
+        index = SessionIndex(store, args.index, once=True, progress=shown)
+        if indexes:
+            index.ahead = stat_ahead(store.root, index.path, index.clock() - RACY_NS)
+        indexes.append(index)
+        return index
 
     return OpenStore.of(args, None if args.no_index else indexed)
 

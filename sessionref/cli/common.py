@@ -243,10 +243,10 @@ class OpenStore:
     harness its layout says): ``store`` reads them (a :class:`MultiStore` over several roots),
     ``listed`` serves a listing taken once, here.
 
-    ``lister`` may put each store behind another (an index over it); a store that counts
-    (:class:`CountingStore`) is only counted. With ``live``, ``listed`` lists the roots again
-    whenever asked (each store caches what did not change): for a server, which sees
-    sessions come and change.
+    ``lister`` may put each store behind another (an index over it), every store before any
+    is listed; a store that counts (:class:`CountingStore`) is only counted. With ``live``,
+    ``listed`` lists the roots again whenever asked (each store caches what did not change):
+    for a server, which sees sessions come and change.
     """
 
     def __init__(
@@ -264,13 +264,8 @@ class OpenStore:
         self.roots = roots
         self.store = open_stores(roots, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
-        listed = {
-            name: listed_once(
-                lister(part) if lister is not None else part,
-                live=live,
-            )
-            for name, part in parts.items()
-        }
+        shown = {name: lister(part) if lister else part for name, part in parts.items()}
+        listed = {name: listed_once(part, live=live) for name, part in shown.items()}
         self.listed = listed[""] if "" in listed else MultiStore(listed)
         self.problems = self.listed.problems()
         if verbose:

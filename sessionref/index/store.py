@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import sessionref.index.tables as tables
+from sessionref.index.ahead import StatsAhead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
 from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
@@ -84,6 +85,8 @@ class SessionIndex:
     (RefreshReport(sessions=0, read=0, removed=0), [])
     """
 
+    ahead: StatsAhead | None = None  # the next refresh's look at the store (index/ahead.py)
+
     def __init__(
         self,
         store: IndexedStore,
@@ -99,11 +102,9 @@ class SessionIndex:
         self.store, self.clock = store, clock
         self.path = default_index_path(store.root, path)
         self._named_file = names_a_file(path)
-        self.workers = workers
-        self.once = once
+        self.workers, self.once = workers, once
         self._served: int | None = None
-        self._progress = progress
-        self._warn = warn
+        self._progress, self._warn = progress, warn
         self._db: sqlite3.Connection | None = None
         self._bypassed = not persist
         self._headers: list[SessionHeader] | None = None
@@ -191,9 +192,10 @@ class SessionIndex:
         return self._with_database(lambda db: self._refresh(db, progress))
 
     def _refresh(self, db: sqlite3.Connection, progress: Progress | None) -> RefreshReport:
-        racy_after = self.clock() - RACY_NS
+        ahead, self.ahead = self.ahead, None
+        racy_after = self.clock() - RACY_NS if ahead is None else ahead.racy_after
         self._titles, self._headers, self._problems = None, None, None  # the reader stays
-        stamp, before, changed = tables.stamped_walk(db, self.store.root, racy_after)
+        stamp, before, changed = tables.stamped_walk(db, self.store.root, racy_after, ahead)
         if changed == {}:  # what the stamped walk saw (never a racy state)
             return RefreshReport(tables.session_count(db), 0, 0)
         if isinstance(self.store, HarnessStore):

@@ -18,6 +18,7 @@ from typing import Any, Final, TypeVar
 
 import msgspec
 
+from sessionref.index.ahead import StatsAhead
 from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.restat import read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
@@ -286,12 +287,12 @@ must be walked)."""
 
 
 def stamped_walk(
-    db: sqlite3.Connection, root: Path, racy_after: int
+    db: sqlite3.Connection, root: Path, racy_after: int, ahead: StatsAhead | None = None
 ) -> tuple[str | None, dict[bytes, str] | None, Changed]:
     """The stamped tree, the walk it was made of (entry → state) and what changed in the store
-    at ``root`` since (:func:`~sessionref.index.restat.restat_tree`; ``None`` when the index
-    keeps no stats of the walk), read in one snapshot. The walk's entries are read only when
-    something changed; all three are ``None`` when no tree is stamped."""
+    at ``root`` since (:func:`~sessionref.index.restat.restat_tree`, or ``ahead``'s answer;
+    ``None`` when the index keeps no stats of the walk), read in one snapshot. The walk's
+    entries are read only when something changed; all three are ``None`` with no stamp."""
     db.execute("BEGIN")
     try:
         stamp = stamped_tree(db)
@@ -299,12 +300,17 @@ def stamped_walk(
             return None, None, None
         row = db.execute("SELECT value FROM meta WHERE key = 'stats'").fetchone()
         remembered = None if row is None else read_walk_stats(row[0], stamp)
-        changed = None if remembered is None else restat_tree(root, racy_after, remembered)
+        if remembered is None or ahead is None:
+            changed = None if remembered is None else restat_tree(root, racy_after, remembered)
+        else:
+            changed = ahead.changed(stamp, remembered)
         if changed == {}:
             return stamp, None, changed
         entries = db.execute("SELECT path, state FROM entries").fetchall()
     finally:
         db.execute("COMMIT")
+        if ahead is not None:
+            ahead.close()
     return stamp, dict(entries), changed
 
 
@@ -312,12 +318,9 @@ def _stamp_walk(db: sqlite3.Connection, stamp: str | None, entries: Mapping[byte
     """Stamp the tables as matching the tree ``stamp`` (``None``: no known tree) whose walk
     ``entries`` the ``entries`` table holds, with the walk's stats (``restat.WalkStats``)."""
     db.execute("DELETE FROM meta WHERE key IN ('tree', 'stats')")
-    if stamp is None:
-        return
-    db.execute("INSERT INTO meta VALUES ('tree', ?)", (stamp,))
-    remembered = walk_stats(stamp, entries)
-    if remembered is not None:
-        db.execute("INSERT INTO meta VALUES ('stats', ?)", (remembered,))
+    remembered = None if stamp is None else walk_stats(stamp, entries)
+    rows = [("tree", stamp), ("stats", remembered)]
+    db.executemany("INSERT INTO meta VALUES (?, ?)", [row for row in rows if row[1] is not None])
 
 
 def keep_walk_stats(
@@ -325,10 +328,7 @@ def keep_walk_stats(
 ) -> None:
     """Give the stamped walk ``entries`` its stats (``restat.WalkStats``: an index made before
     they were kept has none), if the tables still match the tree ``stamp``; nothing when either
-    is ``None`` (no tree stamped, or its stats were there).
-
-    >>> keep_walk_stats(sqlite3.connect(":memory:"), None, {})
-    """
+    is ``None`` (no tree stamped, or its stats were there)."""
     if stamp is None or entries is None or walk_stats(stamp, entries) is None:
         return
 
