@@ -129,7 +129,7 @@ def test_no_child_is_made_beside_other_threads_or_without_an_index(
     assert stat_ahead(root, garbage, FAR) is None
 
 
-def test_candidates_over_several_roots_look_ahead_and_answer_as_without_an_index(
+def test_candidates_and_search_over_several_roots_look_ahead_and_answer_as_without_index(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from sessionref.cli import main
@@ -147,9 +147,15 @@ def test_candidates_over_several_roots_look_ahead_and_answer_as_without_an_index
         started.append(root)
         return stat_ahead(root, path, racy_after)
 
-    monkeypatch.setattr("sessionref.cli.candidates.stat_ahead", counted)
+    monkeypatch.setattr("sessionref.cli.search.stat_ahead", counted)
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out) == built
     assert main(["candidates", "--json", *roots, "--no-index"]) == 0
     assert json.loads(capsys.readouterr().out) == built
     assert [os.path.basename(root) for root in started] == ["b", "c"]
+    search = ["search", "title", "--json", *roots]
+    assert main([*search, "--index", f"{tmp_path / 'indexes'}/"]) == 0
+    indexed = json.loads(capsys.readouterr().out)
+    assert main([*search, "--no-index"]) == 0
+    assert json.loads(capsys.readouterr().out) == indexed
+    assert [os.path.basename(root) for root in started] == ["b", "c", "b", "c"]

@@ -27,12 +27,10 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
-from sessionref.cli.search import add_index_option
+from sessionref.cli.search import add_index_option, look_ahead
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex, is_indexed_store
-from sessionref.index.ahead import stat_ahead
-from sessionref.index.walk import RACY_NS
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
@@ -183,7 +181,7 @@ def harness_candidates(
 def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
     """The stores the options name, each behind its index (unless ``--no-index``), whose
     first build ``progress`` shows until it is closed. Every index but the first is statted
-    by a child process (:func:`~sessionref.index.ahead.stat_ahead`) while this one refreshes
+    by a child process (:func:`~sessionref.cli.search.look_ahead`) while this one refreshes
     the others: a warm command is mostly those stats, and a machine has two cores or more."""
     indexes: list[SessionIndex] = []
 
@@ -193,7 +191,7 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
         index = SessionIndex(store, args.index, once=True, progress=shown)
         if indexes:
-            index.ahead = stat_ahead(store.root, index.path, index.clock() - RACY_NS)
+            look_ahead(index)
         indexes.append(index)
         return index
 
