@@ -46,7 +46,13 @@ from benchmarks.measure import (
     seconds,
 )
 from benchmarks.profiles import CHAT, SURROGATES
-from benchmarks.startup import BYTECODE_NOTE, measure_startup, startup_checks
+from benchmarks.startup import (
+    BYTECODE_NOTE,
+    describe_instructions,
+    measure_instructions,
+    measure_startup,
+    startup_checks,
+)
 from benchmarks.targets import check_targets
 from benchmarks.throughput import batch_checks, describe, measure_batch
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
@@ -347,6 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_startup:
         results["startup_s"] = measure_startup(args.stores)
         results["startup_bytecode"] = BYTECODE_NOTE
+        results["startup_instructions"] = measure_instructions(args.stores)
         checks += startup_checks(results["startup_s"])
     if args.batch:
         results["batch"] = measure_batch(args.stores, args.repeat)
@@ -357,6 +364,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"\nstart-up, whole processes, medians of 10, {BYTECODE_NOTE}:")
         for command, median in results["startup_s"].items():
             print(f"  {command}: {median * 1000:.0f} ms")
+        if results["startup_instructions"]:
+            print("the same commands in instructions (one run each, valgrind's callgrind):")
+            print(describe_instructions(results["startup_instructions"]))
     if args.batch:
         print("\n" + describe(results["batch"]))
     print()

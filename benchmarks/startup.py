@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import compileall
 import os
+import re
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -44,6 +46,8 @@ LIMITS: Final = {
     "sessionref snapshot (one turn)": 0.100,
 }
 """Seconds each command may take above :data:`BASELINE`."""
+COLLECTED: Final = re.compile(r"Collected : (\d+)")
+"""How callgrind reports the instructions a run executed."""
 
 
 def ensure_one_turn_store(root: Path) -> Path:
@@ -141,3 +145,53 @@ def startup_checks(medians: dict[str, float]) -> list[tuple[str, str, bool]]:
                 (f"{name} ≤ {limit * 1000:.0f} ms above {BASELINE}", measured, above <= limit)
             )
     return checks
+
+
+def count_instructions(argv: Sequence[str], env: dict[str, str]) -> int | None:
+    """The instructions one run of ``argv`` executes, as valgrind's callgrind counts them
+    (``None`` without valgrind). Unlike its time, no load on the machine moves the count:
+    with string hashing seeded, two runs of the same code differ by a few hundred
+    instructions in tens of millions, so a change of a start-up shows as it is on a machine
+    whose speed moves by a third from one minute to the next. A run takes some 50 times as
+    long as it does without valgrind."""
+    valgrind = shutil.which("valgrind", path=env.get("PATH"))
+    if valgrind is None:
+        return None
+    done = subprocess.run(
+        [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+        env={**env, "PYTHONHASHSEED": "0"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    found = COLLECTED.search(done.stderr)
+    return int(found.group(1)) if found else None
+
+
+def measure_instructions(stores: Path) -> dict[str, int]:
+    """The instructions of each command :func:`startup_commands` names, one run each, from
+    bytecode caches (:data:`BYTECODE_NOTE`); empty without valgrind."""
+    commands = startup_commands(ensure_one_turn_store(stores / "startup"))
+    compile_package()
+    env = user_environment(dict(os.environ))
+    for argv in commands.values():  # writes whatever cache a first start writes
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+    counts = {name: count_instructions(argv, env) for name, argv in commands.items()}
+    return {name: count for name, count in counts.items() if count is not None}
+
+
+def describe_instructions(counts: dict[str, int]) -> str:
+    """Each command's instructions above :data:`BASELINE`'s, in millions and in bare starts.
+
+    >>> print(describe_instructions({BASELINE: 90_000_000, "sessionref --help": 135_000_000}))
+      python -c pass: 90.0 M instructions
+      sessionref --help: +45.0 M (0.50 bare starts)
+    """
+    base = counts[BASELINE]
+    lines = [f"  {BASELINE}: {base / 1e6:.1f} M instructions"]
+    for name, count in counts.items():
+        if name != BASELINE:
+            above = count - base
+            lines.append(f"  {name}: {above / 1e6:+.1f} M ({above / base:.2f} bare starts)")
+    return "\n".join(lines)

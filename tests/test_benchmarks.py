@@ -35,6 +35,7 @@ from benchmarks.startup import (
     BASELINE,
     NO_CACHE_WRITES,
     compile_package,
+    count_instructions,
     startup_checks,
     user_environment,
 )
@@ -200,6 +201,15 @@ def test_startup_commands_start_from_bytecode_caches_as_installed(tmp_path: Path
     missing = [m for m in modules if not Path(importlib.util.cache_from_source(str(m))).exists()]
     assert not missing, missing[:3]
     assert NO_CACHE_WRITES not in user_environment({NO_CACHE_WRITES: "1", "PATH": "/bin"})
+
+
+def test_startup_instructions_are_what_callgrind_reports(tmp_path: Path) -> None:
+    fake = tmp_path / "valgrind"  # reports as callgrind does, on stderr
+    fake.write_text('#!/bin/sh\necho "==7== Collected : 123456" >&2\n', "utf-8")
+    fake.chmod(0o755)
+    argv = ["python", "-c", "pass"]  # never run: the fake stands for valgrind
+    assert count_instructions(argv, {"PATH": str(tmp_path)}) == 123456
+    assert count_instructions(argv, {"PATH": str(tmp_path / "no-such-dir")}) is None
 
 
 def test_batch_targets() -> None:
