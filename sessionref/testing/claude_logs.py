@@ -11,6 +11,7 @@ unknown types on the chain and off it, titles. The expectation is the list of
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 from hypothesis import strategies as st
@@ -43,9 +44,10 @@ class HarnessLog(NamedTuple):
         return b"".join(line + b"\n" for line in self.lines)
 
 
+@functools.cache
 def plain_texts() -> st.SearchStrategy[str]:
     """Texts a person may type that no harness rewrites: no tags the readers read, no
-    surrounding blanks, not empty."""
+    surrounding blanks, not empty (one strategy object, cached: see :func:`js_strings`)."""
     typed = js_strings(min_size=1, max_size=40).map(
         lambda text: text.replace("<", "\u2039").replace("## My request", "#").strip()
     )  # mapped, not filtered: most drawn strings hold a "<" (hypothesis would retry them)

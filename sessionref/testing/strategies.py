@@ -8,6 +8,7 @@ low one (that would be a pair, i.e. one astral character, in JavaScript).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import NamedTuple
 
@@ -64,6 +65,7 @@ _MAX_DIR_NAME = 255 - len(".jsonl.zstd")
 for a legacy flat ``<project>/<id>.jsonl.zstd``, a name that must fit in 255 bytes too."""
 
 
+@functools.cache
 def _pieces() -> st.SearchStrategy[str]:
     """One fragment of a JS string; plain words first so shrinking heads towards readable text."""
     return st.one_of(
@@ -82,11 +84,14 @@ def _fit(text: str, min_size: int, max_size: int) -> str:
     return text + "x" * (min_size - len(text))
 
 
+@functools.lru_cache(maxsize=256)
 def js_strings(min_size: int = 0, max_size: int = 24) -> st.SearchStrategy[str]:
     """JavaScript strings as ``str``, biased towards characters that tend to break things.
 
     Sizes count Python code points (an astral character is 1, a lone surrogate is 1). Lone
     surrogates occur in a good share of examples; adjacent high+low surrogates never do.
+    One strategy object per size (cached): generators that call this for every value they
+    draw would otherwise have Hypothesis build and validate a new one each time.
 
     >>> import json
     >>> from hypothesis import given, settings
