@@ -19,7 +19,7 @@ from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.restat import WalkStats, read_walk_stats, restat_tree
 from tests.store_clock import StoreClock
 from tests.test_index import index_of, settled_store, small_store
-from tests.test_index_restat import retitle
+from tests.test_index_restat import indexed_changed_then_put_back, retitle
 
 FAR: int = 1 << 62
 """A ``racy_after`` no file reaches: every state settled."""
@@ -76,13 +76,7 @@ def test_a_look_at_another_walk_than_the_index_holds_is_not_taken(tmp_path: Path
     root, path, clock = indexed_store(tmp_path)
     ahead = looked_ahead(root, path)
     ahead.close()  # the child has looked: nothing changed since the walk it knew
-    log = next(root.glob("*/s3/session.jsonl"))
-    before = log.stat()
-    retitle(log, "changed")
-    clock.date(root)
-    assert index_of(root, tmp_path, clock=clock).refresh().read == 1
-    os.truncate(log, before.st_size)
-    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    indexed_changed_then_put_back(root, tmp_path, clock)
     index = index_of(root, tmp_path, clock=clock)
     index.ahead = ahead
     assert index.refresh().read == 1  # its own look: the log is not the one indexed

@@ -14,6 +14,7 @@ import pytest
 import sessionref.index.store as index_store
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.index import SessionIndex
+from tests.store_clock import StoreClock
 from tests.test_index import index_of, settled_store, small_store
 from tests.test_index_harnesses import Settled, claude_lines, claude_store
 
@@ -49,6 +50,18 @@ def retitle(log: Path, title: str) -> None:
     event = {"type": "session/title", "seq": 1, "time": 2, "data": {"title": title}}
     with log.open("ab") as file:
         file.write(json.dumps(event).encode() + b"\n")
+
+
+def indexed_changed_then_put_back(root: Path, tmp_path: Path, clock: StoreClock) -> None:
+    """Change a log of ``root``, index the change, then put the log back as it was (size and
+    mtime): the index's walk is no longer the store, though the store matches an older walk."""
+    log = next(root.glob("*/s3/session.jsonl"))
+    before = log.stat()
+    retitle(log, "changed")
+    clock.date(root)
+    assert index_of(root, tmp_path, clock=clock).refresh().read == 1
+    os.truncate(log, before.st_size)
+    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
 
 
 def test_a_use_that_finds_the_store_unchanged_reads_none_of_the_walks_rows(
@@ -93,13 +106,7 @@ def test_stats_kept_for_another_walk_are_never_trusted(tmp_path: Path) -> None:
     clock = settled_store(root)
     index_of(root, tmp_path, clock=clock).refresh()
     older = stats_row(path)
-    log = next(root.glob("*/s3/session.jsonl"))
-    before = log.stat()
-    retitle(log, "changed")
-    clock.date(root)
-    assert index_of(root, tmp_path, clock=clock).refresh().read == 1
-    os.truncate(log, before.st_size)
-    os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))
+    indexed_changed_then_put_back(root, tmp_path, clock)
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = ? WHERE key = 'stats'", (older,))
     assert index_of(root, tmp_path, clock=clock).refresh().read == 1  # back as it was
