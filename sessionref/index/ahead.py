@@ -22,9 +22,8 @@ import threading
 from pathlib import Path
 from typing import Final, cast
 
-from sessionref.index.restat import WalkStats, read_walk_stats, restat_tree
+from sessionref.index.restat import Changed, WalkStats, read_walk_stats, restat_tree
 
-Changed = dict[bytes, str] | None
 _FAILED: Final = object()
 
 

@@ -250,7 +250,8 @@ def reread_files(
         for session_id, position, header_json in placed.values()
     ]
     tree = tree_of(store.root, {**before, **changed})  # a racy file's state kept: read again
-    if not tables.replace_logs(db, rows, (stamp, tree.stamp), changed, memory.learned):
+    stamps = (stamp, tree.stamp)
+    if not tables.replace_logs(db, rows, stamps, changed, tree.entries, memory.learned):
         return None
     return HarnessListing(None, None, lister, RefreshReport(tables.session_count(db), len(rows), 0))
 

@@ -24,6 +24,10 @@ from sessionref.index.walk import (
     stat_state,
 )
 
+Changed = dict[bytes, str] | None
+"""The files whose state is not the stamped walk's, with their state now (``None``: the store
+must be walked): what :func:`restat_tree` finds."""
+
 
 class WalkStats(msgspec.Struct, array_like=True, frozen=True):
     """A stamped walk as a use compares it with the store: the state of each file and directory
@@ -101,7 +105,7 @@ def _names(joined: bytes) -> list[bytes]:
     return joined.split(b"\0") if joined else []
 
 
-def restat_tree(root: Path, racy_after: int, remembered: WalkStats) -> dict[bytes, str] | None:
+def restat_tree(root: Path, racy_after: int, remembered: WalkStats) -> Changed:
     """What :func:`walk_tree` would see differently from the walk ``remembered``, when no
     directory changed: every remembered entry statted, nothing listed; the files whose state is
     not the remembered one, with their state now (``{}``: the walk would be the remembered one

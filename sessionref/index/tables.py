@@ -20,7 +20,7 @@ import msgspec
 
 from sessionref.index.ahead import StatsAhead
 from sessionref.index.refresh import HeaderEntry, SessionData
-from sessionref.index.restat import read_walk_stats, restat_tree, walk_stats
+from sessionref.index.restat import Changed, read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
@@ -223,12 +223,13 @@ def replace_logs(
     rows: Sequence[SessionRow],
     stamps: tuple[str, str | None],
     entries: Mapping[bytes, str],
+    walk: Mapping[bytes, str],
     learned: Mapping[bytes, HeaderEntry],
 ) -> bool:
     """Store sessions re-read because only their logs changed, if the tables still match the
-    tree ``stamps[0]``; then they match ``stamps[1]`` (``None``: no known tree). ``entries``
-    are the walk's changed entries, ``learned`` the header lines read. False, writing nothing,
-    when another refresh changed the tables meanwhile.
+    tree ``stamps[0]``; then they match ``stamps[1]`` (``None``: no known tree), whose walk is
+    ``walk``. ``entries`` are the walk's changed entries (as remembered), ``learned`` the header
+    lines read. False, writing nothing, when another refresh changed the tables meanwhile.
     """
 
     def write() -> bool:
@@ -240,7 +241,6 @@ def replace_logs(
             ((path, *entry) for path, entry in learned.items()),
         )
         db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
-        walk = dict(db.execute("SELECT path, state FROM entries").fetchall()) if stamps[1] else {}
         _stamp_walk(db, stamps[1], walk)
         return True
 
@@ -279,11 +279,6 @@ def holds(db: sqlite3.Connection, session_id: str) -> bool:
 def session_count(db: sqlite3.Connection) -> int:
     """How many sessions the index serves."""
     return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
-
-
-Changed = dict[bytes, str] | None
-"""The files whose state is not the stamped walk's, with their state now (``None``: the store
-must be walked)."""
 
 
 def stamped_walk(

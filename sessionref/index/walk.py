@@ -146,8 +146,8 @@ def _folder_state(status: os.stat_result, racy_after: int) -> str:
     >>> _folder_state(os.stat("/"), 0).startswith("d:") and _folder_state(os.stat("/"), 0)[-1]
     '~'
     """
-    racy = "~" if max(status.st_mtime_ns, status.st_ctime_ns) >= racy_after else ""
-    return f"d:{status.st_ino}:{status.st_mtime_ns}:{status.st_ctime_ns}{racy}"
+    found = FOLDER_STAT(status)
+    return "d:" + ":".join(map(str, found)) + ("~" if max(found[1:]) >= racy_after else "")
 
 
 def entry_state(status: os.stat_result, racy_after: int) -> str:
