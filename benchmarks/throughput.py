@@ -175,24 +175,21 @@ def _part_times(resolver: SessionReferenceResolver, session_id: str) -> tuple[fl
     go (the engine lets it go within its run).
     """
     clock = time.process_time
-    read = stages = render = 0.0
-    start = clock()
+    stamps = [clock()]
     try:
         log = resolver.store.read(session_id)
-        read = clock() - start
-        start = clock()
+        stamps.append(clock())
         source = snapshot_source(log, session_id, resolver.max_reference_bytes)
-        stages = clock() - start
-        start = clock()
+        stamps.append(clock())
         resolver.render_sources([source], message_id=session_id)
-        render = clock() - start
-        start = clock()
+        stamps.append(clock())
         del log, source
-        read += clock() - start
     except (SessionReferenceError, SessionLogError):  # what the engine makes a failed line of
-        ended = clock() - start
-        read, stages = (ended, 0.0) if not read else (read, ended)
-    return read, stages, render
+        pass  # the part that failed ends here; those after it take no time
+    stamps.append(clock())
+    stamps += [stamps[-1]] * (5 - len(stamps))
+    start, read, staged, rendered, let_go = stamps
+    return (read - start) + (let_go - rendered), staged - read, rendered - staged
 
 
 ENGINES: Final = ("floor", "local_1_workers", "local_2_workers", "dask_2_workers")

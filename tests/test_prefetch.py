@@ -14,7 +14,7 @@ from unittest import mock
 import msgspec
 import pytest
 import zstandard
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref import DirectoryStore
@@ -23,7 +23,7 @@ from sessionref.log import frames, reader
 from sessionref.log.prefetch import prefetched
 from sessionref.log.reader import read_zstd
 from sessionref.testing import MutatedLog, mutated_logs, session_logs
-from tests.conftest import fuzz_examples, fuzz_settings
+from tests.conftest import examples, fuzz_settings
 
 THREAD = "sessionref-decompress"
 
@@ -52,7 +52,7 @@ def outcome(data: bytes, session_id: str, max_bytes: int) -> object:
     return [(type(record).__name__, record) for record in log.records]
 
 
-@fuzz_settings(fuzz_examples(100))
+@settings(fuzz_settings(1), max_examples=examples(100))  # not a sharded fuzz property
 @given(
     mutated_logs(session_logs(max_turns=2), compress=True, max_mutations=3),
     st.sampled_from([1, 7, 64, 1 << 18]),
