@@ -33,6 +33,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Final
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 DATA = Path(__file__).parent / "data"
@@ -96,6 +97,13 @@ def fuzz_settings(total: int) -> settings:
             HealthCheck.function_scoped_fixture,
         ],
     )
+
+
+@pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory for the stores of every example of a fuzz property (function-scoped tmp_path
+    would be shared by them); one per shard, so each property runs as FUZZ_SHARDS tests."""
+    return tmp_path_factory.mktemp("fuzz")
 
 
 def memory_tmpdir(candidate: str = "/dev/shm", room: int = 2 << 30) -> str | None:

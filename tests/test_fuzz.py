@@ -48,7 +48,7 @@ from sessionref.testing import (
 )
 from sessionref.testing.mutations import frame_lines, log_lines, mutate_lines
 from sessionref.types import ContextMessage
-from tests.conftest import FUZZ_SHARDS, fuzz_examples, fuzz_settings
+from tests.conftest import fuzz_examples, fuzz_settings
 
 T = TypeVar("T")
 
@@ -68,13 +68,6 @@ NOTE_LINE = re.compile(rb"\A(note: [^\r\n]*|\(no sessions[^\r\n]*\))\n\Z")
 
 damaged = mutated_logs(session_logs(max_turns=2), max_mutations=3)
 intact = session_stores(max_sessions=2, max_turns=1)
-
-
-@pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A directory for the stores of every example (function-scoped tmp_path would be shared);
-    one per shard, so each property runs as FUZZ_SHARDS tests."""
-    return tmp_path_factory.mktemp("fuzz")
 
 
 class Store:

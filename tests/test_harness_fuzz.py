@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -33,18 +31,9 @@ from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFI
 from sessionref.testing.claude_logs import claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
-from tests.conftest import FUZZ_SHARDS, fuzz_examples, fuzz_settings
+from tests.conftest import fuzz_examples, fuzz_settings
 
 fuzz = fuzz_settings(fuzz_examples(60) * 5 // 2)
-
-
-@pytest.fixture(scope="module", params=range(FUZZ_SHARDS))
-def root() -> Iterator[Path]:
-    """The store directory of every example; one per shard, so each reader's property runs as
-    FUZZ_SHARDS tests."""
-    path = Path(tempfile.mkdtemp(prefix="harness-fuzz-"))
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def check_store(store: HarnessStore, file: Path, max_bytes: int) -> None:
@@ -97,18 +86,18 @@ BUDGETS = st.sampled_from([300, 2000, 65536])
 @fuzz
 @given(damaged_files(claude_code_logs()), LIMITS, BUDGETS, st.integers(0, 40))
 def test_damaged_claude_code_transcripts(
-    root: Path, content: bytes, limits: dict[str, int], max_bytes: int, directory: int
+    scratch: Path, content: bytes, limits: dict[str, int], max_bytes: int, directory: int
 ) -> None:
     relative = "projects/-work-project/11111111-2222-4333-8444-555555555555.jsonl"
-    file = write(root, relative, content, directory == 0)
-    check_store(ClaudeCodeStore(root, **limits), file, max_bytes)
+    file = write(scratch, relative, content, directory == 0)
+    check_store(ClaudeCodeStore(scratch, **limits), file, max_bytes)
 
 
 @fuzz
 @given(damaged_files(codex_rollouts()), LIMITS, BUDGETS, st.integers(0, 40))
 def test_damaged_codex_rollouts(
-    root: Path, content: bytes, limits: dict[str, int], max_bytes: int, directory: int
+    scratch: Path, content: bytes, limits: dict[str, int], max_bytes: int, directory: int
 ) -> None:
     relative = "sessions/2025/06/15/rollout-2025-06-15T10-00-00-0197a000.jsonl"
-    file = write(root, relative, content, directory == 0)
-    check_store(CodexStore(root, **limits), file, max_bytes)
+    file = write(scratch, relative, content, directory == 0)
+    check_store(CodexStore(scratch, **limits), file, max_bytes)
