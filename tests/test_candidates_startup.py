@@ -9,7 +9,6 @@ Checked on a fresh process through ``sys.modules``; how fast it runs is measured
 from __future__ import annotations
 
 import argparse
-import ast
 import gc
 import subprocess
 import sys
@@ -19,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from sessionref.cli import app
-from tests.test_cli_startup import REPORT
+from sessionref.cli.demo import sample_root
+from tests.test_cli_startup import imported_by
 from tests.test_index import small_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
 
@@ -39,11 +39,7 @@ AHEAD = "import time\n_now = time.time_ns\ntime.time_ns = lambda: _now() + 86_40
 
 def modules_of_candidates(argv: list[str]) -> set[str]:
     """Every module a fresh ``sessionref candidates ARGV`` process has imported at its exit."""
-    run = "import runpy; runpy.run_module('sessionref', run_name='__main__')"
-    code = f"{REPORT}\n{AHEAD}\nsys.argv = {['sessionref', 'candidates', *argv]!r}\n{run}"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
-    last = done.stderr.decode().rsplit("\n", 1)[-1]
-    return set(ast.literal_eval(last[last.index("[") :]))
+    return imported_by("-m", "sessionref", "candidates", *argv, prelude=AHEAD, check=True)
 
 
 def test_a_warm_candidates_loads_no_reader(tmp_path: Path) -> None:
@@ -62,7 +58,7 @@ def test_a_warm_candidates_loads_no_reader(tmp_path: Path) -> None:
 def test_a_command_process_ends_without_collecting_its_objects(tmp_path: Path) -> None:
     """The cyclic collector is done with the command's objects (frozen) once ``main``
     returns, and the command's answer is complete."""
-    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    sample = sample_root()
     listing = ["candidates", "--json", "--root", str(sample)]
     argv = ["sessionref", *listing, "--index", f"{tmp_path}/"]
     report = "atexit.register(lambda: sys.stderr.write(f'frozen {gc.get_freeze_count()}'))"
@@ -91,7 +87,7 @@ def test_a_command_line_loads_with_the_collector_paused(
         return build_parser(load)
 
     monkeypatch.setattr(app, "build_parser", recording)
-    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    sample = sample_root()
     assert app.run_command(["candidates", "--root", str(sample), "--no-index"]) == 0
     assert "b91d04f0-flaky-ci" in capsys.readouterr().out
     assert paused == [True] and gc.isenabled()

@@ -12,6 +12,8 @@ import sys
 
 import pytest
 
+from sessionref.cli.demo import sample_root
+
 HEAVY = {"sessionref.batch", "sessionref.batch.dask", "multiprocessing", "hypothesis", "dask"}
 LIBRARY = {"msgspec", "zstandard", "sessionref.resolver", "sessionref.log.store"}
 
@@ -21,15 +23,16 @@ REPORT = (
 )
 
 
-def imported_by(*args: str) -> set[str]:
-    """Every module a fresh ``python ARGS`` process has imported when it exits."""
+def imported_by(*args: str, prelude: str = "", check: bool = False) -> set[str]:
+    """Every module a fresh ``python ARGS`` process has imported when it exits, ``prelude``
+    run first (after the report is installed); with ``check``, the process must succeed."""
     if args[0] == "-c":
-        command = [sys.executable, "-c", f"{REPORT}\n{args[1]}"]
+        command = [sys.executable, "-c", f"{REPORT}\n{prelude}\n{args[1]}"]
     else:  # -m MODULE ARGS: run the module as -m would, after installing the report
         argv = f"sys.argv = {list(args[1:])!r}"
         run = f"import runpy; runpy.run_module({args[1]!r}, run_name='__main__')"
-        command = [sys.executable, "-c", f"{REPORT}\n{argv}\n{run}"]
-    done = subprocess.run(command, capture_output=True, check=False)
+        command = [sys.executable, "-c", f"{REPORT}\n{prelude}\n{argv}\n{run}"]
+    done = subprocess.run(command, capture_output=True, check=check)
     last = done.stderr.decode().rsplit("\n", 1)[-1]
     return set(ast.literal_eval(last[last.index("[") :]))
 
@@ -82,9 +85,8 @@ SNAPSHOT_NEEDS_NOT = {
 
 
 def test_a_snapshot_loads_neither_redaction_nor_the_listing() -> None:
-    from pathlib import Path
 
-    sample = Path(__file__).resolve().parent.parent / "sessionref" / "sample"
+    sample = sample_root()
     argv = ["snapshot", "--root", str(sample), "b91d04f0-flaky-ci"]
     modules = imported_by("-m", "sessionref", *argv)
     assert "sessionref.snapshot" in modules
