@@ -17,9 +17,8 @@ import pytest
 import sessionref.index.ahead as ahead_module
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.restat import WalkStats, read_walk_stats, restat_tree
-from tests.store_clock import StoreClock
-from tests.test_index import index_of, settled_store, small_store
-from tests.test_index_restat import indexed_changed_then_put_back, retitle
+from tests.test_index import index_of, small_store
+from tests.test_index_restat import indexed_changed_then_put_back, indexed_store, retitle
 
 FAR: int = 1 << 62
 """A ``racy_after`` no file reaches: every state settled."""
@@ -32,15 +31,6 @@ def remembered(path: Path) -> tuple[str, WalkStats]:
     found = read_walk_stats(rows["stats"], rows["tree"])
     assert found is not None
     return rows["tree"], found
-
-
-def indexed_store(tmp_path: Path) -> tuple[Path, Path, StoreClock]:
-    """A small DSH store, its index (settled) and the clock of both."""
-    root = tmp_path / "store"
-    small_store(root)
-    clock = settled_store(root)
-    index_of(root, tmp_path, clock=clock).refresh()
-    return root, tmp_path / "index.sqlite", clock
 
 
 @pytest.fixture(autouse=True)

@@ -45,6 +45,15 @@ def stats_row(path: Path) -> bytes | None:
     return None if row is None else bytes(row[0])
 
 
+def indexed_store(tmp_path: Path) -> tuple[Path, Path, StoreClock]:
+    """A small DSH store, its index (settled) and the clock of both."""
+    root = tmp_path / "store"
+    small_store(root)
+    clock = settled_store(root)
+    index_of(root, tmp_path, clock=clock).refresh()
+    return root, tmp_path / "index.sqlite", clock
+
+
 def retitle(log: Path, title: str) -> None:
     """Append a title event to a plain log (the session is read again)."""
     event = {"type": "session/title", "seq": 1, "time": 2, "data": {"title": title}}
@@ -67,10 +76,7 @@ def indexed_changed_then_put_back(root: Path, tmp_path: Path, clock: StoreClock)
 def test_a_use_that_finds_the_store_unchanged_reads_none_of_the_walks_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = tmp_path / "store"
-    small_store(root)
-    clock = settled_store(root)
-    index_of(root, tmp_path, clock=clock).refresh()
+    root, _, clock = indexed_store(tmp_path)
     statements = traced(monkeypatch)
     assert index_of(root, tmp_path, clock=clock).refresh().read == 0
     assert statements and not walk_rows_read(statements)
@@ -84,10 +90,7 @@ def test_a_use_that_finds_the_store_unchanged_reads_none_of_the_walks_rows(
 def test_an_index_made_before_the_stats_were_kept_gets_them_and_sees_changes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root, path = tmp_path / "store", tmp_path / "index.sqlite"
-    small_store(root)
-    clock = settled_store(root)
-    index_of(root, tmp_path, clock=clock).refresh()
+    root, path, clock = indexed_store(tmp_path)
     with sqlite3.connect(path) as db:
         db.execute("DELETE FROM meta WHERE key = 'stats'")
     assert index_of(root, tmp_path, clock=clock).refresh().read == 0
@@ -101,10 +104,7 @@ def test_stats_kept_for_another_walk_are_never_trusted(tmp_path: Path) -> None:
     """The stats of an older walk, which the store matches again, while the tables hold a
     later one (as a process of a version that kept no stats would leave them): the store is
     looked at as if there were none."""
-    root, path = tmp_path / "store", tmp_path / "index.sqlite"
-    small_store(root)
-    clock = settled_store(root)
-    index_of(root, tmp_path, clock=clock).refresh()
+    root, path, clock = indexed_store(tmp_path)
     older = stats_row(path)
     indexed_changed_then_put_back(root, tmp_path, clock)
     with sqlite3.connect(path) as db:
