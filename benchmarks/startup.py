@@ -104,14 +104,20 @@ def run_once(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, cpu
 
 
+def prepared_commands(stores: Path) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """The commands :func:`startup_commands` names over the one-turn store under ``stores``,
+    and the environment they run in, from bytecode caches (:data:`BYTECODE_NOTE`)."""
+    commands = startup_commands(ensure_one_turn_store(stores / "startup"))
+    compile_package()
+    return commands, user_environment(dict(os.environ))
+
+
 def measure_startup(stores: Path, runs: int = 10) -> dict[str, float]:
     """Median seconds of each command over ``runs`` rounds (after one warm-up round), each
     started from bytecode caches (:data:`BYTECODE_NOTE`); and each one's median CPU time
     under its name followed by :data:`CPU` (a loaded machine stretches wall times several
     times over, CPU times much less)."""
-    commands = startup_commands(ensure_one_turn_store(stores / "startup"))
-    compile_package()
-    env = user_environment(dict(os.environ))
+    commands, env = prepared_commands(stores)
     times: dict[str, list[float]] = {name: [] for name in commands}
     cpu_times: dict[str, list[float]] = {name + CPU: [] for name in commands}
     for round_number in range(runs + 1):
@@ -171,10 +177,10 @@ def count_instructions(argv: Sequence[str], env: dict[str, str]) -> int | None:
 
 def measure_instructions(stores: Path) -> dict[str, int]:
     """The instructions of each command :func:`startup_commands` names, one run each, from
-    bytecode caches (:data:`BYTECODE_NOTE`); empty without valgrind."""
-    commands = startup_commands(ensure_one_turn_store(stores / "startup"))
-    compile_package()
-    env = user_environment(dict(os.environ))
+    bytecode caches (:data:`BYTECODE_NOTE`); empty without valgrind (nothing is run then)."""
+    if shutil.which("valgrind") is None:
+        return {}
+    commands, env = prepared_commands(stores)
     for argv in commands.values():  # writes whatever cache a first start writes
         subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
     counts = {name: count_instructions(argv, env) for name, argv in commands.items()}
