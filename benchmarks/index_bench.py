@@ -26,11 +26,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,6 +37,7 @@ import zstandard
 
 from benchmarks.generate import generate_batch_store
 from benchmarks.measure import summed_floor
+from benchmarks.measure import timed as timed_parts
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
 from sessionref.index.upkeep import database_size
@@ -47,18 +46,12 @@ from sessionref.log.store import DirectoryStore
 HERE = Path(__file__).resolve().parent
 
 
-def cpu_now() -> float:
-    """CPU seconds used so far by this process and its finished children."""
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
-
-
 def timed(work: Callable[[], object]) -> tuple[float, float]:
-    """(wall, CPU) seconds of one run of ``work``; CPU counts worker processes too, so it
-    is what the run costs whatever else the machine is doing."""
-    wall, cpu = time.perf_counter(), cpu_now()
-    work()
-    return time.perf_counter() - wall, cpu_now() - cpu
+    """(wall, CPU) seconds of one run of ``work`` (:func:`benchmarks.measure.timed`); CPU
+    counts worker processes too, so it is what the run costs whatever else the machine is
+    doing."""
+    wall, own, children = timed_parts(work)
+    return wall, own + children
 
 
 def median_of(work: Callable[[], object], repeat: int) -> tuple[float, float]:

@@ -44,7 +44,6 @@ import argparse
 import contextlib
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -53,7 +52,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.index_bench import at_least_one
+from benchmarks.index_bench import at_least_one, timed
 from benchmarks.mixed_store import MixedRoots, generate_mixed_store, mixed_roots
 
 HERE = Path(__file__).resolve().parent
@@ -79,24 +78,10 @@ def sessionref(*args: str) -> list[str]:
     return [sys.executable, "-m", "sessionref", *args]
 
 
-def cpu_seconds() -> float:
-    """CPU seconds (user and system) this process and the children it waited for have used."""
-    own, children = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-
-
 def times(work: Callable[[], object], repeat: int) -> tuple[list[float], list[float]]:
     """Wall seconds and CPU seconds of ``repeat`` runs of ``work``."""
-    wall, cpu = [], []
-    for _ in range(repeat):
-        start, start_cpu = time.perf_counter(), cpu_seconds()
-        work()
-        wall.append(time.perf_counter() - start)
-        cpu.append(cpu_seconds() - start_cpu)
-    return wall, cpu
+    wall, cpu = zip(*(timed(work) for _ in range(repeat)), strict=True)
+    return list(wall), list(cpu)
 
 
 def in_process(roots: MixedRoots, index: Path, query: str) -> Callable[[], object]:

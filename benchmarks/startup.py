@@ -16,18 +16,17 @@ from __future__ import annotations
 import compileall
 import os
 import re
-import resource
 import shutil
 import statistics
 import subprocess
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
 import sessionref
 from benchmarks.generate import CHAT, generate_session
+from benchmarks.measure import timed
 from sessionref.codecs.uri import encode_session_reference_uri
 
 BASELINE: Final = "python -c pass"
@@ -95,12 +94,11 @@ def compile_package(package: Path = Path(sessionref.__file__).parent) -> Path:
 
 def run_once(argv: Sequence[str], env: dict[str, str]) -> tuple[float, float]:
     """Wall time and CPU time (user and system) of one whole process; it must succeed."""
-    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    wall = time.perf_counter() - start
-    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = cpu_after.ru_utime - cpu_before.ru_utime + cpu_after.ru_stime - cpu_before.ru_stime
+    wall, _, cpu = timed(
+        lambda: subprocess.run(
+            argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+        )
+    )
     return wall, cpu
 
 

@@ -13,7 +13,6 @@ machine's speed moves from one minute to the next, and a round takes some 20 sec
 
 from __future__ import annotations
 
-import resource
 import statistics
 import sys
 import time
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from benchmarks.generate import generate_batch_store
-from benchmarks.measure import decompressed_size, median_ratio, read_envelopes, summed_floor
+from benchmarks.measure import decompressed_size, median_ratio, read_envelopes, summed_floor, timed
 from sessionref import DirectoryStore
 from sessionref.batch import ResultLine, build_result_lines
 from sessionref.batch.core import Snapshotter, fresh_target, listing_order
@@ -55,27 +54,6 @@ def _dask(root: Path, workers: int) -> Callable[[], object]:
     from sessionref.batch.dask import iter_bag, result_lines_bag
 
     return lambda: list(iter_bag(result_lines_bag(root), workers=workers))
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def timed(work: Callable[[], object]) -> tuple[float, float, float]:
-    """Wall seconds of one run of ``work()``, this process's CPU seconds, and those of the
-    child processes it joined meanwhile.
-
-    >>> [t < 0.1 for t in timed(lambda: None)]
-    [True, True, True]
-    """
-    wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
-    work()
-    return (
-        time.perf_counter() - wall,
-        time.process_time() - cpu,
-        _children_cpu() - children,
-    )
 
 
 def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
