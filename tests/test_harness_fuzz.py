@@ -31,9 +31,9 @@ from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFI
 from sessionref.testing.claude_logs import claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
-from tests.conftest import fuzz_examples, fuzz_settings
+from tests.conftest import fuzz_examples, fuzz_settings, per_harness_reader
 
-fuzz = fuzz_settings(fuzz_examples(60) * 5 // 2)
+fuzz = fuzz_settings(per_harness_reader(fuzz_examples(60)))
 
 
 def check_store(store: HarnessStore, file: Path, max_bytes: int) -> None:

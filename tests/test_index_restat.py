@@ -13,7 +13,7 @@ import pytest
 
 import sessionref.index.store as index_store
 from sessionref.claude_code.store import ClaudeCodeStore
-from sessionref.index import SessionIndex
+from sessionref.index import RefreshReport, SessionIndex
 from tests.store_clock import StoreClock
 from tests.test_index import index_of, settled_store, small_store
 from tests.test_index_harnesses import Settled, claude_lines, claude_store
@@ -122,8 +122,12 @@ def test_a_session_file_that_is_a_link_is_followed_and_a_warm_use_reads_nothing(
     clock.write(target, claude_lines("eeee5555", "/w", ["linked"]))
     (root / "projects" / "-w" / "eeee5555.jsonl").symlink_to(target)
     path = tmp_path / "index.sqlite"
-    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 4, 0)
-    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 0, 0)
+
+    def refreshed() -> RefreshReport:  # a command's use: a store and an index of its own
+        return SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh()
+
+    assert refreshed() == (4, 4, 0)
+    assert refreshed() == (4, 0, 0)
     clock.write(target, claude_lines("eeee5555", "/w", ["linked", "and changed"]))
-    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 1, 0)
-    assert SessionIndex(ClaudeCodeStore(root), path, clock=clock).refresh() == (4, 0, 0)
+    assert refreshed() == (4, 1, 0)
+    assert refreshed() == (4, 0, 0)

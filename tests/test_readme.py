@@ -10,6 +10,7 @@ import pytest
 
 from sessionref.cli.demo import sample_root
 from sessionref.types import ContextMessage
+from tests.conftest import per_harness_reader
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
@@ -98,7 +99,7 @@ def fuzz_counts() -> tuple[int, int]:
     harness = (REPO / "tests/test_harness_fuzz.py").read_text()
     in_process = dsh.count("\n@fuzz\n")
     assert "@settings(fuzz, max_examples=SUBPROCESS_EXAMPLES)" in dsh
-    per_reader = per_test * 5 // 2
+    per_reader = per_harness_reader(per_test)
     return in_process * per_test + max(5, per_test // 10), harness.count("\n@fuzz\n") * per_reader
 
 
