@@ -250,8 +250,7 @@ def reread_files(
         for session_id, position, header_json in placed.values()
     ]
     tree = tree_of(store.root, {**before, **changed})  # a racy file's state kept: read again
-    stamps = (stamp, tree.stamp)
-    if not tables.replace_logs(db, rows, stamps, changed, tree.entries, memory.learned):
+    if not tables.replace_logs(db, rows, (stamp, tree.stamp), before, changed, memory.learned):
         return None
     return HarnessListing(None, None, lister, RefreshReport(tables.session_count(db), len(rows), 0))
 

@@ -253,8 +253,7 @@ class SessionIndex:
                 entries[key] = RACY  # read racily, changed since the walk or failed: again
         again = any(entries[key] == RACY for key in changed)
         stamps = (stamp, f"{tree.digest}~{RACY}" if again else tree.stamp)
-        walk = {**before, **entries}
-        if not tables.replace_logs(db, rows, stamps, entries, walk, scanner.learned):
+        if not tables.replace_logs(db, rows, stamps, before, entries, scanner.learned):
             return None
         self._reader = None  # the scanner places only these: _store() places every session
         return RefreshReport(tables.session_count(db), len(rows), 0)

@@ -222,14 +222,15 @@ def replace_logs(
     db: sqlite3.Connection,
     rows: Sequence[SessionRow],
     stamps: tuple[str, str | None],
+    before: Mapping[bytes, str],
     entries: Mapping[bytes, str],
-    walk: Mapping[bytes, str],
     learned: Mapping[bytes, HeaderEntry],
 ) -> bool:
     """Store sessions re-read because only their logs changed, if the tables still match the
-    tree ``stamps[0]``; then they match ``stamps[1]`` (``None``: no known tree), whose walk is
-    ``walk``. ``entries`` are the walk's changed entries (as remembered), ``learned`` the header
-    lines read. False, writing nothing, when another refresh changed the tables meanwhile.
+    tree ``stamps[0]``, whose walk is ``before``; then they match ``stamps[1]`` (``None``: no
+    known tree), whose walk is ``before`` with ``entries``, the changed entries (as remembered).
+    ``learned`` are the header lines read. False, writing nothing, when another refresh changed
+    the tables meanwhile.
     """
 
     def write() -> bool:
@@ -241,7 +242,7 @@ def replace_logs(
             ((path, *entry) for path, entry in learned.items()),
         )
         db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
-        _stamp_walk(db, stamps[1], walk)
+        _stamp_walk(db, stamps[1], {**before, **entries})
         return True
 
     return transaction(db, write)
