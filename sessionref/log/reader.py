@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Iterator
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO
 
 from sessionref.collector import collection_paused
 from sessionref.errors import SessionLogError
@@ -28,15 +28,9 @@ from sessionref.log.frames import (
     torn_frame_prefix,
 )
 from sessionref.log.header import loaded_header, parse_header_line
-from sessionref.log.prefetch import prefetched
 from sessionref.log.scanner import PrefixScanner
 from sessionref.log.structs import LogRecord, SessionLog
 from sessionref.log.validate import validate_events
-
-PREFETCH_BYTES: Final = 1 << 18
-"""A zstd log whose frames after the header take this many bytes or more is decompressed on a
-thread of its own while its lines are decoded (:mod:`~sessionref.log.prefetch`); a smaller
-one is done before the thread would have started."""
 
 
 def _scan(
@@ -154,11 +148,8 @@ def read_zstd(
         header = parse_header_line(located.header[:-1])
         scanner = PrefixScanner()
         body = body_chunks(buffer, located.body, max_bytes)
-        start, end = located.body
-        ahead = end - start >= PREFETCH_BYTES
-        with prefetched(body) if ahead else contextlib.nullcontext(body) as chunks:
-            # Line 1 is the header frame's; the body's lines are numbered on from 2.
-            ended, following = _scan(scanner, counted_line_pieces(chunks, max_line_bytes, 2), 2)
+        # Line 1 is the header frame's; the body's lines are numbered on from 2.
+        ended, following = _scan(scanner, counted_line_pieces(body, max_line_bytes, 2), 2)
         if not ended or not scanner.committed:
             where = "" if scanner.issue is None else f" ({scanner.issue})"
             raise SessionLogError(
