@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref.errors import SessionLogError
-from sessionref.log.frames import FrameScan, _frame_end, scan_frames
+from sessionref.log.frames import FrameScan, _frame_end, newline_count, scan_frames
 from tests.conftest import examples
 
 
@@ -70,3 +70,9 @@ def test_the_inline_path_finds_what_the_full_structure_finds(
     buffer = b"".join(parts)
     for candidate in (buffer, buffer[: max(0, len(buffer) - cut)], buffer + stray):
         assert scanned(candidate) == walked(candidate)
+
+
+@settings(max_examples=examples(200), deadline=None)
+@given(st.lists(st.sampled_from([b"\n", b"a", b"\n\n", b"\xff", b"{}\r"])).map(b"".join))
+def test_newline_count_is_the_count_of_newlines(text: bytes) -> None:
+    assert newline_count(text) == newline_count(bytearray(text)) == text.count(b"\n")

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from sessionref.log.frames import newline_count
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
 from sessionref.log.rows import MalformedRow, check_row_value
 from sessionref.log.structs import PACKED_CHUNK_TYPES, DecodedLogRecord, LogRecord
@@ -198,7 +199,7 @@ class PieceDecoder:
     def decode(self, piece: bytes | bytearray, count: int | None = None) -> list[Line]:
         """One entry per line of ``piece`` (``count`` lines, counted here when not given)."""
         if count is None:
-            count = piece.count(b"\n")
+            count = newline_count(piece)
         if not count:
             return []
         wrapped = wrap_lines(piece)
