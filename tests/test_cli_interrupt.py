@@ -280,8 +280,8 @@ def test_resume_after_a_kill_goes_on_from_what_it_left(store: Path, tmp_path: Pa
     running = batch(store, out, "--workers", "2")
     group = running.pid
     try:
-        # A finished line, not just bytes: a line longer than the writer's buffer reaches
-        # the file in two writes, so the file can hold part of one and nothing finished.
+        # A finished line, not just bytes: a line's bytes reach the file a page at a time
+        # within one write, and a kill during that write leaves part of a line.
         wait_for(lambda: any(b"\n" in p.read_bytes() for p in temporary_files(tmp_path)), "a line")
         os.kill(running.pid, signal.SIGKILL)
         running.communicate()
