@@ -109,8 +109,8 @@ def _profile_checks(name: str, rows: list[dict[str, Any]]) -> list[Check]:
 
 
 def _cpu_note(ratio: float | None) -> str:
-    """The CPU-time ratio beside a wall-time one, when measured: a machine busy with other
-    work stretches wall time more than CPU time, and a worker pool's CPU is its children's.
+    """The CPU-time ratio beside a wall-time one, when measured: a read runs on one thread,
+    so the two differ where a machine busy with other work stretches wall time more.
 
     >>> _cpu_note(1.5), _cpu_note(None)
     (' (CPU time 1.500×)', '')

@@ -16,6 +16,7 @@ from sessionref.log.frames import (
     DEFAULT_MAX_LINE_BYTES,
     decompress_frames,
     line_pieces,
+    newline_count,
     zstd_chunks,
 )
 from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get
@@ -71,7 +72,7 @@ def decode_records(buffer: bytes | bytearray, start: int = 0) -> list[LogRecord]
     if end <= start:
         return []
     piece = buffer[start:end]
-    records = decode_whole(piece, piece.count(b"\n"))  # as the reader's fast path takes it
+    records = decode_whole(piece, newline_count(piece))  # as the reader's fast path takes it
     if records is not None:
         return records
     return [line for line in decode_piece(piece) if line is not None]
