@@ -131,7 +131,7 @@ def test_candidates_and_search_over_several_roots_look_ahead_and_answer_as_witho
         started.append(root)
         return stat_ahead(root, path, racy_after)
 
-    monkeypatch.setattr("sessionref.cli.search.stat_ahead", counted)
+    monkeypatch.setattr("sessionref.index.store.stat_ahead", counted)
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out) == built
     assert main(["candidates", "--json", *roots, "--no-index"]) == 0

@@ -27,7 +27,7 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
-from sessionref.cli.search import add_index_option, look_ahead
+from sessionref.cli.search import add_index_option
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex, is_indexed_store
@@ -181,7 +181,7 @@ def harness_candidates(
 def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
     """The stores the options name, each behind its index (unless ``--no-index``), whose
     first build ``progress`` shows until it is closed. Every index but the first is statted
-    by a child process (:func:`~sessionref.cli.search.look_ahead`) while this one refreshes
+    by a child process (:meth:`SessionIndex.look_ahead`) while this one refreshes
     the others: a warm command is mostly those stats, and a machine has two cores or more."""
     indexes: list[SessionIndex] = []
 
@@ -191,7 +191,7 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
         index = SessionIndex(store, args.index, once=True, progress=shown)
         if indexes:
-            look_ahead(index)
+            index.look_ahead()
         indexes.append(index)
         return index
 

@@ -18,9 +18,7 @@ from sessionref.cli.indexing import IndexingProgress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
-from sessionref.index.ahead import stat_ahead
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
-from sessionref.index.walk import RACY_NS
 from sessionref.roots import Root, open_store
 
 DESCRIPTION = """\
@@ -74,13 +72,6 @@ def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[IndexedS
         assert is_indexed_store(store)
         stores.append(store)
     return stores
-
-
-def look_ahead(index: SessionIndex) -> None:
-    """Have a child process stat the store of ``index`` (a saved index's) for its next
-    refresh, while this process refreshes another root (:func:`stat_ahead`)."""
-    if not index.bypassed:
-        index.ahead = stat_ahead(index.store.root, index.path, index.clock() - RACY_NS)
 
 
 @contextmanager
@@ -169,7 +160,7 @@ def run(args: argparse.Namespace) -> int:
         stores = indexed_stores(roots_of(args), args)
         indexes = [opened.enter_context(session_index(store, args)) for store in stores]
         for index in indexes[1:]:  # statted by children while the first is refreshed
-            look_ahead(index)
+            index.look_ahead()
         found = [index.search(args.query, args.limit, cwd=args.cwd) for index in indexes]
     hits = best_hits(found, args.limit)
     out = sys.stdout.buffer

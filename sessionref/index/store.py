@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import sessionref.index.tables as tables
-from sessionref.index.ahead import StatsAhead
+from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
 from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
@@ -185,6 +185,11 @@ class SessionIndex:
             self._db = connect_memory()
         return use(self._db)
 
+    def look_ahead(self) -> None:
+        """Stat the store in a child process for the next refresh (index/ahead.py) if saved."""
+        if not self._bypassed:
+            self.ahead = stat_ahead(self.store.root, self.path, self.clock() - RACY_NS)
+
     @in_turn
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Bring the index up to date with the store, reading only logs that changed;
@@ -232,13 +237,9 @@ class SessionIndex:
         paths = {os.path.join(root, key): key for key in changed}
         known = tables.header_entries(db, list(paths))
         placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
-        scanner = CachedHeaderStore(
-            self.store.root,
-            limits_of(self.store),
-            known,
-            racy_after,
-            {session_id: path for path, (session_id, _, _) in placed.items()},
-        )
+        where = {session_id: path for path, (session_id, _, _) in placed.items()}
+        limits = limits_of(self.store)
+        scanner = CachedHeaderStore(self.store.root, limits, known, racy_after, where)
         for path in paths:
             if path not in known or not same_line(scanner, os.fsdecode(path), known[path]):
                 return None
@@ -374,11 +375,9 @@ class SessionIndex:
     def path_of(self, session_id: str) -> Path:
         """The log file of a session (its first, for a harness's), as the store places it."""
         store = self._store()
-        return (
-            store.paths_of(session_id)[0]
-            if isinstance(store, HarnessStore)
-            else store.path_of(session_id)
-        )
+        if isinstance(store, HarnessStore):
+            return store.paths_of(session_id)[0]
+        return store.path_of(session_id)
 
     @in_turn
     def problems(self) -> list[StoreProblem]:
