@@ -325,12 +325,13 @@ def keep_walk_stats(
     """Give the stamped walk ``entries`` its stats (``restat.WalkStats``: an index made before
     they were kept has none), if the tables still match the tree ``stamp``; nothing when either
     is ``None`` (no tree stamped, or its stats were there)."""
-    if stamp is None or entries is None or walk_stats(stamp, entries) is None:
+    remembered = None if stamp is None or entries is None else walk_stats(stamp, entries)
+    if remembered is None:
         return
 
     def write() -> None:
         if stamped_tree(db) == stamp:
-            _stamp_walk(db, stamp, entries)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('stats', ?)", (remembered,))
 
     transaction(db, write)
 
