@@ -85,7 +85,6 @@ SNAPSHOT_NEEDS_NOT = {
 
 
 def test_a_snapshot_loads_neither_redaction_nor_the_listing() -> None:
-
     sample = sample_root()
     argv = ["snapshot", "--root", str(sample), "b91d04f0-flaky-ci"]
     modules = imported_by("-m", "sessionref", *argv)
