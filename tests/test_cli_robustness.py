@@ -100,12 +100,26 @@ def test_out_dash_writes_the_lines_to_stdout(tmp_path: Path) -> None:
         ["demo"],
         ["snapshot", "--root", SAMPLE, SAMPLE_IDS[0]],
         ["batch", "--root", SAMPLE, "--out", "-"],
+        ["search", "--root", SAMPLE, "--no-index", "auth"],  # found by a newcomer's trial
+        ["search", "--root", SAMPLE, "--no-index", "auth", "--json"],
+        ["conform"],
     ],
 )
 def test_a_full_disk_is_one_line(args: list[str]) -> None:
     with open("/dev/full", "wb") as full:
-        done = sessionref(*args, stdout=full)
+        done = sessionref(*args, stdout=full, input=b'{"op":"encode","id":"s"}\n')
     assert (done.returncode, done.stderr) == (1, b"cannot write output: No space left on device\n")
+
+
+def test_stdout_is_written_in_one_place() -> None:
+    # Every command writes stdout through cli.process, which makes a failed write one line:
+    # search and conform wrote sys.stdout.buffer themselves and showed a traceback instead.
+    writers = [
+        path.name
+        for path in Path(main.__code__.co_filename).parent.glob("*.py")
+        if "sys.stdout.buffer" in path.read_text(encoding="utf-8")
+    ]
+    assert writers == ["process.py"]
 
 
 @pytest.mark.parametrize("args", [["demo"], ["batch", "--root", SAMPLE, "--out", "-"]])

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from sessionref import conform
-from sessionref.cli.common import reporting_errors
+from sessionref.cli.common import flush_output, reporting_errors, write_bytes
 
 EPILOG = """\
 example:
@@ -26,8 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Answer conformance cases, one JSON line each, from stdin."""
-    out = sys.stdout.buffer
     for line in conform.run(sys.stdin.buffer):
-        out.write(line)
-        out.flush()
+        write_bytes(line)
+        flush_output()
     return 0

@@ -13,6 +13,8 @@ from sessionref.cli.common import (
     project_directory,
     reporting_errors,
     roots_of,
+    write_bytes,
+    write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
 from sessionref.codecs.jsjson import js_json
@@ -163,11 +165,10 @@ def run(args: argparse.Namespace) -> int:
             index.look_ahead()
         found = [index.search(args.query, args.limit, cwd=args.cwd) for index in indexes]
     hits = best_hits(found, args.limit)
-    out = sys.stdout.buffer
     if args.json:
-        out.write(js_json(hits) + b"\n")
+        write_bytes(js_json(hits) + b"\n")
     else:
-        out.write("\n".join(hit_lines(hit) for hit in hits).encode("utf-8", "replace"))
+        write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:
         sys.stderr.write("(no sessions match)\n")
     return 0
