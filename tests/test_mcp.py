@@ -226,11 +226,16 @@ def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> No
         os.killpg(server.pid, 0)  # nothing is left of its process group
 
 
-def test_without_the_sdk_the_command_says_how_to_get_it(store: Path, tmp_path: Path) -> None:
-    shadow = tmp_path / "shadow" / "mcp"
+@pytest.mark.parametrize("missing", ["mcp", "anyio"])
+def test_without_the_sdk_the_command_says_how_to_get_it(
+    store: Path, tmp_path: Path, missing: str
+) -> None:
+    # Without the extra, anyio (the SDK's own dependency, imported first) is missing too: a
+    # newcomer's trial found that case printing a traceback.
+    shadow = tmp_path / "shadow" / missing
     shadow.mkdir(parents=True)
     (shadow / "__init__.py").write_text(
-        "raise ModuleNotFoundError(\"No module named 'mcp'\", name='mcp')\n"
+        f"raise ModuleNotFoundError(\"No module named '{missing}'\", name='{missing}')\n"
     )
     argv = [sys.executable, "-m", "sessionref", "mcp", "--root", str(store)]
     path = os.pathsep.join([str(shadow.parent), str(REPO)])

@@ -62,8 +62,8 @@ def run(args: argparse.Namespace) -> int:
     redaction = redaction_of_args(args)
     try:
         from sessionref.mcp.server import serve_stdio
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.partition(".")[0] not in ("mcp", "mcp_types"):
+    except ModuleNotFoundError as exc:  # the SDK, or one it needs (anyio first), is missing
+        if (exc.name or "sessionref").partition(".")[0] == "sessionref":
             raise
         raise config_error(MISSING_SDK) from None
     from sessionref.mcp.catalog import Catalog, index_at
