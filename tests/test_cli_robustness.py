@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -367,11 +368,32 @@ def test_an_unknown_command_does_not_offer_hidden_ones() -> None:
     assert "conform" not in message
 
 
-def test_an_extra_argument_shows_the_command_usage() -> None:
-    done = sessionref("demo", "extra")
-    assert done.returncode == 2
-    assert done.stderr.decode().startswith("usage: sessionref demo ")
-    assert done.stderr.decode().endswith("sessionref demo: error: unrecognized arguments: extra\n")
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["demo", "extra"], "sessionref demo: error: unrecognized arguments: extra"),
+        (
+            ["snapshot", "--max-bytes", "0", "s"],
+            "sessionref snapshot: error: argument --max-bytes: '0' is not a positive integer",
+        ),
+        (["batch"], "sessionref batch: error: the following arguments are required: --out"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_command(args: list[str], line: str) -> None:
+    # One line, as every error of the command line; a newcomer's trial found the usage block
+    # printed above it. --help shows the usage.
+    done = sessionref(*args)
+    assert (done.returncode, done.stdout, done.stderr.decode()) == (2, b"", line + "\n")
+
+
+@pytest.mark.parametrize("command", ["snapshot", "candidates", "batch", "search", "index"])
+def test_help_gives_each_default_once(command: str) -> None:
+    # --root's help says its default in words; argparse added "(default: [])" after it.
+    done = sessionref(command, "--help")
+    assert done.returncode == 0
+    entries = re.split(rb"\n  (?=-)", done.stdout.split(b"\noptions:\n")[1])
+    assert [entry.split()[0] for entry in entries if entry.count(b"(default:") > 1] == []
+    assert b"(default: [])" not in done.stdout
 
 
 def test_the_table_aligns_wide_characters(

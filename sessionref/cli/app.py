@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Collection, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, NoReturn
 
 import sessionref
 from sessionref.cli.process import (
@@ -89,8 +89,8 @@ def help_width() -> int:
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions as written; every option's default shown, except on/off flags'; as wide
-    as argparse makes help (:func:`help_width`)."""
+    """Descriptions as written; every option's default shown, except on/off flags' and
+    those its help already gives in words; as wide as argparse makes help (:func:`help_width`)."""
 
     def __init__(
         self,
@@ -105,9 +105,24 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str | None:
         help_text = action.help or ""
         shown = action.default not in (None, False, "", argparse.SUPPRESS)
-        if shown and action.option_strings and "%(default)" not in help_text:
+        said = "%(default)" in help_text or "(default: " in help_text  # in its own words
+        if shown and action.option_strings and not said:
             help_text += " (default: %(default)s)"
         return help_text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser, its usage errors one line as every error of the command line is:
+    ``PROG: error: MESSAGE`` and exit 2, without the usage block above it (``--help`` shows
+    that). A command's parser is one too: ``PROG`` names the command.
+
+    >>> Parser(prog="sessionref demo").parse_args(["extra"])
+    Traceback (most recent call last):
+    SystemExit: 2
+    """
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:
@@ -123,7 +138,7 @@ def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser
     >>> build_parser(["demo"]).parse_args(["demo"]).command
     'demo'
     """
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="sessionref",
         description=DESCRIPTION,
         epilog=EPILOG,
