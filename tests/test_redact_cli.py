@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from sessionref.testing.store import write_session_store
 from tests.logs import assistant, header, user
 from tests.redact_corpus import secrets
@@ -75,10 +77,19 @@ def test_batch_redacts(tmp_path: Path) -> None:
         out.unlink()
 
 
-def test_a_bad_pattern_is_a_usage_error(tmp_path: Path) -> None:
-    done = run("snapshot", "--root", str(store(tmp_path)), "--redact-pattern", "(x", "s")
-    assert done.returncode == 2
-    assert b"--redact-pattern: not a regular expression" in done.stderr
+@pytest.mark.parametrize(
+    ("pattern", "reason"),
+    [
+        ("(x", "not a regular expression: missing ), unterminated subpattern at position 0"),
+        ("", "empty: it would redact nothing"),  # found by a newcomer's trial: accepted, idle
+    ],
+)
+def test_a_bad_pattern_is_a_usage_error(tmp_path: Path, pattern: str, reason: str) -> None:
+    done = run("snapshot", "--root", str(store(tmp_path)), "--redact-pattern", pattern, "s")
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert (
+        done.stderr.decode() == f"sessionref snapshot: error: argument --redact-pattern: {reason}\n"
+    )
 
 
 def test_without_detect_secrets_one_line_says_how_to_install_it(tmp_path: Path) -> None:

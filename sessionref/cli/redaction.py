@@ -22,7 +22,8 @@ HELP_PATTERN = (
 
 
 def pattern_argument(value: str) -> str:
-    """A ``--redact-pattern``: one that does not compile is a usage error.
+    """A ``--redact-pattern``: one :func:`~sessionref.redact.scan.compile_patterns` refuses
+    (it does not compile, or it is empty) is a usage error.
 
     >>> pattern_argument("sk-[0-9]+")
     'sk-[0-9]+'
@@ -38,7 +39,7 @@ at position 0
         compile_patterns((value,))
     except SessionReferenceError as exc:
         raise argparse.ArgumentTypeError(
-            "not a regular expression: " + exc.message.split(": ", 1)[1]
+            exc.message.removeprefix(f"redact pattern {value!r} is ")
         ) from None
     return value
 

@@ -43,17 +43,25 @@ class Finding(msgspec.Struct, frozen=True, order=True):
 
 @functools.cache
 def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
-    """The user's patterns compiled once per process; one that does not compile is
-    INVALID_CONFIG naming it.
+    """The user's patterns compiled once per process; one that does not compile, or the
+    empty one (it matches only empty text, which is never redacted), is INVALID_CONFIG
+    naming it.
 
     >>> compile_patterns(("a(",))
     Traceback (most recent call last):
     ...
     sessionref.errors.SessionReferenceError: redact pattern 'a(' is not a regular expression: \
 missing ), unterminated subpattern at position 1
+    >>> compile_patterns(("",))
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: redact pattern '' is empty: it would redact nothing
     """
     compiled = []
     for pattern in patterns:
+        if pattern == "":
+            message = f"redact pattern {pattern!r} is empty: it would redact nothing"
+            raise SessionReferenceError(message, INVALID_CONFIG)
         try:
             compiled.append(re.compile(pattern))
         except (re.error, TypeError) as exc:
