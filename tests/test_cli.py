@@ -202,6 +202,17 @@ def test_errors_speak_the_command_line() -> None:
     )
 
 
+@pytest.mark.parametrize("count", [" 100", "1_000", "\u0663\u0660\u0660", "+5", "1e3", "-1"])
+def test_a_count_is_ascii_digits_alone(count: str) -> None:
+    # int() takes the first four (a newcomer's trial passed --max-bytes '1_000' and Arabic-
+    # Indic digits); the command line takes what it documents, a positive integer.
+    usage = run("snapshot", "--root", "x", f"--max-bytes={count}", "s")
+    assert usage.returncode == 2
+    assert usage.stderr.decode() == (
+        f"sessionref snapshot: error: argument --max-bytes: {count!r} is not a positive integer\n"
+    )
+
+
 def test_a_read_failure_names_the_file(tmp_path: Path) -> None:
     events = [user(0, "q"), turn_end(1)]
     (path,) = write_session_store(tmp_path, [{"header": header("s"), "events": events}])

@@ -113,8 +113,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 class Parser(argparse.ArgumentParser):
     """argparse's parser, its usage errors one line as every error of the command line is:
-    ``PROG: error: MESSAGE`` and exit 2, without the usage block above it (``--help`` shows
-    that). A command's parser is one too: ``PROG`` names the command.
+    ``PROG: error: MESSAGE`` in UTF-8 whatever the locale, and exit 2, without the usage
+    block above it (``--help`` shows that). A command's parser is one too: ``PROG`` names
+    the command.
 
     >>> Parser(prog="sessionref demo").parse_args(["extra"])
     Traceback (most recent call last):
@@ -122,7 +123,10 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        self.exit(2, f"{self.prog}: error: {message}\n")
+        sys.stderr.flush()
+        sys.stderr.buffer.write(f"{self.prog}: error: {message}\n".encode("utf-8", "replace"))
+        sys.stderr.flush()
+        raise SystemExit(2)
 
 
 def build_parser(load: Collection[str] | None = None) -> argparse.ArgumentParser:

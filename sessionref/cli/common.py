@@ -38,24 +38,27 @@ STDOUT: Final = "-"
 
 
 def positive_int(value: str) -> int:
-    """An argparse type: a positive integer the library takes (at most 2**53-1), said in
-    those words when it is not one.
+    """An argparse type: a positive integer the library takes (at most 2**53-1), written in
+    ASCII digits alone, said in those words when it is not one. ``int()`` would also take
+    spaces around it, underscores between digits and the digits of other scripts.
 
     >>> positive_int("3")
     3
-    >>> positive_int("x")
+    >>> positive_int("1_000")
     Traceback (most recent call last):
     ...
-    argparse.ArgumentTypeError: 'x' is not a positive integer
+    argparse.ArgumentTypeError: '1_000' is not a positive integer
     >>> positive_int("9007199254740992")
     Traceback (most recent call last):
     ...
     argparse.ArgumentTypeError: '9007199254740992' is too large (at most 9007199254740991)
     """
+    if not (value.isascii() and value.isdigit()):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive integer")
     try:
         number = int(value)
-    except ValueError:  # not a number, or more digits than int() takes
-        number = MAX_SAFE_INTEGER + 1 if value.isdigit() else 0
+    except ValueError:  # more digits than int() takes
+        number = MAX_SAFE_INTEGER + 1
     if number > MAX_SAFE_INTEGER:
         raise argparse.ArgumentTypeError(f"{value!r} is too large (at most {MAX_SAFE_INTEGER})")
     if number < 1:
