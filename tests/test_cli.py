@@ -368,3 +368,15 @@ def test_the_readme_synopsis_is_the_help() -> None:
         named = {sub._option_string_actions[option].dest for option in readme[name]}
         in_help = {action.dest for action in sub._actions if action.option_strings} - {"help"}
         assert named == in_help, name
+
+
+@pytest.mark.parametrize(("label", "shown"), [("", '""'), ("two\nlines", '"two\\nlines"')])
+def test_a_note_names_a_blank_or_broken_label_in_json(label: str, shown: str) -> None:
+    # A newcomer's trial found "note: : kept ..." for --label "": a label that shows nothing
+    # or would break the line is written as a JSON string.
+    done = run(
+        "snapshot", "--root", str(sample_root()), "--label", label, "--max-bytes", "600", "-v", AUTH
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.decode().startswith(f"note: {shown}: kept ")
+    assert done.stderr.count(b"\n") == 1

@@ -13,6 +13,7 @@ from sessionref.cli.common import (
     add_store_arguments,
     counted,
     note,
+    note_label,
     positive_int,
     quoted,
     read_failure,
@@ -185,7 +186,7 @@ def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:
     (['S: kept 0 of 0 messages, omitted 0 bytes'], [])
     """
     return [
-        f"{stats.label}: kept {stats.retained_messages} of {stats.original_messages} "
+        f"{note_label(stats.label)}: kept {stats.retained_messages} of {stats.original_messages} "
         f"messages, omitted {stats.omitted_bytes} bytes{', compacted' if stats.compacted else ''}"
         for stats in context.source.references
         if not only_cut or stats.omitted_bytes or stats.retained_messages < stats.original_messages
