@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Final, Generic, Protocol, TypeVar
 
-from sessionref.errors import cancelled
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, cancelled
 
 T = TypeVar("T")
 
@@ -45,14 +45,20 @@ class CancelToken(Protocol):
 
 
 def check_cancel(cancel: CancelToken | None) -> None:
-    """Raise CANCELLED if ``cancel`` is set.
+    """Raise CANCELLED if ``cancel`` is set; INVALID_CONFIG if it is no token at all.
 
     >>> event = threading.Event()
     >>> check_cancel(event); check_cancel(None); event.set(); check_cancel(event)
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: session reference preparation was cancelled
     """
-    if cancel is not None and cancel.is_set():
+    if cancel is None:
+        return
+    is_set = getattr(cancel, "is_set", None)
+    if not callable(is_set):
+        message = f"cancel must be a token with is_set(), such as a threading.Event, not {cancel!r}"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+    if is_set():
         raise cancelled()
 
 

@@ -1,7 +1,9 @@
-"""The one exception type of sessionref and its codes (docs/api.md §Errors)."""
+"""The one exception type of sessionref, its codes (docs/api.md §Errors), and the check every count
+given to the package passes (a positive safe integer, as the published package counts)."""
 
 from __future__ import annotations
 
+import math
 from typing import Final
 
 import msgspec
@@ -13,6 +15,8 @@ READ_FAILED: Final = "SESSION_REFERENCE_READ_FAILED"
 BUDGET_EXCEEDED: Final = "SESSION_REFERENCE_BUDGET_EXCEEDED"
 CANCELLED: Final = "SESSION_REFERENCE_CANCELLED"
 INVALID_CONFIG: Final = "SESSION_REFERENCE_INVALID_CONFIG"
+MAX_SAFE_INTEGER: Final = 2**53 - 1
+"""``Number.MAX_SAFE_INTEGER``: counts are JavaScript numbers in the package."""
 
 ERROR_CODES: Final = frozenset(
     {
@@ -113,3 +117,34 @@ class SessionLogError(Exception):
     >>> str(SessionLogError("seq gap at line 3"))
     'seq gap at line 3'
     """
+
+
+def safe_count(value: object) -> int | None:
+    """``value`` as a positive safe integer, or ``None``: ``Number.isSafeInteger(v) && v > 0``.
+
+    Integral floats count (``2.0`` is ``2`` in JavaScript); a bool is not a number.
+
+    >>> safe_count(2), safe_count(2.0), safe_count(True), safe_count(1.5), safe_count(2**53)
+    (2, 2, None, None, None)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        return None
+    count = int(value)
+    return count if 0 < count <= MAX_SAFE_INTEGER else None
+
+
+def positive_safe_integer(value: object, message: str, code: str = INVALID_CONFIG) -> int:
+    """``value`` as a positive safe integer; anything else raises ``message`` with ``code``.
+
+    >>> positive_safe_integer(4.0, "n must be a positive safe integer")
+    4
+    >>> positive_safe_integer("4", "n must be a positive safe integer")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: n must be a positive safe integer
+    """
+    count = safe_count(value)
+    if count is None:
+        raise SessionReferenceError(message, code)
+    return count

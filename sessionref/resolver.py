@@ -20,6 +20,7 @@ from sessionref.errors import (
     INVALID_CONFIG,
     INVALID_REFERENCE,
     SessionReferenceError,
+    positive_safe_integer,
     read_failed,
 )
 from sessionref.log.protocol import Store
@@ -34,7 +35,7 @@ from sessionref.rules import (
     as_target,
     check_config,
     distinct_references,
-    positive_safe_integer,
+    listed,
 )
 from sessionref.snapshot import SourceSnapshot, context_message, snapshot_source
 from sessionref.types import (
@@ -241,7 +242,7 @@ class SessionReferenceResolver:
         """A deep copy of ``content`` and the context for ``references`` (docs/api.md §Prepare)."""
         import copy  # with weakref: 1-2 ms of a command line's start, which never prepares
 
-        copied = copy.deepcopy(list(content))
+        copied = copy.deepcopy(listed(content, "content", INVALID_CONFIG))
         return PreparedContent(copied, self.snapshot(target, references, cancel))
 
     def prepare_direct_messages(

@@ -7,7 +7,6 @@ integers, integral floats included.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
@@ -21,6 +20,7 @@ from sessionref.errors import (
     SELF_REFERENCE,
     TOO_MANY,
     SessionReferenceError,
+    positive_safe_integer,
 )
 from sessionref.types import Target
 
@@ -29,8 +29,6 @@ TargetLike = Target | str | Mapping[str, Any]
 MAX_REFERENCES_LIMIT: Final = 3
 DEFAULT_CANDIDATE_LIMIT: Final = 50
 DEFAULT_MAX_REFERENCE_BYTES: Final = 65536
-MAX_SAFE_INTEGER: Final = 2**53 - 1
-"""``Number.MAX_SAFE_INTEGER``: counts are JavaScript numbers in the package."""
 
 
 class ResolverConfig(msgspec.Struct, frozen=True, rename="camel"):
@@ -39,37 +37,6 @@ class ResolverConfig(msgspec.Struct, frozen=True, rename="camel"):
     max_references: int = MAX_REFERENCES_LIMIT
     candidate_limit: int = DEFAULT_CANDIDATE_LIMIT
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES
-
-
-def safe_count(value: object) -> int | None:
-    """``value`` as a positive safe integer, or ``None``: ``Number.isSafeInteger(v) && v > 0``.
-
-    Integral floats count (``2.0`` is ``2`` in JavaScript); a bool is not a number.
-
-    >>> safe_count(2), safe_count(2.0), safe_count(True), safe_count(1.5), safe_count(2**53)
-    (2, 2, None, None, None)
-    """
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
-        return None
-    count = int(value)
-    return count if 0 < count <= MAX_SAFE_INTEGER else None
-
-
-def positive_safe_integer(value: object, message: str, code: str = INVALID_CONFIG) -> int:
-    """``value`` as a positive safe integer; anything else raises ``message`` with ``code``.
-
-    >>> positive_safe_integer(4.0, "n must be a positive safe integer")
-    4
-    >>> positive_safe_integer("4", "n must be a positive safe integer")
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: n must be a positive safe integer
-    """
-    count = safe_count(value)
-    if count is None:
-        raise SessionReferenceError(message, code)
-    return count
 
 
 def check_config(
@@ -154,6 +121,22 @@ def as_reference(value: object) -> Reference:
     )
 
 
+def listed(value: object, what: str, code: str) -> list[Any]:
+    """``value`` as a list when it is a collection of items (any iterable but a string, bytes
+    or a mapping, each of which iterates as something else); else ``code`` saying what
+    ``what`` must be.
+
+    >>> listed((1, 2), "content", INVALID_CONFIG)
+    [1, 2]
+    >>> listed("ab", "references", INVALID_REFERENCE)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: references must be a list, not str
+    """
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise SessionReferenceError(f"{what} must be a list, not {type(value).__name__}", code)
+    return list(value)
+
+
 def distinct_references(
     target: Target, references: Iterable[object], max_references: int
 ) -> list[Reference]:
@@ -167,7 +150,7 @@ def distinct_references(
     sessionref.errors.SessionReferenceError: session "say \\"hi\\"" cannot reference itself
     """
     kept: dict[str, Reference] = {}
-    for value in references:
+    for value in listed(references, "references", INVALID_REFERENCE):
         reference = as_reference(value)
         if reference.session_id == target.id:
             quoted = js_json(target.id).decode("utf-8")

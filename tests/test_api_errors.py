@@ -6,6 +6,7 @@ Wording is the package's (docs/api.md §Errors); the wire cases are in test_api_
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -161,3 +162,62 @@ def test_batch_options_follow_the_same_rule() -> None:
     assert check_options(2.0, "title", 2.0) == 2  # type: ignore[arg-type]
     assert failure(lambda: check_options(1, "title", True)).code == INVALID_CONFIG
     assert failure(lambda: check_options(0, "title", 1)).code == INVALID_CONFIG
+
+
+# Arguments of the wrong kind, found by a newcomer's trial: each was a TypeError or an
+# AttributeError, or a READ_FAILED in Python's words at the first read; now a coded error
+# naming the argument, when the call is made.
+
+REFS = [{"sessionId": "a"}]
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        ({"references": None}, INVALID_REFERENCE, "references must be a list, not NoneType"),
+        (
+            {"references": {"sessionId": "a"}},
+            INVALID_REFERENCE,
+            "references must be a list, not dict",
+        ),
+        ({"references": "a"}, INVALID_REFERENCE, "references must be a list, not str"),
+        ({"content": None}, INVALID_CONFIG, "content must be a list, not NoneType"),
+        ({"content": "text"}, INVALID_CONFIG, "content must be a list, not str"),
+        (
+            {"cancel": True},
+            INVALID_CONFIG,
+            "cancel must be a token with is_set(), such as a threading.Event, not True",
+        ),
+    ],
+)
+def test_an_argument_of_the_wrong_kind_is_a_coded_error(
+    options: dict[str, Any], code: str, message: str
+) -> None:
+    arguments = {"content": [], "references": REFS, **options}
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver(MemoryStore(SESSIONS)).prepare("t", **arguments)
+    assert (raised.value.code, raised.value.message) == (code, message)
+
+
+def test_content_given_as_a_tuple_is_taken_as_a_list() -> None:
+    prepared = SessionReferenceResolver(MemoryStore(SESSIONS)).prepare("t", ("x", {"y": 1}), REFS)
+    assert prepared.content == ["x", {"y": 1}]
+
+
+@pytest.mark.parametrize("kind", ["dsh", "claude-code", "codex"])
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("max_bytes", "x"), ("max_line_bytes", 1.5), ("max_bytes", 0), ("max_bytes", -1)],
+)
+def test_a_store_limit_is_checked_when_the_store_is_made(
+    tmp_path: Path, kind: str, option: str, value: object
+) -> None:
+    from sessionref.claude_code.store import ClaudeCodeStore
+    from sessionref.codex.store import CodexStore
+    from sessionref.log.store import DirectoryStore
+
+    store = {"dsh": DirectoryStore, "claude-code": ClaudeCodeStore, "codex": CodexStore}[kind]
+    with pytest.raises(SessionReferenceError) as raised:
+        store(tmp_path, **{option: value})
+    assert raised.value.code == INVALID_CONFIG
+    assert raised.value.message == f"{option} must be a positive safe integer, not {value!r}"

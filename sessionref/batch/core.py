@@ -20,7 +20,12 @@ import msgspec
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
-from sessionref.errors import INVALID_CONFIG, ErrorInfo, SessionReferenceError
+from sessionref.errors import (
+    INVALID_CONFIG,
+    ErrorInfo,
+    SessionReferenceError,
+    positive_safe_integer,
+)
 from sessionref.listing import listing_order as listing_order  # the one order, for the engines
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
@@ -32,7 +37,6 @@ from sessionref.resolver import (
     check_config,
     distinct_references,
 )
-from sessionref.rules import positive_safe_integer
 from sessionref.types import ContextMessage, Target
 
 Label = Literal["title", "id"]
@@ -117,7 +121,7 @@ def fresh_target(session_ids: Collection[str]) -> Target:
 def check_options(max_reference_bytes: int, label: str, workers: int) -> int:
     """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with.
 
-    Counts follow the resolver's rule (:func:`~sessionref.rules.positive_safe_integer`);
+    Counts follow the resolver's rule (:func:`~sessionref.errors.positive_safe_integer`);
     the number of workers is returned as an ``int``.
 
     >>> check_options(1, "title", 0)

@@ -41,7 +41,7 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_safe_integer
 from sessionref.log.protocol import Store
 from sessionref.log.store import DirectoryStore
 from sessionref.pool import worker_pool
@@ -51,7 +51,6 @@ from sessionref.resolver import (
     SessionReferenceResolver,
     redaction_of,
 )
-from sessionref.rules import positive_safe_integer
 from sessionref.types import Target
 
 __all__ = [

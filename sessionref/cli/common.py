@@ -14,7 +14,7 @@ from sessionref.cli.process import flush_output as flush_output
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.uri import SCHEME, decode_session_reference_uri, label_text
+from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.log.layout import encode_session_directory
 from sessionref.log.multi import AmbiguousSession, MultiStore
@@ -123,17 +123,6 @@ def note(text: str) -> None:
     """One line on stderr that is not an error (a hint, a summary)."""
     sys.stderr.buffer.write(f"{text}\n".encode("utf-8", "replace"))
     sys.stderr.flush()
-
-
-def note_label(label: object) -> str:
-    """A label at the head of a note line: as a user reads it (:func:`label_text`), or as a
-    JSON string when it would show nothing or break the line.
-
-    >>> note_label("auth"), note_label(""), note_label("a\\nb"), note_label(7)
-    ('auth', '""', '"a\\\\nb"', '7')
-    """
-    text = label_text(label)
-    return text if text.isprintable() and text.strip() else js_json(text).decode("utf-8")
 
 
 def config_error(message: str) -> SessionReferenceError:

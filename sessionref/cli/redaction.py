@@ -8,7 +8,8 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from sessionref.cli.common import config_error, note_label
+from sessionref.cli.common import config_error
+from sessionref.codecs.uri import one_line_label
 from sessionref.errors import SessionReferenceError
 from sessionref.types import ContextMessage
 
@@ -132,7 +133,7 @@ def redaction_lines(context: ContextMessage) -> list[str]:
     ['S: redacted 3 secrets (aws-access-key 2, jwt 1)']
     """
     return [
-        f"{note_label(stats.label)}: redacted {kinds_text(stats.redacted)}"
+        f"{one_line_label(stats.label)}: redacted {kinds_text(stats.redacted)}"
         for stats in context.source.references
         if stats.redacted is not None
     ]

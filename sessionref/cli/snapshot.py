@@ -13,7 +13,6 @@ from sessionref.cli.common import (
     add_store_arguments,
     counted,
     note,
-    note_label,
     positive_int,
     quoted,
     read_failure,
@@ -24,7 +23,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.redaction import add_redact_arguments, redaction_lines, redaction_of_args
 from sessionref.codecs.jsjson import js_json
-from sessionref.codecs.uri import Reference
+from sessionref.codecs.uri import Reference, one_line_label
 from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, SessionReferenceError
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -186,8 +185,9 @@ def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:
     (['S: kept 0 of 0 messages, omitted 0 bytes'], [])
     """
     return [
-        f"{note_label(stats.label)}: kept {stats.retained_messages} of {stats.original_messages} "
-        f"messages, omitted {stats.omitted_bytes} bytes{', compacted' if stats.compacted else ''}"
+        f"{one_line_label(stats.label)}: kept {stats.retained_messages} of "
+        f"{stats.original_messages} messages, omitted {stats.omitted_bytes} bytes"
+        f"{', compacted' if stats.compacted else ''}"
         for stats in context.source.references
         if not only_cut or stats.omitted_bytes or stats.retained_messages < stats.original_messages
     ]

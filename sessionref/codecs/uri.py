@@ -110,6 +110,17 @@ def label_text(label: object) -> str:
     return label if isinstance(label, str) else js_json(label).decode("utf-8")
 
 
+def one_line_label(label: object) -> str:
+    """A label on one line of a terminal's (a note's head): as a user reads it
+    (:func:`label_text`), or as a JSON string when it would show nothing or break the line.
+
+    >>> one_line_label("auth"), one_line_label(""), one_line_label("a\\nb"), one_line_label(7)
+    ('auth', '""', '"a\\\\nb"', '7')
+    """
+    text = label_text(label)
+    return text if text.isprintable() and text.strip() else js_json(text).decode("utf-8")
+
+
 def _reference_of(match: re.Match[str]) -> Reference:
     escaped_label, mention_uri, bare_uri = match.groups()
     if mention_uri is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol, runtime_checkable
 
+from sessionref.errors import positive_safe_integer
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -24,6 +25,25 @@ from sessionref.types import Target
 
 DSH: Final = "dsh"
 """The ``harness`` of the DeepSeek Harness stores."""
+
+
+def read_limits(max_bytes: object, max_line_bytes: object) -> tuple[int, int]:
+    """A store's read limits, checked when it is made: each a positive safe integer, else
+    INVALID_CONFIG naming it (a limit of the wrong type failed only at the first read, as a
+    READ_FAILED in Python's words).
+
+    >>> read_limits(1 << 20, 4096.0)
+    (1048576, 4096)
+    >>> read_limits("x", 1)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: max_bytes must be a positive safe integer, not 'x'
+    """
+    limits = {"max_bytes": max_bytes, "max_line_bytes": max_line_bytes}
+    checked = [
+        positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
+        for name, value in limits.items()
+    ]
+    return checked[0], checked[1]
 
 
 class Store(Protocol):

@@ -41,7 +41,7 @@ from sessionref.log.layout import (
     encode_session_directory,
     flat_probe_too_long,
 )
-from sessionref.log.protocol import DSH, SessionStore, Store
+from sessionref.log.protocol import DSH, SessionStore, Store, read_limits
 from sessionref.log.records import latest_title
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.surface import current_surface
@@ -158,8 +158,7 @@ class DirectoryStore:
     ) -> None:
         self.root = Path(root).expanduser()
         check_directory(self.root, "DSH store root")
-        self.max_bytes = max_bytes
-        self.max_line_bytes = max_line_bytes
+        self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
         self._listing = LastListing(Listing([], {}, []))
         self._titles: VersionedCache[str, Any] = VersionedCache()
 
