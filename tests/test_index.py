@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -29,7 +30,9 @@ from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
+from sessionref.index.schema import PAGE_BYTES
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN, RANKED_LIMIT
+from sessionref.index.upkeep import index_stats
 from sessionref.index.walk import RACY_NS
 from sessionref.log.store import DirectoryStore, LogUnreadable
 from sessionref.resolver import SessionReferenceResolver
@@ -262,6 +265,62 @@ def test_a_named_index_file_is_rebuilt_only_when_sessionref_made_it(tmp_path: Pa
         assert len(warnings) == 1 and "not an index" in warnings[0]
         assert (tmp_path / name).read_bytes() == before
         assert not Path(f"{tmp_path / name}-wal").exists()
+
+
+def damage(path: Path, start: int, length: int) -> None:
+    """Overwrite ``length`` bytes of the file at ``path`` from ``start`` with noise (the
+    same noise every run)."""
+    with path.open("r+b") as file:
+        file.seek(start)
+        file.write(random.Random(start).randbytes(length))
+
+
+def test_a_named_index_file_damaged_past_its_schema_is_rebuilt_without_a_word(
+    tmp_path: Path,
+) -> None:
+    """Its first page (the header and the schema) says sessionref made it, whatever the
+    damage to its other pages: it is rebuilt, as it is in the cache folder; --stats says it
+    cannot be read until then."""
+    small_store(tmp_path / "store")
+    named = tmp_path / "named.sqlite"
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), named)
+    index.refresh()
+    index.close()
+    damage(named, PAGE_BYTES, named.stat().st_size - PAGE_BYTES)  # every page but the first
+    with pytest.raises(sqlite3.DatabaseError), sqlite3.connect(named) as db:
+        db.execute("SELECT count(*) FROM sessions").fetchall()
+    db.close()
+    stats = index_stats(tmp_path / "store", named)
+    assert stats.sessions is None and str(stats).endswith("; the next refresh rebuilds it")
+    warnings: list[str] = []
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), named, warn=warnings.append)
+    assert index.refresh().read == 12 and not index.bypassed
+    assert_answers_right(index, tmp_path / "store")
+    assert warnings == []
+    index.close()
+    assert index_stats(tmp_path / "store", named).sessions == 12
+
+
+def test_a_named_file_whose_schema_is_damaged_is_left_alone_and_the_warning_says_why(
+    tmp_path: Path,
+) -> None:
+    """With its schema unreadable, nothing says who made the file: it is not touched, and
+    the warning does not claim it is someone else's."""
+    small_store(tmp_path / "store")
+    named = tmp_path / "named.sqlite"
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), named)
+    index.refresh()
+    index.close()
+    damage(named, 100, PAGE_BYTES - 100)
+    before = named.read_bytes()
+    warnings: list[str] = []
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), named, warn=warnings.append)
+    assert_answers_right(index, tmp_path / "store")
+    assert index.bypassed and named.read_bytes() == before
+    assert warnings == [
+        f"sessionref: {named} may not be an index: its schema cannot be read (database disk "
+        "image is malformed); leaving it alone and reading the store directly"
+    ]
 
 
 def test_an_unwritable_index_is_bypassed_with_one_warning(tmp_path: Path) -> None:

@@ -31,8 +31,9 @@ database per store root). It holds the conversation text of every session: keep 
 private as the store. Deleting it is always safe; it is rebuilt on the next use.
 
 --stats prints, for each store, where its index is, how many sessions it holds, its size,
-and when a refresh last changed it (nothing is refreshed). --prune deletes every index
-database (in the --index folder, else the user cache) whose store root no longer exists.
+and when a refresh last changed it (nothing is refreshed), or why its index cannot be read.
+--prune deletes every index database (in the --index folder, else the user cache) whose
+store root no longer exists.
 """
 EPILOG = """\
 examples:
@@ -116,8 +117,8 @@ def run(args: argparse.Namespace) -> int:
         if args.stats:
             try:
                 line = str(index_stats(store.root, args.index))
-            except sqlite3.Error as exc:
-                raise config_error(f"--index: {store.root}'s index cannot be read: {exc}") from None
+            except sqlite3.Error as exc:  # locked by another process past the busy timeout
+                raise config_error(f"{store.root}'s index cannot be read: {exc}") from None
         else:
             line = refreshed(store, args)
         write_text(line + "\n")

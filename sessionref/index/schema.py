@@ -129,14 +129,22 @@ SQLITE_MAGIC: Final = b"SQLite format 3\x00"
 
 
 class ForeignFile(Exception):
-    """The file named as the index was not made by sessionref: it is left alone."""
+    """The file named as the index is not known to be one sessionref made: it is left alone.
+    The message says so of the file, after its path (``is not an index (…)``)."""
+
+
+OUR_TABLES: Final = frozenset({"meta", "header_cache", "sessions"})
+"""Tables every version of sessionref's index has had: a database that lists them in its
+schema is one sessionref made (another program's would need all three names)."""
 
 
 def check_ours(path: Path) -> None:
     """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, an SQLite
     database with no table (one that sessionref is creating: it holds nothing), or one whose
-    ``meta`` table sessionref made (read only; nothing is changed). A lock held past the busy
-    timeout raises :class:`sqlite3.Error`.
+    schema lists :data:`OUR_TABLES` (read only; nothing is changed). The schema is on the
+    database's first page, so an index damaged elsewhere is still known as sessionref's (and
+    rebuilt); a file whose schema cannot be read is not known to be, and is left alone. A lock
+    held past the busy timeout raises :class:`sqlite3.Error`.
 
     >>> check_ours(Path("/nonexistent/x.sqlite"))
     """
@@ -146,30 +154,36 @@ def check_ours(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise ForeignFile(f"it cannot be read: {exc.strerror}") from None
+        raise ForeignFile(f"cannot be read ({exc.strerror})") from None
     if not head:
         return
     if head != SQLITE_MAGIC:
-        raise ForeignFile("it is not an SQLite database")
+        raise ForeignFile("is not an index (it is not an SQLite database)")
     try:
         with contextlib.closing(
             sqlite3.connect(
                 f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
             )
         ) as db:
-            row = _stamp(db).get("schema") if _has_tables(db) else "new"
+            tables = _table_names(db)
     except sqlite3.Error as exc:
         if is_busy(exc):
             raise
-        row = None
+        raise ForeignFile(f"may not be an index: its schema cannot be read ({exc})") from None
     except ValueError:  # a path no URI can spell
-        row = None
-    if row is None:
-        raise ForeignFile("it is an SQLite database sessionref did not make")
+        raise ForeignFile("cannot be opened read-only (no URI spells its path)") from None
+    if tables and not tables >= OUR_TABLES:
+        raise ForeignFile("is not an index (it is an SQLite database sessionref did not make)")
 
 
-def _has_tables(db: sqlite3.Connection) -> bool:
-    return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table'").fetchone() is not None
+def _table_names(db: sqlite3.Connection) -> frozenset[str]:
+    """The names of the database's tables (read from its schema, on its first page).
+
+    >>> sorted(_table_names(connect_memory()) & OUR_TABLES) == sorted(OUR_TABLES)
+    True
+    """
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return frozenset(name for (name,) in rows)
 
 
 def _stamp(db: sqlite3.Connection) -> dict[str, Any]:

@@ -157,8 +157,8 @@ class SessionIndex:
                     db = self._open()
                 except ForeignFile as exc:
                     self._warn(
-                        f"sessionref: {self.path} is not an index ({exc}); leaving it alone "
-                        "and reading the store directly"
+                        f"sessionref: {self.path} {exc}; leaving it alone and reading the "
+                        "store directly"
                     )
                     break
                 except (sqlite3.Error, OSError) as exc:

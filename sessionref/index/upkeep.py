@@ -12,7 +12,10 @@ from typing import Any, Final, NamedTuple
 
 from sessionref.index.schema import (
     BUSY_TIMEOUT_MS,
+    ForeignFile,
+    check_ours,
     default_index_path,
+    is_busy,
     names_a_file,
     remove_database,
 )
@@ -60,20 +63,25 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any]:
 class IndexStats(NamedTuple):
     """What an index database holds: its file, its store root, how many sessions, how many
     bytes on disk, and when it was last written (``None`` for all but ``path`` and ``root``
-    when there is no database yet)."""
+    when there is no database yet, or none that can be read: then ``unusable`` says why)."""
 
     path: Path
     root: str
     sessions: int | None
     size: int | None
     updated: datetime | None
+    unusable: str | None = None
 
     def __str__(self) -> str:
         """The stats as the command line prints them.
 
         >>> print(IndexStats(Path("/i.sqlite"), "/r", None, None, None))
         /r: no index yet (it would be /i.sqlite)
+        >>> print(IndexStats(Path("/i.sqlite"), "/r", None, None, None, "is damaged"))
+        /r: /i.sqlite is damaged
         """
+        if self.unusable is not None:
+            return f"{self.root}: {self.path} {self.unusable}"
         if self.sessions is None or self.size is None or self.updated is None:
             return f"{self.root}: no index yet (it would be {self.path})"
         return (
@@ -84,13 +92,27 @@ class IndexStats(NamedTuple):
 
 def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> IndexStats:
     """The stats of the index of ``root`` (where :func:`default_index_path` puts it), read
-    without refreshing it; raises :class:`sqlite3.Error` when the file is no index."""
+    without refreshing it. A file that cannot be read as an index says why, as a refresh
+    would treat it: a file named as the index that sessionref did not make is left alone,
+    anything else is rebuilt. Raises :class:`sqlite3.Error` only when another process holds
+    the database locked past the busy timeout."""
     path = default_index_path(root, override)
     if not path.exists():
         return IndexStats(path, str(root), None, None, None)
-    with _read_only(path) as db:
-        _meta(db)
-        (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+    try:
+        if names_a_file(override):
+            check_ours(path)
+        with _read_only(path) as db:
+            _meta(db)
+            (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+    except ForeignFile as exc:
+        unusable = f"{exc}; sessionref leaves it alone"
+        return IndexStats(path, str(root), None, None, None, unusable)
+    except sqlite3.Error as exc:
+        if is_busy(exc):
+            raise
+        unusable = f"cannot be read as an index ({exc}); the next refresh rebuilds it"
+        return IndexStats(path, str(root), None, None, None, unusable)
     return IndexStats(path, str(root), sessions, database_size(path), _last_written(path))
 
 
