@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sessionref.cli.common import HeadersOnce
+from sessionref.cli.listed import HeadersOnce
 from sessionref.errors import SessionLogError
 from sessionref.index import SessionIndex
 from sessionref.log.builder import LogBuilder

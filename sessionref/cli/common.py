@@ -8,8 +8,9 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
+from sessionref.cli.listed import listed_once
 from sessionref.cli.process import flush_output as flush_output
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
@@ -18,16 +19,13 @@ from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.log.layout import encode_session_directory
 from sessionref.log.multi import AmbiguousSession, MultiStore
-from sessionref.log.protocol import CountingStore, Store
+from sessionref.log.protocol import Store
 from sessionref.log.records import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
-    SessionHeader,
-    SessionLog,
 )
 from sessionref.log.store import SessionNotFound, StoreProblem
 from sessionref.roots import HARNESSES, ROOT_ENV, Root, check_root, chosen_roots, open_stores
-from sessionref.transcript import Transcript
 
 LABEL_SOURCES: Final = ("title", "id")
 """How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
@@ -205,43 +203,6 @@ def problems_hint(problems: list[StoreProblem]) -> str:
     return f"{counted(len(problems), 'log')} passed over (--verbose lists them)"
 
 
-class HeadersOnce:
-    """A store whose listing was taken once: ``headers()`` does not scan the root again.
-
-    >>> from sessionref.log.store import MemoryStore
-    >>> header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
-    >>> memory = MemoryStore([{"header": header}])
-    >>> listed = HeadersOnce(memory, memory.headers())
-    >>> [h.id for h in listed.headers()], listed.title("s")
-    (['s'], None)
-    """
-
-    def __init__(self, store: Store, headers: list[SessionHeader]) -> None:
-        self.store = store
-        self.harness = store.harness
-        self._headers = headers
-
-    def headers(self) -> list[SessionHeader]:
-        """The headers listed when the store was opened."""
-        return list(self._headers)
-
-    def read(self, session_id: str) -> SessionLog:
-        """The session's log, from the store."""
-        return self.store.read(session_id)
-
-    def title(self, session_id: str) -> Any:
-        """The session's latest title, from the store (any JSON value a log holds there)."""
-        return self.store.title(session_id)
-
-    def transcript(self, session_id: str) -> Transcript:
-        """The session as a person reads it, from the store."""
-        return self.store.transcript(session_id)
-
-    def problems(self) -> list[StoreProblem]:
-        """What the store's listing passed over."""
-        return self.store.problems()
-
-
 class OpenStore:
     """The stores a command reads, checked (see :func:`roots_of`; a path is one root whose
     harness its layout says): ``store`` reads them (a :class:`MultiStore` over several roots),
@@ -326,17 +287,6 @@ class OpenStore:
             return str(path_of(session_id)) if callable(path_of) else ""
         except SessionLogError:
             return ""
-
-
-def listed_once(store: Store, *, live: bool = False) -> Store:
-    """``store`` listed now, once (:class:`HeadersOnce`; with ``live``, the store itself,
-    which lists again when asked); a :class:`CountingStore` is only counted, and answers from
-    its one look."""
-    if isinstance(store, CountingStore):
-        store.session_count()
-        return store
-    headers = store.headers()
-    return store if live else HeadersOnce(store, headers)
 
 
 _READ_FAILED_PREFIX: Final = "failed to read referenced session: "
