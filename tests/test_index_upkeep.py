@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.cli.indexing import NOTE_LOGS, IndexingProgress
+from sessionref.errors import INVALID_CONFIG
 from sessionref.index import SessionIndex
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
 from sessionref.index.upkeep import index_stats, prune_indexes
@@ -106,6 +107,43 @@ def test_stats_say_where_the_index_is_what_it_holds_and_when_it_changed(tmp_path
     shown = command("index", "--stats", "--root", str(root), "--index", folder).stdout.decode()
     assert shown.startswith(f"{root}: 3 sessions in {path}, ")
     assert f"last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC" in shown
+
+
+def test_a_database_file_named_for_several_roots_is_a_one_line_error(tmp_path: Path) -> None:
+    """One file holds one root's index: shared, each root's refresh would rebuild it from
+    nothing and --stats would count the last root's sessions for every root. Every command
+    that keeps indexes says so before touching anything; a directory holds one per root."""
+    roots = [tmp_path / "one", tmp_path / "two"]
+    for root, count in zip(roots, (3, 2), strict=True):
+        write_session_store(root, sessions(count))
+        settled(root)
+    named = tmp_path / "shared.sqlite"
+    given = [arg for root in roots for arg in ("--root", str(root))]
+    reason = (
+        f"one database file holds the index of one root, not of 2 ({roots[0]}, {roots[1]}); "
+        "name a directory instead (it holds one per root), or give one --root\n"
+    )
+    for args in (["index"], ["index", "--stats"], ["search", "kiwi"], ["candidates"], ["mcp"]):
+        done = command(*args, *given, "--index", str(named))
+        assert (done.returncode, done.stdout) == (1, b""), done.stderr
+        assert done.stderr.decode() == f"{INVALID_CONFIG}: --index {named}: {reason}"
+        by_env = command(*args, *given, SESSIONREF_INDEX=str(named))
+        assert by_env.stderr.decode() == f"{INVALID_CONFIG}: $SESSIONREF_INDEX {named}: {reason}"
+    direct = command("search", "kiwi", "--json", "--no-index", *given, SESSIONREF_INDEX=str(named))
+    assert len(json.loads(direct.stdout)) == 5, direct.stderr
+    assert not named.exists()
+    folder = str(tmp_path / "indexes") + "/"
+    runs = [command("index", *given, "--index", folder).stdout.decode() for _ in range(2)]
+    assert [[line.split(" in ")[0] for line in run.splitlines()] for run in runs] == [
+        [
+            "3 sessions indexed (3 logs read, 0 removed)",
+            "2 sessions indexed (2 logs read, 0 removed)",
+        ],
+        [
+            "3 sessions indexed (0 logs read, 0 removed)",
+            "2 sessions indexed (0 logs read, 0 removed)",
+        ],
+    ]
 
 
 def test_prune_drops_only_the_indexes_of_roots_that_are_gone(tmp_path: Path) -> None:

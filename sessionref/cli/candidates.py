@@ -27,7 +27,7 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
-from sessionref.cli.search import add_index_option
+from sessionref.cli.search import add_index_option, index_roots
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex, is_indexed_store
@@ -195,7 +195,7 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
         indexes.append(index)
         return index
 
-    return OpenStore.of(args, None if args.no_index else indexed)
+    return OpenStore.of(args, None if args.no_index else indexed, roots=index_roots(args))
 
 
 @reporting_errors

@@ -244,11 +244,13 @@ class OpenStore:
         lister: Callable[[Store], Store] | None = None,
         *,
         live: bool = False,
+        roots: list[Root] | None = None,
     ) -> OpenStore:
-        """The stores the options of :func:`add_store_arguments` name, each listed by
-        ``lister`` (e.g. an index over it) when given; ``live`` as for the class."""
+        """The stores the options of :func:`add_store_arguments` name (``roots`` when the
+        caller chose and checked them already), each listed by ``lister`` (e.g. an index over
+        it) when given; ``live`` as for the class."""
         return cls(
-            roots_of(args),
+            roots_of(args) if roots is None else roots,
             max_bytes=args.max_log_bytes,
             max_line_bytes=args.max_line_bytes,
             verbose=args.verbose,

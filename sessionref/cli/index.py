@@ -12,7 +12,6 @@ from sessionref.cli.common import (
     config_error,
     positive_int,
     reporting_errors,
-    roots_of,
     write_text,
 )
 from sessionref.cli.progress import progress_bar
@@ -27,8 +26,9 @@ shows a progress bar on a terminal and can read in several processes (DSH stores
 harness's sessions are read in this one). Each root has its own index, whatever its harness.
 
 The index lives in --index PATH, else $SESSIONREF_INDEX, else the user cache directory (one
-database per store root). It holds the conversation text of every session: keep it as
-private as the store. Deleting it is always safe; it is rebuilt on the next use.
+database per store root; a PATH that names a file, not a directory, serves one root only).
+It holds the conversation text of every session: keep it as private as the store. Deleting
+it is always safe; it is rebuilt on the next use.
 
 --stats prints, for each store, where its index is, how many sessions it holds, its size,
 and when a refresh last changed it (nothing is refreshed), or why its index cannot be read.
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prune:
         write_text(pruned(args))
         return 0
-    for store in indexed_stores(roots_of(args), args):
+    for store in indexed_stores(args):
         if args.stats:
             try:
                 line = str(index_stats(store.root, args.index))

@@ -16,7 +16,7 @@ from sessionref.cli.common import (
     reporting_errors,
 )
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
-from sessionref.cli.search import add_index_option
+from sessionref.cli.search import add_index_option, index_roots
 from sessionref.cli.snapshot import add_budget_argument
 
 DESCRIPTION = """\
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         raise config_error(MISSING_SDK) from None
     from sessionref.mcp.catalog import Catalog, index_at
 
-    opened = OpenStore.of(args, index_at(args.index), live=True)
+    opened = OpenStore.of(args, index_at(args.index), live=True, roots=index_roots(args))
     if not args.verbose:
         opened.report_problems()
     cwd = project_directory(os.getcwd())

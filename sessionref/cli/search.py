@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
 from sessionref.cli.common import (
     add_store_arguments,
+    config_error,
     positive_int,
     project_directory,
     reporting_errors,
@@ -20,6 +22,7 @@ from sessionref.cli.indexing import IndexingProgress
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
+from sessionref.index.schema import INDEX_ENV, names_a_file
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
 from sessionref.roots import Root, open_store
 
@@ -66,10 +69,26 @@ def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) 
         )
 
 
-def indexed_stores(roots: list[Root], args: argparse.Namespace) -> list[IndexedStore]:
-    """The store of each of ``roots``, as the index reads it."""
+def index_roots(args: argparse.Namespace) -> list[Root]:
+    """The roots a command reads (:func:`roots_of`), each through its own index: a database
+    file named as the index (``--index FILE``, else ``$SESSIONREF_INDEX``) holds the index of
+    one root, so with several roots it is an ``INVALID_CONFIG`` error (a directory holds one
+    database per root). Under ``--no-index`` no index is used, and none is checked."""
+    roots = roots_of(args)
+    if len(roots) > 1 and not getattr(args, "no_index", False) and names_a_file(args.index):
+        named = f"--index {args.index}" if args.index else f"${INDEX_ENV} {os.environ[INDEX_ENV]}"
+        listed = ", ".join(root.named for root in roots)
+        raise config_error(
+            f"{named}: one database file holds the index of one root, not of {len(roots)} "
+            f"({listed}); name a directory instead (it holds one per root), or give one --root"
+        )
+    return roots
+
+
+def indexed_stores(args: argparse.Namespace) -> list[IndexedStore]:
+    """The store of each root the options name (:func:`index_roots`), as the index reads it."""
     stores = []
-    for root in roots:
+    for root in index_roots(args):
         store = open_store(root, max_bytes=args.max_log_bytes, max_line_bytes=args.max_line_bytes)
         assert is_indexed_store(store)
         stores.append(store)
@@ -159,7 +178,7 @@ def best_hits(found: list[list[SearchHit]], limit: int) -> list[SearchHit]:
 def run(args: argparse.Namespace) -> int:
     """Print the sessions whose conversation matches QUERY, best first."""
     with ExitStack() as opened:
-        stores = indexed_stores(roots_of(args), args)
+        stores = indexed_stores(args)
         indexes = [opened.enter_context(session_index(store, args)) for store in stores]
         for index in indexes[1:]:  # statted by children while the first is refreshed
             index.look_ahead()
