@@ -24,7 +24,7 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import sessionref.index.store as index_store
+import sessionref.index.reread as reread
 import sessionref.index.tables as tables
 from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
@@ -629,15 +629,15 @@ def test_a_log_removed_while_it_is_read_again_is_no_crash(
     with log.open("ab") as file:
         file.write(b"\n")
     clock.date(root)
-    read = index_store.read_session
+    read = reread.read_session
 
     def removed_first(store: Any, session_id: str) -> Any:
         log.unlink()
         return read(store, session_id)
 
-    monkeypatch.setattr(index_store, "read_session", removed_first)
+    monkeypatch.setattr(reread, "read_session", removed_first)
     index.refresh()
-    monkeypatch.setattr(index_store, "read_session", read)
+    monkeypatch.setattr(reread, "read_session", read)
     assert_answers_right(index, root)
 
 

@@ -28,15 +28,13 @@ from sessionref.index.refresh import (
     IndexedStore,
     Progress,
     RefreshReport,
-    decode_header,
     decode_headers,
     encode_header,
     limits_of,
-    read_session,
     revision_or_none,
-    same_line,
     stale_sessions,
 )
+from sessionref.index.reread import reread_logs
 from sessionref.index.schema import (
     ForeignFile,
     check_meta,
@@ -52,7 +50,7 @@ from sessionref.index.schema import (
 )
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
 from sessionref.index.turns import in_turn
-from sessionref.index.walk import RACY, RACY_NS, Tree, tree_of, walk_tree
+from sessionref.index.walk import RACY_NS, Tree, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import StoreProblem
@@ -216,48 +214,11 @@ class SessionIndex:
             tables.keep_walk_stats(db, stamp, before if changed is None else None)
             return RefreshReport(tables.session_count(db), 0, 0)
         if stamp is not None and before is not None and before.keys() == tree.entries.keys():
-            done = self._refresh_logs(db, tree, before, racy_after, stamp)
+            done = reread_logs(db, self.store, tree, (stamp, before), racy_after)
             if done is not None:
+                self._reader = None  # it placed only the logs read: _store() places every one
                 return done
         return self._relist(db, tree, racy_after, progress)
-
-    def _refresh_logs(
-        self,
-        db: sqlite3.Connection,
-        tree: Tree,
-        before: dict[bytes, str],
-        racy_after: int,
-        stamp: str,
-    ) -> RefreshReport | None:
-        """When only log files changed and their header lines did not, the listing stands:
-        read just those logs, touching only their rows. ``None`` when the store must list
-        again (or another refresh changed the index meanwhile)."""
-        changed = [key for key, state in tree.entries.items() if before[key] != state]
-        root = os.fsencode(str(self.store.root))
-        paths = {os.path.join(root, key): key for key in changed}
-        known = tables.header_entries(db, list(paths))
-        placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
-        where = {session_id: path for path, (session_id, _, _) in placed.items()}
-        limits = limits_of(self.store)
-        scanner = CachedHeaderStore(self.store.root, limits, known, racy_after, where)
-        for path in paths:
-            if path not in known or not same_line(scanner, os.fsdecode(path), known[path]):
-                return None
-        rows = [
-            (decode_header(header_json), position, header_json, read_session(scanner, session_id))
-            for session_id, position, header_json in placed.values()
-        ]
-        entries = {key: tree.remembered_state(key) for key in changed}
-        for *_, data in rows:
-            key = paths.get(os.fsencode(data.path))
-            if key is not None and not tree.read_at_walk(key, data.revision):
-                entries[key] = RACY  # read racily, changed since the walk or failed: again
-        again = any(entries[key] == RACY for key in changed)
-        stamps = (stamp, f"{tree.digest}~{RACY}" if again else tree.stamp)
-        if not tables.replace_logs(db, rows, stamps, before, entries, scanner.learned):
-            return None
-        self._reader = None  # the scanner places only these: _store() places every session
-        return RefreshReport(tables.session_count(db), len(rows), 0)
 
     def _relist(
         self,
