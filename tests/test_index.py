@@ -28,18 +28,20 @@ import sessionref.index.reread as reread
 import sessionref.index.tables as tables
 from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.errors import SessionLogError
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.schema import PAGE_BYTES
 from sessionref.index.search import MARK_CLOSE, MARK_OPEN, RANKED_LIMIT
 from sessionref.index.upkeep import index_stats
 from sessionref.index.walk import RACY_NS
-from sessionref.log.store import DirectoryStore, LogUnreadable
+from sessionref.log.store import DirectoryStore, LogUnreadable, StoreProblem
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
 from tests.conftest import examples
-from tests.logs import turn
+from tests.log_damage import place, plain_log
+from tests.logs import header, turn, turn_end, two_turns
 from tests.store_clock import StoreClock
 
 PHRASES = [
@@ -321,6 +323,32 @@ def test_a_named_file_whose_schema_is_damaged_is_left_alone_and_the_warning_says
         f"sessionref: {named} may not be an index: its schema cannot be read (database disk "
         "image is malformed); leaving it alone and reading the store directly"
     ]
+
+
+def test_the_logs_a_refresh_could_not_read_are_kept_with_the_stores_reason(
+    tmp_path: Path,
+) -> None:
+    """A log corrupt after its header is served (listed) but never searched: the index keeps
+    why, as the store words it, until the log is mended."""
+    root = tmp_path / "store"
+    small_store(root, 3)
+    corrupt = plain_log([*two_turns(), b"not json\n", turn_end(12)], header("bad", 3, None))
+    log = place(root, corrupt, "bad", None, compress=False)
+    clock = settled_store(root)
+    index = index_of(root, tmp_path, clock=clock)
+    index.refresh()
+    with pytest.raises(SessionLogError) as raised:
+        DirectoryStore(root).read("bad")
+    expected = [StoreProblem(str(log), str(raised.value).removeprefix(f"{log}: "))]
+    assert index.unread() == expected and index.search("question") == []
+    assert index.holds("bad") and index.problems() == []
+    index.close()
+    again = index_of(root, tmp_path, clock=clock)
+    assert again.refresh().read == 0 and again.unread() == expected
+    log.write_bytes(plain_log(two_turns(), header("bad", 3, None)))
+    clock.date(root)
+    assert again.refresh().read == 1 and again.unread() == []
+    assert [hit.session_id for hit in again.search("question")] == ["bad"]
 
 
 def test_an_unwritable_index_is_bypassed_with_one_warning(tmp_path: Path) -> None:

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from sessionref.cli.indexing import NOTE_LOGS, IndexingProgress
-from sessionref.errors import INVALID_CONFIG
+from sessionref.errors import INVALID_CONFIG, SessionLogError
 from sessionref.index import SessionIndex
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
 from sessionref.index.upkeep import index_stats, prune_indexes
 from sessionref.log.store import DirectoryStore
 from sessionref.testing.store import write_session_store
-from tests.logs import assistant, header, title, user
+from tests.log_damage import place, plain_log
+from tests.logs import assistant, header, title, turn_end, two_turns, user
 
 
 def sessions(count: int, word: str = "kiwi") -> list[dict[str, Any]]:
@@ -144,6 +145,51 @@ def test_a_database_file_named_for_several_roots_is_a_one_line_error(tmp_path: P
             "2 sessions indexed (0 logs read, 0 removed)",
         ],
     ]
+
+
+def damaged_store(root: Path) -> list[str]:
+    """Two sessions that mention kiwi, a log the listing passes over (empty), and one corrupt
+    after its header (the listing serves it, no reader loads it): what --verbose says of
+    the two, in that order, worded from the store's own reasons."""
+    write_session_store(root, sessions(2))
+    place(root, b"", "empty", compress=False)
+    corrupt = plain_log([*two_turns(), b"not json\n", turn_end(12)], header("bad", 3))
+    place(root, corrupt, "bad", compress=False)
+    settled(root)
+    store = DirectoryStore(root)
+    assert sorted(h.id for h in store.headers()) == ["bad", "s000", "s001"]
+    [listed] = store.problems()
+    try:
+        store.read("bad")
+    except SessionLogError as exc:
+        path = store.path_of("bad")
+        unread = f"passed over {path}: {str(exc).removeprefix(f'{path}: ')}"
+    assert "corrupt session log" in unread
+    return [f"passed over {listed.path}: {listed.message}", unread]
+
+
+def test_search_and_index_say_which_logs_they_passed_over(tmp_path: Path) -> None:
+    """As every command that reads a store, on stderr after what they print: how many, or with
+    --verbose each and why; a log that does not load counts too, as search never finds its
+    session (candidates list it, as the harness does, so count only the listing's)."""
+    root = tmp_path / "store"
+    verbose = damaged_store(root)
+    counted = "note: 2 logs passed over (--verbose lists them)"
+    given = ["--root", str(root), "--index", str(tmp_path / "indexes") + "/"]
+    for args in (["search", "question"], ["search", "question", "--no-index"], ["index"]):
+        for _ in range(2):  # a build, then a refresh that reads nothing
+            quiet = command(*args, *given)
+            assert quiet.returncode == 0, quiet.stderr
+            assert quiet.stderr.decode().splitlines()[-1] == counted
+            listed = command(*args, *given, "--verbose").stderr.decode().splitlines()
+            assert listed[-2:] == verbose and counted not in listed
+    found = command("search", "kiwi", *given)
+    assert found.stdout.count(b"@[T") == 2 and found.stderr.decode() == counted + "\n"
+    unmatched = command("search", "question", *given).stderr.decode()
+    assert unmatched == f"(no sessions match)\n{counted}\n"
+    listing = command("candidates", *given)
+    assert b"bad" in listing.stdout
+    assert listing.stderr.decode() == "note: 1 log passed over (--verbose lists them)\n"
 
 
 def test_prune_drops_only_the_indexes_of_roots_that_are_gone(tmp_path: Path) -> None:

@@ -44,7 +44,7 @@ def server_parameters(
     env: dict[str, str] | None = None,
 ) -> Any:
     argv = command or [sys.executable, "-m", "sessionref", "mcp", "--root", str(root)]
-    index = ["--index", str(root.parent / "index.sqlite")]
+    index = ["--index", f"{root.parent / 'indexes'}/"]  # a folder: one database per root
     return StdioServerParameters(
         command=argv[0],
         args=[*argv[1:], *index, *options],

@@ -203,6 +203,15 @@ def problems_hint(problems: list[StoreProblem]) -> str:
     return f"{counted(len(problems), 'log')} passed over (--verbose lists them)"
 
 
+def note_passed_over(problems: list[StoreProblem], *, verbose: bool) -> None:
+    """On stderr: with ``verbose``, each log passed over and why; else how many, if any."""
+    if verbose:
+        for problem in problems:
+            note(f"passed over {problem.path}: {problem.message}")
+    elif problems:
+        note(f"note: {problems_hint(problems)}")
+
+
 class OpenStore:
     """The stores a command reads, checked (see :func:`roots_of`; a path is one root whose
     harness its layout says): ``store`` reads them (a :class:`MultiStore` over several roots),
@@ -234,8 +243,7 @@ class OpenStore:
         self.listed = listed[""] if "" in listed else MultiStore(listed)
         self.problems = self.listed.problems()
         if verbose:
-            for problem in self.problems:
-                note(f"passed over {problem.path}: {problem.message}")
+            note_passed_over(self.problems, verbose=True)
 
     @classmethod
     def of(
@@ -265,9 +273,7 @@ class OpenStore:
 
     def report_problems(self) -> None:
         """Without ``--verbose``, one line saying how many logs were passed over, if any."""
-        hint = problems_hint(self.problems)
-        if hint:
-            note(f"note: {hint}")
+        note_passed_over(self.problems, verbose=False)
 
     def not_found_hint(self, session_id: str) -> str:
         """Why a session may be missing: the log passed over in its directory, or how many

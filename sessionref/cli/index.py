@@ -10,14 +10,16 @@ import sys
 from sessionref.cli.common import (
     add_store_arguments,
     config_error,
+    note_passed_over,
     positive_int,
     reporting_errors,
     write_text,
 )
 from sessionref.cli.progress import progress_bar
-from sessionref.cli.search import add_index_option, indexed_stores
+from sessionref.cli.search import add_index_option, indexed_stores, passed_over_by
 from sessionref.index import IndexedStore, RefreshReport, SessionIndex
 from sessionref.index.upkeep import database_size, index_stats, prune_indexes
+from sessionref.log.discovery import StoreProblem
 
 DESCRIPTION = """\
 Build the index of each store, or bring it up to date: only logs added or changed since the
@@ -84,8 +86,9 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     return f"{report.sessions} sessions indexed {done} in {index.path}, {megabytes:.1f} MB"
 
 
-def refreshed(store: IndexedStore, args: argparse.Namespace) -> str:
-    """Refresh the index of ``store`` (a bar on a terminal): the summary line."""
+def refreshed(store: IndexedStore, args: argparse.Namespace) -> tuple[str, list[StoreProblem]]:
+    """Refresh the index of ``store`` (a bar on a terminal): the summary line, and the logs
+    passed over."""
     index = SessionIndex(store, args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:
 
@@ -94,9 +97,9 @@ def refreshed(store: IndexedStore, args: argparse.Namespace) -> str:
             bar.update(done - bar.n)
 
         report = index.refresh(progress)
-    line = summary(report, index)
+    line, passed_over = summary(report, index), passed_over_by(index)
     index.close()
-    return line
+    return line, passed_over
 
 
 def pruned(args: argparse.Namespace) -> str:
@@ -113,6 +116,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prune:
         write_text(pruned(args))
         return 0
+    passed_over: list[StoreProblem] = []
     for store in indexed_stores(args):
         if args.stats:
             try:
@@ -120,6 +124,8 @@ def run(args: argparse.Namespace) -> int:
             except sqlite3.Error as exc:  # locked by another process past the busy timeout
                 raise config_error(f"{store.root}'s index cannot be read: {exc}") from None
         else:
-            line = refreshed(store, args)
+            line, problems = refreshed(store, args)
+            passed_over.extend(problems)
         write_text(line + "\n")
+    note_passed_over(passed_over, verbose=args.verbose)
     return 0

@@ -11,6 +11,7 @@ from contextlib import ExitStack, contextmanager
 from sessionref.cli.common import (
     add_store_arguments,
     config_error,
+    note_passed_over,
     positive_int,
     project_directory,
     reporting_errors,
@@ -24,6 +25,7 @@ from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.schema import INDEX_ENV, names_a_file
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
+from sessionref.log.discovery import StoreProblem
 from sessionref.roots import Root, open_store
 
 DESCRIPTION = """\
@@ -111,6 +113,12 @@ def session_index(
             index.close()
 
 
+def passed_over_by(index: SessionIndex) -> list[StoreProblem]:
+    """The logs the last refresh of ``index`` passed over: those its listing passed over,
+    then those it could not read, whose sessions no search finds."""
+    return [*index.problems(), *index.unread()]
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref search``."""
     parser.description = DESCRIPTION
@@ -183,6 +191,7 @@ def run(args: argparse.Namespace) -> int:
         for index in indexes[1:]:  # statted by children while the first is refreshed
             index.look_ahead()
         found = [index.search(args.query, args.limit, cwd=args.cwd) for index in indexes]
+        passed_over = [problem for index in indexes for problem in passed_over_by(index)]
     hits = best_hits(found, args.limit)
     if args.json:
         write_bytes(js_json(hits) + b"\n")
@@ -190,4 +199,5 @@ def run(args: argparse.Namespace) -> int:
         write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:
         sys.stderr.write("(no sessions match)\n")
+    note_passed_over(passed_over, verbose=args.verbose)
     return 0

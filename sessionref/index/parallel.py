@@ -180,8 +180,8 @@ def read_file(store: CachedHeaderStore, path: str) -> FileRead:
     not remembered.
 
     >>> read_file(CachedHeaderStore(Path("/"), (1, 1), {}, 0), "/nonexistent/x")
-    (None, SessionData(path='/nonexistent/x', revision=None, loadable=False, title=None, \
-text='', bounds=b''))
+    (None, SessionData(path='/nonexistent/x', revision=None, failure='no header', \
+title=None, text='', bounds=b''))
     """
     head, name = os.path.split(path)
     folder, session = os.path.split(head)
@@ -192,7 +192,7 @@ text='', bounds=b''))
     except (SessionLogError, OSError, RecursionError):
         header = None
     if header is None or type(header.id) is not str:
-        return None, SessionData(path, None, False, None)
+        return None, SessionData(path, None, "no header", None)  # not kept: no session
     one = CachedHeaderStore(store.root, store.limits, {}, store.racy_after, {header.id: path})
     return header.id, read_session(one, header.id)
 
@@ -230,9 +230,9 @@ def kept_reads(
     same file, at the same (settled) revision (``expected``: id → (path, revision)); read
     again (here) otherwise.
 
-    >>> data = SessionData("/p", "1:2", True, None)
+    >>> data = SessionData("/p", "1:2", None, None)
     >>> list(kept_reads([("a", data), (None, data)], {"a": ("/p", "1:2")}, ["a"], None))
-    [('a', SessionData(path='/p', revision='1:2', loadable=True, title=None, text='', \
+    [('a', SessionData(path='/p', revision='1:2', failure=None, title=None, text='', \
 bounds=b''))]
     """
     left = dict.fromkeys(wanted)

@@ -19,7 +19,7 @@ from typing import Any, Final, NamedTuple, Protocol, TypeGuard
 
 import msgspec
 
-from sessionref.errors import SessionLogError
+from sessionref.errors import SessionLogError, describe
 from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.harness_store import HarnessStore
@@ -50,11 +50,12 @@ class HeaderEntry(NamedTuple):
 
 class SessionData(NamedTuple):
     """What the index keeps of one served session, read at ``revision`` (``None``: read again):
-    its conversation as :func:`session_text` joins it."""
+    why its log does not load (``None`` when it does), its title and its conversation as
+    :func:`session_text` joins it."""
 
     path: str
     revision: str | None
-    loadable: bool
+    failure: str | None
     title: Any
     text: str = ""
     bounds: bytes = b""
@@ -296,6 +297,24 @@ class PlacedStore(Protocol):
         ...
 
 
+def failure_of(error: BaseException, path: object = "") -> str:
+    """Why the log at ``path`` was not read (:attr:`SessionData.failure`), as a note that
+    names the log says it (without the path a store's message starts with).
+
+    >>> failure_of(SessionLogError("/s/x.jsonl: seq gap at line 3"), Path("/s/x.jsonl"))
+    'seq gap at line 3'
+    >>> failure_of(PermissionError(13, "Permission denied")), failure_of(RecursionError())
+    ('cannot read it: Permission denied', 'nested too deeply to read')
+    """
+    if isinstance(error, OSError):
+        return f"cannot read it: {error.strerror or describe(error)}"
+    if isinstance(error, RecursionError):
+        return "nested too deeply to read"
+    if isinstance(error, MemoryError):
+        return "too large to read in memory"
+    return describe(error).removeprefix(f"{path}: ")
+
+
 def read_session(store: PlacedStore, session_id: str) -> SessionData:
     """Read one served session: whether it loads, its title and the units a snapshot shows
     (their text; the fold of the surface decides whether the log loads, as for the harness).
@@ -306,21 +325,21 @@ def read_session(store: PlacedStore, session_id: str) -> SessionData:
     """
     try:
         path, revision = store.place(session_id)
-    except (SessionLogError, OSError):
-        return SessionData("", None, False, None)
+    except (SessionLogError, OSError) as exc:
+        return SessionData("", None, failure_of(exc), None)
     try:
         log = store.read(session_id)
-    except (OSError, LogUnreadable):  # not the log's fault: read it again next time
-        return SessionData(str(path), None, False, None)
-    except (SessionLogError, RecursionError, MemoryError):
-        return SessionData(str(path), revision, False, None)
+    except (OSError, LogUnreadable) as exc:  # not the log's fault: read it again next time
+        return SessionData(str(path), None, failure_of(exc, path), None)
+    except (SessionLogError, RecursionError, MemoryError) as exc:
+        return SessionData(str(path), revision, failure_of(exc, path), None)
     try:
         from sessionref.snapshot import project_units  # only a refresh that reads loads it
 
         text, bounds = session_text(unit.shown_text() for unit in project_units(log.records))
-    except (SessionLogError, RecursionError):
-        return SessionData(str(path), revision, False, None)
-    return SessionData(str(path), revision, True, latest_title(log), text, bounds)
+    except (SessionLogError, RecursionError) as exc:
+        return SessionData(str(path), revision, failure_of(exc), None)
+    return SessionData(str(path), revision, None, latest_title(log), text, bounds)
 
 
 def stale_sessions(

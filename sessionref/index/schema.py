@@ -17,7 +17,7 @@ from typing import Any, Final
 
 import sessionref.index.candidates as candidates
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 BUSY_TIMEOUT_MS: Final = 120_000
 PAGE_BYTES: Final = 16384
@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS sessions (
     header TEXT NOT NULL,
     path BLOB NOT NULL,
     revision TEXT,
-    loadable INTEGER NOT NULL DEFAULT 0,
+    failure TEXT,
     title TEXT,
     created_at,
     cwd BLOB,

@@ -23,6 +23,7 @@ from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
+from sessionref.log.discovery import StoreProblem
 from sessionref.types import Cwd
 
 TRIGRAM: Final = 3
@@ -231,6 +232,20 @@ def _hit_rows(
         """,
         {**params, "cwd": None if cwd is None else blob(cwd), "limit": limit},
     ).fetchall()
+
+
+def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
+    """The logs of the served sessions that could not be read, so that no search finds them,
+    in listing order, each with why (a session whose log was not found: named by its id).
+
+    >>> from sessionref.index.schema import connect_memory
+    >>> unread_logs(connect_memory())
+    []
+    """
+    rows = db.execute("SELECT id, path, failure FROM sessions WHERE failure NOT NULL ORDER BY pos")
+    return [
+        StoreProblem(text_of(path) or f"session {text_of(raw)}", why) for raw, path, why in rows
+    ]
 
 
 def search_sessions(

@@ -48,7 +48,7 @@ from sessionref.index.schema import (
     remove_database,
     root_key,
 )
-from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions, unread_logs
 from sessionref.index.turns import in_turn
 from sessionref.index.walk import RACY_NS, Tree, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
@@ -342,12 +342,19 @@ class SessionIndex:
 
     @in_turn
     def problems(self) -> list[StoreProblem]:
-        """What the store's last listing passed over."""
-        if self._bypassed:
-            return self.store.problems()
+        """What the store's last listing passed over (the last refresh's, into the database or
+        a throwaway one in memory; the store's own when it was never refreshed)."""
         if self._problems is None:
-            self._problems = [] if self._db is None else tables.stored_problems(self._db)
+            if self._db is None:
+                return self.store.problems()
+            self._problems = tables.stored_problems(self._db)
         return list(self._problems)
+
+    @in_turn
+    def unread(self) -> list[StoreProblem]:
+        """The logs the last refresh listed but could not read (damaged, too large...), each
+        with why: no search finds their sessions (candidates list them, as the store does)."""
+        return [] if self._db is None else unread_logs(self._db)
 
     @in_turn
     def search(

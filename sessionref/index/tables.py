@@ -142,11 +142,11 @@ def titles(db: sqlite3.Connection) -> dict[str, Any]:
 
 
 _UPSERT: Final = """
-INSERT INTO sessions (id, pos, header, path, revision, loadable, title, created_at, cwd, bounds)
+INSERT INTO sessions (id, pos, header, path, revision, failure, title, created_at, cwd, bounds)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
     pos = excluded.pos, header = excluded.header, path = excluded.path,
-    revision = excluded.revision, loadable = excluded.loadable, title = excluded.title,
+    revision = excluded.revision, failure = excluded.failure, title = excluded.title,
     created_at = excluded.created_at, cwd = excluded.cwd, bounds = excluded.bounds
 RETURNING sid
 """
@@ -178,7 +178,7 @@ def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
         cwd = cwd_column(header.cwd)
         title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
         values = (raw_id, position, header_json, blob(data.path), data.revision)
-        values_more = (int(data.loadable), title, header.created_at, cwd, data.bounds or None)
+        values_more = (data.failure, title, header.created_at, cwd, data.bounds or None)
         sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
         texts.pop(sid, None)
         if data.bounds:
