@@ -67,6 +67,29 @@ def test_a_first_build_off_a_terminal_says_what_it_does_once(tmp_path: Path) -> 
     assert again.returncode == 0 and again.stderr == b""
 
 
+def test_a_build_that_saves_nothing_promises_nothing_of_later_runs(tmp_path: Path) -> None:
+    """--no-index, or an index file sessionref may not use: every run reads every log again,
+    and the line says so instead of promising that later runs read only what changed."""
+    root = tmp_path / "store"
+    write_session_store(root, sessions(NOTE_LOGS))
+    settled(root)
+    said = (
+        f"sessionref: reading {NOTE_LOGS} logs of {root} (not indexed: later runs read them again)"
+    )
+    for _ in range(2):
+        direct = command("search", "kiwi", "--root", str(root), "--no-index", "--limit", "1")
+        assert direct.returncode == 0 and direct.stderr.decode() == said + "\n"
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("precious")
+    bypassed = command("candidates", "--root", str(root), "--index", str(foreign), "--limit", "1")
+    assert bypassed.stderr.decode().splitlines() == [
+        f"sessionref: {foreign} is not an index (it is not an SQLite database); leaving it alone "
+        "and reading the store directly",
+        said,
+    ]
+    assert foreign.read_text() == "precious"
+
+
 def test_on_a_terminal_a_build_shows_a_bar_naming_the_store() -> None:
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

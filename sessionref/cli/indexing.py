@@ -6,6 +6,7 @@ date (most runs) never loads tqdm, which takes a tenth of a warm ``candidates``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
@@ -17,11 +18,29 @@ NOTE_LOGS: Final = 100
 seconds); a terminal shows a bar for any."""
 
 
+def build_line(root: str, total: int, *, saved: bool) -> str:
+    """What a build reading ``total`` logs of ``root`` says off a terminal: with the index
+    ``saved``, that later runs read only what changed; otherwise that they read them again.
+
+    >>> build_line("/r", 300, saved=True)
+    'sessionref: indexing /r (reading 300 logs; later runs read only what changed)'
+    >>> build_line("/r", 300, saved=False)
+    'sessionref: reading 300 logs of /r (not indexed: later runs read them again)'
+    """
+    if saved:
+        return (
+            f"sessionref: indexing {root} (reading {total} logs; later runs read only what changed)"
+        )
+    return f"sessionref: reading {total} logs of {root} (not indexed: later runs read them again)"
+
+
 class IndexingProgress:
     """Called with (logs read, logs to read) by a refresh of the index of ``root``
     (:meth:`sessionref.index.SessionIndex.refresh`): a bar on ``stream`` when it is a
     terminal, else one line when ``at_least`` logs or more are to be read; nothing when the
-    index is up to date. Close it when the refresh is done.
+    index is up to date. Close it when the refresh is done. ``saved`` says, when the refresh
+    reads, whether what it reads is kept: when it is not (``--no-index``, or an index that
+    could not be used), nothing is promised of later runs.
 
     >>> import io
     >>> stream = io.StringIO()
@@ -29,14 +48,24 @@ class IndexingProgress:
     ...     progress(0, 1)
     ...     progress(0, 2)
     ...     progress(2, 2)
+    >>> with IndexingProgress("/r", stream, at_least=2, saved=lambda: False) as progress:
+    ...     progress(0, 2)
     >>> print(stream.getvalue(), end="")
     sessionref: indexing /r (reading 2 logs; later runs read only what changed)
+    sessionref: reading 2 logs of /r (not indexed: later runs read them again)
     """
 
-    def __init__(self, root: str, stream: IO[str], at_least: int = NOTE_LOGS) -> None:
+    def __init__(
+        self,
+        root: str,
+        stream: IO[str],
+        at_least: int = NOTE_LOGS,
+        saved: Callable[[], bool] = lambda: True,
+    ) -> None:
         self.root = root
         self.stream = stream
         self.at_least = at_least
+        self.saved = saved
         self.bar: tqdm[None] | None = None
         self.said = False
 
@@ -46,15 +75,12 @@ class IndexingProgress:
                 from sessionref.cli.progress import progress_bar  # tqdm: only when shown
 
                 self.bar = progress_bar(total, self.stream, unit="log")
-                self.bar.set_description(f"indexing {self.root}")
+                self.bar.set_description(f"{'indexing' if self.saved() else 'reading'} {self.root}")
             self.bar.total = total
             self.bar.update(done - self.bar.n)
         elif not self.said and total >= self.at_least:
             self.said = True
-            self.stream.write(
-                f"sessionref: indexing {self.root} (reading {total} logs; later runs read "
-                "only what changed)\n"
-            )
+            self.stream.write(build_line(self.root, total, saved=self.saved()) + "\n")
             self.stream.flush()
 
     def __enter__(self) -> IndexingProgress:
