@@ -28,7 +28,7 @@ import sessionref.index.reread as reread
 import sessionref.index.tables as tables
 from sessionref.cli.app import main
 from sessionref.codecs.uri import format_session_reference_mention
-from sessionref.errors import SessionLogError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
 from sessionref.index.schema import PAGE_BYTES
@@ -39,6 +39,7 @@ from sessionref.log.store import DirectoryStore, LogUnreadable, StoreProblem
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
+from sessionref.types import Target
 from tests.conftest import examples
 from tests.log_damage import place, plain_log
 from tests.logs import header, turn, turn_end, two_turns
@@ -349,6 +350,60 @@ def test_the_logs_a_refresh_could_not_read_are_kept_with_the_stores_reason(
     clock.date(root)
     assert again.refresh().read == 1 and again.unread() == []
     assert [hit.session_id for hit in again.search("question")] == ["bad"]
+
+
+BAD_ARGUMENTS: dict[str, tuple[Any, str]] = {
+    "query": (lambda i: i.search(None), ".search query must be a string, not NoneType"),
+    "bytes": (lambda i: i.search(b"title"), ".search query must be a string, not bytes"),
+    "limit": (
+        lambda i: i.search("title", -1),
+        ".search limit must be a positive safe integer, not -1",
+    ),
+    "half": (
+        lambda i: i.search("title", 2.5),
+        ".search limit must be a positive safe integer, not 2.5",
+    ),
+    "huge": (
+        lambda i: i.search("title", 2**53),
+        f".search limit must be a positive safe integer, not {2**53}",
+    ),
+    "cwd": (lambda i: i.search("title", 3, 5), ".search cwd must be a string or None, not int"),
+    "holds": (lambda i: i.holds(7), ".holds session_id must be a string, not int"),
+    "target": (lambda i: i.candidates("t", "", 3), ".candidates target must be a Target, not str"),
+    "needle": (
+        lambda i: i.candidates(Target("t"), None, 3),
+        ".candidates needle must be a string, not NoneType",
+    ),
+    "candidates": (
+        lambda i: i.candidates(Target("t"), "", 0),
+        ".candidates limit must be a positive safe integer, not 0",
+    ),
+    "store": (
+        lambda i: SessionIndex(None, i.path),
+        " store must be a DirectoryStore or a HarnessStore, not NoneType",
+    ),
+    "path": (
+        lambda i: SessionIndex(i.store, 5),
+        " path must be a str, an os.PathLike or None, not int",
+    ),
+    "workers": (
+        lambda i: SessionIndex(i.store, i.path, workers=0),
+        " workers must be a positive safe integer, not 0",
+    ),
+}
+"""A call with one bad argument, and what its error says after ``SessionIndex``."""
+
+
+@pytest.mark.parametrize("call, message", BAD_ARGUMENTS.values(), ids=BAD_ARGUMENTS.keys())
+def test_a_bad_argument_is_a_coded_error_that_names_it_before_anything_is_done(
+    tmp_path: Path, call: Any, message: str
+) -> None:
+    small_store(tmp_path / "store")
+    index = index_of(tmp_path / "store", tmp_path)
+    with pytest.raises(SessionReferenceError) as raised:
+        call(index)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, f"SessionIndex{message}")
+    assert not index.path.exists()  # nothing was refreshed
 
 
 def test_an_unwritable_index_is_bypassed_with_one_warning(tmp_path: Path) -> None:

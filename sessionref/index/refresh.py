@@ -23,7 +23,6 @@ from sessionref.errors import SessionLogError, describe
 from sessionref.index.walk import file_revision, version_of
 from sessionref.log.discovery import LogFile
 from sessionref.log.harness_store import HarnessStore
-from sessionref.log.protocol import Store
 from sessionref.log.records import SessionHeader, SessionLog, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
 
@@ -244,7 +243,7 @@ IndexedStore = DirectoryStore | HarnessStore
 """The stores an index reads: a DSH root's, or another harness's."""
 
 
-def is_indexed_store(store: Store) -> TypeGuard[IndexedStore]:
+def is_indexed_store(store: object) -> TypeGuard[IndexedStore]:
     """Whether ``store`` is one a :class:`SessionIndex` reads (:data:`IndexedStore`): a store
     over a root on disk, of any harness.
 

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
@@ -97,10 +98,10 @@ class SessionIndex:
         warn: Callable[[str], None] = _stderr_line,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
-        self.store, self.clock = store, clock
-        self.path = default_index_path(store.root, path)
+        self.store, self.clock = arguments.indexed_store(store), clock
+        self.path = default_index_path(store.root, arguments.index_path(path))
         self._named_file = names_a_file(path)
-        self.workers, self.once = workers, once
+        self.workers, self.once = arguments.count(workers, "SessionIndex workers"), once
         self._served: int | None = None
         self._progress, self._warn = progress, warn
         self._db: sqlite3.Connection | None = None
@@ -271,6 +272,7 @@ class SessionIndex:
     @in_turn
     def holds(self, session_id: str) -> bool:
         """Whether the store serves ``session_id`` (refreshes first, as :meth:`headers`)."""
+        arguments.text(session_id, "SessionIndex.holds session_id")
         if self._bypassed:
             return any(header.id == session_id for header in self.store.headers())
         self._use()
@@ -296,6 +298,9 @@ class SessionIndex:
         the database: ``needle`` is the query lower-cased. ``None`` when it cannot answer
         (bypassed, or a lone surrogate in ``needle``): the caller filters the listing.
         """
+        target = arguments.target(target, "SessionIndex.candidates target")
+        needle = arguments.text(needle, "SessionIndex.candidates needle")
+        limit = arguments.count(limit, "SessionIndex.candidates limit")
         if not self._bypassed:
             self._use()
         if self._bypassed or self._db is None:
@@ -362,6 +367,9 @@ class SessionIndex:
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`); only those of working directory ``cwd`` when it is given."""
+        query = arguments.text(query, "SessionIndex.search query")
+        limit = arguments.count(limit, "SessionIndex.search limit")
+        cwd = arguments.optional_text(cwd, "SessionIndex.search cwd")
         self._use()
         assert self._db is not None
         return search_sessions(self._db, query, limit, cwd)

@@ -1,0 +1,94 @@
+"""What a caller passes to :class:`~sessionref.index.SessionIndex`, checked before anything is
+read or written: a value of another kind is a ``SESSION_REFERENCE_INVALID_CONFIG`` error that
+names the argument, never a ``TypeError`` from deep inside (counts are checked as every API
+checks them: :func:`~sessionref.errors.positive_safe_integer`)."""
+
+from __future__ import annotations
+
+import os
+
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_safe_integer
+from sessionref.index.refresh import IndexedStore, is_indexed_store
+from sessionref.types import Target
+
+
+def wrong(name: str, wanted: str, value: object) -> SessionReferenceError:
+    """The error of argument ``name``, which is not ``wanted``.
+
+    >>> print(wrong("SessionIndex.search query", "a string", None))
+    SessionIndex.search query must be a string, not NoneType
+    """
+    return SessionReferenceError(
+        f"{name} must be {wanted}, not {type(value).__name__}", INVALID_CONFIG
+    )
+
+
+def text(value: object, name: str) -> str:
+    """``value``, a string.
+
+    >>> text("auth", "SessionIndex.search query")
+    'auth'
+    """
+    if not isinstance(value, str):
+        raise wrong(name, "a string", value)
+    return value
+
+
+def optional_text(value: object, name: str) -> str | None:
+    """``value``, a string or ``None``.
+
+    >>> optional_text(None, "SessionIndex.search cwd") is None
+    True
+    """
+    if value is not None and not isinstance(value, str):
+        raise wrong(name, "a string or None", value)
+    return value
+
+
+def target(value: object, name: str) -> Target:
+    """``value``, a :class:`~sessionref.types.Target`.
+
+    >>> target(Target("t", "/w"), "SessionIndex.candidates target")
+    Target(id='t', cwd='/w')
+    """
+    if not isinstance(value, Target):
+        raise wrong(name, "a Target", value)
+    return value
+
+
+def count(value: object, name: str) -> int:
+    """``value``, a positive safe integer (an integral float counts, as in JavaScript).
+
+    >>> count(3.0, "limit")
+    3
+    >>> count(0, "limit")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: limit must be a positive safe integer, not 0
+    """
+    return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
+
+
+def index_path(value: object) -> str | os.PathLike[str] | None:
+    """``value``, where the index is (see :func:`~sessionref.index.schema.default_index_path`).
+
+    >>> index_path("/tmp/indexes/")
+    '/tmp/indexes/'
+    """
+    if value is not None and not isinstance(value, (str, os.PathLike)):
+        raise wrong("SessionIndex path", "a str, an os.PathLike or None", value)
+    return value
+
+
+def indexed_store(value: object) -> IndexedStore:
+    """``value``, a store an index reads (:func:`~sessionref.index.refresh.is_indexed_store`).
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> try:
+    ...     indexed_store(MemoryStore([]))
+    ... except SessionReferenceError as exc:
+    ...     print(exc)
+    SessionIndex store must be a DirectoryStore or a HarnessStore, not MemoryStore
+    """
+    if not is_indexed_store(value):
+        raise wrong("SessionIndex store", "a DirectoryStore or a HarnessStore", value)
+    return value
