@@ -24,6 +24,7 @@ processes they start keep their temporary files there (:func:`memory_tmpdir`).
 
 from __future__ import annotations
 
+import atexit
 import gzip
 import json
 import math
@@ -133,6 +134,26 @@ _MEMORY = memory_tmpdir()
 if _MEMORY is not None:
     os.environ["TMPDIR"] = _MEMORY
     tempfile.tempdir = None  # computed again from TMPDIR
+
+
+def private_cache_home() -> str:
+    """A cache directory for this test process and the commands it runs, removed when it
+    ends: the index of every store a test writes goes to the user cache directory by
+    default, and the suite had left thousands of them in ``~/.cache/sessionref``.
+
+    >>> os.environ["XDG_CACHE_HOME"].startswith(tempfile.gettempdir())
+    True
+    """
+    cache = tempfile.mkdtemp(prefix="sessionref-test-cache-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    return cache
+
+
+CACHE: Final = private_cache_home()
+"""Where the commands the tests run keep their indexes: ``XDG_CACHE_HOME`` (platformdirs'
+user cache on Linux), set here for every command and given to those run with an environment
+of their own."""
+os.environ["XDG_CACHE_HOME"] = CACHE
 
 
 def load_vectors() -> list[dict[str, Any]]:

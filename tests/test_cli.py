@@ -19,6 +19,7 @@ from sessionref.cli.demo import sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
 from sessionref.testing.store import write_session_store
+from tests.conftest import CACHE
 from tests.logs import assistant, header, title, turn_end, user
 
 AUTH = "7f3c1e2a-auth-refactor"
@@ -30,7 +31,7 @@ def run(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
-        env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": ""},
+        env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": "", "XDG_CACHE_HOME": CACHE},
     )
 
 

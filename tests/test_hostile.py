@@ -36,7 +36,7 @@ from sessionref.log.writer import log_path
 from sessionref.testing import LogRecords, session_logs, session_stores, write_session_store
 from sessionref.testing.mutations import deep_json, log_lines, zstd_bomb
 from sessionref.types import ContextMessage
-from tests.conftest import examples
+from tests.conftest import CACHE, examples
 from tests.logs import Event, assistant, header, other, replace, tool_result, user
 
 READ_FAILED_LINE = b"SESSION_REFERENCE_READ_FAILED: "
@@ -205,7 +205,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
-        env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": ""},
+        env={"PYTHONIOENCODING": "ascii", "LC_ALL": "C", "PATH": "", "XDG_CACHE_HOME": CACHE},
         timeout=120,
     )
 

@@ -20,6 +20,7 @@ from sessionref.index.search import DEFAULT_SEARCH_LIMIT
 from sessionref.index.upkeep import index_stats, prune_indexes
 from sessionref.log.store import DirectoryStore
 from sessionref.testing.store import write_session_store
+from tests.conftest import CACHE
 from tests.log_damage import place, plain_log
 from tests.logs import assistant, header, title, turn_end, two_turns, user
 
@@ -48,7 +49,7 @@ def command(*args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
         [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
-        env={"PATH": "", "HOME": "/nonexistent", **env},
+        env={"PATH": "", "HOME": "/nonexistent", "XDG_CACHE_HOME": CACHE, **env},
     )
 
 

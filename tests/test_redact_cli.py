@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sessionref.testing.store import write_session_store
+from tests.conftest import CACHE
 from tests.logs import assistant, header, user
 from tests.redact_corpus import secrets
 
@@ -25,7 +26,7 @@ def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
     return subprocess.run(
         [sys.executable, "-m", "sessionref", *args],
         capture_output=True,
-        env={"PATH": "", **(env or {})},
+        env={"PATH": "", "XDG_CACHE_HOME": CACHE, **(env or {})},
     )
 
 

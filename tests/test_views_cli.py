@@ -20,6 +20,7 @@ from sessionref.log.builder import LogBuilder
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from sessionref.views.picture import snapshot_picture
+from tests.conftest import CACHE
 from tests.test_cli_startup import imported_by
 
 AUTH = "7f3c1e2a-auth-refactor"
@@ -28,6 +29,7 @@ SAMPLE = str(sample_root())
 
 def run(*args: str, columns: int = 80) -> subprocess.CompletedProcess[bytes]:
     env = {"PATH": "", "LC_ALL": "C", "COLUMNS": str(columns), "PYTHONPATH": os.getcwd()}
+    env["XDG_CACHE_HOME"] = CACHE
     return subprocess.run([sys.executable, "-m", "sessionref", *args], capture_output=True, env=env)
 
 
