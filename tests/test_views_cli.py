@@ -62,7 +62,9 @@ def test_export_out_replaces_the_file_whole(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["auth.html"]
 
 
-def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path) -> None:
+@pytest.mark.parametrize("through", ["the file", "a link"])
+def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path, through: str) -> None:
+    """Its bytes and mode; the temporary file, beside the file a link leads to, is gone."""
     b = LogBuilder()
     for turn in range(3000):
         b.user(f"question {turn} " + "x" * 2000)
@@ -72,9 +74,13 @@ def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path) -> None:
     out = tmp_path / "out" / "big.html"
     out.parent.mkdir()
     out.write_bytes(b"old")
+    out.chmod(0o600)
+    given = out if through == "the file" else tmp_path / "link.html"
+    if through == "a link":
+        given.symlink_to(out)
     command = [sys.executable, "-m", "sessionref", "export", "--root", str(tmp_path / "store")]
     process = subprocess.Popen(
-        [*command, "big", "--format", "html", "--out", str(out)],
+        [*command, "big", "--format", "html", "--out", str(given)],
         stderr=subprocess.PIPE,
         env={"PATH": "", "PYTHONPATH": os.getcwd()},
     )
@@ -86,13 +92,16 @@ def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path) -> None:
     assert process.returncode == 130, err
     assert err == b"interrupted\n"
     assert out.read_bytes() == b"old" and os.listdir(out.parent) == ["big.html"]
+    assert out.stat().st_mode & 0o777 == 0o600 and given.exists()
 
 
 def test_an_unwritable_out_is_one_line(tmp_path: Path) -> None:
-    done = run("export", "--root", SAMPLE, AUTH, "--out", str(tmp_path / "missing" / "x.md"))
+    """Naming the path given, not the temporary file (tests/test_output_files.py has more)."""
+    out = tmp_path / "missing" / "x.md"
+    done = run("export", "--root", SAMPLE, AUTH, "--out", str(out))
     assert done.returncode == 1
-    assert done.stderr.decode().startswith("cannot write output: ")
-    assert len(done.stderr.splitlines()) == 1
+    expected = f"SESSION_REFERENCE_INVALID_CONFIG: --out {out}: No such file or directory\n"
+    assert done.stderr.decode() == expected
 
 
 def test_a_missing_session_is_one_error_line() -> None:

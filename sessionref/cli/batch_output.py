@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import uuid
 from collections.abc import Collection
 from pathlib import Path
@@ -23,10 +22,8 @@ import msgspec
 
 from sessionref.batch.core import ResultLine
 from sessionref.cli.common import config_error
+from sessionref.cli.output_target import TEMPORARY
 from sessionref.cli.process import flush_output, write_bytes
-
-TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}\.tmp", re.DOTALL)
-"""The name of a batch's temporary file: ``.`` + the output's name + 12 hex digits."""
 
 
 def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:

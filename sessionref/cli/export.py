@@ -31,7 +31,9 @@ sessionref reads.
         light and dark, readable on a phone and in print
   json  the transcript object with the entries shown
 
---out writes the file whole or not at all (never half of it, even on Ctrl-C).
+--out writes the file whole or not at all (never half of it, even on Ctrl-C), keeping its
+permission bits; a symbolic link is followed to the file it names, a FIFO or a device is
+written into as the page comes.
 """
 EPILOG = """\
 examples:
@@ -96,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
             note(f"note: {args.session}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
     out = None if args.out in (None, "-") else args.out
-    write_pieces(pieces(transcript, args.format, options), out)
+    write_pieces(pieces(transcript, args.format, options), out, "--out")
     if not args.verbose:
         opened.report_problems()
     return 0

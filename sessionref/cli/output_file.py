@@ -1,18 +1,19 @@
 """A page written whole or not at all: ``--out`` / ``--html`` of ``export`` and ``show``.
 
-The pieces go to a temporary file beside the target, which is renamed over it only once the
-last piece is written and synced; any failure or interruption (Ctrl-C, SIGTERM) removes the
-temporary file and leaves the target as it was. Without a file, pieces go to stdout.
+The pieces go to a temporary file beside the target (links followed), which is renamed over
+it only once the last piece is written and synced; any failure or interruption (Ctrl-C,
+SIGTERM) removes the temporary file and leaves the target as it was. A FIFO or a device is
+written into as the pieces come; without a file, they go to stdout.
 """
 
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Iterable
-from pathlib import Path
+from typing import IO
 
-from sessionref.cli.process import OutputError, write_bytes
+from sessionref.cli.output_target import locate
+from sessionref.cli.process import write_bytes
 from sessionref.codecs.jsstring import utf8_encode
 
 
@@ -41,9 +42,11 @@ def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[by
         yield utf8_encode("".join(texts))
 
 
-def write_pieces(pieces: Iterable[str | bytes], path: str | None) -> None:
-    """Write ``pieces`` to ``path`` atomically, or to stdout when ``path`` is ``None``;
-    a file that cannot be written is an :class:`OutputError` naming it.
+def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str = "--out") -> None:
+    """Write ``pieces`` to ``path`` (the value of ``option``), or to stdout when ``path`` is
+    ``None``. A regular file is replaced whole or not at all (a link is followed to it), a
+    FIFO or a device is written into as it is (:mod:`sessionref.cli.output_target`); a
+    failure is one error naming ``option`` and ``path``.
 
     >>> import tempfile
     >>> def interrupted():
@@ -58,22 +61,42 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None) -> None:
     ...         pass
     ...     print(open(target).read().strip(), os.listdir(folder))
     # a ['page.md']
+    >>> write_pieces(["x"], "/no/such/dir/page.md", "--html")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --html /no/such/dir/page.md: No such file or directory
     """
     if path is None:
         for piece in encoded(pieces):
             write_bytes(piece)
         return
-    target = Path(path)
-    temporary = target.with_name(f".{target.name}.{uuid.uuid4().hex[:12]}.tmp")
+    target = locate(path, option)
+    temporary = None if target.streamed else target.temporary()
     try:
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        with os.fdopen(descriptor, "wb") as file:
-            for piece in encoded(pieces):
-                file.write(piece)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, target)
+        if temporary is None:
+            with target.open_stream() as stream:
+                _write_all(pieces, stream)
+        else:
+            with target.create(temporary) as file:
+                _write_all(pieces, file)
+                os.fsync(file.fileno())
+            os.replace(temporary, target.file)
     except OSError as exc:
-        raise OutputError(f"{exc.filename or target}: {exc.strerror or exc}") from None
+        raise target.failure(exc) from None
     finally:
-        temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
+
+
+def _write_all(pieces: Iterable[str | bytes], file: IO[bytes]) -> None:
+    """Write the pieces (:func:`encoded`) into ``file`` and flush it.
+
+    >>> import io
+    >>> file = io.BytesIO()
+    >>> _write_all(["é", b"!"], file)
+    >>> file.getvalue()
+    b'\\xc3\\xa9!'
+    """
+    for piece in encoded(pieces):
+        file.write(piece)
+    file.flush()

@@ -149,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         from sessionref.views.html import picture_html_chunks
 
-        write_pieces(picture_html_chunks(picture), None if args.html == "-" else args.html)
+        html = None if args.html == "-" else args.html
+        write_pieces(picture_html_chunks(picture), html, "--html")
     else:
         write_text(table(picture, shutil.get_terminal_size((100, 24)).columns))
     if not args.verbose:

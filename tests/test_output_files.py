@@ -1,0 +1,296 @@
+"""What ``export --out`` and ``show --html`` do to the path they are given:
+a link is followed and stays a link, a FIFO or a device is written into and never replaced,
+a replaced file keeps its permission bits and owner, a new one gets the mode ``open()``
+gives it, and a path that cannot be written is one coded line naming the option and the
+path as given."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import queue
+import signal
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from subprocess import PIPE
+from typing import Any
+
+import pytest
+
+from sessionref.cli import main
+from sessionref.errors import INVALID_CONFIG
+from sessionref.log.builder import LogBuilder
+from sessionref.testing import write_session_store
+from tests.test_cli_robustness import SAMPLE, SAMPLE_IDS
+
+PATIENCE = 120.0
+"""Seconds a command may take before the test calls it hung: a bound, not a speed check."""
+AUTH = SAMPLE_IDS[0]
+COMMANDS = {
+    "export --out": ["export", "--root", SAMPLE, AUTH, "--out"],
+    "show --html": ["show", "--root", SAMPLE, AUTH, "--html"],
+}
+"""Each command that writes a file, up to the path it is given."""
+
+
+def looks_whole(command: str, data: bytes) -> bool:
+    """Whether ``data`` is all of what ``command`` writes for the sample store."""
+    if command == "export --out":
+        return data.startswith(b"# Refactor auth middleware to JWT\n") and data.endswith(b"\n")
+    return data.startswith(b"<!DOCTYPE html>") and data.endswith(b"</html>\n")
+
+
+def sessionref(*args: str, **options: Any) -> subprocess.CompletedProcess[bytes]:
+    """``python -m sessionref ARGS`` run to its end, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args],
+        capture_output=True,
+        timeout=PATIENCE,
+        check=False,
+        **options,
+    )
+
+
+def write(command: str, path: Path | str, **options: Any) -> subprocess.CompletedProcess[bytes]:
+    """``command`` run to write ``path``; it must succeed."""
+    done = sessionref(*COMMANDS[command], str(path), **options)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def stdout_bytes(command: str) -> bytes:
+    """What ``command`` writes with ``-`` (stdout) in place of a file."""
+    return write(command, "-").stdout
+
+
+def listing(*folders: Path) -> list[list[str]]:
+    """The names in each folder, hidden ones included."""
+    return [sorted(os.listdir(folder)) for folder in folders]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_link_is_followed_and_stays_a_link(tmp_path: Path, command: str) -> None:
+    """The file the link names is replaced, beside itself (nothing is left in either folder),
+    and keeps its mode; the link is as it was."""
+    links, files = tmp_path / "links", tmp_path / "files"
+    links.mkdir()
+    files.mkdir()
+    real = files / "real"
+    real.write_bytes(b"keep\n")
+    real.chmod(0o640)
+    link = links / "link"
+    link.symlink_to("../files/real")
+    write(command, link)
+    assert link.is_symlink() and os.readlink(link) == "../files/real"
+    assert real.read_bytes() == stdout_bytes(command) and looks_whole(command, real.read_bytes())
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    assert listing(links, files) == [["link"], ["real"]]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_dangling_link_makes_the_file_it_names(tmp_path: Path, command: str) -> None:
+    link = tmp_path / "link"
+    link.symlink_to("new")
+    write(command, link)
+    assert link.is_symlink() and looks_whole(command, (tmp_path / "new").read_bytes())
+    assert listing(tmp_path) == [["link", "new"]]
+
+
+def read_through_fifo(fifo: Path, run: Callable[[], Any]) -> tuple[Any, bytes]:
+    """What ``run()`` returns, and what a reader of ``fifo`` read meanwhile, to the end."""
+    read: list[bytes] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    result = run()
+    with contextlib.suppress(OSError):  # if nothing ever opened the FIFO, let the reader go
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    reader.join(PATIENCE)
+    assert not reader.is_alive()
+    return result, read[0]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_fifo_is_written_into_as_it_is(tmp_path: Path, command: str) -> None:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    _, read = read_through_fifo(fifo, lambda: write(command, fifo))
+    assert read == stdout_bytes(command) and looks_whole(command, read)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [["fifo"]]
+
+
+def sparing_dev_null(real: Callable[..., Any]) -> Callable[..., Any]:
+    """``real`` (``os.replace``, ``os.unlink``...), refused for ``/dev/null``."""
+
+    def guarded(*args: Any, **options: Any) -> Any:
+        for arg in args:
+            if isinstance(arg, (str, os.PathLike)):
+                assert os.path.realpath(arg) != "/dev/null", f"{real.__name__}{args}"
+        return real(*args, **options)
+
+    return guarded
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_device_is_written_into_and_never_replaced(
+    command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``/dev/null`` itself, in this process with every way to replace it refused (a test
+    run as root must not be able to break the machine's /dev/null)."""
+    for name in ("replace", "rename", "unlink", "remove", "chmod", "chown"):
+        monkeypatch.setattr(os, name, sparing_dev_null(getattr(os, name)))
+    before = os.stat("/dev/null")
+    assert main([*COMMANDS[command], "/dev/null"]) == 0
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode)
+    assert (after.st_ino, after.st_rdev, after.st_mode) == (
+        before.st_ino,
+        before.st_rdev,
+        before.st_mode,
+    )
+    assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_full_device_is_one_coded_line(tmp_path: Path, command: str) -> None:
+    """``/dev/full`` reached through a link (which the command must not replace either)."""
+    link = tmp_path / "full"
+    link.symlink_to("/dev/full")
+    done = sessionref(*COMMANDS[command], str(link))
+    option = COMMANDS[command][-1]
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == (
+        f"{INVALID_CONFIG}: {option} {link}: {os.strerror(errno.ENOSPC)}\n"
+    )
+    assert link.is_symlink() and listing(tmp_path) == [["full"]]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_replaced_file_keeps_its_permission_bits(tmp_path: Path, command: str) -> None:
+    out = tmp_path / "private"
+    out.write_bytes(b"old\n")
+    out.chmod(0o600)
+    write(command, out)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600 and looks_whole(command, out.read_bytes())
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_new_file_gets_the_mode_open_gives_it(tmp_path: Path, command: str, umask: int) -> None:
+    """0666 less the umask, as the shell's ``>`` makes it: neither mkstemp's 0600 nor a
+    fixed mode."""
+    out = tmp_path / "new"
+    write(command, out, umask=umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["may", "may not"])
+def test_a_replaced_file_keeps_its_owner_as_far_as_the_process_may(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: bool
+) -> None:
+    """Root gives the new file the old one's owner and group; a process that may not (here
+    refused as any other user's process would be) makes the file its own, mode kept."""
+    out = tmp_path / "page.md"
+    out.write_bytes(b"old\n")
+    groups = os.getgroups() or [os.getegid()]
+    owner = (4321, 4322) if os.geteuid() == 0 else (os.geteuid(), groups[-1])
+    os.chown(out, *owner)
+    out.chmod(0o640)
+    probe = tmp_path / "probe"
+    probe.touch()
+    fresh = (probe.stat().st_uid, probe.stat().st_gid)  # what a new file here belongs to
+    probe.unlink()
+
+    def not_permitted(*args: object) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    if refused:
+        monkeypatch.setattr(os, "fchown", not_permitted)
+    assert main([*COMMANDS["export --out"], str(out)]) == 0
+    status = out.stat()
+    assert (status.st_uid, status.st_gid) == (fresh if refused else owner)
+    assert stat.S_IMODE(status.st_mode) == 0o640
+    assert looks_whole("export --out", out.read_bytes())
+
+
+UNWRITABLE = {
+    "no such folder": ("missing/out", errno.ENOENT),
+    "a folder": ("folder", errno.EISDIR),
+    "a link to a folder": ("folder-link", errno.EISDIR),
+    "a path through a file": ("file/out", errno.ENOTDIR),
+    "a loop of links": ("loop", errno.ELOOP),
+}
+"""Paths (relative to a folder made by :func:`unwritable_paths`) that cannot be written,
+and why."""
+
+
+def unwritable_paths(folder: Path) -> None:
+    """What :data:`UNWRITABLE`'s paths meet in ``folder``."""
+    (folder / "folder").mkdir()
+    (folder / "folder-link").symlink_to("folder")
+    (folder / "file").write_bytes(b"a file\n")
+    (folder / "loop").symlink_to("loop")
+
+
+@pytest.mark.parametrize("case", list(UNWRITABLE))
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_path_that_cannot_be_written_is_one_line_naming_it_as_given(
+    tmp_path: Path, command: str, case: str
+) -> None:
+    """``CODE: OPTION PATH: reason``, the path as typed (relative here), never the hidden
+    temporary file; nothing is written anywhere."""
+    given, reason = UNWRITABLE[case]
+    unwritable_paths(tmp_path)
+    before = listing(tmp_path, tmp_path / "folder")
+    done = sessionref(*COMMANDS[command], given, cwd=tmp_path)
+    option = COMMANDS[command][-1]
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == f"{INVALID_CONFIG}: {option} {given}: {os.strerror(reason)}\n"
+    assert listing(tmp_path, tmp_path / "folder") == before
+
+
+def big_session_store(root: Path) -> Path:
+    """A store of one session, ``big``, whose page takes a while to write."""
+    b = LogBuilder()
+    for turn in range(3000):
+        b.user(f"question {turn} " + "x" * 2000)
+        b.assistant(f"answer {turn}")
+    header = {"version": 0, "id": "big", "createdAt": 1, "delegationDepth": 0}
+    write_session_store(root, [{"header": header, "events": b.events}])
+    return root
+
+
+def test_an_export_into_a_fifo_stopped_by_ctrl_c_is_one_line(tmp_path: Path) -> None:
+    """What went into the FIFO is the reader's; the command stops with one line, the FIFO
+    stays a FIFO and nothing is left beside it."""
+    store = big_session_store(tmp_path / "store")
+    fifo = tmp_path / "out" / "fifo"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    chunks: queue.Queue[bytes] = queue.Queue()
+
+    def drain() -> None:
+        with fifo.open("rb") as reader:
+            while chunk := reader.read(1 << 16):
+                chunks.put(chunk)
+
+    reader = threading.Thread(target=drain, daemon=True)  # blocked for good if never written
+    reader.start()
+    export = [sys.executable, "-m", "sessionref", "export", "--root", str(store), "big"]
+    process = subprocess.Popen([*export, "--format", "html", "--out", str(fifo)], stderr=PIPE)
+    try:
+        first = chunks.get(timeout=PATIENCE)  # the page is being written
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=PATIENCE)
+    finally:
+        process.kill()
+        process.wait()
+    reader.join(PATIENCE)
+    read = b"".join(chunks.get() for _ in range(chunks.qsize()))
+    assert (process.returncode, err) == (130, b"interrupted\n")
+    assert first.startswith(b"<!DOCTYPE html>") and not read.endswith(b"</html>\n")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(fifo.parent) == [["fifo"]]
