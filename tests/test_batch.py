@@ -25,6 +25,7 @@ from sessionref.batch.local import build_snapshots, ordered_window
 from sessionref.cli import main
 from sessionref.cli.batch import progress_bar
 from sessionref.cli.batch_output import OutputFile
+from sessionref.cli.output_target import locate
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
@@ -386,7 +387,7 @@ def test_an_interruption_while_the_kept_lines_are_copied_changes_nothing(
             raise KeyboardInterrupt
 
     monkeypatch.setattr(OutputFile, "_copy_old", interrupted_at_the_end)
-    output = OutputFile(out, resume=True)
+    output = OutputFile(locate(str(out), "--out"), resume=True)
     assert output.retry({"a", "c"}) == ["a", "c"]
     with pytest.raises(KeyboardInterrupt), output:
         output.write(ResultLine("a", False, b'{"sessionId":"a","label":"a","context":{}}\n'))
@@ -622,7 +623,7 @@ def test_a_stop_inside_the_first_write_keeps_what_reached_the_file(tmp_path: Pat
     from sessionref.cli.batch_output import OutputFile
 
     out = tmp_path / "out.jsonl"
-    output = OutputFile(out, resume=False)
+    output = OutputFile(locate(str(out), "--out"), resume=False)
     line = b'{"sessionId":"s","context":{}}\n'
     with pytest.raises(KeyboardInterrupt), output:
         assert output._file is not None

@@ -1,4 +1,4 @@
-"""What ``export --out`` and ``show --html`` do to the path they are given:
+"""What ``export --out``, ``show --html`` and ``batch --out`` do to the path they are given:
 a link is followed and stays a link, a FIFO or a device is written into and never replaced,
 a replaced file keeps its permission bits and owner, a new one gets the mode ``open()``
 gives it, and a path that cannot be written is one coded line naming the option and the
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import queue
 import signal
@@ -26,7 +27,7 @@ from sessionref.cli import main
 from sessionref.errors import INVALID_CONFIG
 from sessionref.log.builder import LogBuilder
 from sessionref.testing import write_session_store
-from tests.test_cli_robustness import SAMPLE, SAMPLE_IDS
+from tests.test_cli_robustness import SAMPLE, SAMPLE_IDS, store_with_a_corrupt_log
 
 PATIENCE = 120.0
 """Seconds a command may take before the test calls it hung: a bound, not a speed check."""
@@ -34,6 +35,7 @@ AUTH = SAMPLE_IDS[0]
 COMMANDS = {
     "export --out": ["export", "--root", SAMPLE, AUTH, "--out"],
     "show --html": ["show", "--root", SAMPLE, AUTH, "--html"],
+    "batch --out": ["batch", "--root", SAMPLE, "--out"],
 }
 """Each command that writes a file, up to the path it is given."""
 
@@ -42,7 +44,9 @@ def looks_whole(command: str, data: bytes) -> bool:
     """Whether ``data`` is all of what ``command`` writes for the sample store."""
     if command == "export --out":
         return data.startswith(b"# Refactor auth middleware to JWT\n") and data.endswith(b"\n")
-    return data.startswith(b"<!DOCTYPE html>") and data.endswith(b"</html>\n")
+    if command == "show --html":
+        return data.startswith(b"<!DOCTYPE html>") and data.endswith(b"</html>\n")
+    return [json.loads(line)["sessionId"] for line in data.splitlines()] == SAMPLE_IDS
 
 
 def sessionref(*args: str, **options: Any) -> subprocess.CompletedProcess[bytes]:
@@ -56,9 +60,11 @@ def sessionref(*args: str, **options: Any) -> subprocess.CompletedProcess[bytes]
     )
 
 
-def write(command: str, path: Path | str, **options: Any) -> subprocess.CompletedProcess[bytes]:
-    """``command`` run to write ``path``; it must succeed."""
-    done = sessionref(*COMMANDS[command], str(path), **options)
+def write(
+    command: str, path: Path | str, args: tuple[str, ...] = (), **options: Any
+) -> subprocess.CompletedProcess[bytes]:
+    """``command`` run to write ``path``, with more ``args``; it must succeed."""
+    done = sessionref(*COMMANDS[command], str(path), *args, **options)
     assert done.returncode == 0, done.stderr
     return done
 
@@ -101,6 +107,26 @@ def test_a_dangling_link_makes_the_file_it_names(tmp_path: Path, command: str) -
     assert listing(tmp_path) == [["link", "new"]]
 
 
+@pytest.mark.parametrize("held_by", ["the file", "a killed batch's leftover"])
+def test_resume_through_a_link_goes_on_in_the_file_it_names(tmp_path: Path, held_by: str) -> None:
+    """The first two lines are in the file the link names, or (no file yet) in what a killed
+    batch left beside that file; the resumed batch adds the other two there."""
+    links, files = tmp_path / "links", tmp_path / "files"
+    links.mkdir()
+    files.mkdir()
+    link = links / "link"
+    link.symlink_to("../files/real.jsonl")
+    first_two = b"".join(stdout_bytes("batch --out").splitlines(keepends=True)[:2])
+    leftover = ".real.jsonl.0123456789ab.tmp"
+    (files / ("real.jsonl" if held_by == "the file" else leftover)).write_bytes(first_two)
+    done = write("batch --out", link, ("--resume",))
+    assert looks_whole("batch --out", (files / "real.jsonl").read_bytes())
+    assert link.is_symlink() and listing(links, files) == [["link"], ["real.jsonl"]]
+    note = f"note: resuming from the lines a killed batch left ({leftover})\n"
+    summary = f"4 sessions: 2 already done, 2 written, 0 failed → {link}\n"
+    assert done.stderr.decode() == (summary if held_by == "the file" else note + summary)
+
+
 def read_through_fifo(fifo: Path, run: Callable[[], Any]) -> tuple[Any, bytes]:
     """What ``run()`` returns, and what a reader of ``fifo`` read meanwhile, to the end."""
     read: list[bytes] = []
@@ -118,8 +144,24 @@ def read_through_fifo(fifo: Path, run: Callable[[], Any]) -> tuple[Any, bytes]:
 def test_a_fifo_is_written_into_as_it_is(tmp_path: Path, command: str) -> None:
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    _, read = read_through_fifo(fifo, lambda: write(command, fifo))
+    done, read = read_through_fifo(fifo, lambda: write(command, fifo))
     assert read == stdout_bytes(command) and looks_whole(command, read)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [["fifo"]]
+    if command == "batch --out":
+        assert done.stderr == f"4 sessions: 4 written, 0 failed → {fifo}\n".encode()
+
+
+def test_resume_refuses_a_fifo_without_opening_it(tmp_path: Path) -> None:
+    """Nothing can be read back from a FIFO; the batch says so at once, instead of waiting
+    for a reader."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    done = sessionref(*COMMANDS["batch --out"], str(fifo), "--resume")
+    assert (done.returncode, done.stdout) == (1, b"")
+    assert done.stderr.decode() == (
+        f"{INVALID_CONFIG}: --out {fifo}: not a regular file; "
+        "--resume reads back what a file holds\n"
+    )
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [["fifo"]]
 
 
@@ -176,6 +218,19 @@ def test_a_replaced_file_keeps_its_permission_bits(tmp_path: Path, command: str)
     out.chmod(0o600)
     write(command, out)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and looks_whole(command, out.read_bytes())
+
+
+def test_a_file_rewritten_by_retry_failed_keeps_its_permission_bits(tmp_path: Path) -> None:
+    root = store_with_a_corrupt_log(tmp_path / "store")
+    out = tmp_path / "private.jsonl"
+    batch = ["batch", "--root", str(root), "--out", str(out)]
+    first = sessionref(*batch)
+    assert first.returncode == 1 and b'"error"' in out.read_bytes(), first.stderr
+    out.chmod(0o600)
+    again = sessionref(*batch, "--resume", "--retry-failed")
+    assert again.returncode == 1 and b", 1 retried, " in again.stderr, again.stderr
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert listing(tmp_path) == [["private.jsonl", "store"]]
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077])
@@ -242,7 +297,7 @@ def test_a_path_that_cannot_be_written_is_one_line_naming_it_as_given(
     tmp_path: Path, command: str, case: str
 ) -> None:
     """``CODE: OPTION PATH: reason``, the path as typed (relative here), never the hidden
-    temporary file; nothing is written anywhere."""
+    temporary file; nothing is written anywhere, and a batch says so before any work."""
     given, reason = UNWRITABLE[case]
     unwritable_paths(tmp_path)
     before = listing(tmp_path, tmp_path / "folder")

@@ -6,14 +6,13 @@ import argparse
 import os
 import sys
 from collections.abc import Generator
-from pathlib import Path
 from typing import Final
 
 import msgspec
 
 from sessionref.batch.core import ENGINES, ResultLine, listing_order
 from sessionref.batch.local import build_result_lines
-from sessionref.cli.batch_output import Output, OutputFile, StandardOutput
+from sessionref.cli.batch_output import Output, OutputFile, output_for
 from sessionref.cli.common import (
     STDOUT,
     OpenStore,
@@ -26,6 +25,7 @@ from sessionref.cli.common import (
     quoted,
     reporting_errors,
 )
+from sessionref.cli.output_target import write_failure
 from sessionref.cli.process import interrupted_status
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
@@ -41,7 +41,9 @@ lines it finished, and --resume continues it (also from what a killed batch left
 keeps the failed lines; --retry-failed runs those sessions again, each new line in place of
 the failed one (every other line is kept byte for byte). --resume trusts that the other
 options (--max-bytes, --label-from, the store limits) are those of the first run: the lines
-do not record them. `--out -` writes the lines to stdout as they are done (no --resume).
+do not record them. `--out -` writes the lines to stdout as they are done (no --resume), as
+does an --out that is a FIFO or a device; a symbolic link is followed to the file it names,
+and a replaced file keeps its permission bits.
 The summary line goes to stderr: "N sessions: D already done, W written, F failed → FILE",
 where written counts the sessions snapshotted, failed those whose line is an error; then
 how many sessions were retried, and how many failed lines were kept.
@@ -157,7 +159,8 @@ class Tally(msgspec.Struct):
     def interrupted(self, output: Output | None, out: str) -> str:
         """The one line an interrupted run prints, saying what ``output`` (to ``out``) holds.
 
-        >>> Tally(9, 0, 0).interrupted(StandardOutput(), "-")
+        >>> from sessionref.cli.batch_output import StreamOutput
+        >>> Tally(9, 0, 0).interrupted(StreamOutput(), "-")
         'interrupted: 0 of 9 sessions are in stdout'
         >>> Tally(9, 0, 0).interrupted(None, "/nonexistent")
         'interrupted before any session was done: /nonexistent is unchanged'
@@ -200,7 +203,7 @@ def engine_results(
     return dask_engine.iter_bag(bag, workers=args.workers, scheduler=args.scheduler, roots=roots)
 
 
-def warn_strangers(strangers: frozenset[str], out: Path, opened: OpenStore) -> None:
+def warn_strangers(strangers: frozenset[str], out: str, opened: OpenStore) -> None:
     """One line when ``--out`` holds sessions that are not in the stores being resumed.
 
     Said on stderr, e.g. ``warning: o.jsonl holds 1 session not in --root /r (such as "x"):
@@ -228,11 +231,10 @@ def run(args: argparse.Namespace) -> int:
     redacted = RedactionTally() if args.verbose and redaction_of_args(args) else None
     opened = OpenStore.of(args)
     ids = listing_order(opened.listed)
-    out = Path(args.out)
     tally = Tally(len(ids), 0, 0)
     output: Output | None = None
     try:
-        output = StandardOutput() if args.out == STDOUT else OutputFile(out, resume=args.resume)
+        output = output_for(args.out, resume=args.resume)
         if output.adopted is not None:
             note(f"note: resuming from the lines a killed batch left ({output.adopted.name})")
         retried = output.retry(frozenset(ids)) if args.retry_failed else []
@@ -241,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             todo = retried + [session_id for session_id in ids if session_id not in done]
             tally.earlier, tally.retried = len(ids) - len(todo), len(retried)
             tally.earlier_failures = output.state.failures - len(retried)
-            warn_strangers(done - set(ids), out, opened)
+            warn_strangers(done - set(ids), args.out, opened)
             results = engine_results(args, opened, todo)
             try:
                 with progress_bar(len(todo), sys.stderr) as bar:
@@ -259,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise
-        raise config_error(f"--out {out}: {exc.strerror or exc}") from None
+        raise write_failure("--out", args.out, exc) from None
     note(tally.summary(output.where()))
     if redacted is not None:
         note(redacted.summary())

@@ -1,18 +1,19 @@
 """Where ``sessionref batch`` writes its lines: a file (replaced at the end, or appended to
-with ``--resume``, its failed lines replaced with ``--retry-failed``) or stdout, and what a
-file to resume already holds.
+with ``--resume``, its failed lines replaced with ``--retry-failed``), stdout, or a FIFO or
+device, and what a file to resume already holds.
 
-A file is written through a hidden temporary file beside it (``.NAME.<hex>.tmp``), locked
-while its batch runs. One that no batch holds was left by a killed batch: the next batch to
-the same file removes it, or with ``--resume`` and no file yet, takes it over as the file.
+A file (a link followed to it: :mod:`sessionref.cli.output_target`) is written through a
+hidden temporary file beside it (``.NAME.<hex>.tmp``), locked while its batch runs. One that
+no batch holds was left by a killed batch: the next batch to the same file removes it, or
+with ``--resume`` and no file yet, takes it over as the file.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
-import uuid
 from collections.abc import Collection
 from pathlib import Path
 from types import TracebackType
@@ -21,12 +22,12 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.batch.core import ResultLine
-from sessionref.cli.common import config_error
-from sessionref.cli.output_target import TEMPORARY
+from sessionref.cli.common import STDOUT, config_error
+from sessionref.cli.output_target import TEMPORARY, Target, locate
 from sessionref.cli.process import flush_output, write_bytes
 
 
-def _result_line(line: bytes, number: int, path: Path) -> tuple[str, bool]:
+def _result_line(line: bytes, number: int, path: str) -> tuple[str, bool]:
     """The session id of one complete output line and whether it is an error line."""
     try:
         value = json.loads(line)
@@ -52,26 +53,27 @@ class ResumeState(msgspec.Struct, frozen=True):
         return len(self.failed)
 
 
-def read_resume_state(path: Path) -> ResumeState:
-    """Ids already in ``path`` and where its intact part ends: a torn last line is not counted.
+def read_resume_state(target: Target) -> ResumeState:
+    """Ids already in ``target`` and where its intact part ends: a torn last line is not
+    counted.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     out = Path(d, "out.jsonl")
     ...     _ = out.write_bytes(b'{"sessionId":"a","error":{}}\\n{"sessionId":"b","err')
-    ...     read_resume_state(out)
+    ...     read_resume_state(locate(str(out), "--out"))
     ResumeState(done=frozenset({'a'}), failed={'a': (0, 29)}, intact_bytes=29)
     """
     done: set[str] = set()
     failed: dict[str, tuple[int, int]] = {}
     intact = 0
-    if not path.exists():
+    if not target.file.exists():
         return ResumeState(frozenset(), {}, 0)
-    with path.open("rb") as lines:
+    with target.file.open("rb") as lines:
         for number, line in enumerate(lines, 1):
             if not line.endswith(b"\n"):
                 break
-            session_id, error = _result_line(line, number, path)
+            session_id, error = _result_line(line, number, target.given)
             if error and session_id not in done:
                 failed[session_id] = (intact, intact + len(line))
             done.add(session_id)
@@ -149,20 +151,20 @@ COPY_CHUNK: Final = 1 << 20
 
 
 class OutputFile:
-    """Where batch lines go: a temporary file renamed over ``path`` at the end, or ``path``
-    itself, appended to, when resuming; when resuming with failed lines to replace
-    (:meth:`retry`), a temporary file again, holding ``path``'s bytes with each of those lines
-    replaced by its new result, then the new sessions' lines.
+    """Where batch lines go: a temporary file renamed over the target's file at the end, or
+    that file itself, appended to, when resuming; when resuming with failed lines to replace
+    (:meth:`retry`), a temporary file again, holding the file's bytes with each of those
+    lines replaced by its new result, then the new sessions' lines.
 
     Opening it clears what killed batches left (:func:`clear_leftovers`; resuming with no
-    ``path``, the largest leftover becomes ``path``). Nothing replaces ``path`` if the batch
+    file, the largest leftover becomes the file). Nothing replaces the file if the batch
     fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
     :class:`~sessionref.cli.process.Terminated`) that finished some lines puts them in
-    ``path``, for ``--resume`` to continue.
+    the file, for ``--resume`` to continue.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     with OutputFile(Path(d, "out.jsonl"), resume=False) as out:
+    ...     with OutputFile(locate(f"{d}/out.jsonl", "--out"), resume=False) as out:
     ...         out.write(ResultLine("s", False, b"x\\n"))
     ...         print(sorted(os.listdir(d)) != ["out.jsonl"])
     ...     print(sorted(os.listdir(d)), Path(d, "out.jsonl").read_bytes())
@@ -170,11 +172,12 @@ class OutputFile:
     ['out.jsonl'] b'x\\n'
     """
 
-    def __init__(self, path: Path, *, resume: bool) -> None:
-        self.path = path
+    def __init__(self, target: Target, *, resume: bool) -> None:
+        self.target = target
+        self.path = target.file
         self.resume = resume
-        self.adopted = clear_leftovers(path, adopt=resume)
-        self.state = read_resume_state(path) if resume else EMPTY
+        self.adopted = clear_leftovers(self.path, adopt=resume)
+        self.state = read_resume_state(target) if resume else EMPTY
         self.lines = 0
         self.kept = False
         self._replace: dict[str, tuple[int, int]] = {}
@@ -202,15 +205,14 @@ class OutputFile:
             return self
         if self._replace:
             self._old = self.path.open("rb")
-        self._temporary = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex[:12]}.tmp")
-        descriptor = os.open(self._temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        self._file = os.fdopen(descriptor, "wb")
+        self._temporary = self.target.temporary()
+        self._file = self.target.create(self._temporary)
         _lock(self._file)  # held while this batch runs: the file is not a leftover
         return self
 
     def where(self) -> str:
-        """Where the lines go, for a message."""
-        return str(self.path)
+        """Where the lines go, for a message: the path as given."""
+        return self.target.given
 
     def held(self) -> int:
         """How many complete lines the output holds now."""
@@ -276,46 +278,90 @@ class OutputFile:
                     self._temporary.unlink(missing_ok=True)
 
 
-class StandardOutput:
-    """Batch lines written to stdout as they come (``--out -``), each flushed.
+class StreamOutput:
+    """Batch lines written as they come, each flushed: to stdout (``--out -``), or into a
+    ``target`` that is no regular file (a FIFO, a device), opened by the ``with`` block.
 
-    >>> output = StandardOutput()
+    >>> output = StreamOutput()
     >>> output.where(), output.held(), output.kept, output.retry({"s"})
     ('stdout', 0, True, [])
+    >>> with StreamOutput(locate("/dev/null", "--out")) as null:
+    ...     null.write(ResultLine("s", False, b"x\\n"))
+    >>> null.where(), null.held()
+    ('/dev/null', 1)
     """
 
-    def __init__(self) -> None:
+    def __init__(self, target: Target | None = None) -> None:
+        self.target = target
         self.state = EMPTY
         self.adopted: Path | None = None
         self.lines = 0
         self.kept = True
+        self._file: IO[bytes] | None = None
 
     def retry(self, session_ids: Collection[str]) -> list[str]:
-        """Nothing to replace: stdout holds no earlier lines."""
+        """Nothing to replace: a stream holds no earlier lines."""
         return []
 
-    def __enter__(self) -> StandardOutput:
+    def __enter__(self) -> StreamOutput:
+        if self.target is not None:
+            self._file = self.target.open_stream()
         return self
 
     def __exit__(self, *exception: object) -> None:
-        return None
+        if self._file is not None:
+            # each line was flushed as it was written, a failure raised then: a closing
+            # that fails has nothing to add
+            with contextlib.suppress(OSError):
+                self._file.close()
 
     def where(self) -> str:
         """Where the lines go, for a message."""
-        return "stdout"
+        return "stdout" if self.target is None else self.target.given
 
     def held(self) -> int:
         """How many lines were written."""
         return self.lines
 
     def write(self, result: ResultLine) -> None:
-        """Write one result's line to stdout, flushed."""
-        write_bytes(result.line)
-        flush_output()
+        """Write one result's line, flushed."""
+        if self._file is None:
+            write_bytes(result.line)
+            flush_output()
+        else:
+            assert self.target is not None
+            try:
+                self._file.write(result.line)
+                self._file.flush()
+            except OSError as exc:
+                raise self.target.failure(exc) from None
         self.lines += 1
 
 
-Output = OutputFile | StandardOutput
+Output = OutputFile | StreamOutput
+
+
+def output_for(out: str, *, resume: bool) -> Output:
+    """Where ``--out OUT`` puts a batch's lines (:mod:`sessionref.cli.output_target`): stdout
+    for ``-``, a FIFO or device as it is (which cannot be resumed: nothing can be read back
+    from it), else a file.
+
+    >>> output_for("/dev/null", resume=False).where()
+    '/dev/null'
+    >>> output_for("/dev/null", resume=True)
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --out /dev/null: not a regular file; \
+--resume reads back what a file holds
+    """
+    if out == STDOUT:
+        return StreamOutput()
+    target = locate(out, "--out")
+    if not target.streamed:
+        return OutputFile(target, resume=resume)
+    if resume:
+        raise target.failure("not a regular file; --resume reads back what a file holds")
+    return StreamOutput(target)
 
 
 def complete_lines(path: Path) -> int:
