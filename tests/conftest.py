@@ -136,16 +136,26 @@ if _MEMORY is not None:
     tempfile.tempdir = None  # computed again from TMPDIR
 
 
-def private_cache_home() -> str:
-    """A cache directory for this test process and the commands it runs, removed when it
-    ends: the index of every store a test writes goes to the user cache directory by
-    default, and the suite had left thousands of them in ``~/.cache/sessionref``.
+_CACHE_MADE: Final = "SESSIONREF_TEST_CACHE"
+"""Names the cache :func:`private_cache_home` made, for the processes this one starts."""
 
-    >>> os.environ["XDG_CACHE_HOME"].startswith(tempfile.gettempdir())
+
+def private_cache_home() -> str:
+    """A cache directory for this test run and the commands it runs, removed when the process
+    that made it ends: the index of every store a test writes goes to the user cache
+    directory by default, and the suite had left thousands of them in ``~/.cache/sessionref``.
+    Made once: pytest loads this file as ``conftest`` and the tests import it as
+    ``tests.conftest``, and xdist's workers inherit the controller's.
+
+    >>> private_cache_home() == os.environ["XDG_CACHE_HOME"] == CACHE
     True
     """
+    made = os.environ.get(_CACHE_MADE)
+    if made is not None:
+        return made
     cache = tempfile.mkdtemp(prefix="sessionref-test-cache-")
     atexit.register(shutil.rmtree, cache, ignore_errors=True)
+    os.environ[_CACHE_MADE] = cache
     return cache
 
 

@@ -190,7 +190,7 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
             return store
         shown = progress.enter_context(IndexingProgress(str(store.root), sys.stderr))
         index = SessionIndex(store, args.index, once=True, progress=shown)
-        shown.saved = lambda: not index.bypassed  # an index it cannot use saves nothing
+        shown.follow(index)
         if indexes:
             index.look_ahead()
         indexes.append(index)

@@ -6,11 +6,19 @@ date (most runs) never loads tqdm, which takes a tenth of a warm ``candidates``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import IO, TYPE_CHECKING, Final
+from typing import IO, TYPE_CHECKING, Final, Protocol
 
 if TYPE_CHECKING:
     from tqdm import tqdm
+
+
+class Saving(Protocol):
+    """What a progress asks of the index it tells of (a :class:`~sessionref.index.SessionIndex`)."""
+
+    @property
+    def bypassed(self) -> bool:
+        """Whether the index saves nothing: ``--no-index``, or a file it cannot use."""
+        ...
 
 
 NOTE_LOGS: Final = 100
@@ -38,9 +46,9 @@ class IndexingProgress:
     """Called with (logs read, logs to read) by a refresh of the index of ``root``
     (:meth:`sessionref.index.SessionIndex.refresh`): a bar on ``stream`` when it is a
     terminal, else one line when ``at_least`` logs or more are to be read; nothing when the
-    index is up to date. Close it when the refresh is done. ``saved`` says, when the refresh
-    reads, whether what it reads is kept: when it is not (``--no-index``, or an index that
-    could not be used), nothing is promised of later runs.
+    index is up to date. Close it when the refresh is done. Once it follows an index
+    (:meth:`follow`), a refresh that saves nothing (``--no-index``, or an index that could
+    not be used) promises nothing of later runs.
 
     >>> import io
     >>> stream = io.StringIO()
@@ -48,7 +56,9 @@ class IndexingProgress:
     ...     progress(0, 1)
     ...     progress(0, 2)
     ...     progress(2, 2)
-    >>> with IndexingProgress("/r", stream, at_least=2, saved=lambda: False) as progress:
+    >>> from types import SimpleNamespace
+    >>> with IndexingProgress("/r", stream, at_least=2) as progress:
+    ...     _ = progress.follow(SimpleNamespace(bypassed=True))
     ...     progress(0, 2)
     >>> print(stream.getvalue(), end="")
     sessionref: indexing /r (reading 2 logs; later runs read only what changed)
@@ -60,12 +70,11 @@ class IndexingProgress:
         root: str,
         stream: IO[str],
         at_least: int = NOTE_LOGS,
-        saved: Callable[[], bool] = lambda: True,
     ) -> None:
         self.root = root
         self.stream = stream
         self.at_least = at_least
-        self.saved = saved
+        self.index: Saving | None = None
         self.bar: tqdm[None] | None = None
         self.said = False
 
@@ -82,6 +91,14 @@ class IndexingProgress:
             self.said = True
             self.stream.write(build_line(self.root, total, saved=self.saved()) + "\n")
             self.stream.flush()
+
+    def follow(self, index: Saving) -> None:
+        """Tell of ``index``'s refreshes as saved or not, as it is."""
+        self.index = index
+
+    def saved(self) -> bool:
+        """Whether what a refresh reads is kept for later runs."""
+        return self.index is None or not self.index.bypassed
 
     def __enter__(self) -> IndexingProgress:
         return self

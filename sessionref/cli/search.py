@@ -107,7 +107,7 @@ def session_index(
         index = SessionIndex(
             store, args.index, once=once, persist=not args.no_index, progress=progress
         )
-        progress.saved = lambda: not index.bypassed  # --no-index, or an index it cannot use
+        progress.follow(index)
         try:
             yield index
         finally:
