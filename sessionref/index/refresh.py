@@ -337,7 +337,7 @@ def read_session(store: PlacedStore, session_id: str) -> SessionData:
 
         text, bounds = session_text(unit.shown_text() for unit in project_units(log.records))
     except (SessionLogError, RecursionError) as exc:
-        return SessionData(str(path), revision, failure_of(exc), None)
+        return SessionData(str(path), revision, failure_of(exc, path), None)
     return SessionData(str(path), revision, None, latest_title(log), text, bounds)
 
 
