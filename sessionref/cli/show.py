@@ -37,6 +37,9 @@ examples:
   sessionref show --root ~/.dsh/sessions 7f3c1e2a-auth-refactor --html picture.html
 """
 BAR_WIDTH: Final = 40
+MIN_SHOWN: Final = 10
+"""The fewest columns of text the SHOWS column of `show` takes; a narrower terminal leaves
+it out, so that every row still fits."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,12 +124,13 @@ def table(picture: SnapshotPicture, width: int) -> str:
     ]
     head = ("#", "ROLE", "BYTES", "FATE")
     widths = [max([len(head[k])] + [len(cell[k]) for cell in cells]) for k in range(4)]
-    text_width = max(10, width - sum(widths) - 8)
+    text_width = width - sum(widths) - 8  # SHOWS only where it has room for a few words
     for (number, role, size, fate), row in [(head, None), *zip(cells, picture.rows, strict=True)]:
-        lines.append(
-            f"{number:>{widths[0]}}  {role:<{widths[1]}}  {size:>{widths[2]}}  "
-            f"{fate:<{widths[3]}}  {'SHOWS' if row is None else shows(row, text_width)}"
-        )
+        line = f"{number:>{widths[0]}}  {role:<{widths[1]}}  {size:>{widths[2]}}  "
+        line += f"{fate:<{widths[3]}}"
+        if text_width >= MIN_SHOWN:
+            line += f"  {'SHOWS' if row is None else shows(row, text_width)}"
+        lines.append(line.rstrip())
     return "\n".join(lines) + "\n"
 
 
