@@ -23,7 +23,7 @@ import msgspec
 
 from sessionref.batch.core import ResultLine
 from sessionref.cli.common import STDOUT, config_error
-from sessionref.cli.output_target import TEMPORARY, Target, locate
+from sessionref.cli.output_target import TEMPORARY, OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
 
 
@@ -53,7 +53,7 @@ class ResumeState(msgspec.Struct, frozen=True):
         return len(self.failed)
 
 
-def read_resume_state(target: Target) -> ResumeState:
+def read_resume_state(target: OutputTarget) -> ResumeState:
     """Ids already in ``target`` and where its intact part ends: a torn last line is not
     counted.
 
@@ -172,7 +172,7 @@ class OutputFile:
     ['out.jsonl'] b'x\\n'
     """
 
-    def __init__(self, target: Target, *, resume: bool) -> None:
+    def __init__(self, target: OutputTarget, *, resume: bool) -> None:
         self.target = target
         self.path = target.file
         self.resume = resume
@@ -291,7 +291,7 @@ class StreamOutput:
     ('/dev/null', 1)
     """
 
-    def __init__(self, target: Target | None = None) -> None:
+    def __init__(self, target: OutputTarget | None = None) -> None:
         self.target = target
         self.state = EMPTY
         self.adopted: Path | None = None

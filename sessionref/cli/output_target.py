@@ -36,7 +36,7 @@ TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}\.tmp", re.DOTALL)
 """The name of a temporary file: ``.`` + the target's name + 12 hex digits."""
 
 
-class Target(msgspec.Struct, frozen=True):
+class OutputTarget(msgspec.Struct, frozen=True):
     """The file an option names: ``given`` as typed after ``option``, ``file`` the path it
     leads to (symbolic links followed), and the ``mode`` of what is there, if anything."""
 
@@ -107,7 +107,7 @@ class Target(msgspec.Struct, frozen=True):
         return open(self.given, "wb")
 
 
-def locate(given: str, option: str) -> Target:
+def locate(given: str, option: str) -> OutputTarget:
     """What ``given`` (the value of ``option``) names; a directory, or a path that cannot be
     looked at, is a coded error naming it.
 
@@ -118,7 +118,7 @@ def locate(given: str, option: str) -> Target:
     >>> locate("/dev/null", "--out").file
     PosixPath('/dev/null')
     """
-    target = Target(option, given, Path(os.path.realpath(given)))
+    target = OutputTarget(option, given, Path(os.path.realpath(given)))
     try:
         status = os.stat(given)
     except FileNotFoundError:  # a new file, or no such directory: said when it is created
