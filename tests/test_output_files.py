@@ -165,6 +165,116 @@ def test_resume_refuses_a_fifo_without_opening_it(tmp_path: Path) -> None:
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [["fifo"]]
 
 
+def run_into(
+    command: str, given: str, stdout: int, **options: Any
+) -> subprocess.CompletedProcess[bytes]:
+    """``command`` run to write ``given`` with ``stdout`` as its standard output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "sessionref", *COMMANDS[command], given],
+        stdout=stdout,
+        stderr=PIPE,
+        timeout=PATIENCE,
+        check=False,
+        **options,
+    )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+OPEN_FILE_PATHS = ["/dev/stdout", "/dev/fd/1", "/proc/self/fd/1", "a link to /dev/stdout"]
+"""Ways to name the file the command's stdout is (the file itself is one more)."""
+
+
+@pytest.mark.parametrize("given", [*OPEN_FILE_PATHS, "the file itself", "/dev/fd/N"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_file_open_as_stdout_is_appended_to_never_replaced(
+    tmp_path: Path, command: str, given: str
+) -> None:
+    """``--out /dev/stdout >> log.md`` (``/dev/fd/N`` is a descriptor passed with
+    ``N>> log.md``): what the file held stays, the page follows it, the file is the same."""
+    log = tmp_path / "log.md"
+    log.write_bytes(b"EARLIER\n")
+    before = log.stat().st_ino
+    (tmp_path / "link").symlink_to("/dev/stdout")
+    paths = {"a link to /dev/stdout": str(tmp_path / "link"), "the file itself": str(log)}
+    with log.open("ab") as appending:
+        if given == "/dev/fd/N":
+            fd = appending.fileno()
+            run_into(command, f"/dev/fd/{fd}", subprocess.DEVNULL, pass_fds=(fd,))
+        else:
+            run_into(command, paths.get(given, given), appending.fileno())
+    assert log.read_bytes() == b"EARLIER\n" + stdout_bytes(command)
+    assert log.stat().st_ino == before and listing(tmp_path) == [["link", "log.md"]]
+
+
+@pytest.mark.parametrize("given", OPEN_FILE_PATHS)
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_group_writing_one_file_keeps_what_came_before_and_after(
+    tmp_path: Path, command: str, given: str
+) -> None:
+    """``{ echo head; sessionref ... --out /dev/stdout; echo foot; } > f``: the page goes
+    where the shared offset stands, between the two."""
+    shared = tmp_path / "f"
+    (tmp_path / "link").symlink_to("/dev/stdout")
+    paths = {"a link to /dev/stdout": str(tmp_path / "link")}
+    fd = os.open(shared, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        os.write(fd, b"head\n")
+        run_into(command, paths.get(given, given), fd)
+        os.write(fd, b"foot\n")
+    finally:
+        os.close(fd)
+    assert shared.read_bytes() == b"head\n" + stdout_bytes(command) + b"foot\n"
+
+
+def test_out_with_a_trailing_slash_is_never_a_file(tmp_path: Path) -> None:
+    """``--out new/`` makes no file ``new``: it fails as ``open()`` of that path would."""
+    (tmp_path / "file").write_bytes(b"a file\n")
+    for given in ("new/", "file/", "missing/new/"):
+        with pytest.raises(OSError) as raised:  # Path() would drop the slash
+            open(os.path.join(tmp_path, given), "wb").close()
+        reason = raised.value.strerror
+        for command in COMMANDS:
+            done = sessionref(*COMMANDS[command], given, cwd=tmp_path)
+            option = COMMANDS[command][-1]
+            assert (done.returncode, done.stdout) == (1, b""), done.stderr
+            assert done.stderr.decode() == f"{INVALID_CONFIG}: {option} {given}: {reason}\n"
+    assert listing(tmp_path) == [["file"]]
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_the_temporary_file_of_a_private_file_is_never_wider_than_0600(
+    tmp_path: Path, command: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under umask 022, a temporary file opened with 0666 would be readable by all until
+    its mode is set: every mode it has from its creation is looked at."""
+    out = tmp_path / "private"
+    out.write_bytes(b"secret\n")
+    out.chmod(0o600)
+    seen: list[int] = []
+    real_open, real_fchown = os.open, os.fchown
+
+    def watched_open(path: Any, flags: int, *args: Any, **options: Any) -> int:
+        descriptor = real_open(path, flags, *args, **options)
+        if os.path.basename(path).startswith(".private."):
+            seen.append(stat.S_IMODE(os.fstat(descriptor).st_mode))
+        return descriptor
+
+    def watched_fchown(descriptor: int, uid: int, gid: int) -> None:
+        seen.append(stat.S_IMODE(os.fstat(descriptor).st_mode))
+        real_fchown(descriptor, uid, gid)
+
+    monkeypatch.setattr(os, "open", watched_open)
+    monkeypatch.setattr(os, "fchown", watched_fchown)
+    previous = os.umask(0o022)
+    try:
+        assert main([*COMMANDS[command], str(out)]) == 0
+    finally:
+        os.umask(previous)
+    assert seen and max(seen) == 0o600 and all(mode & ~0o600 == 0 for mode in seen)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600 and looks_whole(command, out.read_bytes())
+
+
 def sparing_dev_null(real: Callable[..., Any]) -> Callable[..., Any]:
     """``real`` (``os.replace``, ``os.unlink``...), refused for ``/dev/null``."""
 
@@ -243,32 +353,86 @@ def test_a_new_file_gets_the_mode_open_gives_it(tmp_path: Path, command: str, um
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
 
 
-@pytest.mark.parametrize("refused", [False, True], ids=["may", "may not"])
+def refuse_all(real: Callable[..., None]) -> Callable[..., None]:
+    """``os.fchown`` as a process that may give a file neither owner nor group has it."""
+
+    def refused(*args: object) -> None:
+        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+
+    return refused
+
+
+def refuse_the_owner(real: Callable[..., None]) -> Callable[..., None]:
+    """``os.fchown`` as a process that is not root has it: a new owner refused, a group of
+    the process's own (here any group: the test runs as root) given."""
+
+    def group_alone(descriptor: int, uid: int, gid: int) -> None:
+        if uid != -1:
+            raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
+        real(descriptor, uid, gid)
+
+    return group_alone
+
+
+def owner_cases() -> list[Any]:
+    """The cases whose outcome here differs from that of a new file (owned by the process,
+    with its group, mode 0666 less the umask): each, old owner and mode, the ``fchown`` the
+    process meets (``None``: the real one), and which of the old owner and group the new file
+    keeps, and the mode it gets. Only root can own a file as someone else; a user can change
+    a file's group only if in two groups."""
+    uid, gid = os.geteuid(), os.getegid()
+    if uid == 0:
+        old = (4321, 4322)
+        return [
+            pytest.param(old, 0o6750, None, (True, True), 0o6750, id="root: both kept"),
+            pytest.param(old, 0o6750, refuse_the_owner, (False, True), 0o750, id="group alone"),
+            pytest.param(old, 0o6750, refuse_all, (False, False), 0o750, id="neither"),
+        ]
+    others = [group for group in os.getgroups() if group != gid]
+    if not others:  # the owner cannot differ: the mode is what the case tests
+        return [pytest.param((uid, gid), 0o640, None, (True, True), 0o640, id="own file")]
+    old = (uid, others[0])
+    return [
+        pytest.param(old, 0o2750, None, (True, True), 0o2750, id="group kept"),
+        pytest.param(old, 0o2750, refuse_all, (True, False), 0o750, id="group refused"),
+    ]
+
+
+@pytest.mark.parametrize(("old", "mode", "fchown", "kept", "expected_mode"), owner_cases())
 def test_a_replaced_file_keeps_its_owner_as_far_as_the_process_may(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refused: bool
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    old: tuple[int, int],
+    mode: int,
+    fchown: Callable[[Callable[..., None]], Callable[..., None]] | None,
+    kept: tuple[bool, bool],
+    expected_mode: int,
 ) -> None:
-    """Root gives the new file the old one's owner and group; a process that may not (here
-    refused as any other user's process would be) makes the file its own, mode kept."""
+    """Root gives the new file the old one's owner and group; a process refused the owner
+    keeps the group if it may, and a file that is the process's own (or another group's)
+    loses the set-user-id and set-group-id bits that were for the owner (group) it lost."""
     out = tmp_path / "page.md"
     out.write_bytes(b"old\n")
-    groups = os.getgroups() or [os.getegid()]
-    owner = (4321, 4322) if os.geteuid() == 0 else (os.geteuid(), groups[-1])
-    os.chown(out, *owner)
-    out.chmod(0o640)
+    os.chown(out, *old)
+    out.chmod(mode)
     probe = tmp_path / "probe"
     probe.touch()
     fresh = (probe.stat().st_uid, probe.stat().st_gid)  # what a new file here belongs to
     probe.unlink()
-
-    def not_permitted(*args: object) -> None:
-        raise PermissionError(errno.EPERM, os.strerror(errno.EPERM))
-
-    if refused:
-        monkeypatch.setattr(os, "fchown", not_permitted)
-    assert main([*COMMANDS["export --out"], str(out)]) == 0
+    expected = tuple(o if keep else f for o, f, keep in zip(old, fresh, kept, strict=True))
+    assert (expected, expected_mode) != (fresh, 0o666 & ~0o022), "the case cannot fail"
+    if fchown is not None:
+        monkeypatch.setattr(os, "fchown", fchown(os.fchown))
+    previous = os.umask(0o022)
+    try:
+        assert main([*COMMANDS["export --out"], str(out)]) == 0
+    finally:
+        os.umask(previous)
     status = out.stat()
-    assert (status.st_uid, status.st_gid) == (fresh if refused else owner)
-    assert stat.S_IMODE(status.st_mode) == 0o640
+    assert ((status.st_uid, status.st_gid), stat.S_IMODE(status.st_mode)) == (
+        expected,
+        expected_mode,
+    )
     assert looks_whole("export --out", out.read_bytes())
 
 

@@ -9,7 +9,13 @@ and how its bytes get there.
   the link stays a link.
 - Anything else that exists (a FIFO, a character device such as ``/dev/null``) is written
   into as it is, as the shell's ``>`` would: nothing can be renamed over it.
-- A directory is refused.
+- A file the process already has open as its stdin, stdout or stderr (``/dev/stdout``, or
+  ``log.md`` of ``>> log.md``), or whatever a path through ``/dev/fd``, ``/dev/std*`` or
+  ``/proc/*/fd`` names, is written into, never replaced: through that descriptor when it is
+  one of the process's own (so ``>>`` appends after what the file held, and the text a
+  ``{ ...; } > f`` group wrote before and after stays), else opened as ``>`` opens it.
+- A directory is refused, and so is a path with a trailing ``/`` that names no directory,
+  in the words ``open()`` would use.
 
 Every failure is one ``SESSION_REFERENCE_INVALID_CONFIG`` error naming the option and the
 path as the user gave it (``--out x.md: No such file or directory``), never the temporary
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
 import re
 import stat
@@ -32,26 +39,39 @@ import msgspec
 from sessionref.cli.common import config_error
 from sessionref.errors import SessionReferenceError
 
+DESCRIPTOR_PATH: Final = re.compile(r"/(?:dev/(?:fd/|std(?:in|out|err)$)|proc/[^/]+/fd/)")
+"""A path through which the kernel reaches an open descriptor rather than a name."""
+STANDARD: Final = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+"""The descriptors the ``/dev/std*`` names lead to."""
 TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}\.tmp", re.DOTALL)
 """The name of a temporary file: ``.`` + the target's name + 12 hex digits."""
 
 
 class OutputTarget(msgspec.Struct, frozen=True):
     """The file an option names: ``given`` as typed after ``option``, ``file`` the path it
-    leads to (symbolic links followed), and the ``mode`` of what is there, if anything."""
+    leads to (symbolic links followed), the ``mode`` of what is there, if anything, whether
+    the path leads ``through`` a descriptor (``/dev/stdout``, ``/proc/self/fd/3``), and the
+    ``descriptor`` of this process that has it open for writing, if one does."""
 
     option: str
     given: str
     file: Path
     mode: int | None = None
+    through: bool = False
+    descriptor: int | None = None
 
     @property
     def streamed(self) -> bool:
-        """Whether the bytes are written straight into it: it exists and is no regular file.
+        """Whether the bytes are written straight into it: it exists and is no regular file,
+        or it is reached through a descriptor or open as one of this process's.
 
         >>> locate("/dev/null", "--out").streamed, locate("new.md", "--out").streamed
         (True, False)
+        >>> locate("/dev/stderr", "--out").streamed
+        True
         """
+        if self.through or self.descriptor is not None:
+            return True
         return self.mode is not None and not stat.S_ISREG(self.mode)
 
     def failure(self, cause: OSError | str) -> SessionReferenceError:
@@ -86,10 +106,17 @@ class OutputTarget(msgspec.Struct, frozen=True):
         ...         oct(os.stat(file.fileno()).st_mode & 0o777)
         '0o600'
         """
-        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
-            with contextlib.suppress(FileNotFoundError):
-                _take_over(descriptor, os.stat(self.file))
+            old: os.stat_result | None = os.stat(self.file)
+        except FileNotFoundError:
+            old = None
+        # while it is written, no one but the process may read a file that replaces another:
+        # that one may be private; the mode it had comes once the owner is settled
+        private = 0o600 if old is not None else 0o666
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private)
+        try:
+            if old is not None:
+                _take_over(descriptor, old)
             return os.fdopen(descriptor, "wb")
         except BaseException:
             os.close(descriptor)
@@ -97,13 +124,17 @@ class OutputTarget(msgspec.Struct, frozen=True):
             raise
 
     def open_stream(self) -> IO[bytes]:
-        """Open a :attr:`streamed` target for writing as it is, by the path given (which the
-        kernel follows, even through ``/dev/stdout``); a FIFO waits for its reader.
+        """Open a :attr:`streamed` target for writing as it is: a copy of the process's
+        :attr:`descriptor` that has it open (its offset and ``O_APPEND`` shared, so nothing
+        the file held is lost), else the path given (which the kernel follows); a FIFO waits
+        for its reader.
 
         >>> with locate("/dev/null", "--out").open_stream() as null:
         ...     null.write(b"gone")
         4
         """
+        if self.descriptor is not None:
+            return os.fdopen(os.dup(self.descriptor), "wb")
         return open(self.given, "wb")
 
 
@@ -115,10 +146,17 @@ def locate(given: str, option: str) -> OutputTarget:
     Traceback (most recent call last):
     ...
     sessionref.errors.SessionReferenceError: --out /tmp: Is a directory
+    >>> locate("new/", "--out")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: --out new/: Is a directory
     >>> locate("/dev/null", "--out").file
     PosixPath('/dev/null')
     """
     target = OutputTarget(option, given, Path(os.path.realpath(given)))
+    folder = os.path.dirname(given.rstrip(os.sep)) or "."
+    if given.endswith(os.sep) and not os.path.isdir(given) and os.path.isdir(folder):
+        raise target.failure(os.strerror(errno.EISDIR))  # what open(given, "wb") says
     try:
         status = os.stat(given)
     except FileNotFoundError:  # a new file, or no such directory: said when it is created
@@ -127,7 +165,12 @@ def locate(given: str, option: str) -> OutputTarget:
         raise target.failure(exc) from None
     if stat.S_ISDIR(status.st_mode):
         raise target.failure(os.strerror(errno.EISDIR))
-    return msgspec.structs.replace(target, mode=status.st_mode)
+    return msgspec.structs.replace(
+        target,
+        mode=status.st_mode,
+        through=_through_descriptor(given),
+        descriptor=_open_as(status, given),
+    )
 
 
 def write_failure(option: str, given: str, cause: OSError | str) -> SessionReferenceError:
@@ -143,10 +186,59 @@ def write_failure(option: str, given: str, cause: OSError | str) -> SessionRefer
     return config_error(f"{option} {given}: {reason}")
 
 
+def _through_descriptor(given: str) -> bool:
+    """Whether ``given``, or a symbolic link it leads through at its end, is a path through
+    which the kernel reaches an open descriptor (:data:`DESCRIPTOR_PATH`).
+
+    >>> _through_descriptor("/dev/stdout"), _through_descriptor("/proc/self/fd/7")
+    (True, True)
+    >>> _through_descriptor("/dev/null"), _through_descriptor("notes/dev/fd/1")
+    (False, False)
+    """
+    path = os.path.abspath(given)
+    for _ in range(40):  # the kernel's own bound on links followed
+        if DESCRIPTOR_PATH.match(path):
+            return True
+        try:
+            link = os.readlink(path)
+        except OSError:  # not a link: the end of the chain
+            return False
+        path = os.path.normpath(os.path.join(os.path.dirname(path), link))
+    return False
+
+
+def _open_as(status: os.stat_result, given: str) -> int | None:
+    """The descriptor of this process, open for writing, that has the file ``given`` names
+    (whose status is ``status``) open: the one ``/dev/std*`` or ``/dev/fd/N`` names, or
+    stdin, stdout or stderr, whichever is the same file; ``None`` if none is.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryFile() as file:
+    ...     path = f"/dev/fd/{file.fileno()}"
+    ...     _open_as(os.stat(path), path) == file.fileno(), _open_as(os.stat(path), "x")
+    (True, None)
+    """
+    named = STANDARD.get(given)
+    found = re.fullmatch(r"/(?:dev|proc/self)/fd/([0-9]+)", given)
+    if found is not None:
+        named = int(found[1])
+    for descriptor in ([] if named is None else [named]) + [0, 1, 2]:
+        try:
+            opened = os.fstat(descriptor)
+            writable = fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE != os.O_RDONLY
+        except OSError:  # not open
+            continue
+        if writable and (opened.st_dev, opened.st_ino) == (status.st_dev, status.st_ino):
+            return descriptor
+    return None
+
+
 def _take_over(descriptor: int, old: os.stat_result) -> None:
     """Give the file open as ``descriptor`` the owner, group and permission bits of ``old``,
-    the file it is to replace; the owner only as far as the process may (only root may give
-    a file away: another user's file becomes the process's, as any editor's save makes it).
+    the file it is to replace; the owner and group only as far as the process may (only root
+    may give a file away: another user's file becomes the process's, as any editor's save
+    makes it, but keeps its group if the process is in it). A set-user-id or set-group-id bit
+    goes with the owner or group it was for: it is dropped when that is not kept.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile() as old, tempfile.TemporaryFile() as new:
@@ -157,6 +249,15 @@ def _take_over(descriptor: int, old: os.stat_result) -> None:
     """
     new = os.fstat(descriptor)
     if (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid):
-        with contextlib.suppress(PermissionError):
+        try:
             os.fchown(descriptor, old.st_uid, old.st_gid)
-    os.fchmod(descriptor, stat.S_IMODE(old.st_mode))  # after the owner: a chown clears set-id
+        except PermissionError:  # not root: the group alone, if the process is in it
+            with contextlib.suppress(PermissionError):
+                os.fchown(descriptor, -1, old.st_gid)
+        new = os.fstat(descriptor)
+    mode = stat.S_IMODE(old.st_mode)
+    if new.st_uid != old.st_uid:
+        mode &= ~(stat.S_ISUID | stat.S_ISGID)
+    if new.st_gid != old.st_gid:
+        mode &= ~stat.S_ISGID
+    os.fchmod(descriptor, mode)  # after the owner: a chown clears set-id
