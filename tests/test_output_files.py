@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 
 from sessionref.cli import main
+from sessionref.cli.batch_output import OutputFile
+from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.errors import INVALID_CONFIG
 from sessionref.log.builder import LogBuilder
 from sessionref.testing import write_session_store
@@ -513,3 +515,34 @@ def test_an_export_into_a_fifo_stopped_by_ctrl_c_is_one_line(tmp_path: Path) -> 
     assert (process.returncode, err) == (130, b"interrupted\n")
     assert first.startswith(b"<!DOCTYPE html>") and not read.endswith(b"</html>\n")
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(fifo.parent) == [["fifo"]]
+
+
+@pytest.mark.parametrize("resume", [False, True], ids=["new", "--resume"])
+def test_a_fifo_named_like_a_leftover_does_not_hang_a_batch(tmp_path: Path, resume: bool) -> None:
+    """No killed batch left it: it is neither opened (which would wait for a writer for
+    good), removed nor taken over as the file."""
+    fifo = tmp_path / ".o.jsonl.0123456789ab.tmp"
+    os.mkfifo(fifo)
+    write("batch --out", tmp_path / "o.jsonl", ("--resume",) if resume else ())
+    assert looks_whole("batch --out", (tmp_path / "o.jsonl").read_bytes())
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [[fifo.name, "o.jsonl"]]
+
+
+def test_a_retry_whose_temporary_file_cannot_be_made_leaves_nothing_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file read for its lines not retried is closed again, though no ``with`` block
+    will close it."""
+    out = tmp_path / "o.jsonl"
+    out.write_bytes(b'{"sessionId":"a","error":{}}\n')
+    output = OutputFile(locate(str(out), "--out"), resume=True)
+    assert output.retry({"a"}) == ["a"]
+
+    def full(self: OutputTarget, temporary: Path) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(OutputTarget, "create", full)
+    before = sorted(os.listdir("/proc/self/fd"))
+    with pytest.raises(OSError, match="No space left"):
+        output.__enter__()
+    assert sorted(os.listdir("/proc/self/fd")) == before

@@ -14,9 +14,9 @@ import contextlib
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Collection
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Final
 
 import msgspec
@@ -108,6 +108,26 @@ def temporaries(path: Path) -> list[Path]:
     return [path.parent / m.group(0) for m in found if m is not None and m["name"] == path.name]
 
 
+def _open_leftover(candidate: Path) -> IO[bytes] | None:
+    """``candidate`` open for reading if it is a regular file, as a batch's temporary file
+    is; ``None`` if gone (another batch took it) or else (a FIFO would make ``open()`` wait).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     os.mkfifo(Path(d, "fifo"))
+    ...     _open_leftover(Path(d, "fifo")), _open_leftover(Path(d, "gone"))
+    (None, None)
+    """
+    try:
+        descriptor = os.open(candidate, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    if stat.S_ISREG(os.fstat(descriptor).st_mode):
+        return os.fdopen(descriptor, "rb")
+    os.close(descriptor)
+    return None
+
+
 def clear_leftovers(path: Path, *, adopt: bool) -> Path | None:
     """Remove the temporary files killed batches left beside ``path`` (those no running batch
     holds locked). With ``adopt`` and no ``path`` yet, the largest becomes ``path`` instead:
@@ -124,9 +144,8 @@ def clear_leftovers(path: Path, *, adopt: bool) -> Path | None:
     taken = None
     try:
         for candidate in temporaries(path):
-            try:
-                file = candidate.open("rb")
-            except OSError:  # gone meanwhile: another batch took it
+            file = _open_leftover(candidate)
+            if file is None:
                 continue
             if _lock(file):
                 held.append((os.fstat(file.fileno()).st_size, candidate, file))
@@ -206,7 +225,12 @@ class OutputFile:
         if self._replace:
             self._old = self.path.open("rb")
         self._temporary = self.target.temporary()
-        self._file = self.target.create(self._temporary)
+        try:
+            self._file = self.target.create(self._temporary)
+        except BaseException:  # __exit__ is not called to close it
+            if self._old is not None:
+                self._old.close()
+            raise
         _lock(self._file)  # held while this batch runs: the file is not a leftover
         return self
 
@@ -248,12 +272,7 @@ class OutputFile:
         if self.resume and self._temporary is None:
             self._file.flush()
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
         assert self._file is not None
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
         keep = kind is None or (interrupted and (self._wrote() or self._old is not None))
