@@ -493,9 +493,15 @@ def test_an_export_into_a_fifo_stopped_by_ctrl_c_is_one_line(tmp_path: Path) -> 
     fifo.parent.mkdir()
     os.mkfifo(fifo)
     chunks: queue.Queue[bytes] = queue.Queue()
+    signalled = threading.Event()
 
     def drain() -> None:
+        """Read one chunk, then nothing until the signal is sent: the page (megabytes) cannot
+        fit in the pipe, so the export is stuck writing it when the signal comes, however
+        fast it is; then read the rest, which the stopping command may still flush."""
         with fifo.open("rb") as reader:
+            chunks.put(reader.read(1 << 16))
+            signalled.wait(PATIENCE)
             while chunk := reader.read(1 << 16):
                 chunks.put(chunk)
 
@@ -506,12 +512,14 @@ def test_an_export_into_a_fifo_stopped_by_ctrl_c_is_one_line(tmp_path: Path) -> 
     try:
         first = chunks.get(timeout=PATIENCE)  # the page is being written
         process.send_signal(signal.SIGINT)
+        signalled.set()
         _, err = process.communicate(timeout=PATIENCE)
     finally:
+        signalled.set()
         process.kill()
         process.wait()
     reader.join(PATIENCE)
-    read = b"".join(chunks.get() for _ in range(chunks.qsize()))
+    read = first + b"".join(chunks.get() for _ in range(chunks.qsize()))
     assert (process.returncode, err) == (130, b"interrupted\n")
     assert first.startswith(b"<!DOCTYPE html>") and not read.endswith(b"</html>\n")
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(fifo.parent) == [["fifo"]]

@@ -9,7 +9,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -62,6 +61,23 @@ def test_export_out_replaces_the_file_whole(tmp_path: Path) -> None:
     assert os.listdir(tmp_path) == ["auth.html"]
 
 
+PAUSED_EXPORT = """
+import os, sys, time
+from sessionref.cli import main, output_file
+real = output_file.encoded
+def encoded(pieces, gather=1 << 16):
+    for number, piece in enumerate(real(pieces, gather)):
+        yield piece
+        if number == 0:  # written: say so, and wait for the signal
+            os.write(1, b"paused\\n")
+            time.sleep(600)
+output_file.encoded = encoded
+sys.exit(main(sys.argv[1:]))
+"""
+"""``python -m sessionref`` that pauses once the first piece of a page is in its file, so
+that a signal sent then is sure to find the page half-written, however fast the machine."""
+
+
 @pytest.mark.parametrize("through", ["the file", "a link"])
 def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path, through: str) -> None:
     """Its bytes and mode; the temporary file, beside the file a link leads to, is gone."""
@@ -78,17 +94,21 @@ def test_an_interrupted_export_leaves_the_old_file(tmp_path: Path, through: str)
     given = out if through == "the file" else tmp_path / "link.html"
     if through == "a link":
         given.symlink_to(out)
-    command = [sys.executable, "-m", "sessionref", "export", "--root", str(tmp_path / "store")]
+    command = [sys.executable, "-c", PAUSED_EXPORT, "export", "--root", str(tmp_path / "store")]
     process = subprocess.Popen(
         [*command, "big", "--format", "html", "--out", str(given)],
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={"PATH": "", "PYTHONPATH": os.getcwd()},
     )
-    deadline = time.monotonic() + 60
-    while len(os.listdir(out.parent)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.005)  # until the temporary file exists: the page is being written
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
+    try:
+        assert process.stdout is not None and process.stdout.readline() == b"paused\n"
+        assert len(os.listdir(out.parent)) == 2  # the temporary file, part of the page in it
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
     assert process.returncode == 130, err
     assert err == b"interrupted\n"
     assert out.read_bytes() == b"old" and os.listdir(out.parent) == ["big.html"]
