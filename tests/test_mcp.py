@@ -9,6 +9,7 @@ import re
 import shlex
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -224,6 +225,48 @@ def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> No
     time.sleep(0.1)
     with pytest.raises(ProcessLookupError):
         os.killpg(server.pid, 0)  # nothing is left of its process group
+
+
+def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Path) -> None:
+    # Found by a newcomer's trial: the SDK's stdio transport answered nothing to a line it
+    # could not read. JSON-RPC 2.0 asks for an error with a null id: -32700 for text that
+    # is not JSON, -32600 for JSON that is no message.
+    params = server_parameters(store)
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "test", "version": "0"},
+        },
+    }
+    server = subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **ENV},
+        cwd=params.cwd,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(TIMEOUT, server.kill)  # an answer that never comes: a failure
+    watchdog.start()
+    try:
+        server.stdin.write(b"garbage\n[1,2]\n" + json.dumps(hello).encode() + b"\n")
+        server.stdin.flush()
+        answers = [server.stdout.readline() for _ in range(3)]
+        server.stdin.close()  # after the answers: the input's end stops the server
+        assert server.wait(TIMEOUT) == 0
+    finally:
+        watchdog.cancel()
+    first, second, third = map(json.loads, answers)
+    parse_error = {"code": -32700, "message": "Parse error"}
+    assert first == {"jsonrpc": "2.0", "id": None, "error": parse_error}
+    invalid = {"code": -32600, "message": "Invalid Request"}
+    assert second == {"jsonrpc": "2.0", "id": None, "error": invalid}
+    assert third["id"] == 1 and third["result"]["serverInfo"]["name"] == "sessionref"
 
 
 @pytest.mark.parametrize("missing", ["mcp", "anyio"])

@@ -278,15 +278,53 @@ class SessionServer:
                 await self.notifier.changed()
 
     async def run(self, read_stream: Any, write_stream: Any) -> None:
-        """Serve one client over a stream pair until its input ends."""
+        """Serve one client over a stream pair until its input ends; what it sends that is
+        no JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`)."""
         options = self.server.create_initialization_options(
             NotificationOptions(resources_changed=True)
         )
+        forward, readable = anyio.create_memory_object_stream[SessionMessage](0)
         async with anyio.create_task_group() as group:
             if self.watch_seconds is not None:
                 group.start_soon(self.watch, self.watch_seconds)
-            await self.server.run(read_stream, write_stream, options)
+            group.start_soon(answer_unreadable, read_stream, forward, write_stream)
+            await self.server.run(readable, write_stream, options)
             group.cancel_scope.cancel()
+
+
+def unreadable_answer(error: Exception) -> SessionMessage:
+    """The answer to a line the transport could not read as a JSON-RPC message: a parse
+    error for text that is not JSON, an invalid request for JSON that is no message; its
+    ``id`` null, as JSON-RPC 2.0 says when the request's cannot be known.
+
+    >>> import pydantic
+    >>> try:
+    ...     types.jsonrpc_message_adapter.validate_json("[1]")
+    ... except pydantic.ValidationError as exc:
+    ...     unreadable_answer(exc).message.error.code == types.INVALID_REQUEST
+    True
+    """
+    errors = getattr(error, "errors", None)
+    kinds = {item.get("type") for item in errors()} if callable(errors) else set()
+    if "json_invalid" in kinds or not kinds:
+        code, message = types.PARSE_ERROR, "Parse error"
+    else:
+        code, message = types.INVALID_REQUEST, "Invalid Request"
+    answer = types.JSONRPCError(
+        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
+    )
+    return SessionMessage(answer)
+
+
+async def answer_unreadable(incoming: Any, forward: Any, outgoing: Any) -> None:
+    """Pass the client's messages on to the server; answer each line that was none (the MCP
+    SDK's stdio transport hands over its parse failure and answers nothing)."""
+    async with forward:
+        async for item in incoming:
+            if isinstance(item, Exception):
+                await outgoing.send(unreadable_answer(item))
+            else:
+                await forward.send(item)
 
 
 @asynccontextmanager
