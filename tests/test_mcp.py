@@ -14,7 +14,7 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import anyio
 import mcp_types as types
@@ -194,18 +194,8 @@ def test_a_session_added_while_serving_is_notified_and_listed(store: Path) -> No
     assert names == ["Auth refactor", "Old AUTH notes", "Fresh", "s-none", "Docs: dark mode"]
 
 
-def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> None:
-    params = server_parameters(store)
-    server = subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **ENV},
-        cwd=params.cwd,
-        start_new_session=True,
-    )
-    hello = {
+HELLO: Final = json.dumps(
+    {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
@@ -215,8 +205,28 @@ def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> No
             "clientInfo": {"name": "test", "version": "0"},
         },
     }
+).encode()
+"""A client's first request, as a line of JSON-RPC."""
+
+
+def raw_server(root: Path) -> subprocess.Popen[bytes]:
+    """``sessionref mcp`` over ``root`` in a process group of its own, its pipes ours."""
+    params = server_parameters(root)
+    return subprocess.Popen(
+        [params.command, *params.args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **ENV},
+        cwd=params.cwd,
+        start_new_session=True,
+    )
+
+
+def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> None:
+    server = raw_server(store)
     assert server.stdin is not None and server.stdout is not None
-    server.stdin.write(json.dumps(hello).encode() + b"\n")
+    server.stdin.write(HELLO + b"\n")
     server.stdin.flush()
     answer = json.loads(server.stdout.readline())
     assert answer["result"]["serverInfo"]["name"] == "sessionref"
@@ -231,30 +241,12 @@ def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Pat
     # Found by a newcomer's trial: the SDK's stdio transport answered nothing to a line it
     # could not read. JSON-RPC 2.0 asks for an error with a null id: -32700 for text that
     # is not JSON, -32600 for JSON that is no message.
-    params = server_parameters(store)
-    hello = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-11-25",
-            "capabilities": {},
-            "clientInfo": {"name": "test", "version": "0"},
-        },
-    }
-    server = subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, **ENV},
-        cwd=params.cwd,
-    )
+    server = raw_server(store)
     assert server.stdin is not None and server.stdout is not None
     watchdog = threading.Timer(TIMEOUT, server.kill)  # an answer that never comes: a failure
     watchdog.start()
     try:
-        server.stdin.write(b"garbage\n[1,2]\n" + json.dumps(hello).encode() + b"\n")
+        server.stdin.write(b"garbage\n[1,2]\n" + HELLO + b"\n")
         server.stdin.flush()
         answers = [server.stdout.readline() for _ in range(3)]
         server.stdin.close()  # after the answers: the input's end stops the server
