@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from sessionref.cli import main
-from sessionref.cli.common import MAX_SAFE_INTEGER
 from sessionref.cli.demo import sample_root
+from sessionref.errors import MAX_SAFE_INTEGER
 from sessionref.testing.store import write_session_store
 from tests.logs import assistant, header, other, user
 

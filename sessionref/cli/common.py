@@ -16,7 +16,13 @@ from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
-from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.errors import (
+    INVALID_CONFIG,
+    MAX_SAFE_INTEGER,
+    READ_FAILED,
+    SessionLogError,
+    SessionReferenceError,
+)
 from sessionref.log.layout import encode_session_directory
 from sessionref.log.multi import AmbiguousSession, MultiStore
 from sessionref.log.protocol import Store
@@ -29,8 +35,6 @@ from sessionref.roots import HARNESSES, ROOT_ENV, Root, check_root, chosen_roots
 
 LABEL_SOURCES: Final = ("title", "id")
 """How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
-MAX_SAFE_INTEGER: Final = 2**53 - 1
-"""The largest count the library takes (JavaScript's ``Number.MAX_SAFE_INTEGER``)."""
 STDOUT: Final = "-"
 """The ``--out`` that means standard output."""
 

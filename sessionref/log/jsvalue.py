@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-MAX_SAFE_INTEGER: Final = 2**53 - 1
+from sessionref.errors import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
 
 
 class _Undefined:

@@ -38,12 +38,11 @@ def read_limits(max_bytes: object, max_line_bytes: object) -> tuple[int, int]:
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: max_bytes must be a positive safe integer, not 'x'
     """
-    limits = {"max_bytes": max_bytes, "max_line_bytes": max_line_bytes}
-    checked = [
-        positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
-        for name, value in limits.items()
-    ]
-    return checked[0], checked[1]
+    return _limit("max_bytes", max_bytes), _limit("max_line_bytes", max_line_bytes)
+
+
+def _limit(name: str, value: object) -> int:
+    return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
 
 
 class Store(Protocol):

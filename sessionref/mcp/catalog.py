@@ -24,7 +24,7 @@ from urllib.parse import quote, unquote
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
-from sessionref.cli.common import MAX_SAFE_INTEGER, OpenStore, quoted, read_failure
+from sessionref.cli.common import OpenStore, quoted, read_failure
 from sessionref.cli.snapshot import context_for
 from sessionref.codecs.jsstring import js_lower
 from sessionref.codecs.uri import (
@@ -34,7 +34,12 @@ from sessionref.codecs.uri import (
     encode_session_reference_uri,
     label_text,
 )
-from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, read_failed
+from sessionref.errors import (
+    INVALID_REFERENCE,
+    MAX_SAFE_INTEGER,
+    SessionReferenceError,
+    read_failed,
+)
 from sessionref.index import SessionIndex, is_indexed_store
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store, harness_of
