@@ -22,6 +22,7 @@ from sessionref.cli.process import (
     exit_on_signals,
     flush_output,
     interrupted_status,
+    note,
     stop_on_signals,
 )
 from sessionref.collector import collection_paused
@@ -123,9 +124,7 @@ class Parser(argparse.ArgumentParser):
     """
 
     def error(self, message: str) -> NoReturn:
-        sys.stderr.flush()
-        sys.stderr.buffer.write(f"{self.prog}: error: {message}\n".encode("utf-8", "replace"))
-        sys.stderr.flush()
+        note(f"{self.prog}: error: {message}")
         raise SystemExit(2)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import functools
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
 from sessionref.cli.listed import listed_once
 from sessionref.cli.process import flush_output as flush_output
+from sessionref.cli.process import note as note
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
@@ -119,12 +119,6 @@ def quoted(text: str) -> str:
     '"a \\\\"b\\\\"\\\\n"'
     """
     return js_json(text).decode("utf-8")
-
-
-def note(text: str) -> None:
-    """One line on stderr that is not an error (a hint, a summary)."""
-    sys.stderr.buffer.write(f"{text}\n".encode("utf-8", "replace"))
-    sys.stderr.flush()
 
 
 def config_error(message: str) -> SessionReferenceError:
@@ -341,7 +335,7 @@ def reporting_errors(
         try:
             return run(args)
         except SessionReferenceError as exc:
-            sys.stderr.buffer.write(error_line(exc).encode("utf-8", "replace"))
+            note(error_line(exc).removesuffix("\n"))
             return 1
 
     return reporting

@@ -189,6 +189,13 @@ def _written(data: bytes) -> None:
         raise OutputError(exc.strerror or str(exc)) from None
 
 
+def note(text: str) -> None:
+    """One line on stderr, in UTF-8 whatever the locale: a hint, a summary, an error line."""
+    sys.stderr.flush()  # what the text layer holds goes first
+    sys.stderr.buffer.write(f"{text}\n".encode("utf-8", "replace"))
+    sys.stderr.flush()
+
+
 def write_text(text: str) -> None:
     """Write UTF-8 to stdout whatever the locale; a lone surrogate shows as U+FFFD."""
     _written(text.encode("utf-8", "replace"))
