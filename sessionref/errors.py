@@ -148,3 +148,15 @@ def positive_safe_integer(value: object, message: str, code: str = INVALID_CONFI
     if count is None:
         raise SessionReferenceError(message, code)
     return count
+
+
+def positive_count(value: object, name: str) -> int:
+    """``value``, a positive safe integer, else INVALID_CONFIG naming it and what it was.
+
+    >>> positive_count(3.0, "limit")
+    3
+    >>> positive_count(0, "limit")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: limit must be a positive safe integer, not 0
+    """
+    return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")

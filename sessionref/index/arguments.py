@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_safe_integer
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.index.refresh import IndexedStore, is_indexed_store
 from sessionref.types import Target
 
@@ -54,18 +54,6 @@ def target(value: object, name: str) -> Target:
     if not isinstance(value, Target):
         raise wrong(name, "a Target", value)
     return value
-
-
-def count(value: object, name: str) -> int:
-    """``value``, a positive safe integer (an integral float counts, as in JavaScript).
-
-    >>> count(3.0, "limit")
-    3
-    >>> count(0, "limit")
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: limit must be a positive safe integer, not 0
-    """
-    return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
 
 
 def index_path(value: object) -> str | os.PathLike[str] | None:

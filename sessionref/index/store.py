@@ -20,6 +20,7 @@ from typing import Any, Final
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
+from sessionref.errors import positive_count
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
@@ -101,7 +102,7 @@ class SessionIndex:
         self.store, self.clock = arguments.indexed_store(store), clock
         self.path = default_index_path(store.root, arguments.index_path(path))
         self._named_file = names_a_file(path)
-        self.workers, self.once = arguments.count(workers, "SessionIndex workers"), once
+        self.workers, self.once = positive_count(workers, "SessionIndex workers"), once
         self._served: int | None = None
         self._progress, self._warn = progress, warn
         self._db: sqlite3.Connection | None = None
@@ -300,7 +301,7 @@ class SessionIndex:
         """
         target = arguments.target(target, "SessionIndex.candidates target")
         needle = arguments.text(needle, "SessionIndex.candidates needle")
-        limit = arguments.count(limit, "SessionIndex.candidates limit")
+        limit = positive_count(limit, "SessionIndex.candidates limit")
         if not self._bypassed:
             self._use()
         if self._bypassed or self._db is None:
@@ -368,7 +369,7 @@ class SessionIndex:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`); only those of working directory ``cwd`` when it is given."""
         query = arguments.text(query, "SessionIndex.search query")
-        limit = arguments.count(limit, "SessionIndex.search limit")
+        limit = positive_count(limit, "SessionIndex.search limit")
         cwd = arguments.optional_text(cwd, "SessionIndex.search cwd")
         self._use()
         assert self._db is not None

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Protocol, runtime_checkable
 
-from sessionref.errors import positive_safe_integer
+from sessionref.errors import positive_count
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -38,11 +38,7 @@ def read_limits(max_bytes: object, max_line_bytes: object) -> tuple[int, int]:
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: max_bytes must be a positive safe integer, not 'x'
     """
-    return _limit("max_bytes", max_bytes), _limit("max_line_bytes", max_line_bytes)
-
-
-def _limit(name: str, value: object) -> int:
-    return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
+    return positive_count(max_bytes, "max_bytes"), positive_count(max_line_bytes, "max_line_bytes")
 
 
 class Store(Protocol):
