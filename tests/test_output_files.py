@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import json
 import os
 import queue
@@ -29,10 +30,14 @@ from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.errors import INVALID_CONFIG
 from sessionref.log.builder import LogBuilder
 from sessionref.testing import write_session_store
-from tests.test_cli_robustness import SAMPLE, SAMPLE_IDS, store_with_a_corrupt_log
+from tests.test_cli_robustness import (
+    PATIENCE,
+    SAMPLE,
+    SAMPLE_IDS,
+    sessionref,
+    store_with_a_corrupt_log,
+)
 
-PATIENCE = 120.0
-"""Seconds a command may take before the test calls it hung: a bound, not a speed check."""
 AUTH = SAMPLE_IDS[0]
 COMMANDS = {
     "export --out": ["export", "--root", SAMPLE, AUTH, "--out"],
@@ -51,17 +56,6 @@ def looks_whole(command: str, data: bytes) -> bool:
     return [json.loads(line)["sessionId"] for line in data.splitlines()] == SAMPLE_IDS
 
 
-def sessionref(*args: str, **options: Any) -> subprocess.CompletedProcess[bytes]:
-    """``python -m sessionref ARGS`` run to its end, its output captured."""
-    return subprocess.run(
-        [sys.executable, "-m", "sessionref", *args],
-        capture_output=True,
-        timeout=PATIENCE,
-        check=False,
-        **options,
-    )
-
-
 def write(
     command: str, path: Path | str, args: tuple[str, ...] = (), **options: Any
 ) -> subprocess.CompletedProcess[bytes]:
@@ -71,6 +65,7 @@ def write(
     return done
 
 
+@functools.cache  # the sample store never changes: one run per command
 def stdout_bytes(command: str) -> bytes:
     """What ``command`` writes with ``-`` (stdout) in place of a file."""
     return write(command, "-").stdout
@@ -171,14 +166,7 @@ def run_into(
     command: str, given: str, stdout: int, **options: Any
 ) -> subprocess.CompletedProcess[bytes]:
     """``command`` run to write ``given`` with ``stdout`` as its standard output."""
-    done = subprocess.run(
-        [sys.executable, "-m", "sessionref", *COMMANDS[command], given],
-        stdout=stdout,
-        stderr=PIPE,
-        timeout=PATIENCE,
-        check=False,
-        **options,
-    )
+    done = sessionref(*COMMANDS[command], given, stdout=stdout, **options)
     assert done.returncode == 0, done.stderr
     return done
 
