@@ -37,11 +37,12 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.cli.common import config_error
+from sessionref.cli.process import STANDARD_STREAMS
 from sessionref.errors import SessionReferenceError
 
 DESCRIPTOR_PATH: Final = re.compile(r"/(?:dev/(?:fd/|std(?:in|out|err)$)|proc/[^/]+/fd/)")
 """A path through which the kernel reaches an open descriptor rather than a name."""
-STANDARD: Final = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+STANDARD: Final = {f"/dev/{name}": descriptor for name, descriptor, _ in STANDARD_STREAMS}
 """The descriptors the ``/dev/std*`` names lead to."""
 TEMPORARY: Final = re.compile(r"\.(?P<name>.+)\.[0-9a-f]{12}\.tmp", re.DOTALL)
 """The name of a temporary file: ``.`` + the target's name + 12 hex digits."""
