@@ -138,6 +138,12 @@ OUR_TABLES: Final = frozenset({"meta", "header_cache", "sessions"})
 schema is one sessionref made (another program's would need all three names)."""
 
 
+def read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """The database at ``path``, opened read-only (nothing is created or changed)."""
+    uri = f"{path.resolve().as_uri()}?mode=ro"
+    return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
+
+
 def check_ours(path: Path) -> None:
     """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, an SQLite
     database with no table (one that sessionref is creating: it holds nothing), or one whose
@@ -160,11 +166,7 @@ def check_ours(path: Path) -> None:
     if head != SQLITE_MAGIC:
         raise ForeignFile("is not an index (it is not an SQLite database)")
     try:
-        with contextlib.closing(
-            sqlite3.connect(
-                f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
-            )
-        ) as db:
+        with read_only(path) as db:
             tables = _table_names(db)
     except sqlite3.Error as exc:
         if is_busy(exc):

@@ -3,7 +3,6 @@ whose store root is gone (:func:`prune_indexes`). Neither changes an index in us
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 from datetime import datetime, timezone
@@ -11,12 +10,12 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from sessionref.index.schema import (
-    BUSY_TIMEOUT_MS,
     ForeignFile,
     check_ours,
     default_index_path,
     is_busy,
     names_a_file,
+    read_only,
     remove_database,
 )
 
@@ -46,12 +45,6 @@ def _last_written(path: Path) -> datetime:
         if os.path.exists(f"{path}{suffix}")
     ]
     return datetime.fromtimestamp(max(times), tz=timezone.utc)
-
-
-def _read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
-    """The database at ``path``, opened read-only (nothing is created or changed)."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
 
 
 def _meta(db: sqlite3.Connection) -> dict[str, Any]:
@@ -102,7 +95,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
     try:
         if names_a_file(override):
             check_ours(path)
-        with _read_only(path) as db:
+        with read_only(path) as db:
             _meta(db)
             (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
     except ForeignFile as exc:
@@ -150,7 +143,7 @@ def _root_of(path: Path) -> str | None:
     """The store root an index database was built for; ``None`` when the file is not one
     (or another process holds it locked)."""
     try:
-        with _read_only(path) as db:
+        with read_only(path) as db:
             root = _meta(db).get("root")
     except (sqlite3.Error, OSError, ValueError):
         return None
