@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             note(f"note: {args.session}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
-    out = None if args.out in (None, "-") else args.out
-    write_pieces(pieces(transcript, args.format, options), out, "--out")
+    write_pieces(pieces(transcript, args.format, options), args.out, "--out")
     if not args.verbose:
         opened.report_problems()
     return 0

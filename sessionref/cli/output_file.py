@@ -12,6 +12,7 @@ import os
 from collections.abc import Iterable
 from typing import IO
 
+from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
 from sessionref.codecs.jsstring import utf8_encode
@@ -42,9 +43,9 @@ def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[by
         yield utf8_encode("".join(texts))
 
 
-def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str = "--out") -> None:
+def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -> None:
     """Write ``pieces`` to ``path`` (the value of ``option``), or to stdout when ``path`` is
-    ``None``. A regular file is replaced whole or not at all (a link is followed to it), a
+    ``None`` or ``-``. A regular file is replaced whole or not at all (a link is followed to it), a
     FIFO or a device is written into as it is (:mod:`sessionref.cli.output_target`); a
     failure is one error naming ``option`` and ``path``.
 
@@ -54,9 +55,9 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str = 
     ...     raise KeyboardInterrupt
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     target = os.path.join(folder, "page.md")
-    ...     write_pieces(["# a", "\\n"], target)
+    ...     write_pieces(["# a", "\\n"], target, "--out")
     ...     try:
-    ...         write_pieces(interrupted(), target)
+    ...         write_pieces(interrupted(), target, "--out")
     ...     except KeyboardInterrupt:
     ...         pass
     ...     print(open(target).read().strip(), os.listdir(folder))
@@ -66,7 +67,7 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str = 
     ...
     sessionref.errors.SessionReferenceError: --html /no/such/dir/page.md: No such file or directory
     """
-    if path is None:
+    if path is None or path == STDOUT:
         for piece in encoded(pieces):
             write_bytes(piece)
         return

@@ -153,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
     if args.html is not None:
         from sessionref.views.html import picture_html_chunks
 
-        html = None if args.html == "-" else args.html
-        write_pieces(picture_html_chunks(picture), html, "--html")
+        write_pieces(picture_html_chunks(picture), args.html, "--html")
     else:
         write_text(table(picture, shutil.get_terminal_size((100, 24)).columns))
     if not args.verbose:
