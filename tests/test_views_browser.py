@@ -84,22 +84,22 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, lis
     for session_id in SAMPLES:
         transcript = store.transcript(session_id)
         path = folder / f"{session_id}.html"
-        write_pieces(export_html_chunks(transcript, everything), str(path))
+        write_pieces(export_html_chunks(transcript, everything), str(path), "--out")
         prose = [e.text for e in transcript.entries if "```" not in e.text]
         found[session_id] = (path, prose)
         picture = snapshot_picture(store.read(session_id), session_id, 600)
         path = folder / f"{session_id}-show.html"
-        write_pieces(picture_html_chunks(picture), str(path))
+        write_pieces(picture_html_chunks(picture), str(path), "--out")
         found[f"{session_id}-show"] = (path, [row.text[:200] for row in picture.rows])
     hostile = hostile_transcript()
     path = folder / "hostile.html"
-    write_pieces(export_html_chunks(hostile, everything), str(path))
+    write_pieces(export_html_chunks(hostile, everything), str(path), "--out")
     texts = [e.text for e in hostile.entries if not e.text.startswith("```")]
     found["hostile"] = (path, [*texts, "<script>document.title='pwned'</script>\n", hostile.title])
     memory = hostile_store()
     picture = snapshot_picture(memory.read("h<"), "h<", 4096)
     path = folder / "hostile-show.html"
-    write_pieces(picture_html_chunks(picture), str(path))
+    write_pieces(picture_html_chunks(picture), str(path), "--out")
     shown = [row.head[:100] for row in picture.rows if row.fate == "cut"]
     found["hostile-show"] = (path, [*shown, *(r.text for r in picture.rows if r.fate == "kept")])
     return found
