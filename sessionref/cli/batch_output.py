@@ -193,9 +193,8 @@ class OutputFile:
 
     def __init__(self, target: OutputTarget, *, resume: bool) -> None:
         self.target = target
-        self.path = target.file
         self.resume = resume
-        self.adopted = clear_leftovers(self.path, adopt=resume)
+        self.adopted = clear_leftovers(target.file, adopt=resume)
         self.state = read_resume_state(target) if resume else EMPTY
         self.lines = 0
         self.kept = False
@@ -219,11 +218,11 @@ class OutputFile:
 
     def __enter__(self) -> OutputFile:
         if self.resume and not self._replace:
-            self._file = self.path.open("ab")
+            self._file = self.target.file.open("ab")
             self._file.truncate(self.state.intact_bytes)
             return self
         if self._replace:
-            self._old = self.path.open("rb")
+            self._old = self.target.file.open("rb")
         self._temporary = self.target.temporary()
         try:
             self._file = self.target.create(self._temporary)
@@ -240,7 +239,7 @@ class OutputFile:
 
     def held(self) -> int:
         """How many complete lines the output holds now."""
-        return complete_lines(self.path)
+        return complete_lines(self.target.file)
 
     def _wrote(self) -> bool:
         """Whether any result's bytes went into the file: a stop can land inside a write,
@@ -277,24 +276,18 @@ class OutputFile:
         interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
         keep = kind is None or (interrupted and (self._wrote() or self._old is not None))
         self.kept = keep or self.resume
-        complete = False  # a temporary file replaces ``path`` only once all of it is written
+        complete = False  # a temporary file replaces the file only once all of it is written
         try:
             if keep and self._old is not None:  # the lines not replaced, as they were
                 self._copy_old(self.state.intact_bytes)
-            if keep and self._temporary is not None:
-                self._file.flush()
-                os.fsync(self._file.fileno())
             complete = keep
         finally:
-            self._file.close()
             if self._old is not None:
                 self._old.close()
-            if self._temporary is not None:
-                try:
-                    if complete:
-                        os.replace(self._temporary, self.path)
-                finally:
-                    self._temporary.unlink(missing_ok=True)
+            if self._temporary is None:
+                self._file.close()
+            else:
+                self.target.settle(self._file, self._temporary, keep=complete)
 
 
 class StreamOutput:

@@ -8,7 +8,6 @@ written into as the pieces come; without a file, they go to stdout.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import IO
 
@@ -49,7 +48,7 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -
     FIFO or a device is written into as it is (:mod:`sessionref.cli.output_target`); a
     failure is one error naming ``option`` and ``path``.
 
-    >>> import tempfile
+    >>> import os, tempfile
     >>> def interrupted():
     ...     yield "half"
     ...     raise KeyboardInterrupt
@@ -72,21 +71,21 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -
             write_bytes(piece)
         return
     target = locate(path, option)
-    temporary = None if target.streamed else target.temporary()
     try:
-        if temporary is None:
+        if target.streamed:
             with target.open_stream() as stream:
                 _write_all(pieces, stream)
-        else:
-            with target.create(temporary) as file:
-                _write_all(pieces, file)
-                os.fsync(file.fileno())
-            os.replace(temporary, target.file)
+            return
+        temporary = target.temporary()
+        file = target.create(temporary)
+        written = False
+        try:
+            _write_all(pieces, file)
+            written = True
+        finally:
+            target.settle(file, temporary, keep=written)
     except OSError as exc:
         raise target.failure(exc) from None
-    finally:
-        if temporary is not None:
-            temporary.unlink(missing_ok=True)
 
 
 def _write_all(pieces: Iterable[str | bytes], file: IO[bytes]) -> None:

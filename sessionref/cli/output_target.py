@@ -124,6 +124,36 @@ class OutputTarget(msgspec.Struct, frozen=True):
             temporary.unlink(missing_ok=True)
             raise
 
+    def settle(self, file: IO[bytes], temporary: Path, *, keep: bool) -> None:
+        """Close ``file``, open on ``temporary`` (:meth:`create`); when ``keep``, first flush
+        and sync it, then rename it over the file. ``temporary`` is gone afterwards whatever
+        fails, so the file is either replaced whole or left as it was.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     target = locate(os.path.join(folder, "o.md"), "--out")
+        ...     for text, keep in ((b"kept", True), (b"dropped", False)):
+        ...         temporary = target.temporary()
+        ...         file = target.create(temporary)
+        ...         _ = file.write(text)
+        ...         target.settle(file, temporary, keep=keep)
+        ...     os.listdir(folder), target.file.read_bytes()
+        (['o.md'], b'kept')
+        """
+        synced = False
+        try:
+            if keep:
+                file.flush()
+                os.fsync(file.fileno())
+                synced = True
+        finally:
+            file.close()
+            try:
+                if synced:
+                    os.replace(temporary, self.file)
+            finally:
+                temporary.unlink(missing_ok=True)
+
     def open_stream(self) -> IO[bytes]:
         """Open a :attr:`streamed` target for writing as it is: a copy of the process's
         :attr:`descriptor` that has it open (its offset and ``O_APPEND`` shared, so nothing
