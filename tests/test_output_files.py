@@ -12,10 +12,12 @@ import functools
 import json
 import os
 import queue
+import shutil
 import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +28,7 @@ import pytest
 
 from sessionref.cli import main
 from sessionref.cli.batch_output import OutputFile
+from sessionref.cli.output_file import write_pieces
 from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.errors import INVALID_CONFIG
 from sessionref.log.builder import LogBuilder
@@ -424,6 +427,58 @@ def test_a_replaced_file_keeps_its_owner_as_far_as_the_process_may(
         expected_mode,
     )
     assert looks_whole("export --out", out.read_bytes())
+
+
+USER = (4321, 4321, 4322)
+"""The user id, group and second group a forked child becomes to write as a user does."""
+
+
+def as_a_user(action: Callable[[], None]) -> int:
+    """Run ``action`` in a child that root made a user of :data:`USER`'s ids (in two groups,
+    as ``setgroups`` gives them): the kernel treats its writes as a user's, which no patch
+    of ``os`` shows. Its exit status: 0 when ``action`` returned."""
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child
+        status = 1
+        try:
+            uid, gid, second = USER
+            os.setgroups([gid, second])
+            os.setgid(gid)
+            os.setuid(uid)
+            action()
+            status = 0
+        finally:
+            os._exit(status)
+    return os.waitstatus_to_exitcode(os.waitpid(child, 0)[1])
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="only root can become another user; as a user in two groups, the 'group kept' "
+    "case of the owner test is this case",
+)
+def test_a_user_replacing_a_set_group_id_file_keeps_the_bit() -> None:
+    """A write by a process that is not root clears the set-group-id bit of the file it
+    writes: the replacing file gets the old one's mode after its bytes are written, so a
+    user's replaced file of a group of theirs keeps the bit (root's writes keep it anyway)."""
+    uid, gid, second = USER
+    folder = Path(tempfile.mkdtemp(dir="/tmp"))  # not the tests' folder: only root may enter it
+    try:
+        os.chown(folder, uid, gid)
+        out = folder / "page.md"
+        out.write_bytes(b"old\n")
+        os.chown(out, uid, second)
+        out.chmod(0o2750)
+        assert as_a_user(lambda: write_pieces(["new\n"], str(out), "--out")) == 0
+        status = out.stat()
+        assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (
+            uid,
+            second,
+            0o2750,
+        )
+        assert out.read_bytes() == b"new\n"
+    finally:
+        shutil.rmtree(folder)
 
 
 UNWRITABLE = {

@@ -93,10 +93,10 @@ class OutputTarget(msgspec.Struct, frozen=True):
         return self.file.with_name(f".{self.file.name}.{uuid.uuid4().hex[:12]}.tmp")
 
     def create(self, temporary: Path) -> IO[bytes]:
-        """Create ``temporary`` (:meth:`temporary`), open for writing, with the permission
-        bits that the file it is to replace has now and, as far as the process may, its
-        owner and group; with ``open()``'s mode when there is no file. Removed again if
-        that fails.
+        """Create ``temporary`` (:meth:`temporary`), open for writing: with ``open()``'s mode
+        when there is no file yet; else private (0600) until :meth:`settle` gives it the
+        file's mode, and with the file's owner and group as far as the process may. Removed
+        again if that fails.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as folder:
@@ -112,12 +112,12 @@ class OutputTarget(msgspec.Struct, frozen=True):
         except FileNotFoundError:
             old = None
         # while it is written, no one but the process may read a file that replaces another:
-        # that one may be private; the mode it had comes once the owner is settled
+        # that one may be private; the mode it had comes when it is settled
         private = 0o600 if old is not None else 0o666
         descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, private)
         try:
             if old is not None:
-                _take_over(descriptor, old)
+                _take_owner(descriptor, old)
             return os.fdopen(descriptor, "wb")
         except BaseException:
             os.close(descriptor)
@@ -126,8 +126,10 @@ class OutputTarget(msgspec.Struct, frozen=True):
 
     def settle(self, file: IO[bytes], temporary: Path, *, keep: bool) -> None:
         """Close ``file``, open on ``temporary`` (:meth:`create`); when ``keep``, first flush
-        and sync it, then rename it over the file. ``temporary`` is gone afterwards whatever
-        fails, so the file is either replaced whole or left as it was.
+        and sync it, give it the permission bits of the file it replaces (now that it is
+        written: a write by a process that is not root clears set-id bits), then rename it
+        over the file. ``temporary`` is gone afterwards whatever fails, so the file is either
+        replaced whole or left as it was.
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as folder:
@@ -144,6 +146,8 @@ class OutputTarget(msgspec.Struct, frozen=True):
         try:
             if keep:
                 file.flush()
+                with contextlib.suppress(FileNotFoundError):  # none: open()'s mode stays
+                    _give_mode(file.fileno(), os.stat(self.file))
                 os.fsync(file.fileno())
                 synced = True
         finally:
@@ -264,31 +268,44 @@ def _open_as(status: os.stat_result, given: str) -> int | None:
     return None
 
 
-def _take_over(descriptor: int, old: os.stat_result) -> None:
-    """Give the file open as ``descriptor`` the owner, group and permission bits of ``old``,
-    the file it is to replace; the owner and group only as far as the process may (only root
-    may give a file away: another user's file becomes the process's, as any editor's save
-    makes it, but keeps its group if the process is in it). A set-user-id or set-group-id bit
-    goes with the owner or group it was for: it is dropped when that is not kept.
+def _take_owner(descriptor: int, old: os.stat_result) -> None:
+    """Give the file open as ``descriptor`` the owner and group of ``old``, the file it is to
+    replace, as far as the process may: only root may give a file away, so another user's
+    file becomes the process's, as any editor's save makes it, but keeps its group if the
+    process is in it.
+
+    >>> import tempfile
+    >>> with tempfile.NamedTemporaryFile() as old, tempfile.TemporaryFile() as new:
+    ...     _take_owner(new.fileno(), os.stat(old.name))
+    ...     os.stat(new.fileno()).st_gid == os.stat(old.name).st_gid
+    True
+    """
+    new = os.fstat(descriptor)
+    if (old.st_uid, old.st_gid) == (new.st_uid, new.st_gid):
+        return
+    try:
+        os.fchown(descriptor, old.st_uid, old.st_gid)
+    except PermissionError:  # not root: the group alone, if the process is in it
+        with contextlib.suppress(PermissionError):
+            os.fchown(descriptor, -1, old.st_gid)
+
+
+def _give_mode(descriptor: int, old: os.stat_result) -> None:
+    """Give the file open as ``descriptor`` the permission bits of ``old``, the file it is to
+    replace; a set-user-id or set-group-id bit goes with the owner or group it was for, and
+    is dropped when the file did not keep that (:func:`_take_owner`).
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile() as old, tempfile.TemporaryFile() as new:
     ...     os.chmod(old.name, 0o640)
-    ...     _take_over(new.fileno(), os.stat(old.name))
+    ...     _give_mode(new.fileno(), os.stat(old.name))
     ...     oct(os.stat(new.fileno()).st_mode & 0o7777)
     '0o640'
     """
     new = os.fstat(descriptor)
-    if (old.st_uid, old.st_gid) != (new.st_uid, new.st_gid):
-        try:
-            os.fchown(descriptor, old.st_uid, old.st_gid)
-        except PermissionError:  # not root: the group alone, if the process is in it
-            with contextlib.suppress(PermissionError):
-                os.fchown(descriptor, -1, old.st_gid)
-        new = os.fstat(descriptor)
     mode = stat.S_IMODE(old.st_mode)
     if new.st_uid != old.st_uid:
         mode &= ~(stat.S_ISUID | stat.S_ISGID)
     if new.st_gid != old.st_gid:
         mode &= ~stat.S_ISGID
-    os.fchmod(descriptor, mode)  # after the owner: a chown clears set-id
+    os.fchmod(descriptor, mode)
