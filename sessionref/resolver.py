@@ -98,7 +98,8 @@ class SessionReferenceResolver:
 
         ``redact=True`` replaces the secrets of every snapshot's text by ``[REDACTED:<kind>]``
         before the budget (docs/redaction.md); ``redact_patterns`` adds regular expressions
-        of the caller's own (or pass a :class:`~sessionref.redact.Redaction` as ``redact``).
+        of the caller's own, and turns redaction on by itself (or pass a
+        :class:`~sessionref.redact.Redaction` as ``redact``).
         A pattern that does not compile, or redaction without detect-secrets installed, is
         INVALID_CONFIG.
         """
@@ -334,18 +335,32 @@ class SessionReferenceResolver:
 
 
 def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Redaction | None:
-    """The redaction ``redact`` asks for, checked; ``None`` when it is off.
+    """The redaction ``redact`` and ``patterns`` ask for, checked; ``None`` when it is off.
+    Patterns of the caller's own turn it on, as ``--redact-pattern`` implies ``--redact``.
 
-    >>> redaction_of(False, ["x"]) is None, redaction_of(True, ["x"])
-    (True, Redaction(patterns=('x',)))
+    >>> redaction_of(False) is None, redaction_of(False, ["x"]), redaction_of(True)
+    (True, Redaction(patterns=('x',)), Redaction(patterns=()))
+    >>> redaction_of(True, "an")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: redact_patterns must be a list, not str
     """
-    if not redact:
+    chosen = listed(patterns, "redact_patterns", INVALID_CONFIG)
+    for pattern in chosen:
+        if not isinstance(pattern, str):
+            raise SessionReferenceError(
+                f"redact_patterns must hold strings, not {type(pattern).__name__}", INVALID_CONFIG
+            )
+    if redact is False and not chosen:
         return None
     from sessionref.redact import Redaction  # its detectors and patterns: only when asked
 
+    if isinstance(redact, bool):  # with patterns, False too: they turn it on
+        return Redaction(tuple(chosen)).check()
     if isinstance(redact, Redaction):
-        return redact.check()
-    return Redaction(tuple(patterns)).check()
+        return Redaction(redact.patterns + tuple(chosen)).check()
+    raise SessionReferenceError(
+        f"redact must be a bool or a Redaction, not {type(redact).__name__}", INVALID_CONFIG
+    )
 
 
 def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref import MemoryStore, SessionReferenceResolver, Target
+from sessionref.batch import build_snapshots
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.jsstring import utf8_length
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, SessionReferenceError
@@ -152,10 +153,51 @@ def test_user_patterns() -> None:
     assert stats["redacted"] == {"custom": 2}
 
 
-def test_a_pattern_that_does_not_compile_is_invalid_config() -> None:
+def test_user_patterns_alone_turn_redaction_on() -> None:
+    """As ``--redact-pattern`` implies ``--redact``: patterns given without ``redact=True``
+    redact (the built-in kinds too), in the resolver and in a batch."""
+    secret = SECRETS[0]
+    store = store_of(f"ticket TK-123456 and {secret.snippet}")
+    texts, stats = conversation(SessionReferenceResolver(store, redact_patterns=[r"TK-\d+"]))
+    assert texts[0].startswith("ticket [REDACTED:custom] and ") and not leaked(secret, texts[0])
+    assert stats["redacted"] == {"custom": 1, "aws-access-key": 1}
+    (result,) = build_snapshots(store, redact_patterns=[r"TK-\d+"])
+    (reference,) = result["context"]["source"]["references"]
+    assert reference["redacted"] == {"custom": 1, "aws-access-key": 1}
+    assert "TK-123456" not in json.dumps(result)
+
+
+def test_a_redaction_given_with_patterns_keeps_both() -> None:
+    store = store_of("TK-1 and PR-2 and XY-3")
+    resolver = SessionReferenceResolver(
+        store, redact=Redaction(("TK-1",)), redact_patterns=["PR-2"]
+    )
+    assert conversation(resolver)[0] == ["[REDACTED:custom] and [REDACTED:custom] and XY-3"]
+
+
+@pytest.mark.parametrize("redact", [True, False])
+def test_a_pattern_that_does_not_compile_is_invalid_config(redact: bool) -> None:
     with pytest.raises(SessionReferenceError) as caught:
-        SessionReferenceResolver(MemoryStore([]), redact=True, redact_patterns=["(unclosed"])
+        SessionReferenceResolver(MemoryStore([]), redact=redact, redact_patterns=["(unclosed"])
     assert caught.value.code == INVALID_CONFIG and "(unclosed" in caught.value.message
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"redact_patterns": "an"}, "redact_patterns must be a list, not str"),
+        ({"redact_patterns": [b"an"]}, "redact_patterns must hold strings, not bytes"),
+        ({"redact": "yes"}, "redact must be a bool or a Redaction, not str"),
+        ({"redact": None}, "redact must be a bool or a Redaction, not NoneType"),
+    ],
+)
+def test_redaction_options_of_the_wrong_kind_are_invalid_config(
+    options: dict[str, Any], message: str
+) -> None:
+    """A string of patterns would be one pattern a character; a truthy non-bool a guess."""
+    with pytest.raises(SessionReferenceError) as caught:
+        SessionReferenceResolver(MemoryStore([]), **options)
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
 
 
 # The lazy transform against an independent reading of the rule: redact every unit, then the
