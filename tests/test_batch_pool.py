@@ -17,6 +17,7 @@ import pytest
 from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
+from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 from sessionref.pool import process_context, single_threaded
 from tests.test_batch import MAX_BYTES, write_store
@@ -88,6 +89,24 @@ def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(DirectoryStore, "_scan", counted)
     return scans
+
+
+def test_an_index_goes_to_workers_that_do_not_fork(store_root: Path, tmp_path: Path) -> None:
+    """With another thread running, the workers are not forked: what they are given is
+    pickled, and an index (its database, its lock) is given as the store it indexes."""
+    store = DirectoryStore(store_root)
+    expected = [line.line for line in build_result_lines(store, max_reference_bytes=MAX_BYTES)]
+    index = SessionIndex(store, tmp_path / "index.sqlite")
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        lines = build_result_lines(index, max_reference_bytes=MAX_BYTES, workers=2)
+        assert [line.line for line in lines] == expected
+    finally:
+        stop.set()
+        thread.join()
+        index.close()
 
 
 def test_workers_read_where_the_parent_listed(

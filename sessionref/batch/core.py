@@ -281,11 +281,17 @@ def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactor
     A :class:`DirectoryStore` is rebuilt from its root and limits, told where the logs of
     ``session_ids`` are (so the worker does not scan the root again); a :class:`MultiStore`
     from the recipes of its stores; another harness's store from its class, root and limits;
+    a :class:`~sessionref.index.SessionIndex` as the store it indexes (a worker reads logs,
+    which the index reads from its store; its database stays with the process that lists);
     any other store must pickle.
 
     >>> portable_store(DirectoryStore("/"))().root.as_posix()
     '/'
     """
+    from sessionref.index.store import SessionIndex  # sqlite: imported when there is a store
+
+    if isinstance(store, SessionIndex):
+        store = store.store
     if isinstance(store, DirectoryStore):
         return DirectoryRecipe.of(store, session_ids)
     if isinstance(store, MultiStore):

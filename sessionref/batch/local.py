@@ -209,11 +209,11 @@ def build_snapshots(
     "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
     its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
     process pool fed chunks of up to 16 sessions, at most 4 per worker in flight (the store
-    must pickle, or be a :class:`DirectoryStore`). ``session_ids`` replaces the listing (ids
-    taken in that order). Options are checked at once; the store is listed on the first
-    ``next()``. ``redact`` and ``redact_patterns`` are the resolver's (docs/redaction.md).
-    Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while
-    it waits) ends them.
+    must pickle, unless :func:`~sessionref.batch.core.portable_store` knows it).
+    ``session_ids`` replaces the listing (ids taken in that order). Options are checked at
+    once; the store is listed on the first ``next()``. ``redact`` and ``redact_patterns`` are
+    the resolver's (docs/redaction.md). Pool workers ignore Ctrl-C; closing the iterator
+    early (or an interrupt while it waits) ends them.
 
     >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore
