@@ -5,14 +5,19 @@ for DSH, the data object names the harness, and a DSH source's bytes do not chan
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionref.claude_code.reader import claude_log, claude_transcript
+from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.reader import codex_log, codex_transcript
-from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.codex.store import CodexStore
+from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, SessionReferenceError
 from sessionref.log.records import SessionHeader, SessionLog, latest_title
+from sessionref.log.store import DirectoryStore
 from sessionref.log.synthetic import surface_entries, surface_log
 from sessionref.snapshot import snapshot_source
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
@@ -109,3 +114,20 @@ def test_reading_only_what_a_snapshot_shows_changes_nothing_it_shows(
     full, lean = read(False), read(True)
     assert surface_entries(lean.entries) == surface_entries(full.entries)
     assert (lean.title, lean.cwd, lean.created_at) == (full.title, full.cwd, full.created_at)
+
+
+@pytest.mark.parametrize("kind", [ClaudeCodeStore, CodexStore, DirectoryStore])
+def test_a_store_root_that_is_no_directory_is_invalid_config(
+    kind: type[ClaudeCodeStore | CodexStore | DirectoryStore], tmp_path: Path
+) -> None:
+    """As for a DSH store: a mistyped root is an error at once, not a store of no sessions."""
+    name = {ClaudeCodeStore: "claude-code", CodexStore: "codex", DirectoryStore: "DSH"}[kind]
+    file = tmp_path / "file"
+    file.touch()
+    for root, problem in ((tmp_path / "missing", "no such directory"), (file, "not a directory")):
+        with pytest.raises(SessionReferenceError) as caught:
+            kind(root)
+        assert (caught.value.code, caught.value.message) == (
+            INVALID_CONFIG,
+            f"{name} store root {root}: {problem}",
+        )

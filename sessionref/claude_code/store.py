@@ -22,9 +22,10 @@ SUBAGENT_PREFIX = "agent-"
 class ClaudeCodeStore(HarnessStore):
     """The sessions of a Claude Code config directory.
 
-    >>> store = ClaudeCodeStore("/nonexistent")
-    >>> store.harness, store.headers(), store.problems()
-    ('claude-code', [], [])
+    >>> ClaudeCodeStore("/nonexistent")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: claude-code store root /nonexistent: no such directory
     """
 
     harness: Harness = "claude-code"

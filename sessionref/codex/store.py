@@ -59,8 +59,10 @@ def _folders(directory: Path) -> Iterator[Path]:
 class CodexStore(HarnessStore):
     """The threads of a Codex home.
 
-    >>> store = CodexStore("/nonexistent")
-    >>> store.harness, store.headers(), store.problems()
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as home:
+    ...     store = CodexStore(home)
+    ...     store.harness, store.headers(), store.problems()
     ('codex', [], [])
     """
 

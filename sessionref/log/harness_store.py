@@ -20,7 +20,7 @@ from sessionref.log.discovery import StoreProblem
 from sessionref.log.jsonl import committed_lines, file_version, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
-from sessionref.log.store import SessionNotFound
+from sessionref.log.store import SessionNotFound, check_directory
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.synthetic import surface_log
 from sessionref.log.versioned import LastListing, VersionedCache
@@ -91,6 +91,7 @@ class HarnessStore(ABC):
         heads: HeadMemory | None = None,
     ) -> None:
         self.root = Path(root).expanduser()
+        check_directory(self.root, f"{self.harness} store root")
         self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
         self._heads = heads or _heads_in_memory()
         self._titles: VersionedCache[str, str | None] = VersionedCache()
