@@ -55,6 +55,17 @@ def test_a_linked_project_directory_is_not_followed(tmp_path: Path) -> None:
     assert served(tmp_path) == set()
 
 
+def test_a_linked_log_file_is_read_where_it_leads(tmp_path: Path) -> None:
+    """Only directory links are not followed: a ``session.jsonl`` that is a link to a file
+    outside the root is listed and read. Asked of the real stack (2026-12-02, the sample
+    store with one log moved out and linked back): it lists and reads that session too."""
+    root, outside = tmp_path / "root", tmp_path / "outside.jsonl"
+    log = place(root, plain_log(two_turns()), compress=False)
+    log.rename(outside)
+    log.symlink_to(outside)
+    assert served(root) == {"s"}
+
+
 @pytest.mark.parametrize(
     "content",
     [b"", render_header(header())[:-1], b"\xef\xbb\xbf" + plain_log(two_turns())],
