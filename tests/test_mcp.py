@@ -350,3 +350,44 @@ def test_max_bytes_bounds_every_read(store: Path) -> None:
         "SESSION_REFERENCE_INVALID_CONFIG: invalid reference_sessions max_bytes: "
         "401 is greater than the maximum of 400"
     )
+
+
+def test_a_lone_surrogate_in_a_title_or_an_id_is_written_well_formed(tmp_path: Path) -> None:
+    """A title cut inside an emoji, an id that is no UTF-8: the SDK's stdio writer cannot
+    encode them, and the server died with a traceback. Each such string goes out with U+FFFD
+    in place of the lone surrogate; the resource's URI still reads its session, and the
+    server goes on."""
+    root = tmp_path / "store"
+    (tmp_path / "project").mkdir()
+    write_session_store(
+        root,
+        [
+            session_log("s-cut", 2000, str(tmp_path / "project"), "split \ud83d emoji", "hi"),
+            session_log("s-\udcff", 1000, str(tmp_path / "project"), None, "bytes"),
+        ],
+    )
+
+    async def scenario() -> tuple[Any, ...]:
+        async with served(root, "--tools") as session:
+            listed = await session.list_resources()
+            reads = [await session.read_resource(r.uri) for r in listed.resources]
+            reference = types.ResourceTemplateReference(uri=TEMPLATE)
+            found = await session.complete(reference, {"name": "id", "value": "s-"})
+            tool = await session.call_tool("list_sessions", {})
+            return listed, reads, found, tool, await session.send_ping()
+
+    listed, reads, found, tool, _ = anyio.run(scenario)
+    assert [(r.name, r.uri) for r in listed.resources] == [
+        ("split \ufffd emoji", encode_session_reference_uri("s-cut")),
+        ("s-\ufffd", encode_session_reference_uri("s-\udcff")),
+    ]
+    assert [read.contents[0].text for read in reads] == [
+        snapshot_prompt(root, "s-cut"),
+        snapshot_prompt(root, encode_session_reference_uri("s-\udcff")),
+    ]
+    assert found.completion.values == ["s-cut", "s-\ufffd"]
+    # the tools' text is JSON, in which a lone surrogate is an escape: exact
+    assert [item["label"] for item in json.loads(tool.content[0].text)] == [
+        "split \ud83d emoji",
+        "s-\udcff",
+    ]

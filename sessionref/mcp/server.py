@@ -1,5 +1,5 @@
-"""The MCP server over a :class:`~sessionref.mcp.catalog.Catalog` (the only module that imports
-the MCP SDK).
+"""The MCP server over a :class:`~sessionref.mcp.catalog.Catalog` (with
+:mod:`~sessionref.mcp.wire`, the only modules that import the MCP SDK).
 
 Resources are the sessions; a resource template finds one by id, completed from part of its
 title or id; tools (list, search, reference) only when asked for. Every request runs its work
@@ -36,6 +36,7 @@ from sessionref.cli.common import error_line
 from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
 from sessionref.mcp.catalog import MIME_TYPE, TEMPLATE, Catalog, session_of_uri
 from sessionref.mcp.tools import Answer, Toolbox
+from sessionref.mcp.wire import answer_unreadable, send_writable
 
 T = TypeVar("T")
 
@@ -279,7 +280,8 @@ class SessionServer:
 
     async def run(self, read_stream: Any, write_stream: Any) -> None:
         """Serve one client over a stream pair until its input ends; what it sends that is
-        no JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`)."""
+        no JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`), and
+        what the server sends is made writable first (:func:`send_writable`)."""
         options = self.server.create_initialization_options(
             NotificationOptions(resources_changed=True)
         )
@@ -288,43 +290,11 @@ class SessionServer:
             if self.watch_seconds is not None:
                 group.start_soon(self.watch, self.watch_seconds)
             group.start_soon(answer_unreadable, read_stream, forward, write_stream)
-            await self.server.run(readable, write_stream, options)
+            sent, sending = anyio.create_memory_object_stream[SessionMessage](0)
+            async with anyio.create_task_group() as writing:  # done once all is written
+                writing.start_soon(send_writable, sending, write_stream)
+                await self.server.run(readable, sent, options)
             group.cancel_scope.cancel()
-
-
-def unreadable_answer(error: Exception) -> SessionMessage:
-    """The answer to a line the transport could not read as a JSON-RPC message: a parse
-    error for text that is not JSON, an invalid request for JSON that is no message; its
-    ``id`` null, as JSON-RPC 2.0 says when the request's cannot be known.
-
-    >>> import pydantic
-    >>> try:
-    ...     types.jsonrpc_message_adapter.validate_json("[1]")
-    ... except pydantic.ValidationError as exc:
-    ...     unreadable_answer(exc).message.error.code == types.INVALID_REQUEST
-    True
-    """
-    errors = getattr(error, "errors", None)
-    kinds = {item.get("type") for item in errors()} if callable(errors) else set()
-    if "json_invalid" in kinds or not kinds:
-        code, message = types.PARSE_ERROR, "Parse error"
-    else:
-        code, message = types.INVALID_REQUEST, "Invalid Request"
-    answer = types.JSONRPCError(
-        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
-    )
-    return SessionMessage(answer)
-
-
-async def answer_unreadable(incoming: Any, forward: Any, outgoing: Any) -> None:
-    """Pass the client's messages on to the server; answer each line that was none (the MCP
-    SDK's stdio transport hands over its parse failure and answers nothing)."""
-    async with forward:
-        async for item in incoming:
-            if isinstance(item, Exception):
-                await outgoing.send(unreadable_answer(item))
-            else:
-                await forward.send(item)
 
 
 @asynccontextmanager
