@@ -1,10 +1,14 @@
-"""The one exception type of sessionref, its codes (docs/api.md §Errors), and the check every count
-given to the package passes (a positive safe integer, as the published package counts)."""
+"""The one exception type of sessionref, its codes (docs/api.md §Errors), and the checks every
+argument given to the package passes: a count is a positive safe integer (as the published
+package counts); an argument of another kind is a coded error naming it and the kind given
+(never a ``TypeError`` or an ``AttributeError`` from deep inside)."""
 
 from __future__ import annotations
 
 import math
-from typing import Final
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
 
 import msgspec
 
@@ -150,13 +154,90 @@ def positive_safe_integer(value: object, message: str, code: str = INVALID_CONFI
     return count
 
 
-def positive_count(value: object, name: str) -> int:
-    """``value``, a positive safe integer, else INVALID_CONFIG naming it and what it was.
+def positive_count(value: object, name: str, default: int | None = None) -> int:
+    """``value``, a positive safe integer, else INVALID_CONFIG naming it and what it was;
+    ``None`` is ``default`` when there is one.
 
-    >>> positive_count(3.0, "limit")
-    3
+    >>> positive_count(3.0, "limit"), positive_count(None, "limit", 10)
+    (3, 10)
     >>> positive_count(0, "limit")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: limit must be a positive safe integer, not 0
     """
+    if value is None and default is not None:
+        return default
     return positive_safe_integer(value, f"{name} must be a positive safe integer, not {value!r}")
+
+
+def wrong_kind(
+    name: str, wanted: str, value: object, code: str = INVALID_CONFIG
+) -> SessionReferenceError:
+    """The error of argument ``name``, which is not ``wanted``: it names the kind given.
+
+    >>> print(wrong_kind("SessionIndex.search query", "a string", None))
+    SessionIndex.search query must be a string, not NoneType
+    """
+    return SessionReferenceError(f"{name} must be {wanted}, not {type(value).__name__}", code)
+
+
+def string(value: object, name: str, code: str = INVALID_CONFIG) -> str:
+    """``value``, a string, else :func:`wrong_kind`.
+
+    >>> string("auth", "query")
+    'auth'
+    >>> string(None, "query")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: query must be a string, not NoneType
+    """
+    if not isinstance(value, str):
+        raise wrong_kind(name, "a string", value, code)
+    return value
+
+
+def optional_path(value: object, name: str, code: str = INVALID_CONFIG) -> str | None:
+    """``value``, a path as text: a string, an ``os.PathLike`` (as ``os.fspath`` gives it) or
+    ``None``, else :func:`wrong_kind` (a path of bytes has no text to compare).
+
+    >>> from pathlib import PurePosixPath
+    >>> optional_path(PurePosixPath("/home/dev/docs-site"), "cwd"), optional_path(None, "cwd")
+    ('/home/dev/docs-site', None)
+    >>> optional_path(b"/w", "cwd")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: cwd must be a string, an os.PathLike or None, not bytes
+    """
+    path = os.fspath(value) if isinstance(value, os.PathLike) else value
+    if path is not None and not isinstance(path, str):
+        raise wrong_kind(name, "a string, an os.PathLike or None", value, code)
+    return path
+
+
+def mapping(
+    value: object, name: str, wanted: str = "a mapping", code: str = INVALID_CONFIG
+) -> Mapping[str, Any]:
+    """``value``, a mapping, else :func:`wrong_kind` saying it wanted ``wanted``.
+
+    >>> mapping({"maxReferences": 2}, "config")
+    {'maxReferences': 2}
+    >>> mapping([], "config", "a mapping or None")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: config must be a mapping or None, not list
+    """
+    if not isinstance(value, Mapping):
+        raise wrong_kind(name, wanted, value, code)
+    return value
+
+
+def listed(value: object, what: str, code: str = INVALID_CONFIG) -> list[Any]:
+    """``value`` as a list when it is a collection of items (any iterable but a string, bytes
+    or a mapping, each of which iterates as something else); else ``code`` saying what
+    ``what`` must be.
+
+    >>> listed((1, 2), "content")
+    [1, 2]
+    >>> listed("ab", "references", INVALID_REFERENCE)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: references must be a list, not str
+    """
+    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
+        raise wrong_kind(what, "a list", value, code)
+    return list(value)

@@ -20,6 +20,7 @@ from sessionref.errors import (
     INVALID_CONFIG,
     INVALID_REFERENCE,
     SessionReferenceError,
+    listed,
     positive_safe_integer,
     read_failed,
 )
@@ -35,7 +36,6 @@ from sessionref.rules import (
     as_target,
     check_config,
     distinct_references,
-    listed,
 )
 from sessionref.snapshot import SourceSnapshot, context_message, snapshot_source
 from sessionref.types import (

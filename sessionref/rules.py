@@ -20,6 +20,7 @@ from sessionref.errors import (
     SELF_REFERENCE,
     TOO_MANY,
     SessionReferenceError,
+    listed,
     positive_safe_integer,
 )
 from sessionref.types import Target
@@ -119,22 +120,6 @@ def as_reference(value: object) -> Reference:
         "session reference must contain a string sessionId and optional string label",
         INVALID_REFERENCE,
     )
-
-
-def listed(value: object, what: str, code: str) -> list[Any]:
-    """``value`` as a list when it is a collection of items (any iterable but a string, bytes
-    or a mapping, each of which iterates as something else); else ``code`` saying what
-    ``what`` must be.
-
-    >>> listed((1, 2), "content", INVALID_CONFIG)
-    [1, 2]
-    >>> listed("ab", "references", INVALID_REFERENCE)
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: references must be a list, not str
-    """
-    if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
-        raise SessionReferenceError(f"{what} must be a list, not {type(value).__name__}", code)
-    return list(value)
 
 
 def distinct_references(

@@ -1,37 +1,16 @@
 """What a caller passes to :class:`~sessionref.index.SessionIndex`, checked before anything is
 read or written: a value of another kind is a ``SESSION_REFERENCE_INVALID_CONFIG`` error that
-names the argument, never a ``TypeError`` from deep inside (counts are checked as every API
-checks them: :func:`~sessionref.errors.positive_safe_integer`)."""
+names the argument, never a ``TypeError`` from deep inside (strings, paths and counts are
+checked as every API checks them: :func:`~sessionref.errors.string`,
+:func:`~sessionref.errors.optional_path`, :func:`~sessionref.errors.positive_count`)."""
 
 from __future__ import annotations
 
 import os
 
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import wrong_kind
 from sessionref.index.refresh import IndexedStore, is_indexed_store
 from sessionref.types import Target
-
-
-def wrong(name: str, wanted: str, value: object) -> SessionReferenceError:
-    """The error of argument ``name``, which is not ``wanted``.
-
-    >>> print(wrong("SessionIndex.search query", "a string", None))
-    SessionIndex.search query must be a string, not NoneType
-    """
-    return SessionReferenceError(
-        f"{name} must be {wanted}, not {type(value).__name__}", INVALID_CONFIG
-    )
-
-
-def text(value: object, name: str) -> str:
-    """``value``, a string.
-
-    >>> text("auth", "SessionIndex.search query")
-    'auth'
-    """
-    if not isinstance(value, str):
-        raise wrong(name, "a string", value)
-    return value
 
 
 def optional_text(value: object, name: str) -> str | None:
@@ -41,7 +20,7 @@ def optional_text(value: object, name: str) -> str | None:
     True
     """
     if value is not None and not isinstance(value, str):
-        raise wrong(name, "a string or None", value)
+        raise wrong_kind(name, "a string or None", value)
     return value
 
 
@@ -52,7 +31,7 @@ def target(value: object, name: str) -> Target:
     Target(id='t', cwd='/w')
     """
     if not isinstance(value, Target):
-        raise wrong(name, "a Target", value)
+        raise wrong_kind(name, "a Target", value)
     return value
 
 
@@ -63,7 +42,7 @@ def index_path(value: object) -> str | os.PathLike[str] | None:
     '/tmp/indexes/'
     """
     if value is not None and not isinstance(value, (str, os.PathLike)):
-        raise wrong("SessionIndex path", "a str, an os.PathLike or None", value)
+        raise wrong_kind("SessionIndex path", "a str, an os.PathLike or None", value)
     return value
 
 
@@ -71,6 +50,7 @@ def indexed_store(value: object) -> IndexedStore:
     """``value``, a store an index reads (:func:`~sessionref.index.refresh.is_indexed_store`).
 
     >>> from sessionref.log.store import MemoryStore
+    >>> from sessionref.errors import SessionReferenceError
     >>> try:
     ...     indexed_store(MemoryStore([]))
     ... except SessionReferenceError as exc:
@@ -78,5 +58,5 @@ def indexed_store(value: object) -> IndexedStore:
     SessionIndex store must be a DirectoryStore or a HarnessStore, not MemoryStore
     """
     if not is_indexed_store(value):
-        raise wrong("SessionIndex store", "a DirectoryStore or a HarnessStore", value)
+        raise wrong_kind("SessionIndex store", "a DirectoryStore or a HarnessStore", value)
     return value

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
-from sessionref.errors import positive_count
+from sessionref.errors import positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
@@ -273,7 +273,7 @@ class SessionIndex:
     @in_turn
     def holds(self, session_id: str) -> bool:
         """Whether the store serves ``session_id`` (refreshes first, as :meth:`headers`)."""
-        arguments.text(session_id, "SessionIndex.holds session_id")
+        string(session_id, "SessionIndex.holds session_id")
         if self._bypassed:
             return any(header.id == session_id for header in self.store.headers())
         self._use()
@@ -300,7 +300,7 @@ class SessionIndex:
         (bypassed, or a lone surrogate in ``needle``): the caller filters the listing.
         """
         target = arguments.target(target, "SessionIndex.candidates target")
-        needle = arguments.text(needle, "SessionIndex.candidates needle")
+        needle = string(needle, "SessionIndex.candidates needle")
         limit = positive_count(limit, "SessionIndex.candidates limit")
         if not self._bypassed:
             self._use()
@@ -368,7 +368,7 @@ class SessionIndex:
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`); only those of working directory ``cwd`` when it is given."""
-        query = arguments.text(query, "SessionIndex.search query")
+        query = string(query, "SessionIndex.search query")
         limit = positive_count(limit, "SessionIndex.search limit")
         cwd = arguments.optional_text(cwd, "SessionIndex.search cwd")
         self._use()
