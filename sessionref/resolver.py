@@ -31,9 +31,7 @@ from sessionref.rules import (
     DEFAULT_MAX_REFERENCE_BYTES,
     MAX_REFERENCES_LIMIT,
     ResolverConfig,
-    TargetLike,
     as_reference,
-    as_target,
     check_config,
     distinct_references,
 )
@@ -44,6 +42,8 @@ from sessionref.types import (
     JsonObject,
     MentionCandidate,
     PreparedContent,
+    TargetLike,
+    as_target,
 )
 
 if TYPE_CHECKING:  # imported where used: a snapshot needs neither redaction nor the listing

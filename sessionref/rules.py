@@ -8,7 +8,7 @@ integers, integral floats included.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Final
 
 import msgspec
 
@@ -24,8 +24,6 @@ from sessionref.errors import (
     positive_safe_integer,
 )
 from sessionref.types import Target
-
-TargetLike = Target | str | Mapping[str, Any]
 
 MAX_REFERENCES_LIMIT: Final = 3
 DEFAULT_CANDIDATE_LIMIT: Final = 50
@@ -78,22 +76,6 @@ def check_config(
             INVALID_CONFIG,
         )
     return ResolverConfig(*counts)
-
-
-def as_target(target: TargetLike) -> Target:
-    """A :class:`Target` from a target, an id, or ``{"id", "cwd"?}``.
-
-    >>> as_target("s"), as_target({"id": "s", "cwd": "/w"})
-    (Target(id='s', cwd=None), Target(id='s', cwd='/w'))
-    """
-    if isinstance(target, Target):
-        return target
-    if isinstance(target, str):
-        return Target(target)
-    try:
-        return msgspec.convert(target, Target)
-    except msgspec.ValidationError as exc:
-        raise SessionReferenceError(f"invalid target: {exc}", INVALID_REFERENCE) from None
 
 
 def as_reference(value: object) -> Reference:

@@ -1,10 +1,14 @@
-"""Public data of sessionref: msgspec structs with the camelCase wire form (docs/api.md)."""
+"""Public data of sessionref: msgspec structs with the camelCase wire form (docs/api.md), and
+the check of a target however it is given."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 import msgspec
+
+from sessionref.errors import INVALID_REFERENCE, optional_path, string, wrong_kind
 
 JsonObject = dict[str, Any]
 
@@ -14,10 +18,47 @@ but cannot load, filed under ``--root--``) another JSON value (docs/format.md §
 
 
 class Target(msgspec.Struct, frozen=True, rename="camel"):
-    """The session a prompt is written in: it never references itself."""
+    """The session a prompt is written in: it never references itself. ``cwd`` (its project,
+    which ranks candidates) is compared with each session's as text; every call that takes a
+    target checks it (:func:`as_target`)."""
 
     id: str
     cwd: str | None = None
+
+
+TargetLike = Target | str | Mapping[str, Any]
+"""A target as a call takes it: a :class:`Target`, its id, or ``{"id", "cwd"?}``."""
+
+
+def as_target(target: object) -> Target:
+    """A checked :class:`Target` from a target, an id, or ``{"id", "cwd"?}``: the id a string,
+    the cwd a string, an ``os.PathLike`` (its ``os.fspath``) or ``None``; else
+    ``SESSION_REFERENCE_INVALID_REFERENCE`` naming what was wrong. A :class:`Target` is checked
+    as a mapping is (its fields are not checked when it is made), so every store gives the
+    same answer for it.
+
+    >>> from pathlib import PurePosixPath
+    >>> as_target("s"), as_target({"id": "s", "cwd": PurePosixPath("/w")})
+    (Target(id='s', cwd=None), Target(id='s', cwd='/w'))
+    >>> as_target(Target(None))
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: target id must be a string, not NoneType
+    """
+    session_id: object
+    cwd: object
+    if isinstance(target, str):
+        return Target(target)
+    if isinstance(target, Target):
+        session_id, cwd = target.id, target.cwd
+    elif isinstance(target, Mapping):
+        session_id, cwd = target.get("id"), target.get("cwd")
+    else:
+        wanted = 'a Target, a session id or a mapping {"id", "cwd"?}'
+        raise wrong_kind("target", wanted, target, INVALID_REFERENCE)
+    return Target(
+        string(session_id, "target id", INVALID_REFERENCE),
+        optional_path(cwd, "target cwd", INVALID_REFERENCE),
+    )
 
 
 class TextBlock(msgspec.Struct, frozen=True, tag_field="type", tag="text"):

@@ -11,7 +11,13 @@ from typing import Any
 
 import pytest
 
-from sessionref import MemoryStore, SessionReferenceError, SessionReferenceResolver, tag_safe_json
+from sessionref import (
+    MemoryStore,
+    SessionReferenceError,
+    SessionReferenceResolver,
+    Target,
+    tag_safe_json,
+)
 from sessionref.batch.core import check_options
 from sessionref.errors import INVALID_CONFIG, INVALID_REFERENCE, READ_FAILED, TOO_MANY
 from sessionref.log.records import SessionHeader, SessionLog
@@ -221,3 +227,30 @@ def test_a_store_limit_is_checked_when_the_store_is_made(
         store(tmp_path, **{option: value})
     assert raised.value.code == INVALID_CONFIG
     assert raised.value.message == f"{option} must be a positive safe integer, not {value!r}"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (None, 'target must be a Target, a session id or a mapping {"id", "cwd"?}, not NoneType'),
+        (5, 'target must be a Target, a session id or a mapping {"id", "cwd"?}, not int'),
+        ({"cwd": "/w"}, "target id must be a string, not NoneType"),
+        ({"id": "t", "cwd": 5}, "target cwd must be a string, an os.PathLike or None, not int"),
+        (Target(None), "target id must be a string, not NoneType"),  # type: ignore[arg-type]
+        (Target(5), "target id must be a string, not int"),  # type: ignore[arg-type]
+        (Target("t", 5), "target cwd must be a string, an os.PathLike or None, not int"),  # type: ignore[arg-type]
+    ],
+)
+def test_a_target_is_checked_whatever_form_it_is_given_in(target: Any, message: str) -> None:
+    """A ``Target`` instance was taken unchecked: ``Target(None)`` prepared a context."""
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver(MemoryStore(SESSIONS)).prepare(target, [], REFS)
+    assert (raised.value.code, raised.value.message) == (INVALID_REFERENCE, message)
+
+
+def test_a_target_cwd_may_be_a_path() -> None:
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    found = resolver.list_candidates(Target("t", Path("/w")))
+    assert [(c.session_id, c.cwd) for c in found] == [("a", "/w"), ("b", None)]
+    found = resolver.list_candidates({"id": "t", "cwd": Path("/elsewhere")})
+    assert [(c.session_id, c.cwd) for c in found] == [("b", None), ("a", "/w")]

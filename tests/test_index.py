@@ -368,7 +368,14 @@ BAD_ARGUMENTS: dict[str, tuple[Any, str]] = {
         lambda i: i.search("title", 2**53),
         f".search limit must be a positive safe integer, not {2**53}",
     ),
-    "cwd": (lambda i: i.search("title", 3, 5), ".search cwd must be a string or None, not int"),
+    "cwd": (
+        lambda i: i.search("title", 3, 5),
+        ".search cwd must be a string, an os.PathLike or None, not int",
+    ),
+    "cwd bytes": (
+        lambda i: i.search("title", 3, b"/w"),
+        ".search cwd must be a string, an os.PathLike or None, not bytes",
+    ),
     "holds": (lambda i: i.holds(7), ".holds session_id must be a string, not int"),
     "target": (lambda i: i.candidates("t", "", 3), ".candidates target must be a Target, not str"),
     "needle": (

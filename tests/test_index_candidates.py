@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sessionref.codecs.jsstring import js_lower
-from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.errors import INVALID_REFERENCE, READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import SessionReferenceResolver
@@ -99,3 +99,48 @@ def test_a_store_failure_while_the_index_finds_candidates_is_read_failed(
     with pytest.raises(SessionReferenceError) as raised:
         SessionReferenceResolver(index).list_candidates(Target("t", "/w"), "a")
     assert raised.value.code == READ_FAILED
+
+
+@pytest.mark.parametrize("kind", ["Target", "dict"])
+def test_a_cwd_given_as_a_path_ranks_as_its_text_with_and_without_the_index(
+    stores: tuple[SessionIndex, DirectoryStore], kind: str
+) -> None:
+    """A trial's ``Target("x", cwd=Path(...))`` lost the project ranking on a plain store and
+    was READ_FAILED (``'PosixPath' object has no attribute 'encode'``) through an index."""
+    index, plain = stores
+    target: Any = Target("t", Path("/w")) if kind == "Target" else {"id": "t", "cwd": Path("/w")}
+    with_index = SessionReferenceResolver(index).list_candidates(target, "", 6)
+    without = SessionReferenceResolver(plain).list_candidates(target, "", 6)
+    # /w first, newest first (b before é at 5, by collation), then no cwd (B, newest)
+    expected = [("c-1", "/w"), ("b", "/w"), ("é", "/w"), ("s-\ua7dc", "/w"), ("pair", "/w")]
+    expected.append(("B", None))
+    assert [(c.session_id, c.cwd) for c in with_index] == expected
+    assert without == with_index
+    assert index.candidates(Target("t", Path("/w")), "", 4) == index.candidates(
+        Target("t", "/w"), "", 4
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        (Target(None), "target id must be a string, not NoneType"),  # type: ignore[arg-type]
+        (Target(5), "target id must be a string, not int"),  # type: ignore[arg-type]
+        (Target("t", 5), "target cwd must be a string, an os.PathLike or None, not int"),  # type: ignore[arg-type]
+        (
+            Target("t", b"/w"),  # type: ignore[arg-type]
+            "target cwd must be a string, an os.PathLike or None, not bytes",
+        ),
+    ],
+)
+def test_a_target_of_the_wrong_kind_is_refused_alike_with_and_without_the_index(
+    stores: tuple[SessionIndex, DirectoryStore], target: Target, message: str
+) -> None:
+    index, plain = stores
+    for store in (index, plain):
+        with pytest.raises(SessionReferenceError) as raised:
+            SessionReferenceResolver(store).list_candidates(target)
+        assert (raised.value.code, raised.value.message) == (INVALID_REFERENCE, message)
+    with pytest.raises(SessionReferenceError) as raised:
+        index.candidates(target, "", 3)
+    assert (raised.value.code, raised.value.message) == (INVALID_REFERENCE, message)

@@ -131,6 +131,12 @@ def test_search_cwd_option_is_normalized(
     assert [hit["sessionId"] for hit in json.loads(capsys.readouterr().out)] == ["here"]
 
 
+@pytest.mark.parametrize("cwd", [Path("/w/app"), "/w/app"])
+def test_search_takes_a_cwd_as_a_path_or_a_string(tmp_path: Path, cwd: Any) -> None:
+    logs = [session("here", 1, "/w/app", "hello"), session("there", 2, "/w/other", "hello")]
+    assert found(tmp_path, logs, "hello", cwd=cwd) == ["here"]
+
+
 @pytest.mark.parametrize("option", [["--limit", "0"], ["--limit", "-3"], ["--workers", "0"]])
 def test_counts_below_one_are_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], option: list[str]

@@ -10,29 +10,20 @@ import os
 
 from sessionref.errors import wrong_kind
 from sessionref.index.refresh import IndexedStore, is_indexed_store
-from sessionref.types import Target
-
-
-def optional_text(value: object, name: str) -> str | None:
-    """``value``, a string or ``None``.
-
-    >>> optional_text(None, "SessionIndex.search cwd") is None
-    True
-    """
-    if value is not None and not isinstance(value, str):
-        raise wrong_kind(name, "a string or None", value)
-    return value
+from sessionref.types import Target, as_target
 
 
 def target(value: object, name: str) -> Target:
-    """``value``, a :class:`~sessionref.types.Target`.
+    """``value``, a :class:`~sessionref.types.Target`, checked as every target is
+    (:func:`~sessionref.types.as_target`: a cwd may be given as an ``os.PathLike``).
 
-    >>> target(Target("t", "/w"), "SessionIndex.candidates target")
+    >>> from pathlib import PurePosixPath
+    >>> target(Target("t", PurePosixPath("/w")), "SessionIndex.candidates target")
     Target(id='t', cwd='/w')
     """
     if not isinstance(value, Target):
         raise wrong_kind(name, "a Target", value)
-    return value
+    return as_target(value)
 
 
 def index_path(value: object) -> str | os.PathLike[str] | None:

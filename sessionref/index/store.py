@@ -20,7 +20,7 @@ from typing import Any, Final
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
-from sessionref.errors import positive_count, string
+from sessionref.errors import optional_path, positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
@@ -364,13 +364,17 @@ class SessionIndex:
 
     @in_turn
     def search(
-        self, query: str, limit: int = DEFAULT_SEARCH_LIMIT, cwd: str | None = None
+        self,
+        query: str,
+        limit: int = DEFAULT_SEARCH_LIMIT,
+        cwd: str | os.PathLike[str] | None = None,
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
-        :meth:`headers`); only those of working directory ``cwd`` when it is given."""
+        :meth:`headers`); only those of working directory ``cwd`` (a string or an
+        ``os.PathLike``, compared as text, as a target's is) when it is given."""
         query = string(query, "SessionIndex.search query")
         limit = positive_count(limit, "SessionIndex.search limit")
-        cwd = arguments.optional_text(cwd, "SessionIndex.search cwd")
+        cwd = optional_path(cwd, "SessionIndex.search cwd")
         self._use()
         assert self._db is not None
         return search_sessions(self._db, query, limit, cwd)
