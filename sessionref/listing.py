@@ -16,7 +16,7 @@ from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
 from sessionref.codecs.jsstring import has_surrogates, js_includes, js_lower
 from sessionref.codecs.uri import format_session_reference_mention
-from sessionref.errors import READ_FAILED, SessionReferenceError, describe
+from sessionref.errors import READ_FAILED, SessionReferenceError, describe, string
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import CandidateSource, Store
 from sessionref.log.records import SessionHeader
@@ -188,7 +188,8 @@ def candidates(
 ) -> list[tuple[SessionHeader, str]]:
     """Every session but the target with its label: same cwd first, then none, then others,
     each group in listing order; a query keeps those whose id, cwd or label contains it
-    (JavaScript lower-casing); the first ``limit``. Only the titles needed are read; a
+    (JavaScript lower-casing; a query that is not a string is INVALID_CONFIG, as the index
+    says it); the first ``limit``. Only the titles needed are read; a
     :class:`CandidateSource` finds them itself.
 
     >>> from sessionref.log.store import MemoryStore
@@ -198,8 +199,7 @@ def candidates(
     >>> [header.id for header, _ in candidates(store, Target("t", "/w"), "", 5)]
     ['b', 'a']
     """
-    if not isinstance(query, str):
-        raise TypeError(f"query must be a string, not {type(query).__name__}")
+    string(query, "query")
     if isinstance(store, MultiStore):
         merged = [
             pair

@@ -160,8 +160,6 @@ def test_candidate_limits() -> None:
         INVALID_REFERENCE,
         "candidate limit must be a positive safe integer",
     )
-    with pytest.raises(TypeError):
-        resolver.list_candidates("t", 5)  # type: ignore[arg-type]
 
 
 def test_batch_options_follow_the_same_rule() -> None:
@@ -254,3 +252,18 @@ def test_a_target_cwd_may_be_a_path() -> None:
     assert [(c.session_id, c.cwd) for c in found] == [("a", "/w"), ("b", None)]
     found = resolver.list_candidates({"id": "t", "cwd": Path("/elsewhere")})
     assert [(c.session_id, c.cwd) for c in found] == [("b", None), ("a", "/w")]
+
+
+@pytest.mark.parametrize("method", ["list_candidates", "mention_candidates"])
+@pytest.mark.parametrize(("query", "kind"), [(None, "NoneType"), (5, "int"), (b"a", "bytes")])
+def test_a_query_that_is_not_a_string_is_invalid_config(
+    method: str, query: object, kind: str
+) -> None:
+    """It was a ``TypeError``; ``SessionIndex.candidates`` said INVALID_CONFIG for the same."""
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    with pytest.raises(SessionReferenceError) as raised:
+        getattr(resolver, method)("t", query=query)
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        f"query must be a string, not {kind}",
+    )
