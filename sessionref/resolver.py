@@ -21,6 +21,7 @@ from sessionref.errors import (
     INVALID_REFERENCE,
     SessionReferenceError,
     listed,
+    mapping,
     positive_safe_integer,
     read_failed,
 )
@@ -65,6 +66,8 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+Message = TypeVar("Message", bound=Mapping[str, Any])
+"""A direct message as the caller gives it: a dict, a ``TypedDict``, any mapping."""
 Placement = Literal["before", "after"]
 PLACEMENTS: tuple[Placement, ...] = ("before", "after")
 
@@ -249,12 +252,14 @@ class SessionReferenceResolver:
     def prepare_direct_messages(
         self,
         target: TargetLike,
-        messages: Sequence[JsonObject],
+        messages: Sequence[Message],
         placement: Placement = "before",
         cancel: CancelToken | None = None,
-    ) -> list[JsonObject | ContextMessage]:
+    ) -> list[Message | JsonObject | ContextMessage]:
         """Resolve the mentions in direct user messages; each context sits next to its message.
 
+        ``messages`` is a list of mappings, which are only read: a message passed through is
+        the one given, a message whose mentions were resolved a new dict.
         Failures are the package's, which handles every message at once: first a malformed
         mention in any message; then, message by message, an invalid, self or excess
         reference, or the token already set; then the first read or budget failure in time.
@@ -263,6 +268,9 @@ class SessionReferenceResolver:
             raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
         import copy  # see prepare
 
+        messages = listed(messages, "messages", INVALID_CONFIG)
+        for index, message in enumerate(messages):
+            mapping(message, f"messages[{index}]")
         target = as_target(target)
         parsed = [_parse_direct(message) for message in messages]
         cited: dict[int, tuple[list[Any], list[Reference]]] = {}
@@ -277,12 +285,14 @@ class SessionReferenceResolver:
             for _, distinct in cited.values()
         ]
         contexts = dict(zip(cited, settle(jobs, cancel), strict=True))
-        out: list[JsonObject | ContextMessage] = []
+        out: list[Message | JsonObject | ContextMessage] = []
         for index, message in enumerate(messages):
             if index not in cited:
                 out.append(message)
                 continue
-            pair: list[JsonObject | ContextMessage] = [{**message, "content": cited[index][0]}]
+            pair: list[Message | JsonObject | ContextMessage] = [
+                {**message, "content": cited[index][0]}
+            ]
             pair.insert(0 if placement == "before" else 1, contexts[index])
             out.extend(pair)
         return out
@@ -363,7 +373,7 @@ def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Reda
     )
 
 
-def _parse_direct(message: JsonObject) -> tuple[list[Any], list[Reference]] | None:
+def _parse_direct(message: Mapping[str, Any]) -> tuple[list[Any], list[Reference]] | None:
     """A direct user message's content with readable texts and its references, if any."""
     source = message.get("source")
     if not isinstance(source, Mapping) or source.get("kind") != "user":

@@ -267,3 +267,39 @@ def test_a_query_that_is_not_a_string_is_invalid_config(
         INVALID_CONFIG,
         f"query must be a string, not {kind}",
     )
+
+
+@pytest.mark.parametrize(
+    ("messages", "message"),
+    [
+        (None, "messages must be a list, not NoneType"),
+        ("hi", "messages must be a list, not str"),
+        ({"role": "user", "content": []}, "messages must be a list, not dict"),
+        (["hello"], "messages[0] must be a mapping, not str"),
+        ([{"role": "user", "content": []}, None], "messages[1] must be a mapping, not NoneType"),
+    ],
+)
+def test_direct_messages_of_the_wrong_kind_are_invalid_config(messages: Any, message: str) -> None:
+    """They were a ``TypeError`` or an ``AttributeError``; ``content`` of ``prepare`` is
+    refused the same way."""
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare_direct_messages("t", messages)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+
+
+def test_direct_messages_may_be_any_mappings_in_any_sequence() -> None:
+    from types import MappingProxyType
+
+    mention = "see @[a](dsh-session:ImEi)"
+    user = MappingProxyType(
+        {"id": "m", "source": {"kind": "user"}, "content": [{"type": "text", "text": mention}]}
+    )
+    other = {"id": "n", "source": {"kind": "assistant"}, "content": []}
+    out = SessionReferenceResolver(MemoryStore(SESSIONS)).prepare_direct_messages(
+        "t", (other, user), placement="after"
+    )
+    assert out[0] is other
+    readable = [{"type": "text", "text": "see @a"}]
+    assert out[1] == {"id": "m", "source": {"kind": "user"}, "content": readable}
+    assert [r.session_id for r in out[2].source.references] == ["a"]  # type: ignore[union-attr]
