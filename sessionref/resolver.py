@@ -25,7 +25,7 @@ from sessionref.errors import (
     positive_safe_integer,
     read_failed,
 )
-from sessionref.log.protocol import Store
+from sessionref.log.protocol import Store, checked_store
 from sessionref.log.records import SessionHeader, latest_title
 from sessionref.rules import (
     DEFAULT_CANDIDATE_LIMIT,
@@ -97,7 +97,9 @@ class SessionReferenceResolver:
         redact: bool | Redaction = False,
         redact_patterns: Sequence[str] = (),
     ) -> None:
-        """``None`` means the default; integral floats are integers (docs/api.md §Configuration).
+        """``store`` is any :class:`~sessionref.log.protocol.Store` (anything with
+        ``headers()``, ``read()`` and ``title()``), else INVALID_CONFIG. For the counts ``None``
+        means the default; integral floats are integers (docs/api.md §Configuration).
 
         ``redact=True`` replaces the secrets of every snapshot's text by ``[REDACTED:<kind>]``
         before the budget (docs/redaction.md); ``redact_patterns`` adds regular expressions
@@ -106,7 +108,7 @@ class SessionReferenceResolver:
         A pattern that does not compile, or redaction without detect-secrets installed, is
         INVALID_CONFIG.
         """
-        self.store = store
+        self.store = checked_store(store, "SessionReferenceResolver store")
         self.settings = check_config(
             max_references=max_references,
             candidate_limit=candidate_limit,
@@ -118,13 +120,15 @@ class SessionReferenceResolver:
     def from_config(
         cls, store: Store, config: Mapping[str, object] | None = None
     ) -> SessionReferenceResolver:
-        """A resolver from the package's config object; keys it does not know are ignored.
+        """A resolver from the package's config object (a mapping, or ``None`` for every
+        default); keys it does not know are ignored.
 
         >>> from sessionref.log.store import MemoryStore
         >>> SessionReferenceResolver.from_config(MemoryStore([]), {"maxReferences": None}).config
         {'maxReferences': 3, 'candidateLimit': 50, 'maxReferenceBytes': 65536}
         """
-        config = config or {}
+        name = "SessionReferenceResolver.from_config config"
+        config = {} if config is None else mapping(config, name, "a mapping or None")
         settings = check_config(
             max_references=config.get("maxReferences"),
             candidate_limit=config.get("candidateLimit"),

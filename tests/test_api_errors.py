@@ -303,3 +303,47 @@ def test_direct_messages_may_be_any_mappings_in_any_sequence() -> None:
     readable = [{"type": "text", "text": "see @a"}]
     assert out[1] == {"id": "m", "source": {"kind": "user"}, "content": readable}
     assert [r.session_id for r in out[2].source.references] == ["a"]  # type: ignore[union-attr]
+
+
+WANTED_STORE = "a store (with headers(), read() and title())"
+
+
+@pytest.mark.parametrize(
+    ("store", "kind"), [("/path/to/store", "str"), (None, "NoneType"), (Path("/s"), "PosixPath")]
+)
+def test_a_resolver_refuses_what_is_not_a_store_when_it_is_made(store: Any, kind: str) -> None:
+    """It was made, and every later call failed as READ_FAILED."""
+    for make in (SessionReferenceResolver, SessionReferenceResolver.from_config):
+        with pytest.raises(SessionReferenceError) as raised:
+            make(store)
+        assert (raised.value.code, raised.value.message) == (
+            INVALID_CONFIG,
+            f"SessionReferenceResolver store must be {WANTED_STORE}, not {kind}",
+        )
+
+
+def test_a_store_needs_only_what_the_resolver_reads() -> None:
+    class Minimal:
+        def headers(self) -> list[SessionHeader]:
+            return []
+
+        def read(self, session_id: str) -> SessionLog:
+            raise KeyError(session_id)
+
+        def title(self, session_id: str) -> None:
+            return None
+
+    assert SessionReferenceResolver(Minimal()).list_candidates("t") == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("config", "kind"), [("abc", "str"), ([], "list"), (3, "int")])
+def test_from_config_takes_a_mapping_or_none(config: Any, kind: str) -> None:
+    """``"abc"`` was an AttributeError and ``[]`` was taken as no config."""
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver.from_config(MemoryStore([]), config)
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        f"SessionReferenceResolver.from_config config must be a mapping or None, not {kind}",
+    )
+    defaults = {"maxReferences": 3, "candidateLimit": 50, "maxReferenceBytes": 65536}
+    assert SessionReferenceResolver.from_config(MemoryStore([]), None).config == defaults

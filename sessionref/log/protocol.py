@@ -15,9 +15,9 @@ the command line take any of them. A store may also offer, and callers check wit
 
 from __future__ import annotations
 
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, cast, runtime_checkable
 
-from sessionref.errors import positive_count
+from sessionref.errors import positive_count, wrong_kind
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -81,6 +81,28 @@ class Store(Protocol):
 
 SessionStore = Store
 """The name :class:`Store` had before other harnesses' stores joined it."""
+
+READ_METHODS: Final = ("headers", "read", "title")
+"""What a store must have for the resolver, the candidates and the batch to read it (anything
+with them will do, docs/differences.md §API)."""
+A_STORE: Final = "a store (with headers(), read() and title())"
+
+
+def checked_store(value: object, name: str, wanted: str = A_STORE) -> Store:
+    """``value``, when it has the :data:`READ_METHODS` of a store; else INVALID_CONFIG naming
+    ``name`` and the kind given, when it is passed rather than at its first read (a path
+    given as a store failed every later call as READ_FAILED).
+
+    >>> from sessionref.log.store import MemoryStore
+    >>> checked_store(MemoryStore([]), "store").harness
+    'dsh'
+    >>> checked_store("/path/to/store", "store")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: store must be a store (with headers(), ...), not str
+    """
+    if all(callable(getattr(value, method, None)) for method in READ_METHODS):
+        return cast(Store, value)
+    raise wrong_kind(name, wanted, value)
 
 
 @runtime_checkable
