@@ -347,3 +347,22 @@ def test_from_config_takes_a_mapping_or_none(config: Any, kind: str) -> None:
     )
     defaults = {"maxReferences": 3, "candidateLimit": 50, "maxReferenceBytes": 65536}
     assert SessionReferenceResolver.from_config(MemoryStore([]), None).config == defaults
+
+
+@pytest.mark.parametrize(
+    ("sessions", "message"),
+    [
+        (SESSIONS[0], "MemoryStore sessions must be a list, not dict"),
+        (None, "MemoryStore sessions must be a list, not NoneType"),
+        (
+            [SESSIONS[0], "b"],
+            'MemoryStore sessions[1] must be a {"header", "events"} mapping, not str',
+        ),
+    ],
+)
+def test_a_memory_store_takes_a_list_of_session_mappings(sessions: Any, message: str) -> None:
+    """One session dict given alone was an AttributeError (its keys were taken as sessions)."""
+    with pytest.raises(SessionReferenceError) as raised:
+        MemoryStore(sessions)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+    assert [h.id for h in MemoryStore(iter(SESSIONS)).headers()] == ["a", "b"]

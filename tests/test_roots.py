@@ -421,3 +421,27 @@ def test_harness_on_the_command_line_forces_every_root(tmp_path: Path) -> None:
     )
     assert right.returncode == 0, right.stderr
     assert [row["harness"] for row in json.loads(right.stdout)] == ["claude-code"]
+
+
+@pytest.mark.parametrize(
+    ("stores", "message"),
+    [
+        (
+            [MemoryStore([]), MemoryStore([])],
+            "MultiStore stores must be a mapping of names to stores, not list",
+        ),
+        ({}, "MultiStore stores must name at least one store"),
+        (
+            {"/a": MemoryStore([]), "/b": "/b"},
+            "MultiStore stores['/b'] must be a store (with headers(), read() and title()), not str",
+        ),
+    ],
+)
+def test_a_multi_store_of_anything_but_named_stores_is_invalid_config(
+    stores: Any, message: str
+) -> None:
+    """A list was a TypeError, an empty mapping a ValueError, and a path among the stores
+    failed at the first listing."""
+    with pytest.raises(SessionReferenceError) as raised:
+        MultiStore(stores)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)

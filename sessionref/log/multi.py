@@ -6,9 +6,9 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
-from sessionref.errors import SessionLogError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, mapping
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.protocol import CountingStore, Store
+from sessionref.log.protocol import CountingStore, Store, checked_store
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -41,8 +41,10 @@ class MultiStore:
     Each session is read from the store that lists it, so every harness reads its own. An id
     listed by two stores is an error when it is read (:class:`AmbiguousSession`, naming both);
     say which one is meant by reading it from that store alone (``stores[name]``; on the
-    command line, by giving that ``--root`` alone). ``homes`` (id → names) may say where
-    sessions are, so that a worker process reads them without listing every root again.
+    command line, by giving that ``--root`` alone). ``stores`` that is not a mapping, names
+    none, or maps a name to what is not a store is INVALID_CONFIG when it is made.
+    ``homes`` (id → names) may say where sessions are, so that a worker process reads them
+    without listing every root again.
 
     >>> from sessionref.log.store import MemoryStore
     >>> def one(session_id):
@@ -56,9 +58,14 @@ class MultiStore:
     def __init__(
         self, stores: Mapping[str, Store], homes: Mapping[str, Sequence[str]] | None = None
     ) -> None:
-        if not stores:
-            raise ValueError("a MultiStore needs at least one store")
-        self.stores = dict(stores)
+        named = mapping(stores, "MultiStore stores", "a mapping of names to stores")
+        if not named:
+            message = "MultiStore stores must name at least one store"
+            raise SessionReferenceError(message, INVALID_CONFIG)
+        self.stores = {
+            name: checked_store(store, f"MultiStore stores[{name!r}]")
+            for name, store in named.items()
+        }
         self._homes = {session_id: list(names) for session_id, names in (homes or {}).items()}
         self._lock = threading.Lock()
 

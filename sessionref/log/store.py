@@ -17,7 +17,13 @@ from typing import Any
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
+from sessionref.errors import (
+    INVALID_CONFIG,
+    SessionLogError,
+    SessionReferenceError,
+    listed,
+    mapping,
+)
 from sessionref.log.discovery import (
     LOG_NAMES,
     PLAIN_LOG,
@@ -331,9 +337,11 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
 
 
 class MemoryStore:
-    """Sessions given as conformance ``{"header": {...}, "events": [storage records]}`` objects,
-    read exactly as if they lay in a plain-JSONL store (a later session written to the same
-    directory replaces an earlier one, as a file would).
+    """Sessions given as a list of conformance ``{"header": {...}, "events": [storage
+    records]}`` objects, read exactly as if they lay in a plain-JSONL store (a later session
+    written to the same directory replaces an earlier one, as a file would). A ``sessions``
+    that is not a list of mappings is INVALID_CONFIG (what a header or an event holds is the
+    log's business: a header the harness would not list is passed over, as on disk).
 
     >>> store = MemoryStore([{"header": {"version": 0, "id": "s", "createdAt": 1,
     ...                                  "delegationDepth": 0}, "events": []}])
@@ -345,7 +353,8 @@ class MemoryStore:
 
     def __init__(self, sessions: Iterable[Mapping[str, Any]]) -> None:
         self._files: dict[tuple[str, str], bytes] = {}
-        for session in sessions:
+        for index, session in enumerate(listed(sessions, "MemoryStore sessions")):
+            mapping(session, f"MemoryStore sessions[{index}]", 'a {"header", "events"} mapping')
             project, directory, content = render_session(session)
             self._files[project, directory] = content
         files = [
