@@ -21,14 +21,14 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.batch.local import build_snapshots, ordered_window
+from sessionref.batch.local import build_result_lines, build_snapshots, ordered_window
 from sessionref.cli import main
 from sessionref.cli.batch import progress_bar
 from sessionref.cli.batch_output import OutputFile
 from sessionref.cli.output_target import locate
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
-from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED
+from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.log.store import DirectoryStore, MemoryStore, SessionNotFound
 from sessionref.log.writer import log_path
 from sessionref.testing.store import LogRecords, write_session_store
@@ -631,3 +631,36 @@ def test_a_stop_inside_the_first_write_keeps_what_reached_the_file(tmp_path: Pat
         raise KeyboardInterrupt
     assert output.kept
     assert out.read_bytes() == line
+
+
+def test_build_snapshots_takes_a_root_path_as_the_dask_engine_does(tmp_path: Path) -> None:
+    """``build_snapshots("/path/to/root")`` was an AttributeError."""
+    write_store(tmp_path)
+    from_store = list(build_snapshots(DirectoryStore(tmp_path), max_reference_bytes=MAX_BYTES))
+    assert [r["sessionId"] for r in from_store] == LISTING
+    for root in (tmp_path, str(tmp_path)):
+        assert list(build_snapshots(root, max_reference_bytes=MAX_BYTES)) == from_store
+
+
+STORE_WANTED = "a store (with headers(), read() and title()) or a DSH root path"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"session_ids": "abc"}, "session_ids must be a list, not str"),
+        ({"session_ids": {"a": 1}}, "session_ids must be a list, not dict"),
+        ({"session_ids": ["a", 1]}, "session_ids[1] must be a string, not int"),
+        ({"store": None}, f"store must be {STORE_WANTED}, not NoneType"),
+        ({"store": 5}, f"store must be {STORE_WANTED}, not int"),
+    ],
+)
+def test_build_snapshots_refuses_a_store_or_ids_of_the_wrong_kind_at_once(
+    arguments: dict[str, Any], message: str
+) -> None:
+    """``session_ids="abc"`` snapshotted sessions "a", "b" and "c"."""
+    call = {"store": MemoryStore([]), **arguments}
+    for build in (build_snapshots, build_result_lines):
+        with pytest.raises(SessionReferenceError) as raised:
+            build(**call)  # no next(): checked when called
+        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)

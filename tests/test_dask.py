@@ -182,3 +182,34 @@ def test_workers_keep_the_store_limits(store_root: Path, local_lines: list[bytes
     assert expected != local_lines, "the limit must fail some sessions for this test to tell"
     bag = snapshots_bag(limited, max_reference_bytes=MAX_BYTES, partition_size=5)
     assert lines(bag.compute(scheduler="processes", num_workers=2)) == expected
+
+
+def test_both_engines_take_a_store_and_a_root_path_alike(
+    store_root: Path, local_lines: list[bytes]
+) -> None:
+    for store in (str(store_root), store_root, DirectoryStore(store_root)):
+        bag = snapshots_bag(store, max_reference_bytes=MAX_BYTES)
+        assert lines(bag.compute(scheduler="synchronous")) == local_lines
+        assert lines(build_snapshots(store, max_reference_bytes=MAX_BYTES)) == local_lines
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"session_ids": "abc"}, "session_ids must be a list, not str"),
+        ({"session_ids": [7]}, "session_ids[0] must be a string, not int"),
+        (
+            {"store": None},
+            "store must be a store (with headers(), read() and title()) or a DSH root path, "
+            "not NoneType",
+        ),
+    ],
+)
+def test_both_engines_refuse_the_same_wrong_kinds(
+    store_root: Path, arguments: dict[str, Any], message: str
+) -> None:
+    call = {"store": store_root, **arguments}
+    for engine in (snapshots_bag, build_snapshots):
+        with pytest.raises(SessionReferenceError) as raised:
+            engine(**call)
+        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)

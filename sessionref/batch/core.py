@@ -24,12 +24,14 @@ from sessionref.errors import (
     INVALID_CONFIG,
     ErrorInfo,
     SessionReferenceError,
+    listed,
     positive_safe_integer,
+    string,
 )
 from sessionref.listing import listing_order as listing_order  # the one order, for the engines
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
-from sessionref.log.protocol import Store
+from sessionref.log.protocol import A_STORE, Store, checked_store
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.store import DirectoryStore, SessionNotFound
 from sessionref.resolver import (
@@ -116,6 +118,39 @@ def fresh_target(session_ids: Collection[str]) -> Target:
     while (candidate := f"sessionref-batch-{uuid.uuid4()}") in session_ids:
         pass  # pragma: no cover - a uuid4 collision
     return Target(candidate)
+
+
+def batch_store(store: object) -> Store:
+    """The store a batch reads, given as a store (as the resolver takes one:
+    :func:`~sessionref.log.protocol.checked_store`) or as the root of a DSH store (a
+    :class:`DirectoryStore` with the default limits); else INVALID_CONFIG. Both engines take
+    it the same way.
+
+    >>> batch_store("/").root.as_posix()
+    '/'
+    >>> batch_store(None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: store must be ... or a DSH root path, not NoneType
+    """
+    if isinstance(store, (str, os.PathLike)):
+        return DirectoryStore(store)
+    return checked_store(store, "store", f"{A_STORE} or a DSH root path")
+
+
+def batch_ids(session_ids: object) -> list[str] | None:
+    """The sessions a batch snapshots in place of the listing (``None``: the listing): a list
+    of ids, any iterable but a string (which would be one session per character).
+
+    >>> batch_ids(("a", "b")), batch_ids(None)
+    (['a', 'b'], None)
+    >>> batch_ids("abc")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: session_ids must be a list, not str
+    """
+    if session_ids is None:
+        return None
+    ids = listed(session_ids, "session_ids")
+    return [string(session_id, f"session_ids[{n}]") for n, session_id in enumerate(ids)]
 
 
 def check_options(max_reference_bytes: int, label: str, workers: int) -> int:

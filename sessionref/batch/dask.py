@@ -36,6 +36,8 @@ from sessionref.batch.core import (
     ResultLine,
     Snapshotter,
     StoreFactory,
+    batch_ids,
+    batch_store,
     check_options,
     fresh_target,
     listing_order,
@@ -43,7 +45,6 @@ from sessionref.batch.core import (
 )
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_safe_integer
 from sessionref.log.protocol import Store
-from sessionref.log.store import DirectoryStore
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
 from sessionref.resolver import (
@@ -152,9 +153,8 @@ def result_lines_bag(
     partition_size = positive_safe_integer(
         partition_size, "partition_size must be a positive safe integer"
     )
-    if isinstance(store, (str, os.PathLike)):
-        store = DirectoryStore(store)
-    ids = listing_order(store) if session_ids is None else list(session_ids)
+    store, given = batch_store(store), batch_ids(session_ids)
+    ids = listing_order(store) if given is None else given
     target = fresh_target(ids).id
     recipe = portable_store(store, ids)
     paths = dict(recipe.listed) if isinstance(recipe, DirectoryRecipe) else {}

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections import deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
@@ -22,6 +23,8 @@ from sessionref.batch.core import (
     ResultLine,
     Snapshotter,
     StoreFactory,
+    batch_ids,
+    batch_store,
     check_options,
     fresh_target,
     listing_order,
@@ -166,7 +169,7 @@ def _results(
 
 
 def build_result_lines(
-    store: Store,
+    store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "title",
@@ -181,7 +184,8 @@ def build_result_lines(
     """
     workers = check_options(max_reference_bytes, label, workers)
     redaction = redaction_of(redact, redact_patterns)
-    return _results(store, session_ids, max_reference_bytes, label, workers, redaction)
+    store, ids = batch_store(store), batch_ids(session_ids)
+    return _results(store, ids, max_reference_bytes, label, workers, redaction)
 
 
 def _decoded(
@@ -194,7 +198,7 @@ def _decoded(
 
 
 def build_snapshots(
-    store: Store,
+    store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
     label: Label = "id",
@@ -205,15 +209,18 @@ def build_snapshots(
 ) -> Generator[dict[str, Any], None, None]:
     """A lazy iterator of every stored session's batch result, in listing order.
 
-    Each result is ``{"sessionId", "label", "context"}`` or ``{"sessionId", "error": {"code",
-    "message"}}``; a bad session never stops the batch. ``label="title"`` labels a session by
-    its latest title (its id when it has none), ``"id"`` by its id. ``workers > 1`` runs a
-    process pool fed chunks of up to 16 sessions, at most 4 per worker in flight (the store
-    must pickle, unless :func:`~sessionref.batch.core.portable_store` knows it).
-    ``session_ids`` replaces the listing (ids taken in that order). Options are checked at
-    once; the store is listed on the first ``next()``. ``redact`` and ``redact_patterns`` are
-    the resolver's (docs/redaction.md). Pool workers ignore Ctrl-C; closing the iterator
-    early (or an interrupt while it waits) ends them.
+    ``store`` is any store, or the root of a DSH store, as ``snapshots_bag`` takes it
+    (:func:`~sessionref.batch.core.batch_store`). Each result is ``{"sessionId", "label",
+    "context"}`` or ``{"sessionId", "error": {"code", "message"}}``; a bad session never
+    stops the batch. ``label="title"`` labels a session by its latest title (its id when it
+    has none), ``"id"`` by its id. ``workers > 1`` runs a process pool fed chunks of up to 16
+    sessions, at most 4 per worker in flight (the store must pickle, unless
+    :func:`~sessionref.batch.core.portable_store` knows it). ``session_ids`` replaces the
+    listing (a list of ids, taken in that order; a string is INVALID_CONFIG). Options, the
+    store and ``session_ids`` are checked at once; the store is listed on the first
+    ``next()``. ``redact`` and ``redact_patterns`` are the resolver's (docs/redaction.md).
+    Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while it waits)
+    ends them.
 
     >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore
