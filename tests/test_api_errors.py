@@ -16,7 +16,11 @@ from sessionref import (
     SessionReferenceError,
     SessionReferenceResolver,
     Target,
+    decode_session_reference_uri,
+    encode_session_reference_uri,
+    parse_session_reference_text,
     tag_safe_json,
+    utf8_length,
 )
 from sessionref.batch.core import check_options
 from sessionref.errors import INVALID_CONFIG, INVALID_REFERENCE, READ_FAILED, TOO_MANY
@@ -366,3 +370,60 @@ def test_a_memory_store_takes_a_list_of_session_mappings(sessions: Any, message:
         MemoryStore(sessions)
     assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
     assert [h.id for h in MemoryStore(iter(SESSIONS)).headers()] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("codec", "value", "code", "message"),
+    [
+        (
+            encode_session_reference_uri,
+            None,
+            INVALID_REFERENCE,
+            "encode_session_reference_uri session_id must be a string, not NoneType",
+        ),
+        (
+            encode_session_reference_uri,
+            5,
+            INVALID_REFERENCE,
+            "encode_session_reference_uri session_id must be a string, not int",
+        ),
+        (
+            decode_session_reference_uri,
+            None,
+            INVALID_REFERENCE,
+            "decode_session_reference_uri uri must be a string, not NoneType",
+        ),
+        (
+            decode_session_reference_uri,
+            b"dsh-session:InMtYmV0YSI",
+            INVALID_REFERENCE,
+            "decode_session_reference_uri uri must be a string, not bytes",
+        ),
+        (
+            parse_session_reference_text,
+            None,
+            INVALID_CONFIG,
+            "parse_session_reference_text text must be a string, not NoneType",
+        ),
+        (utf8_length, None, INVALID_CONFIG, "utf8_length text must be a string, not NoneType"),
+        (utf8_length, b"abc", INVALID_CONFIG, "utf8_length text must be a string, not bytes"),
+    ],
+)
+def test_a_codec_given_what_is_not_a_string_is_a_coded_error(
+    codec: Any, value: object, code: str, message: str
+) -> None:
+    """They were a TypeError, an AttributeError, or (encoding ``None``) the URI of the id
+    ``null``, ``dsh-session:bnVsbA``, which no session has."""
+    with pytest.raises(SessionReferenceError) as raised:
+        codec(value)
+    assert (raised.value.code, raised.value.message) == (code, message)
+
+
+def test_the_text_of_a_direct_message_that_is_not_a_string_is_a_coded_error() -> None:
+    message = {"source": {"kind": "user"}, "content": [{"type": "text", "text": 7}]}
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver(MemoryStore(SESSIONS)).prepare_direct_messages("t", [message])
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        "parse_session_reference_text text must be a string, not int",
+    )

@@ -14,6 +14,8 @@ import functools
 import re
 from typing import Final
 
+from sessionref.errors import string
+
 _REPLACEMENT: Final = "\ufffd"
 
 
@@ -51,15 +53,22 @@ def combine_surrogate_pairs(text: str) -> str:
 
 
 def utf8_length(text: str) -> int:
-    """Byte length of the UTF-8 form of a JavaScript string: 3 bytes per lone surrogate.
+    """Byte length of the UTF-8 form of a JavaScript string: 3 bytes per lone surrogate; what
+    is not a string is INVALID_CONFIG.
 
     >>> utf8_length("aé中🙂"), utf8_length("\\ud800")
     (10, 3)
+    >>> utf8_length(None)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: utf8_length text must be a string, not NoneType
     """
     try:
         return len(text.encode("utf-8"))
     except UnicodeEncodeError:
         return len(combine_surrogate_pairs(text).encode("utf-8", "surrogatepass"))
+    except AttributeError:  # checked only when it failed: the budget measures every unit
+        string(text, "utf8_length text")
+        raise
 
 
 def well_formed(text: str) -> str:

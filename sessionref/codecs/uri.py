@@ -11,7 +11,7 @@ from typing import Final
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import INVALID_REFERENCE, SessionReferenceError
+from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, string
 
 SCHEME: Final = "dsh-session:"
 
@@ -56,14 +56,19 @@ def encode_session_reference_uri(session_id: str) -> str:
 
     >>> encode_session_reference_uri("s-beta")
     'dsh-session:InMtYmV0YSI'
+
+    A session id that is not a string is INVALID_REFERENCE (``JSON.stringify`` would give
+    ``null`` a URI, but no session has that id: docs/differences.md §API).
     """
+    string(session_id, "encode_session_reference_uri session_id", INVALID_REFERENCE)
     payload = binascii.b2a_base64(js_json(session_id), newline=False).translate(_TO_URLSAFE)
     payload = payload.rstrip(b"=")
     return SCHEME + payload.decode("ascii")
 
 
 def decode_session_reference_uri(uri: str) -> str:
-    """The session id of a canonical URI; anything else raises INVALID_REFERENCE.
+    """The session id of a canonical URI; anything else (a value that is not a string too)
+    raises INVALID_REFERENCE.
 
     >>> decode_session_reference_uri("dsh-session:InMtYmV0YSI")
     's-beta'
@@ -71,6 +76,7 @@ def decode_session_reference_uri(uri: str) -> str:
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:e30"
     """
+    string(uri, "decode_session_reference_uri uri", INVALID_REFERENCE)
     payload = uri[len(SCHEME) :]
     if not uri.startswith(SCHEME) or _PAYLOAD.fullmatch(payload) is None:
         raise _invalid_uri(uri)
@@ -141,12 +147,14 @@ def _reference_pattern() -> re.Pattern[str]:
 
 
 def parse_session_reference_text(text: str) -> ParsedText:
-    """Find every mention and bare URI, left to right; replace each with ``@label``.
+    """Find every mention and bare URI, left to right; replace each with ``@label``. A ``text``
+    that is not a string is INVALID_CONFIG.
 
     >>> parsed = parse_session_reference_text("see @[auth](dsh-session:InMtYmV0YSI) now")
     >>> parsed.text, parsed.references
     ('see @auth now', [Reference(session_id='s-beta', label='auth')])
     """
+    string(text, "parse_session_reference_text text")
     references: list[Reference] = []
 
     def replace(match: re.Match[str]) -> str:
