@@ -807,3 +807,24 @@ def test_the_resolver_reads_an_index_from_its_threads(tmp_path: Path) -> None:
             return list(pool.map(lambda job: job(), jobs))
 
     assert answers(index) == answers(plain)
+
+
+def open_descriptors(path: Path) -> int:
+    """How many of this process's file descriptors are open on ``path`` (Linux)."""
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == str(path)
+        except OSError:  # the directory's own descriptor, gone by now
+            continue
+    return count
+
+
+def test_an_index_in_a_with_block_is_closed_at_its_end(tmp_path: Path) -> None:
+    small_store(tmp_path / "store")
+    with index_of(tmp_path / "store", tmp_path) as index:
+        assert len(index.headers()) == 12
+        assert open_descriptors(index.path) == 1
+    assert open_descriptors(index.path) == 0
+    assert len(index.headers()) == 12  # a use after it opens it again
+    index.close()

@@ -44,7 +44,8 @@ def found(tmp_path: Path, logs: list[dict[str, Any]], query: str, **options: Any
     if not (tmp_path / "store").exists():
         write_session_store(tmp_path / "store", logs)
     index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite")
-    hits = [hit.session_id for hit in index.search(query, 100, **options)]
+    options.setdefault("limit", 100)
+    hits = [hit.session_id for hit in index.search(query, **options)]
     index.close()
     return hits
 
@@ -135,6 +136,13 @@ def test_search_cwd_option_is_normalized(
 def test_search_takes_a_cwd_as_a_path_or_a_string(tmp_path: Path, cwd: Any) -> None:
     logs = [session("here", 1, "/w/app", "hello"), session("there", 2, "/w/other", "hello")]
     assert found(tmp_path, logs, "hello", cwd=cwd) == ["here"]
+
+
+def test_search_limit_none_is_the_default_of_ten(tmp_path: Path) -> None:
+    """README: counts are JavaScript numbers and ``None`` is the default; it was refused."""
+    logs = [session(f"s{n:02}", n, "/w", "hello") for n in range(12)]
+    newest_ten = [f"s{n:02}" for n in range(11, 1, -1)]  # equal scores: newest first
+    assert found(tmp_path, logs, "hello", limit=None) == newest_ten
 
 
 @pytest.mark.parametrize("option", [["--limit", "0"], ["--limit", "-3"], ["--workers", "0"]])

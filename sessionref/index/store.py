@@ -77,11 +77,14 @@ class SessionIndex:
     answers, and search builds a throwaway index in memory). ``clock`` is now in ns (a file
     modified within 2 s of it is racy: read, not remembered); tests pass their own.
 
+    :meth:`close` closes its database; so does the end of a ``with`` block, which gives the
+    index itself (a use after either opens it again).
+
     >>> import tempfile
     >>> from sessionref.log.store import DirectoryStore
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
-    ...     index.refresh(), index.search("anything")
+    ...     with SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite")) as index:
+    ...         index.refresh(), index.search("anything")
     (RefreshReport(sessions=0, read=0, removed=0), [])
     """
 
@@ -145,6 +148,12 @@ class SessionIndex:
         if self._db is not None:
             self._db.close()
             self._db = None
+
+    def __enter__(self) -> SessionIndex:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
         """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
@@ -366,14 +375,15 @@ class SessionIndex:
     def search(
         self,
         query: str,
-        limit: int = DEFAULT_SEARCH_LIMIT,
+        limit: int | None = DEFAULT_SEARCH_LIMIT,
         cwd: str | os.PathLike[str] | None = None,
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
-        :meth:`headers`); only those of working directory ``cwd`` (a string or an
-        ``os.PathLike``, compared as text, as a target's is) when it is given."""
+        :meth:`headers`), at most ``limit`` (``None``: the default, 10); only those of working
+        directory ``cwd`` (a string or an ``os.PathLike``, compared as text, as a target's is)
+        when it is given."""
         query = string(query, "SessionIndex.search query")
-        limit = positive_count(limit, "SessionIndex.search limit")
+        limit = positive_count(limit, "SessionIndex.search limit", DEFAULT_SEARCH_LIMIT)
         cwd = optional_path(cwd, "SessionIndex.search cwd")
         self._use()
         assert self._db is not None
