@@ -5,7 +5,12 @@ Wording is the package's (docs/api.md §Errors); the wire cases are in test_api_
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
+import enum
 import math
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -110,10 +115,69 @@ def test_a_listing_that_fails_is_read_failed() -> None:
     assert (caught.code, caught.message) == (READ_FAILED, "failed to list sessions: denied")
 
 
-@pytest.mark.parametrize("value", [object(), print, {"k": object()}, ["\ud800", object()]])
+@pytest.mark.parametrize(
+    "value",
+    [
+        object(),
+        print,
+        {"k": object()},
+        ["\ud800", object()],
+        complex(1, 2),
+        {None: 1},
+        {True: 1},
+        {(1, 2): 1},
+        {"\ud800": 1, None: 2},  # the same, once a lone surrogate sent it down the slow path
+    ],
+)
 def test_tag_safe_json_of_a_value_with_no_json_form(value: object) -> None:
     with pytest.raises(TypeError, match=r"^session-reference data is not JSON-serializable$"):
         tag_safe_json(value)
+
+
+class Colour(enum.Enum):
+    RED = "<red>"
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    label: str
+
+
+TAKEN = [
+    ({3}, "[3]"),
+    (frozenset(["a"]), '["a"]'),
+    (b"<>", '"PD4="'),
+    (bytearray(b"\x00"), '"AA=="'),
+    (datetime.datetime(2026, 1, 2, 3, 4, 5), '"2026-01-02T03:04:05"'),
+    (datetime.date(2026, 1, 2), '"2026-01-02"'),
+    (datetime.timedelta(days=1, seconds=1), '"P1DT1S"'),
+    (decimal.Decimal("1.50"), '"1.50"'),
+    (uuid.UUID(int=255), '"00000000-0000-0000-0000-0000000000ff"'),
+    (Colour.RED, '"\\u003cred>"'),
+    (Point(1, "p"), '{"x":1,"label":"p"}'),
+    (2**64, "18446744073709551616"),
+    (math.nan, "null"),
+    ({1: "a", 1.5: "b"}, '{"1":"a","1.5":"b"}'),
+]
+"""What ``tag_safe_json`` writes beyond JSON values, as its docstring says (msgspec's forms)."""
+
+
+@pytest.mark.parametrize(("value", "expected"), TAKEN)
+def test_tag_safe_json_writes_what_msgspec_encodes_as_its_doc_says(
+    value: object, expected: str
+) -> None:
+    assert tag_safe_json(value) == expected.encode()
+    # the same with a lone surrogate beside it, which the fast path cannot write
+    assert tag_safe_json([value, "\ud800"]) == f'[{expected},"\\ud800"]'.encode()
+    assert tag_safe_json({"v": value, "\ud800": 0}) == f'{{"v":{expected},"\\ud800":0}}'.encode()
+
+
+def test_tag_safe_json_walks_a_set_or_a_dataclass_holding_a_lone_surrogate() -> None:
+    """These raised UnicodeEncodeError: the slow path handed them back to msgspec whole."""
+    assert tag_safe_json({"\ud800"}) == b'["\\ud800"]'
+    assert tag_safe_json(Point(1, "\udfff<")) == b'{"x":1,"label":"\\udfff\\u003c"}'
+    assert tag_safe_json({2: "\ud800"}) == b'{"2":"\\ud800"}'
 
 
 @pytest.mark.parametrize(

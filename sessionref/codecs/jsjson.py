@@ -48,18 +48,39 @@ def _string_literal(text: str) -> bytes:
         return b'"' + b"".join(escaped) + b'"'
 
 
+def _key_text(key: object) -> str:
+    """The string msgspec writes for a member name that is not one (a number, a UUID, a
+    date…); a key it has none for (``None``, a bool, a tuple) raises ``TypeError``, as the
+    fast path does.
+
+    >>> _key_text(1.5), _key_text(2)
+    ('1.5', '2')
+    """
+    written: dict[str, None] = msgspec.to_builtins({key: None}, str_keys=True)
+    return next(iter(written))
+
+
 def _walk(value: object) -> bytes:
-    """Serialize ``value`` piece by piece; only reached when the fast path refused it."""
+    """Serialize ``value`` piece by piece; only reached when the fast path refused it. What
+    msgspec writes but this does not walk (a set, a struct, a dataclass, an enum…) is written
+    by msgspec, or, when a lone surrogate stops it there too, walked as the plain values
+    msgspec makes of it."""
     if isinstance(value, str):
         return _string_literal(value)
     if isinstance(value, Mapping):
-        members = (_string_literal(str(key)) + b":" + _walk(item) for key, item in value.items())
+        members = (
+            _string_literal(key if isinstance(key, str) else _key_text(key)) + b":" + _walk(item)
+            for key, item in value.items()
+        )
         return b"{" + b",".join(members) + b"}"
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
         return b"[" + b",".join(_walk(item) for item in value) + b"]"
-    if isinstance(value, msgspec.Struct):
-        return _walk(msgspec.to_builtins(value))
-    return _ENCODE(value)
+    if not isinstance(value, msgspec.Struct):  # a struct is walked at once, as before
+        try:
+            return _ENCODE(value)
+        except UnicodeEncodeError:
+            pass
+    return _walk(msgspec.to_builtins(value, str_keys=True))
 
 
 def js_json(value: object) -> bytes:
@@ -77,10 +98,20 @@ def js_json(value: object) -> bytes:
 def tag_safe_json(value: object) -> bytes:
     """``js_json`` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
 
-    A value with no JSON form raises ``TypeError``, worded as the package words it.
+    It writes JSON values (mappings with string keys, lists, tuples, strings, numbers,
+    booleans, ``None``) as ``JSON.stringify`` does (NaN and ±Infinity as ``null``), and
+    msgspec structs as their wire form. What else msgspec encodes it writes as msgspec does,
+    where ``JSON.stringify`` would throw or write ``{}``: sets and frozensets as arrays,
+    named tuples as arrays, dataclasses (and attrs classes) as objects, enums as their
+    value, ``bytes``, ``bytearray`` and ``memoryview`` as base64 strings, ``datetime``,
+    ``date``, ``time`` and ``timedelta`` as ISO 8601 strings, ``Decimal`` and ``UUID`` as
+    strings, an integer beyond 2^53 in full, and a mapping key that is a number or one of
+    these as its string. Refusing them would cost every snapshot a walk of its data. Any
+    other value (an object of another class, a complex number, a key that is ``None``, a bool
+    or a tuple) has no JSON form and raises ``TypeError``, worded as the package words it.
 
-    >>> tag_safe_json("</x>")
-    b'"\\\\u003c/x>"'
+    >>> tag_safe_json("</x>"), tag_safe_json({"s": {3}, "b": b"<", 2: "\\ud800"})
+    (b'"\\\\u003c/x>"', b'{"s":[3],"b":"PA==","2":"\\\\ud800"}')
     >>> tag_safe_json({"f": print})
     Traceback (most recent call last):
     TypeError: session-reference data is not JSON-serializable
