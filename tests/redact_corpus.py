@@ -66,12 +66,18 @@ def _token(prefix: str, alphabet: str, n: int, suffix: str = "") -> Maker:
     return make
 
 
-def _assigned(name: str, maker: Maker, quote: str = "") -> Maker:
+def _assigned(name: str, maker: Maker, quote: str = "", sign: str = "=") -> Maker:
     def make(rng: random.Random) -> tuple[str, str]:
         value, core = maker(rng)
-        return f"{name}={quote}{value}{quote}", core
+        return f"{name}{sign}{quote}{value}{quote}", core
 
     return make
+
+
+def _password(rng: random.Random) -> tuple[str, str]:
+    """A random password of letters and digits, both surely in it."""
+    core = pick(rng, ALNUM, 14) + rng.choice(DIGITS) + rng.choice(LOWER)
+    return core, core
 
 
 def _url(rng: random.Random) -> tuple[str, str]:
@@ -144,6 +150,11 @@ MAKERS: dict[str, Maker] = {
     "groq-api-key": _token("gsk_", ALNUM, 52),
     "env-assignment": _assigned("PAYMENTS_API_TOKEN", _token("", ALNUM, 32)),
     "quoted-password": _assigned("db_password", _token("", ALNUM + "!#%", 18), '"'),
+    "bare-password": _assigned("PASSWORD", _password),
+    "bare-password-spaced": _assigned("password", _password, '"', " = "),
+    "bare-secret": _assigned("SECRET", _password),
+    "bare-token-quoted": _assigned("TOKEN", _password, '"'),
+    "bare-key-yaml": _assigned("key", _password, "", ": "),
     "bearer-token": _bearer,
 }
 
@@ -206,6 +217,11 @@ def ordinary_lines(seed: int, count: int) -> list[str]:
         lambda: f'api_key = os.environ["{ident().upper()}_API_KEY"]',
         lambda: "token_count = len(tokenizer.encode(text))",
         lambda: 'password = getpass.getpass("Password: ")',
+        lambda: f"token = tokens[{ident()}_index]",
+        lambda: f"key: {ident()}",
+        lambda: f'secret = vault.read("{ident()}/{ident()}")',
+        lambda: f"auth: {rng.choice(['required', 'optional', 'none'])}",
+        lambda: f"TOKEN={rng.choice(['', '$GITHUB_TOKEN', '${{ secrets.TOKEN }}'])}",
         lambda: f"SECRET_KEY_FILE=/etc/{ident()}/secret.key",
         lambda: f"primary_key: {ident()}_id",
         lambda: f"see https://github.com/{ident()}/{ident()}/pull/{rng.randint(1, 9999)}",

@@ -121,6 +121,27 @@ def test_ordinary_text_survives() -> None:
     assert len(changed) <= FALSE_POSITIVE_CEILING * len(lines), changed[:10]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("PASSWORD=Xk9mQ2vL7pR4wZ", "PASSWORD=[REDACTED:secret-assignment]"),
+        ('password = "Xk9mQ2vL7pR4wZ"', 'password = "[REDACTED:secret-assignment]"'),
+        ("export SECRET=Xk9mQ2vL7pR4wZ", "export SECRET=[REDACTED:secret-assignment]"),
+        ('TOKEN="Xk9mQ2vL7pR4wZ"', 'TOKEN="[REDACTED:secret-assignment]"'),
+        ("DB_PASSWORD=Xk9mQ2vL7pR4wZ", "DB_PASSWORD=[REDACTED:secret-assignment]"),
+        (  # credential's value (up to the escaped quote) is no secret; the one inside it is
+            r'{"credential": "db_password=\"Xk9mQ2vL7pR4wZ\""}',
+            r'{"credential": "db_password=\"[REDACTED:secret-assignment]\""}',
+        ),
+        ("password = getpass.getpass()", "password = getpass.getpass()"),
+        ("token = tokens[next_index]", "token = tokens[next_index]"),
+    ],
+)
+def test_a_name_that_is_only_a_secret_word_is_an_assignment(text: str, expected: str) -> None:
+    """Found by a newcomer's trial: ``PASSWORD=…`` passed while ``DB_PASSWORD=…`` did not."""
+    assert Redaction().redact(text)[0] == expected
+
+
 def test_redaction_off_changes_nothing_and_says_nothing() -> None:
     secret = SECRETS[0]
     store = store_of("hello " + secret.snippet, "ok")

@@ -110,11 +110,14 @@ EVERY_LINE: Final = (r"[^\n]",)
 """The anchor of a plugin a later detect-secrets may add: every line is scanned with it."""
 
 ASSIGNMENT: Final = (
-    r"(?<![\w.-])([A-Za-z_][\w.-]*?"
+    r"(?<![\w.-])((?:[A-Za-z_][\w.-]*?)?"
     r"(?i:key|token|secret|passw(?:or)?d|passphrase|pwd|pass|credentials?|auth)[\w.-]*)"
-    r"[\"'\]]{0,2}\s*(?:=|:=|:|=>)\s*[\"'`]{0,2}([^\s\"'`,;]{10,})"
+    r"[\"'\]]{0,2}\s*(?:=|:=|:|=>)\s*[\"'`]{0,2}(?=([^\s\"'`,;]{10,}))"
 )
-"""``NAME=value`` (or ``:``, ``:=``, ``=>``), quoted or not, whose name holds a secret word."""
+"""``NAME=value`` (or ``:``, ``:=``, ``=>``), quoted or not, whose name holds a secret word
+(``DB_PASSWORD``) or is one (``PASSWORD``, ``token``). The value is looked ahead at, not
+consumed, so that an assignment inside another's value is found too
+(``credential: "db_password=…"``)."""
 
 
 def slug(secret_type: str) -> str:
