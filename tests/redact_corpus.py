@@ -85,6 +85,11 @@ def _url(rng: random.Random) -> tuple[str, str]:
     return f"postgres://app_user:{password}@db.internal.example:5432/app", password
 
 
+def _url_without_user(rng: random.Random) -> tuple[str, str]:
+    password = pick(rng, ALNUM, 14)
+    return f"redis://:{password}@cache.internal.example:6379/0", password
+
+
 def _aws_secret(rng: random.Random) -> tuple[str, str]:
     key = pick(rng, ALNUM + "/+", 40)
     return f'aws_secret_access_key = "{key}"', key
@@ -116,6 +121,7 @@ MAKERS: dict[str, Maker] = {
     "aws-secret-access-key": _aws_secret,
     "azure-storage-key": _token("AccountKey=", ALNUM + "+/", 86, "=="),
     "password-in-url": _url,
+    "password-in-url-without-user": _url_without_user,
     "discord-bot-token": _discord,
     "github-token": _token("ghp_", ALNUM, 36),
     "github-fine-grained-token": lambda rng: _token(

@@ -142,6 +142,22 @@ def test_a_name_that_is_only_a_secret_word_is_an_assignment(text: str, expected:
     assert Redaction().redact(text)[0] == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "redis://:Sup3rS3cret@cache:6379/0",
+            "redis://:[REDACTED:basic-auth-credentials]@cache:6379/0",
+        ),
+        ("postgres://user:p%40ss@db/x", "postgres://user:[REDACTED:basic-auth-credentials]@db/x"),
+        ("see http://example.com:8080/a@b", "see http://example.com:8080/a@b"),
+    ],
+)
+def test_a_password_in_a_url_with_or_without_a_user(text: str, expected: str) -> None:
+    """Found by a newcomer's trial: ``redis://:password@`` (no user) passed."""
+    assert Redaction().redact(text)[0] == expected
+
+
 def test_redaction_off_changes_nothing_and_says_nothing() -> None:
     secret = SECRETS[0]
     store = store_of("hello " + secret.snippet, "ok")

@@ -34,6 +34,12 @@ SKIPPED_PLUGINS: Final = frozenset(
     }
 )
 
+#: detect-secrets' plugins whose pattern is replaced by a wider one: a password in a URL whose
+#: user is empty (``redis://:password@host``), where detect-secrets wants a user.
+WIDENED: Final = {
+    "BasicAuthDetector": r"://[^:/?#\[\]@!$&'()*+,;=\s]*:([^:/?#\[\]@!$&'()*+,;=\s]+)@",
+}
+
 #: Formats detect-secrets 1.5 does not know, as (secret type, pattern); each pattern's first
 #: group, when it has one, is the secret. The plugin of ``"Google API Key"`` is named
 #: ``GoogleApiKeyDetector`` (its anchors are keyed by that name).
@@ -260,7 +266,7 @@ def builtin_detectors() -> Detectors:
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
     classes = [
-        cls
+        widened(cls)
         for cls in util.get_mapping_from_secret_type_to_class().values()
         if issubclass(cls, RegexBasedDetector) and cls.__name__ not in SKIPPED_PLUGINS
     ]
@@ -273,6 +279,20 @@ def builtin_detectors() -> Detectors:
                 anchored.setdefault((pattern.pattern, folded), []).append(index)
     anchors = (Anchor(re.compile(p), f, tuple(i)) for (p, f), i in sorted(anchored.items()))
     return Detectors(plugins, tuple(anchors))
+
+
+def widened(cls: Any) -> Any:
+    """A detect-secrets plugin class with its :data:`WIDENED` pattern, if it has one: a
+    subclass of the same name, so its anchors stay its own.
+
+    >>> from detect_secrets.plugins.basic_auth import BasicAuthDetector
+    >>> list(widened(BasicAuthDetector)().analyze_string("redis://:Sup3rS3cret@cache:6379/0"))
+    ['Sup3rS3cret']
+    """
+    pattern = WIDENED.get(cls.__name__)
+    if pattern is None:
+        return cls
+    return type(cls.__name__, (cls,), {"denylist": [re.compile(pattern)]})
 
 
 def _plugin(cls: Any) -> Plugin:
