@@ -30,6 +30,20 @@ class Secret(NamedTuple):
     core: str
 
 
+FRAGMENT = 8
+"""A secret leaks if any run of this many characters of its random part reaches the output."""
+
+
+def leaked(secret: Secret, text: str) -> list[str]:
+    """The runs of :data:`FRAGMENT` characters of ``secret``'s random part found in ``text``."""
+    core = secret.core
+    return [
+        core[i : i + FRAGMENT]
+        for i in range(len(core) - FRAGMENT + 1)
+        if core[i : i + FRAGMENT] in text
+    ]
+
+
 def pick(rng: random.Random, alphabet: str, n: int) -> str:
     """``n`` characters drawn from ``alphabet``."""
     return "".join(rng.choice(alphabet) for _ in range(n))

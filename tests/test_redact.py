@@ -23,24 +23,12 @@ from sessionref.pipeline.retain_budget import retain_budget
 from sessionref.pipeline.truncate import Fitted, truncate
 from sessionref.redact import Redaction
 from tests.conftest import examples
-from tests.redact_corpus import CONTEXTS, MAKERS, Secret, ordinary_lines, secrets
+from tests.redact_corpus import CONTEXTS, FRAGMENT, MAKERS, leaked, ordinary_lines, secrets
 
 SECRETS = secrets(seed=26)
-FRAGMENT = 8
-"""A secret leaks if any run of this many characters of its random part reaches the output."""
 FALSE_POSITIVE_CEILING = 0.002
 """At most this share of ordinary lines may be changed by redaction (measured: 0 of 5,000)."""
 HEADER = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": "/w"}
-
-
-def leaked(secret: Secret, text: str) -> list[str]:
-    """The runs of :data:`FRAGMENT` characters of ``secret``'s random part found in ``text``."""
-    core = secret.core
-    return [
-        core[i : i + FRAGMENT]
-        for i in range(len(core) - FRAGMENT + 1)
-        if core[i : i + FRAGMENT] in text
-    ]
 
 
 def store_of(*texts: str, checkpoint: str | None = None) -> MemoryStore:
