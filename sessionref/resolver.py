@@ -178,9 +178,7 @@ class SessionReferenceResolver:
             label = reference.label if title is None else title
             if self.redaction is None:
                 return snapshot_source(log, label, self.max_reference_bytes)
-            redacting = self.redaction.transform()
-            snapshot = snapshot_source(log, label, self.max_reference_bytes, redacting)
-            return msgspec.structs.replace(snapshot, redacted=dict(redacting.counts))
+            return self.redaction.snapshot(log, label, self.max_reference_bytes)
         except SessionReferenceError as exc:  # BUDGET_EXCEEDED: raised once every read is done
             return exc
         except Exception as exc:

@@ -14,7 +14,7 @@ import pytest
 from sessionref.testing.store import write_session_store
 from tests.conftest import CACHE
 from tests.logs import assistant, header, user
-from tests.redact_corpus import secrets
+from tests.redact_corpus import leaked, secrets
 
 GITHUB, AWS = (
     next(s for s in secrets(seed=3) if s.kind == kind)
@@ -76,6 +76,49 @@ def test_batch_redacts(tmp_path: Path) -> None:
         stats = json.loads(line)["context"]["source"]["references"][0]
         assert stats["redacted"] == {"aws-access-key": 1, "github-token": 1}
         out.unlink()
+
+
+CLAUDE_CODE_ID = "77777777-7777-4777-8777-777777777777"
+
+
+def claude_code_root(root: Path) -> str:
+    """A Claude Code session of one prompt that holds a key: its title is that prompt."""
+    project = root / ".claude" / "projects" / "p"
+    project.mkdir(parents=True)
+    record = {
+        "type": "user",
+        "uuid": "x1",
+        "parentUuid": None,
+        "sessionId": "s",
+        "cwd": "/w",
+        "timestamp": "2025-11-21T10:00:00.000Z",
+        "message": {"role": "user", "content": f"AWS key {AWS.snippet}"},
+    }
+    (project / f"{CLAUDE_CODE_ID}.jsonl").write_text(json.dumps(record) + "\n")
+    return str(root / ".claude")
+
+
+def test_labels_are_redacted_and_counted(tmp_path: Path) -> None:
+    """The newcomer's trial: a title that is a first prompt holding a key was printed whole
+    as the label of a redacted snapshot (and three times in a batch line: its label, the
+    reference's and the data object's)."""
+    root = claude_code_root(tmp_path / "home")
+    shown = "AWS key [REDACTED:aws-access-key]"
+    titled = ("--redact", "--label-from", "title", "-v")
+    done = run("snapshot", "--root", root, *titled, "--json", CLAUDE_CODE_ID)
+    assert done.returncode == 0, done.stderr
+    stats = json.loads(done.stdout)["source"]["references"][0]
+    assert (stats["label"], stats["redacted"]) == (shown, {"aws-access-key": 2})
+    assert done.stderr.decode() == f"note: {shown}: redacted 2 secrets (aws-access-key 2)\n"
+    out = tmp_path / "out.jsonl"
+    batch = run("batch", "--root", root, *titled, "--out", str(out))
+    assert batch.returncode == 0, batch.stderr
+    assert json.loads(out.read_text())["label"] == shown
+    given = run("snapshot", "--root", root, "--redact", "--label", GITHUB.snippet, CLAUDE_CODE_ID)
+    assert given.returncode == 0, given.stderr
+    assert '"label":"[REDACTED:github-token]"' in given.stdout.decode()
+    for shown_text in (done.stdout + done.stderr, batch.stderr, out.read_bytes(), given.stdout):
+        assert not leaked(AWS, shown_text.decode()) and not leaked(GITHUB, shown_text.decode())
 
 
 @pytest.mark.parametrize(

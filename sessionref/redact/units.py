@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 import msgspec
 
+from sessionref.codecs.uri import label_text
+from sessionref.log.records import SessionLog
 from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
 from sessionref.redact.detectors import builtin_detectors
 from sessionref.redact.scan import compile_patterns, redact_text
+from sessionref.snapshot import SourceSnapshot, snapshot_source
 from sessionref.transcript import Transcript
 
 
@@ -41,6 +45,36 @@ class Redaction(msgspec.Struct, frozen=True):
         """
         return redact_text(text, builtin_detectors(), compile_patterns(self.patterns))
 
+    def label(self, label: Any) -> tuple[Any, Counter[str]]:
+        """A label or title redacted, and the counts (docs/redaction.md §Labels): a string
+        as :meth:`redact` gives it; any other JSON value (a log may hold one as a title) is
+        redacted as its JSON text, which it becomes only when that held a secret.
+
+        >>> redaction = Redaction(("ticket-[0-9]+",))
+        >>> redaction.label("fix ticket-7")
+        ('fix [REDACTED:custom]', Counter({'custom': 1}))
+        >>> redaction.label({"t": "ticket-7"}), redaction.label(7)
+        (('{"t":"[REDACTED:custom]"}', Counter({'custom': 1})), (7, Counter()))
+        """
+        text, counts = self.redact(label_text(label))
+        return (text if counts else label), counts
+
+    def snapshot(self, log: SessionLog, label: Any, max_bytes: int) -> SourceSnapshot:
+        """The snapshot of ``log`` (the spine's, with :meth:`transform` as its unit
+        transform) with its ``label`` redacted too, before the budget measures it; its
+        ``redacted`` stats count the label's secrets and those of the messages it keeps.
+
+        >>> from sessionref.log.records import SessionHeader
+        >>> log = SessionLog(SessionHeader("s", 0), [])
+        >>> done = Redaction().snapshot(log, "key AKIAIOSFODNN7EXAMPLE", 200)
+        >>> done.label, done.redacted
+        ('key [REDACTED:aws-access-key]', {'aws-access-key': 1})
+        """
+        label, counts = self.label(label)
+        redacting = self.transform()
+        snapshot = snapshot_source(log, label, max_bytes, redacting)
+        return msgspec.structs.replace(snapshot, redacted=dict(counts + redacting.counts))
+
     def transcript(self, transcript: Transcript) -> tuple[Transcript, Counter[str]]:
         """``transcript`` with its title and every entry's text redacted (tool output and
         reasoning included: an export shows what it is asked to), and the counts.
@@ -59,7 +93,7 @@ class Redaction(msgspec.Struct, frozen=True):
             entries.append(msgspec.structs.replace(entry, text=text) if found else entry)
         title = transcript.title
         if title is not None:
-            title, found = self.redact(title)
+            title, found = self.label(title)
             counts += found
         return msgspec.structs.replace(transcript, title=title, entries=entries), counts
 

@@ -183,7 +183,7 @@ def snapshot_picture(
     units = list(project_units(log.records))
     if redaction is None:
         return picture_of(units, snapshot_source(log, label, max_bytes), max_bytes)
-    snapshot = snapshot_source(log, label, max_bytes, redaction.transform())
+    snapshot = redaction.snapshot(log, label, max_bytes)
     shown = [Unit(u.role, redaction.redact(u.shown_text())[0], u.checkpoint) for u in units]
     return picture_of(shown, snapshot, max_bytes)
 
