@@ -10,7 +10,7 @@ import bisect
 import functools
 import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
@@ -21,6 +21,9 @@ from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import CandidateSource, Store
 from sessionref.log.records import SessionHeader
 from sessionref.types import Candidate, MentionCandidate, Target
+
+if TYPE_CHECKING:  # a listing imports redaction only when it is given one
+    from sessionref.redact import Redaction
 
 T = TypeVar("T")
 
@@ -225,6 +228,22 @@ def candidates(
         keep = matching(needle)
         labelled = [(header, label) for header, label in labelled if keep(searched(header, label))]
     return labelled[:limit]
+
+
+def shown_labels(
+    found: list[tuple[SessionHeader, Any]], redaction: Redaction | None
+) -> list[tuple[SessionHeader, Any]]:
+    """Listed sessions with their labels as a listing shows them: redacted when
+    ``redaction`` is on (docs/redaction.md §Labels), as they are when it is ``None``.
+
+    >>> from sessionref.redact import Redaction
+    >>> found = [(SessionHeader("s", 0), "fix TK-7"), (SessionHeader("t", 0), 7)]
+    >>> [label for _, label in shown_labels(found, Redaction(("TK-[0-9]+",)))]
+    ['fix [REDACTED:custom]', 7]
+    """
+    if redaction is None:
+        return found
+    return [(header, redaction.label(label)[0]) for header, label in found]
 
 
 def candidate(header: SessionHeader, label: str) -> Candidate:

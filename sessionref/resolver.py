@@ -310,7 +310,8 @@ class SessionReferenceResolver:
         (docs/api.md §Candidates).
 
         ``limit`` defaults to the configured one; ``cancel`` is checked first, then raced
-        against the listing and the title reads.
+        against the listing and the title reads. With redaction on, labels are redacted (a
+        query is still looked for in the titles as stored; docs/redaction.md §Labels).
         """
         from sessionref.listing import candidate  # with collation: no snapshot needs it
 
@@ -340,10 +341,10 @@ class SessionReferenceResolver:
         if limit is not None:
             message = "candidate limit must be a positive safe integer"
             count = positive_safe_integer(limit, message, INVALID_REFERENCE)
-        from sessionref.listing import candidates
+        from sessionref.listing import candidates, shown_labels
 
         found = candidates(self.store, as_target(target), query, count, cancel)
-        return [build(header, label) for header, label in found]
+        return [build(header, label) for header, label in shown_labels(found, self.redaction)]
 
 
 def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Redaction | None:

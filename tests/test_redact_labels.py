@@ -1,27 +1,41 @@
-"""With redaction on, a snapshot's label is redacted (docs/redaction.md §Labels and titles),
-whether a title or given in a reference or a mention, before the budget measures it, and
-counted; batch lines carry it. Found by a newcomer's trial: a title that held a key was
-printed whole beside the redacted text."""
+"""With redaction on, labels and titles are redacted wherever they reach an output
+(docs/redaction.md §Labels): a snapshot's label (from a title or given in a reference or a
+mention), batch lines, the resolver's candidates and mentions, the MCP server's resource
+names, resource texts, and its tools' labels and mentions. Found by a newcomer's trial: a
+title that held a key was printed whole beside the redacted text."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
+
+import anyio
+import mcp_types as types
 
 from sessionref import MemoryStore, SessionReferenceResolver, Target
 from sessionref.batch import build_snapshots
+from sessionref.cli.common import OpenStore
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import (
     Reference,
     format_session_reference_mention,
+    parse_session_reference_text,
 )
 from sessionref.log.builder import LogBuilder
+from sessionref.mcp.catalog import Catalog, index_at
+from sessionref.mcp.server import SessionServer, in_memory
+from sessionref.mcp.tools import Toolbox
+from sessionref.redact import Redaction
+from sessionref.testing import write_session_store
 from sessionref.types import ContextMessage
 from tests.redact_corpus import leaked, secrets
 
 SECRET = next(s for s in secrets(seed=41) if s.kind == "github-token")
 TITLE = f"deploy with {SECRET.snippet}"
 SHOWN = "deploy with [REDACTED:github-token]"
+MENTION = "@[deploy with [REDACTED:github-token\\]](dsh-session:InMi)"
+"""The mention of session ``s`` labelled :data:`SHOWN`: ``]`` escaped (``"s"`` is ``InMi``)."""
 TARGET = Target("t", "/w")
 
 
@@ -104,6 +118,22 @@ def test_the_budget_measures_the_redacted_label() -> None:
             assert (stats.omitted_bytes, stats.omitted_messages) == (0, 0)
 
 
+def test_candidates_and_mentions_are_redacted_and_mentions_parse_back() -> None:
+    store = MemoryStore(logs())
+    resolver = SessionReferenceResolver(store, redact=True)
+    assert [(c.session_id, c.label) for c in resolver.list_candidates(TARGET)] == [
+        ("u", "u"),
+        ("s", SHOWN),
+    ]
+    found = resolver.mention_candidates(TARGET, query="deploy")
+    assert [(c.label, c.mention) for c in found] == [(SHOWN, MENTION)]
+    assert parse_session_reference_text(MENTION).references == [Reference("s", SHOWN)]
+    # a query is looked for in the title as stored, as search looks in the stored text
+    assert [c.label for c in resolver.list_candidates(TARGET, query=SECRET.snippet)] == [SHOWN]
+    plain = SessionReferenceResolver(store).list_candidates(TARGET, query="deploy")
+    assert [c.label for c in plain] == [TITLE]
+
+
 def test_a_redacted_label_is_redacted_alike_again() -> None:
     """A mention copied from a redacted listing names its label redacted: the snapshot
     keeps that label as it is, and counts nothing for it."""
@@ -111,6 +141,17 @@ def test_a_redacted_label_is_redacted_alike_again() -> None:
     context = snapshot_of(resolver, Reference("u", SHOWN))
     assert context.source.references[0].label == SHOWN
     assert context.source.references[0].redacted == {}
+
+
+def test_a_title_that_is_not_a_string_is_redacted_as_its_json_text() -> None:
+    store = MemoryStore(logs(title={"notes": [TITLE]}))
+    resolver = SessionReferenceResolver(store, redact=True)
+    shown = '{"notes":["deploy with [REDACTED:github-token]"]}'
+    assert [c.label for c in resolver.list_candidates(TARGET)] == ["u", shown]
+    context = snapshot_of(resolver, Reference("s", "s"))
+    assert data_object(context)["label"] == shown
+    numbered = SessionReferenceResolver(MemoryStore(logs(title=7)), redact=True)
+    assert [c.label for c in numbered.list_candidates(TARGET)] == ["u", 7]
 
 
 def test_batch_lines_carry_the_redacted_label() -> None:
@@ -122,3 +163,55 @@ def test_batch_lines_carry_the_redacted_label() -> None:
     assert line["context"]["source"]["references"][0]["label"] == SHOWN
     assert line["context"]["source"]["references"][0]["redacted"] == {"github-token": 1}
     assert not leaked(SECRET, json.dumps(list(results.values())))
+
+
+def open_catalog(tmp_path: Path, redaction: Redaction | None) -> Catalog:
+    root = tmp_path / "store"
+    write_session_store(root, logs())
+    opened = OpenStore(root, lister=index_at(tmp_path / "index.sqlite"), live=True)
+    return Catalog(opened, cwd="/w", max_bytes=65536, redaction=redaction)
+
+
+def test_the_mcp_catalog_and_tools_redact_labels(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path, Redaction())
+    names = {r["uri"]: r["name"] for r in catalog.resources()}
+    assert names == {"dsh-session:InUi": "u", "dsh-session:InMi": SHOWN}
+    prompt = catalog.prompt(["s"], None)
+    assert '"label":"deploy with [REDACTED:github-token]"' in prompt
+    toolbox = Toolbox(catalog)
+    listed = json.loads(toolbox.call("list_sessions", {}, None).text)
+    assert [(s["label"], s["mention"]) for s in listed][1] == (SHOWN, MENTION)
+    queried = json.loads(toolbox.call("list_sessions", {"query": "deploy"}, None).text)
+    assert [s["label"] for s in queried] == [SHOWN]
+    hits = json.loads(toolbox.call("search_sessions", {"query": "hello"}, None).text)
+    assert {(h["label"], h["mention"], h["snippet"]) for h in hits} >= {(SHOWN, MENTION, "")}
+    everything = json.dumps([names, prompt, listed, queried, hits])
+    assert not leaked(SECRET, everything)
+    assert catalog.complete("deploy", 5) == (["s"], False)  # ids only, found by the title
+
+
+def test_the_mcp_catalog_without_redaction_names_the_title(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path, None)
+    assert {r["name"] for r in catalog.resources()} == {"u", TITLE}
+
+
+def test_the_mcp_server_gives_redacted_names_and_texts(tmp_path: Path) -> None:
+    catalog = open_catalog(tmp_path, Redaction())
+
+    async def scenario() -> tuple[list[types.Resource], str, str]:
+        async with in_memory(SessionServer(catalog, tools=True)) as client:
+            resources = (await client.list_resources()).resources
+            read = await client.read_resource("dsh-session:InMi")
+            called = await client.call_tool("list_sessions", {})
+            (contents,) = read.contents
+            (block,) = called.content
+            assert isinstance(contents, types.TextResourceContents)
+            assert isinstance(block, types.TextContent)
+            return resources, contents.text, block.text
+
+    resources, text, listed = anyio.run(scenario)
+    assert {r.name for r in resources} == {"u", SHOWN}
+    assert '"label":"deploy with [REDACTED:github-token]"' in text
+    assert [s["label"] for s in json.loads(listed)] == ["u", SHOWN]
+    for shown in (json.dumps([r.model_dump() for r in resources]), text, listed):
+        assert not leaked(SECRET, shown)

@@ -106,6 +106,16 @@ def format_session_reference_mention(session_id: str, label: str | None = None) 
     return f"@[{escaped}]({encode_session_reference_uri(session_id)})"
 
 
+def label_mention(session_id: str, label: object) -> str:
+    """The mention of a session labelled ``label``, one that is not a string written as its
+    JSON text (:func:`label_text`).
+
+    >>> label_mention("s-beta", 7), label_mention("s-beta", "[REDACTED:jwt]")
+    ('@[7](dsh-session:InMtYmV0YSI)', '@[[REDACTED:jwt\\\\]](dsh-session:InMtYmV0YSI)')
+    """
+    return format_session_reference_mention(session_id, label_text(label))
+
+
 def label_text(label: object) -> str:
     """A label as a user reads it: a string as it is, any other JSON value (a log may hold
     one as a title) as its JSON text.

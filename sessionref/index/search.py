@@ -18,7 +18,7 @@ from typing import Any, Final
 
 import msgspec
 
-from sessionref.codecs.uri import format_session_reference_mention, label_text
+from sessionref.codecs.uri import label_mention
 from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
@@ -269,7 +269,7 @@ def search_sessions(
                 created_at=header.created_at,
                 score=float(rank),
                 snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
-                mention=format_session_reference_mention(header.id, label_text(label)),
+                mention=label_mention(header.id, label),
             )
         )
     return hits

@@ -132,8 +132,10 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
 
 
 class Listing(NamedTuple):
-    """The sessions of one look at the store: resources in candidates order, their ids in
-    that order and as a set, and the texts completion looks for a query in, in that order."""
+    """The sessions of one look at the store: resources in candidates order (their names
+    redacted with redaction on), their ids in that order and as a set, and the texts
+    completion looks for a query in, in that order (the titles as stored, as a query of
+    candidates finds them)."""
 
     resources: list[dict[str, Any]]
     order: list[str]
@@ -219,8 +221,9 @@ class Catalog:
     def _list(self) -> Listing:
         store = self.opened.listed
         found = listing.candidates(store, self.target, "", MAX_SAFE_INTEGER)
+        shown = listing.shown_labels(found, self.redaction)
         return Listing(
-            [resource(header, label, harness_of(store, header.id)) for header, label in found],
+            [resource(header, label, harness_of(store, header.id)) for header, label in shown],
             [header.id for header, _ in found],
             frozenset(header.id for header, _ in found),
             listing.SearchedTexts(listing.searched(header, label) for header, label in found),
