@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from sessionref import SessionReferenceResolver, Target
 from sessionref.claude_code.reader import claude_transcript
 from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.transcript import Transcript
@@ -313,7 +316,34 @@ def test_duplicate_ids_are_problems_not_sessions(tmp_path: Path) -> None:
     line = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
     store = ClaudeLogs.write(tmp_path, {"-a/s.jsonl": line, "-b/s.jsonl": line, "-b/t.jsonl": line})
     assert [h.id for h in store.headers()] == ["t"]
-    assert len(store.problems()) == 2
+    a, b = (str(tmp_path / "projects" / project / "s.jsonl") for project in ("-a", "-b"))
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (a, f'session "s" is also in {b}'),
+        (b, f'session "s" is also in {a}'),
+    ]
+
+
+def listed_within(store: ClaudeCodeStore | CodexStore, seconds: float) -> list[str]:
+    """The ids ``store`` lists, listed in a thread that must be done within ``seconds``: a
+    FIFO opened to be read waits for a writer, and the listing with it."""
+    listed: list[str] = []
+    thread = threading.Thread(target=lambda: listed.extend(h.id for h in store.headers()))
+    thread.daemon = True
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the listing waits on the FIFO"
+    return listed
+
+
+def test_a_fifo_named_as_a_session_is_passed_over_not_waited_on(tmp_path: Path) -> None:
+    line = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
+    store = ClaudeLogs.write(tmp_path, {"-w/s.jsonl": line})
+    fifo = tmp_path / "projects" / "-w" / "t.jsonl"
+    os.mkfifo(fifo)
+    assert listed_within(store, 30) == ["s"]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(fifo), "a FIFO in place of a log file")
+    ]
 
 
 def test_captured_through_seq_is_the_index_of_the_last_line(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,10 @@ from sessionref.testing.claude_logs import HarnessLog
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
 from tests.conftest import examples
+from tests.test_claude_code import listed_within
 
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
+NO_META = "no session_meta line with an id in its first lines"
 
 
 def line(kind: str, payload: dict[str, Any], second: int = 0) -> bytes:
@@ -190,6 +193,23 @@ def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
     assert stats.captured_through_seq == 5  # three lines in each segment
     assert '"harness":"codex"' in prepared.additional_context.prompt
     assert store.headers()[0].cwd == "/w"
+
+
+def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path: Path) -> None:
+    store = write(
+        tmp_path,
+        {
+            f"sessions/rollout-a-{THREAD}.jsonl": rollout(meta()),
+            "sessions/rollout-b.jsonl": rollout(b'{"type":"event_msg","payload":{}}'),
+        },
+    )
+    fifo = tmp_path / "sessions" / "rollout-c.jsonl"
+    os.mkfifo(fifo)
+    assert listed_within(store, 30) == [THREAD]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(tmp_path / "sessions" / "rollout-b.jsonl"), NO_META),
+        (str(fifo), "a FIFO in place of a log file"),
+    ]
 
 
 def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.jsonl import committed_lines, file_version, read_committed
+from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.store import SessionNotFound, check_directory
@@ -59,7 +59,7 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
     sessionref.errors.SessionLogError: cannot read /nonexistent: No such file or directory
     """
     try:
-        with path.open("rb") as file:
+        with open_regular(str(path)) as file:
             head = file.read(_HEAD_BYTES)
             while b"\n" not in head and len(head) <= max_line_bytes:
                 chunk = file.read(_HEAD_BYTES)
@@ -142,8 +142,8 @@ class HarnessStore(ABC):
         for path in self.files():
             try:
                 head = self.head_of(path)
-            except SessionLogError as exc:
-                problems.append(StoreProblem(str(path), str(exc)))
+            except SessionLogError as exc:  # the problem names the file: the reason need not
+                problems.append(StoreProblem(str(path), str(exc).removeprefix(f"{path}: ")))
                 continue
             if head.session_id is not None:
                 found.setdefault(head.session_id, []).append((path, head))
@@ -151,10 +151,10 @@ class HarnessStore(ABC):
         files: dict[str, list[Path]] = {}
         for session_id, places in found.items():
             if self.one_file_per_session and len(places) > 1:
-                others = ", ".join(str(path) for path, _ in places)
+                paths = [str(path) for path, _ in places]
                 problems.extend(
-                    StoreProblem(str(path), f'session "{session_id}" is also in {others}')
-                    for path, _ in places
+                    StoreProblem(path, f'session "{session_id}" is also in {_others(paths, path)}')
+                    for path in paths
                 )
                 continue
             places.sort(key=lambda place: place[0].name)
@@ -225,6 +225,15 @@ class HarnessStore(ABC):
             return self.transcript_of(session_id, lines, texts_only=True).title
         except (SessionLogError, RecursionError):
             return None
+
+
+def _others(paths: list[str], path: str) -> str:
+    """The paths but ``path``, for a message.
+
+    >>> _others(["a", "b", "c"], "b")
+    'a, c'
+    """
+    return ", ".join(other for other in paths if other != path)
 
 
 def _heads_in_memory() -> HeadMemory:

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, BinaryIO, Final, TypeVar
 
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
+from sessionref.log.discovery import not_a_log
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.lines import parse_json
 
@@ -52,18 +54,38 @@ def read_committed(
     """
     location = os.fspath(path)
     try:
-        with open(location, "rb") as file:
+        with open_regular(location) as file:
             size = os.fstat(file.fileno()).st_size
             if size > max_bytes:
                 raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
             data = file.read()  # sized by the file: read(max_bytes + 1) would allocate that
-    except IsADirectoryError:
-        raise SessionLogError(f"{location}: a directory, not a log file") from None
     except OSError as exc:
         raise SessionLogError(f"cannot read {location}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # it grew while being read
         raise SessionLogError(f"{location}: over the limit of {max_bytes} bytes")
     return committed_lines(data, max_line_bytes, location)
+
+
+def open_regular(location: str) -> BinaryIO:
+    """The file at ``location``, open for reading, when it is a regular file; anything else
+    (a FIFO, which is opened without waiting for a writer, a directory, a device) is a
+    :class:`SessionLogError` naming the file and what it is, as a DSH store passes it over
+    (:func:`~sessionref.log.discovery.not_a_log`). Raises ``OSError`` when it cannot be opened.
+
+    >>> open_regular("/dev/null")
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: /dev/null: a character device in place of a log file
+    """
+    descriptor = os.open(location, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise SessionLogError(f"{location}: {not_a_log(location, mode).message}")
+        os.set_blocking(descriptor, True)
+        return os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
 
 
 def committed_lines(data: bytes, max_line_bytes: int, location: str) -> list[bytes]:
