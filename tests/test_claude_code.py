@@ -384,3 +384,28 @@ def test_unclosed_tags_leave_the_prompt_as_typed() -> None:
     chain.user("u1", text)
     chain.user("u2", "a<system-reminder>b<system-reminder>c</system-reminder> d")
     assert shown(chain.transcript()) == [("user", text), ("user", "ad")]
+
+
+def test_a_folder_that_cannot_be_listed_or_is_a_link_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its sessions are passed over, and the listing says so (they vanished without a word)."""
+    line = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
+    store = ClaudeLogs.write(tmp_path, {"-w/s.jsonl": line, "-locked/t.jsonl": line})
+    projects = tmp_path / "projects"
+    ClaudeLogs.write(tmp_path / "elsewhere", {"-linked/u.jsonl": line})
+    (projects / "-linked").symlink_to(tmp_path / "elsewhere" / "projects" / "-linked")
+    locked = projects / "-locked"
+    scandir = os.scandir
+
+    def refusing(path: Any) -> Any:  # what a folder of mode 000 does to a user (not root)
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    assert [h.id for h in store.headers()] == ["s"]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(projects / "-linked"), "a link to a directory, not followed"),
+        (str(locked), "cannot be listed: Permission denied"),
+    ]

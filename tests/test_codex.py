@@ -231,3 +231,28 @@ def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
 @given(codex_rollouts())
 def test_generated_rollouts_show_each_message_once(log: HarnessLog) -> None:
     assert shown(codex_transcript(THREAD, log.lines, None)) == log.shown
+
+
+def test_a_folder_that_cannot_be_listed_is_a_problem(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/rollout-a-{THREAD}.jsonl": rollout(meta()),
+            "sessions/2025/06/02/rollout-b.jsonl": rollout(meta("0197a000-0000-7000-8000-bb")),
+        },
+    )
+    locked = tmp_path / "sessions" / "2025" / "06" / "02"
+    scandir = os.scandir
+
+    def refusing(path: Any) -> Any:  # what a folder of mode 000 does to a user (not root)
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    assert [h.id for h in store.headers()] == [THREAD]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(locked), "cannot be listed: Permission denied")
+    ]

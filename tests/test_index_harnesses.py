@@ -360,7 +360,9 @@ def test_a_session_being_written_is_read_by_each_use_without_listing(
     indexed(store, database, clock).refresh()
     listings: list[int] = []
     files = ClaudeCodeStore.files
-    monkeypatch.setattr(ClaudeCodeStore, "files", lambda self: listings.append(1) or files(self))
+    monkeypatch.setattr(
+        ClaudeCodeStore, "files", lambda self, passed: listings.append(1) or files(self, passed)
+    )
     append_prompt(store, clock)
     path = store.root / "projects" / "-w" / "aaaa1111.jsonl"
     writing = clock()  # modified as the index looks: racy

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
 from sessionref.log.jsonl import iso_millis
 from sessionref.transcript import Harness, Transcript
@@ -36,10 +37,10 @@ class ClaudeCodeStore(HarnessStore):
         projects = self.root / "projects"
         return projects if projects.is_dir() else self.root
 
-    def files(self) -> Iterator[Path]:
+    def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
         """Every ``<project>/<session>.jsonl`` that is not a subagent's."""
-        for project in real_directories(self.projects):
-            for path in jsonl_files(project):
+        for project in real_directories(self.projects, passed):
+            for path in jsonl_files(project, passed=passed):
                 if not path.name.startswith(SUBAGENT_PREFIX):
                     yield path
 

@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from sessionref.errors import SessionLogError
+from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
 from sessionref.transcript import Harness, Transcript
@@ -49,11 +50,12 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     return names
 
 
-def _folders(directory: Path) -> Iterator[Path]:
-    """``directory`` and every real directory below it, by name."""
+def _folders(directory: Path, passed: list[StoreProblem] | None = None) -> Iterator[Path]:
+    """``directory`` and every real directory below it, by name (see
+    :func:`~sessionref.log.harness_store.real_directories` for ``passed``)."""
     yield directory
-    for below in real_directories(directory):
-        yield from _folders(below)
+    for below in real_directories(directory, passed):
+        yield from _folders(below, passed)
 
 
 class CodexStore(HarnessStore):
@@ -77,11 +79,11 @@ class CodexStore(HarnessStore):
         self.home = home
         self._names: tuple[object, dict[str, str]] = (None, {})
 
-    def files(self) -> Iterator[Path]:
+    def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
         """Every rollout file below ``sessions/`` and in ``archived_sessions/``."""
-        for folder in _folders(self.home / "sessions"):
+        for folder in _folders(self.home / "sessions", passed):  # which says what it passed
             yield from jsonl_files(folder, ROLLOUT_PREFIX)
-        yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX)
+        yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX, passed)
 
     def watched(self) -> list[Path]:
         """The home, every directory below ``sessions/``, ``archived_sessions/`` and

@@ -105,8 +105,9 @@ class HarnessStore(ABC):
         )
 
     @abstractmethod
-    def files(self) -> Iterator[Path]:
-        """Every file that may hold a session, in walk order."""
+    def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
+        """Every file that may hold a session, in walk order; each directory the walk passes
+        over (one it cannot list, a link) is added to ``passed`` as the walk comes to it."""
 
     @abstractmethod
     def watched(self) -> list[Path]:
@@ -139,7 +140,7 @@ class HarnessStore(ABC):
     def _scan(self) -> _Listing:
         found: dict[str, list[tuple[Path, Head]]] = {}
         problems: list[StoreProblem] = []
-        for path in self.files():
+        for path in self.files(problems):
             try:
                 head = self.head_of(path)
             except SessionLogError as exc:  # the problem names the file: the reason need not
@@ -242,32 +243,54 @@ def _heads_in_memory() -> HeadMemory:
     return lambda path, read: cache.get(path, file_version(path), read)
 
 
-def real_directories(path: Path) -> list[Path]:
-    """The real directories (not links) in ``path``, by name; none if it cannot be listed.
+def _entries(path: Path, passed: list[StoreProblem] | None) -> list[os.DirEntry[str]]:
+    """The entries of the directory ``path``, by name; none when it is missing, and none
+    when it cannot be listed, which is a problem added to ``passed`` (when given): the
+    sessions in it are passed over.
+
+    >>> passed = []
+    >>> _entries(Path("/nonexistent"), passed), _entries(Path("/dev/null"), passed), passed
+    ([], [], [])
+    """
+    try:
+        return sorted(os.scandir(path), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if passed is not None:
+            passed.append(StoreProblem(str(path), f"cannot be listed: {exc.strerror or exc}"))
+        return []
+
+
+def real_directories(path: Path, passed: list[StoreProblem] | None = None) -> list[Path]:
+    """The real directories in ``path``, by name. A link to a directory is not followed (as
+    the DSH listing does not follow one); with ``passed``, it is a problem added there, and so
+    is a directory that cannot be listed (:func:`_entries`).
 
     >>> real_directories(Path("/nonexistent"))
     []
     """
-    try:
-        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
-    except OSError:
-        return []
-    return [Path(entry.path) for entry in entries if entry.is_dir(follow_symlinks=False)]
+    found = []
+    for entry in _entries(path, passed):
+        if entry.is_dir(follow_symlinks=False):
+            found.append(Path(entry.path))
+        elif passed is not None and entry.is_symlink() and entry.is_dir():
+            passed.append(StoreProblem(entry.path, "a link to a directory, not followed"))
+    return found
 
 
-def jsonl_files(path: Path, prefix: str = "") -> list[Path]:
+def jsonl_files(
+    path: Path, prefix: str = "", passed: list[StoreProblem] | None = None
+) -> list[Path]:
     """The ``*.jsonl`` entries of ``path`` whose names start with ``prefix``, by name: files,
-    and whatever else bears such a name (reading it says what is wrong).
+    and whatever else bears such a name (reading it says what is wrong); a directory that
+    cannot be listed is a problem added to ``passed`` (:func:`_entries`).
 
     >>> jsonl_files(Path("/nonexistent"))
     []
     """
-    try:
-        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
-    except OSError:
-        return []
     return [
         Path(entry.path)
-        for entry in entries
+        for entry in _entries(path, passed)
         if entry.name.endswith(".jsonl") and entry.name.startswith(prefix)
     ]
