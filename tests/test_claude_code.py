@@ -386,6 +386,19 @@ def test_unclosed_tags_leave_the_prompt_as_typed() -> None:
     assert shown(chain.transcript()) == [("user", text), ("user", "ad")]
 
 
+def refuse_listing(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
+    """Make ``os.scandir`` of ``folder`` fail as a folder of mode 000 fails a user (root,
+    whom these tests may run as, lists it anyway)."""
+    scandir = os.scandir
+
+    def refusing(path: Any) -> Any:
+        if Path(path) == folder:
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+
+
 def test_a_folder_that_cannot_be_listed_or_is_a_link_is_a_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -396,14 +409,7 @@ def test_a_folder_that_cannot_be_listed_or_is_a_link_is_a_problem(
     ClaudeLogs.write(tmp_path / "elsewhere", {"-linked/u.jsonl": line})
     (projects / "-linked").symlink_to(tmp_path / "elsewhere" / "projects" / "-linked")
     locked = projects / "-locked"
-    scandir = os.scandir
-
-    def refusing(path: Any) -> Any:  # what a folder of mode 000 does to a user (not root)
-        if Path(path) == locked:
-            raise PermissionError(13, "Permission denied", str(path))
-        return scandir(path)
-
-    monkeypatch.setattr(os, "scandir", refusing)
+    refuse_listing(monkeypatch, locked)
     assert [h.id for h in store.headers()] == ["s"]
     assert [(p.path, p.message) for p in store.problems()] == [
         (str(projects / "-linked"), "a link to a directory, not followed"),

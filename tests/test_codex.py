@@ -18,7 +18,7 @@ from sessionref.testing.claude_logs import HarnessLog
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
 from tests.conftest import examples
-from tests.test_claude_code import listed_within
+from tests.test_claude_code import listed_within, refuse_listing
 
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
 NO_META = "no session_meta line with an id in its first lines"
@@ -244,14 +244,7 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(
         },
     )
     locked = tmp_path / "sessions" / "2025" / "06" / "02"
-    scandir = os.scandir
-
-    def refusing(path: Any) -> Any:  # what a folder of mode 000 does to a user (not root)
-        if Path(path) == locked:
-            raise PermissionError(13, "Permission denied", str(path))
-        return scandir(path)
-
-    monkeypatch.setattr(os, "scandir", refusing)
+    refuse_listing(monkeypatch, locked)
     assert [h.id for h in store.headers()] == [THREAD]
     assert [(p.path, p.message) for p in store.problems()] == [
         (str(locked), "cannot be listed: Permission denied")
