@@ -205,9 +205,27 @@ def optional_path(value: object, name: str, code: str = INVALID_CONFIG) -> str |
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: cwd must be a string, an os.PathLike or None, not bytes
     """
+    if value is None:
+        return None
+    return path_text(value, name, code, "a string, an os.PathLike or None")
+
+
+def path_text(
+    value: object, name: str, code: str = INVALID_CONFIG, wanted: str = "a string or an os.PathLike"
+) -> str:
+    """``value``, a path as text: a string or an ``os.PathLike`` (as ``os.fspath`` gives it),
+    else :func:`wrong_kind` saying it wanted ``wanted``.
+
+    >>> from pathlib import PurePosixPath
+    >>> path_text(PurePosixPath("/r"), "root")
+    '/r'
+    >>> path_text(None, "root")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: root must be a string or an os.PathLike, not NoneType
+    """
     path = os.fspath(value) if isinstance(value, os.PathLike) else value
-    if path is not None and not isinstance(path, str):
-        raise wrong_kind(name, "a string, an os.PathLike or None", value, code)
+    if not isinstance(path, str):
+        raise wrong_kind(name, wanted, value, code)
     return path
 
 

@@ -131,3 +131,10 @@ def test_a_store_root_that_is_no_directory_is_invalid_config(
             INVALID_CONFIG,
             f"{name} store root {root}: {problem}",
         )
+    for wrong, kind_name in ((None, "NoneType"), (b"/r", "bytes"), (3, "int")):
+        with pytest.raises(SessionReferenceError) as caught:
+            kind(wrong)  # type: ignore[arg-type]
+        assert (caught.value.code, caught.value.message) == (
+            INVALID_CONFIG,
+            f"{name} store root must be a string or an os.PathLike, not {kind_name}",
+        )

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from sessionref.errors import SessionLogError
+from sessionref.errors import SessionLogError, path_text
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
@@ -90,7 +90,7 @@ class HarnessStore(ABC):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         heads: HeadMemory | None = None,
     ) -> None:
-        self.root = Path(root).expanduser()
+        self.root = Path(path_text(root, f"{self.harness} store root")).expanduser()
         check_directory(self.root, f"{self.harness} store root")
         self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
         self._heads = heads or _heads_in_memory()

@@ -23,6 +23,7 @@ from sessionref.errors import (
     SessionReferenceError,
     listed,
     mapping,
+    path_text,
 )
 from sessionref.log.discovery import (
     LOG_NAMES,
@@ -162,7 +163,7 @@ class DirectoryStore:
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        self.root = Path(root).expanduser()
+        self.root = Path(path_text(root, "DSH store root")).expanduser()
         check_directory(self.root, "DSH store root")
         self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
         self._listing = LastListing(Listing([], {}, []))
