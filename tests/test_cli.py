@@ -192,6 +192,46 @@ def test_logs_passed_over_are_counted_and_listed_with_verbose(tmp_path: Path) ->
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["candidates"],
+        ["search", "q", "--no-index"],
+        ["index", "--index", "{tmp}/indexes/"],
+        ["snapshot", "s"],
+        ["show", "s"],
+        ["export", "s"],
+        ["batch", "--out", "{tmp}/out.jsonl"],
+    ],
+)
+def test_verbose_lists_the_logs_passed_over_and_points_nowhere_else(
+    tmp_path: Path, command: list[str]
+) -> None:
+    """Each command: the listing, and no note telling to pass --verbose, which was passed."""
+    root = titled_store(tmp_path / "store")
+    given = [arg.replace("{tmp}", str(tmp_path)) for arg in command]
+    done = run(*given, "--root", str(root), "--verbose")
+    assert done.returncode == 0, done.stderr
+    broken = root / "--w--" / "broken" / "session.jsonl"
+    listed = f"passed over {broken}: line 1 is not a header the listing takes\n"
+    written = f"2 sessions: 2 written, 0 failed \u2192 {tmp_path}/out.jsonl\n"
+    assert done.stderr.decode() == listed + (written if command[0] == "batch" else "")
+
+
+def test_a_missing_session_counts_the_logs_verbose_listed_without_pointing_to_it(
+    tmp_path: Path,
+) -> None:
+    root = titled_store(tmp_path)
+    done = run("snapshot", "--root", str(root), "nope", "--verbose")
+    assert (done.returncode, done.stdout) == (1, b"")
+    broken = root / "--w--" / "broken" / "session.jsonl"
+    assert done.stderr.decode().splitlines() == [
+        f"passed over {broken}: line 1 is not a header the listing takes",
+        "SESSION_REFERENCE_READ_FAILED: "
+        f'session "nope" not found in --root {root}; 1 log passed over',
+    ]
+
+
 def test_errors_speak_the_command_line() -> None:
     done = run("snapshot", "--root", str(sample_root()), "--max-bytes", "50", AUTH)
     message = one_error_line(done, "SESSION_REFERENCE_BUDGET_EXCEEDED")

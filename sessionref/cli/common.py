@@ -190,15 +190,19 @@ def roots_of(args: argparse.Namespace) -> list[Root]:
     return chosen_roots(args.root, args.harness)
 
 
-def problems_hint(problems: list[StoreProblem]) -> str:
-    """How many logs were passed over, for a one-line message ('' when none).
+def problems_hint(problems: list[StoreProblem], *, listed: bool = False) -> str:
+    """How many logs were passed over, for a one-line message ('' when none): pointing to
+    ``--verbose`` unless they were ``listed`` already (the command runs with it).
 
     >>> problems_hint([StoreProblem("a", "x"), StoreProblem("b", "y")])
     '2 logs passed over (--verbose lists them)'
+    >>> problems_hint([StoreProblem("a", "x")], listed=True)
+    '1 log passed over'
     """
     if not problems:
         return ""
-    return f"{counted(len(problems), 'log')} passed over (--verbose lists them)"
+    hint = "" if listed else " (--verbose lists them)"
+    return f"{counted(len(problems), 'log')} passed over{hint}"
 
 
 def note_passed_over(problems: list[StoreProblem], *, verbose: bool) -> None:
@@ -234,6 +238,7 @@ class OpenStore:
         if isinstance(roots, (str, os.PathLike)):
             roots = [check_root(os.fspath(roots))]
         self.roots = roots
+        self.verbose = verbose
         self.store = open_stores(roots, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
         shown = {name: lister(part) if lister else part for name, part in parts.items()}
@@ -275,12 +280,13 @@ class OpenStore:
 
     def not_found_hint(self, session_id: str) -> str:
         """Why a session may be missing: the log passed over in its directory, or how many
-        logs were passed over ('' when none)."""
+        logs were passed over ('' when none; with ``verbose``, which listed them, without
+        pointing to ``--verbose``)."""
         home = encode_session_directory(session_id)
         for problem in self.problems:
             if Path(problem.path).parent.name == home:
                 return f"; its log {problem.path} was passed over: {problem.message}"
-        hint = problems_hint(self.problems)
+        hint = problems_hint(self.problems, listed=self.verbose)
         return f"; {hint}" if hint else ""
 
     def where(self, session_id: str) -> str:
