@@ -205,11 +205,32 @@ def problems_hint(problems: list[StoreProblem], *, listed: bool = False) -> str:
     return f"{counted(len(problems), 'log')} passed over{hint}"
 
 
+def named_once(message: str, path: str) -> str:
+    """``message`` without the ``path: `` a store's message may start with, for a line that
+    names ``path`` itself (``message`` as it is when there is no path).
+
+    >>> named_once("/c/r.jsonl: no session_meta line", "/c/r.jsonl")
+    'no session_meta line'
+    >>> named_once("line 1 is not a header", "/l/session.jsonl"), named_once(": x", "")
+    ('line 1 is not a header', ': x')
+    """
+    return message.removeprefix(f"{path}: ") if path else message
+
+
+def passed_over_line(problem: StoreProblem) -> str:
+    """The line ``--verbose`` prints for a log passed over: the log, then why (named once).
+
+    >>> passed_over_line(StoreProblem("/c/r.jsonl", "/c/r.jsonl: no session_meta line"))
+    'passed over /c/r.jsonl: no session_meta line'
+    """
+    return f"passed over {problem.path}: {named_once(problem.message, problem.path)}"
+
+
 def note_passed_over(problems: list[StoreProblem], *, verbose: bool) -> None:
     """On stderr: with ``verbose``, each log passed over and why; else how many, if any."""
     if verbose:
         for problem in problems:
-            note(f"passed over {problem.path}: {problem.message}")
+            note(passed_over_line(problem))
     elif problems:
         note(f"note: {problems_hint(problems)}")
 
@@ -285,7 +306,8 @@ class OpenStore:
         home = encode_session_directory(session_id)
         for problem in self.problems:
             if Path(problem.path).parent.name == home:
-                return f"; its log {problem.path} was passed over: {problem.message}"
+                why = named_once(problem.message, problem.path)
+                return f"; its log {problem.path} was passed over: {why}"
         hint = problems_hint(self.problems, listed=self.verbose)
         return f"; {hint}" if hint else ""
 
@@ -324,7 +346,7 @@ def read_failure(
     else:
         where = store.where(session_id) if store is not None else ""
         message = f"cannot read session {quoted(session_id)}" + (f" from {where}" if where else "")
-        message += f": {reason.removeprefix(f'{where}: ') if where else reason}"
+        message += f": {named_once(reason, where)}"
         if isinstance(cause, AmbiguousSession):
             message += " (give that --root alone)"
     return SessionReferenceError(message, READ_FAILED)
