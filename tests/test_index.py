@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 import sessionref.index.reread as reread
 import sessionref.index.tables as tables
 from sessionref.cli.app import main
+from sessionref.cli.index import stats_line
 from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.index import SessionIndex
@@ -294,7 +295,7 @@ def test_a_named_index_file_damaged_past_its_schema_is_rebuilt_without_a_word(
         db.execute("SELECT count(*) FROM sessions").fetchall()
     db.close()
     stats = index_stats(tmp_path / "store", named)
-    assert stats.sessions is None and str(stats).endswith("; the next refresh rebuilds it")
+    assert stats.sessions is None and stats_line(stats).endswith("; the next refresh rebuilds it")
     warnings: list[str] = []
     index = SessionIndex(DirectoryStore(tmp_path / "store"), named, warn=warnings.append)
     assert index.refresh().read == 12 and not index.bypassed

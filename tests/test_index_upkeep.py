@@ -134,6 +134,17 @@ def test_stats_say_where_the_index_is_what_it_holds_and_when_it_changed(tmp_path
     assert f"last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC" in shown
 
 
+def test_one_session_and_one_log_are_said_in_the_singular(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    write_session_store(root, sessions(1))
+    folder = str(tmp_path / "indexes") + "/"
+    path = SessionIndex(DirectoryStore(root), folder).path
+    built = command("index", "--root", str(root), "--index", folder).stdout.decode()
+    assert built.startswith(f"1 session indexed (1 log read, 0 removed) in {path}, ")
+    shown = command("index", "--stats", "--root", str(root), "--index", folder).stdout.decode()
+    assert shown.startswith(f"{root}: 1 session in {path}, ")
+
+
 def test_a_database_file_named_for_several_roots_is_a_one_line_error(tmp_path: Path) -> None:
     """One file holds one root's index: shared, each root's refresh would rebuild it from
     nothing and --stats would count the last root's sessions for every root. Every command

@@ -94,13 +94,14 @@ def project_directory(value: str) -> str:
     return os.path.normpath(os.path.abspath(os.path.expanduser(value)))
 
 
-def counted(count: int, noun: str) -> str:
-    """``count noun``, the noun in the plural unless the count is 1.
+def counted(count: int, noun: str, plural: str = "") -> str:
+    """``count noun``, the noun in the plural (``plural``, else ``noun`` with an s) unless the
+    count is 1.
 
-    >>> counted(1, "session"), counted(2, "time")
-    ('1 session', '2 times')
+    >>> counted(1, "session"), counted(0, "log"), counted(2, "index", "indexes")
+    ('1 session', '0 logs', '2 indexes')
     """
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def session_id_argument(value: str) -> str:

@@ -10,6 +10,7 @@ import sys
 from sessionref.cli.common import (
     add_store_arguments,
     config_error,
+    counted,
     note_passed_over,
     positive_int,
     reporting_errors,
@@ -18,7 +19,7 @@ from sessionref.cli.common import (
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, indexed_stores, passed_over_by
 from sessionref.index import IndexedStore, RefreshReport, SessionIndex
-from sessionref.index.upkeep import database_size, index_stats, prune_indexes
+from sessionref.index.upkeep import IndexStats, database_size, index_stats, prune_indexes
 from sessionref.log.discovery import StoreProblem
 
 DESCRIPTION = """\
@@ -79,11 +80,34 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     ...     print(summary(index.refresh(), index).replace(folder, "F"))
     0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.3 MB
     """
-    done = f"({report.read} logs read, {report.removed} removed)"
+    sessions = counted(report.sessions, "session")
+    done = f"({counted(report.read, 'log')} read, {report.removed} removed)"
     if index.bypassed:
-        return f"{report.sessions} sessions read {done}, none saved: {index.path} was not used"
+        return f"{sessions} read {done}, none saved: {index.path} was not used"
     megabytes = database_size(index.path) / 1e6
-    return f"{report.sessions} sessions indexed {done} in {index.path}, {megabytes:.1f} MB"
+    return f"{sessions} indexed {done} in {index.path}, {megabytes:.1f} MB"
+
+
+def stats_line(stats: IndexStats) -> str:
+    """What ``--stats`` says of one store's index.
+
+    >>> from datetime import datetime
+    >>> from pathlib import Path
+    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", None, None, None)))
+    /r: no index yet (it would be /i.sqlite)
+    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", None, None, None, "is damaged")))
+    /r: /i.sqlite is damaged
+    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", 1, 300_000, datetime(2025, 6, 1))))
+    /r: 1 session in /i.sqlite, 0.3 MB, last updated 2025-06-01 00:00:00 UTC
+    """
+    if stats.unusable is not None:
+        return f"{stats.root}: {stats.path} {stats.unusable}"
+    if stats.sessions is None or stats.size is None or stats.updated is None:
+        return f"{stats.root}: no index yet (it would be {stats.path})"
+    return (
+        f"{stats.root}: {counted(stats.sessions, 'session')} in {stats.path}, "
+        f"{stats.size / 1e6:.1f} MB, last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC"
+    )
 
 
 def refreshed(store: IndexedStore, args: argparse.Namespace) -> tuple[str, list[StoreProblem]]:
@@ -106,8 +130,7 @@ def pruned(args: argparse.Namespace) -> str:
     """Delete the indexes of stores that are gone: one line for each, and a count."""
     gone = prune_indexes(args.index)
     lines = [f"removed {path} (its store {root} is gone)\n" for path, root in gone]
-    noun = "index" if len(gone) == 1 else "indexes"
-    return "".join(lines) + f"{len(gone)} {noun} pruned\n"
+    return "".join(lines) + f"{counted(len(gone), 'index', 'indexes')} pruned\n"
 
 
 @reporting_errors
@@ -120,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     for store in indexed_stores(args):
         if args.stats:
             try:
-                line = str(index_stats(store.root, args.index))
+                line = stats_line(index_stats(store.root, args.index))
             except sqlite3.Error as exc:  # locked by another process past the busy timeout
                 raise config_error(f"{store.root}'s index cannot be read: {exc}") from None
         else:

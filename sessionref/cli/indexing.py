@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import IO, TYPE_CHECKING, Final, Protocol
 
+from sessionref.cli.common import counted
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 
@@ -32,14 +34,13 @@ def build_line(root: str, total: int, *, saved: bool) -> str:
 
     >>> build_line("/r", 300, saved=True)
     'sessionref: indexing /r (reading 300 logs; later runs read only what changed)'
-    >>> build_line("/r", 300, saved=False)
-    'sessionref: reading 300 logs of /r (not indexed: later runs read them again)'
+    >>> build_line("/r", 1, saved=False)
+    'sessionref: reading 1 log of /r (not indexed: later runs read them again)'
     """
+    logs = counted(total, "log")
     if saved:
-        return (
-            f"sessionref: indexing {root} (reading {total} logs; later runs read only what changed)"
-        )
-    return f"sessionref: reading {total} logs of {root} (not indexed: later runs read them again)"
+        return f"sessionref: indexing {root} (reading {logs}; later runs read only what changed)"
+    return f"sessionref: reading {logs} of {root} (not indexed: later runs read them again)"
 
 
 class IndexingProgress:

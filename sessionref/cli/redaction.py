@@ -8,7 +8,7 @@ import json
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from sessionref.cli.common import config_error
+from sessionref.cli.common import config_error, counted
 from sessionref.codecs.uri import one_line_label
 from sessionref.errors import SessionReferenceError
 from sessionref.types import ContextMessage
@@ -88,7 +88,7 @@ def kinds_text(counts: Counter[str] | dict[str, int]) -> str:
     """
     total = sum(counts.values())
     kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
-    return f"{total} secret{'' if total == 1 else 's'}{f' ({kinds})' if kinds else ''}"
+    return counted(total, "secret") + (f" ({kinds})" if kinds else "")
 
 
 class RedactionTally:

@@ -65,23 +65,6 @@ class IndexStats(NamedTuple):
     updated: datetime | None
     unusable: str | None = None
 
-    def __str__(self) -> str:
-        """The stats as the command line prints them.
-
-        >>> print(IndexStats(Path("/i.sqlite"), "/r", None, None, None))
-        /r: no index yet (it would be /i.sqlite)
-        >>> print(IndexStats(Path("/i.sqlite"), "/r", None, None, None, "is damaged"))
-        /r: /i.sqlite is damaged
-        """
-        if self.unusable is not None:
-            return f"{self.root}: {self.path} {self.unusable}"
-        if self.sessions is None or self.size is None or self.updated is None:
-            return f"{self.root}: no index yet (it would be {self.path})"
-        return (
-            f"{self.root}: {self.sessions} sessions in {self.path}, {self.size / 1e6:.1f} MB, "
-            f"last updated {self.updated:%Y-%m-%d %H:%M:%S} UTC"
-        )
-
 
 def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> IndexStats:
     """The stats of the index of ``root`` (where :func:`default_index_path` puts it), read
