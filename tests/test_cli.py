@@ -342,6 +342,22 @@ def test_candidates_table_has_a_header_and_ids(capsys: pytest.CaptureFixture[str
     assert "Docs site: dark mode" in line
 
 
+def test_a_lone_surrogate_is_a_replacement_character_in_tables_as_in_the_views(
+    tmp_path: Path,
+) -> None:
+    """Not a blank: a table shows that something was there, as export and show do."""
+    events = [user(0, "q"), title(1, "surrogate \ud800 end")]
+    write_session_store(tmp_path, [{"header": header("s", cwd="/w\udc00"), "events": events}])
+    listed = run("candidates", "--root", str(tmp_path), "--no-index")
+    assert listed.stdout.decode().split("\n") == [
+        "CREATED (UTC)     ID  CWD  LABEL",
+        "1970-01-01 00:00  s   /w\ufffd  surrogate \ufffd end",
+        "",
+    ]
+    found = run("search", "q", "--root", str(tmp_path), "--no-index")
+    assert found.stdout.decode().splitlines()[0] == "surrogate \ufffd end  (/w\ufffd)"
+
+
 def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["candidates", "--root", str(sample_root()), "--query", "zz\n"]) == 0
     assert capsys.readouterr() == ("", '(no sessions match "zz\\n")\n')

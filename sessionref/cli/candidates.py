@@ -19,6 +19,7 @@ from sessionref.cli.common import (
     add_store_arguments,
     note,
     positive_int,
+    printable,
     project_directory,
     quoted,
     reporting_errors,
@@ -86,15 +87,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print a JSON array, each with its mention"
     )
     add_index_option(parser)
-
-
-def printable(text: str) -> str:
-    """``text`` on one line: control and other unprintable characters become spaces.
-
-    >>> printable("a\\tb\\nc")
-    'a b c'
-    """
-    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def display_width(text: str) -> int:

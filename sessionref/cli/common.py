@@ -15,6 +15,7 @@ from sessionref.cli.process import note as note
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsstring import well_formed
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.errors import (
     INVALID_CONFIG,
@@ -102,6 +103,16 @@ def counted(count: int, noun: str, plural: str = "") -> str:
     ('1 session', '0 logs', '2 indexes')
     """
     return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
+def printable(text: str) -> str:
+    """``text`` on one line of a table: a lone surrogate is U+FFFD, as the views write it;
+    control and other unprintable characters become spaces.
+
+    >>> printable("a\\tb\\nc"), printable("lone \\ud800 end") == "lone \\ufffd end"
+    ('a b c', True)
+    """
+    return "".join(c if c.isprintable() else " " for c in well_formed(text))
 
 
 def session_id_argument(value: str) -> str:

@@ -13,6 +13,7 @@ from sessionref.cli.common import (
     config_error,
     note_passed_over,
     positive_int,
+    printable,
     project_directory,
     reporting_errors,
     roots_of,
@@ -142,15 +143,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_index_option(parser)
-
-
-def printable(text: str) -> str:
-    """``text`` on one line: unprintable characters become spaces.
-
-    >>> printable("a\\tb")
-    'a b'
-    """
-    return "".join(c if c.isprintable() else " " for c in text)
 
 
 def hit_lines(hit: SearchHit) -> str:

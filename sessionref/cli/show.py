@@ -7,11 +7,12 @@ import shutil
 import textwrap
 from typing import Final
 
-from sessionref.cli.candidates import display_width, printable
+from sessionref.cli.candidates import display_width
 from sessionref.cli.common import (
     OpenStore,
     add_session_arguments,
     output_path,
+    printable,
     quoted,
     reporting_errors,
     write_text,
