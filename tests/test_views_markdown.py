@@ -80,11 +80,17 @@ def export(entries: list[Entry], **options: bool) -> str:
     return "".join(markdown_chunks(transcript, ViewOptions(**options)))
 
 
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
 def paragraphs(text: str) -> list[str]:
     """What a prose message reads back as: line ends normalized, NUL shown as U+FFFD
-    (CommonMark's rule), runs of blank lines as one paragraph break, and U+000B trimmed at
-    a paragraph's ends (markdown-it-py trims it, and CommonMark takes no reference for it)."""
+    (CommonMark's rule), bidi controls as their escapes (``\\u202e``), runs of blank lines
+    as one paragraph break, and U+000B trimmed at a paragraph's ends (markdown-it-py trims it,
+    and CommonMark takes no reference for it)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    for control in BIDI_CONTROLS:
+        text = text.replace(control, f"\\u{ord(control):04x}")
     return [p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")) if p]
 
 
@@ -171,6 +177,19 @@ def test_any_prose_reads_back_as_written(texts: list[str]) -> None:
     found = message_blocks(document)
     assert len(found) == len(texts)
     assert [f for f in found if f] == [[("p", p) for p in paragraphs(t)] for t in shown]
+
+
+def test_bidi_controls_are_written_as_escapes_in_prose_code_and_headings() -> None:
+    """Trojan Source: a viewer would reorder the text after an override or an isolate, so
+    that what is read is not what is there; the export shows each control instead."""
+    text = "a \u202eevil\u202c b\n```sh\nrm \u2067x\u2069 y\n```"
+    transcript = Transcript("s", "dsh", "t\u202dx", None, None, [Entry("user", "text", text)])
+    assert "".join(markdown_chunks(transcript, ViewOptions())) == (
+        "# t\\\\u202dx\n\nSession s · dsh\n\n---\n\n"
+        "### User\n\n"
+        "a \\\\u202eevil\\\\u202c b\n\n"
+        "```sh\nrm \\u2067x\\u2069 y\n```\n\n"
+    )
 
 
 def test_injected_context_is_one_plain_line() -> None:

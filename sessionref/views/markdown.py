@@ -4,7 +4,9 @@ Session text never becomes Markdown structure: prose is written with every chara
 could start markup escaped (so ``# x``, ``</div>``, ``*x*`` or ``[x]: /u`` show as typed),
 line breaks kept as hard breaks, and each fenced code block of a message is written as a
 fence longer than any run of backticks inside it, so code stays code and cannot swallow
-what follows. Written piece by piece (:func:`markdown_chunks`), in time linear in the text.
+what follows. Bidi controls, which would reorder a line in a viewer, are written as their
+escapes everywhere (:func:`visible_bidi`). Written piece by piece (:func:`markdown_chunks`),
+in time linear in the text.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ _MARKUP: Final = re.compile(r"[\\`*_{}\[\]<>()#+\-!|~&=:$^]")
 _ORDERED: Final = re.compile(r"^(\d{1,9})([.)])")
 _BACKTICKS: Final = re.compile(r"`+")
 _UNREFERABLE: Final = frozenset("\x0b\x1c\x1d\x1e\x1f\x85")
+_BIDI_CONTROLS: Final = {
+    code: f"\\u{code:04x}" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+}
 HEADINGS: Final = {
     ("user", "text"): "User",
     ("user", "checkpoint"): "Checkpoint (compaction summary)",
@@ -65,6 +70,19 @@ def code_spans(line: str) -> Iterator[tuple[int, int]]:
         index = match + 1
 
 
+def visible_bidi(text: str) -> str:
+    """``text`` with each bidi embedding, override and isolate control (U+202A–U+202E,
+    U+2066–U+2069) written as its escape, ``\\u202e``: left as it is, it would reorder the
+    rest of its line in a viewer, so that what is read is not what is there (Trojan Source).
+
+    >>> print(visible_bidi("if x \\u202e{ admin }\\u2066 end"))
+    if x \\u202e{ admin }\\u2066 end
+    >>> visible_bidi("\\u200f marks are kept")  # a mark, not a control: it overrides nothing
+    '\\u200f marks are kept'
+    """
+    return text.translate(_BIDI_CONTROLS)
+
+
 def _references(space: str) -> str:
     """White space as numeric character references, which no viewer trims; the control
     characters CommonMark will not take as references (U+000B, U+001C–U+001F, U+0085) stay
@@ -83,13 +101,15 @@ def _escaped(text: str) -> str:
 def escape_line(line: str) -> str:
     """One line of prose that Markdown shows exactly as written: code spans kept, every other
     markup character backslash-escaped, white space at either end written as character
-    references (a viewer would drop it, or read indentation as code).
+    references (a viewer would drop it, or read indentation as code), bidi controls as
+    their escapes (:func:`visible_bidi`).
 
     >>> escape_line("# not a *heading*"), escape_line("  1. x "), escape_line("</div>")
     ('\\\\# not a \\\\*heading\\\\*', '&#32;&#32;1\\\\. x&#32;', '\\\\</div\\\\>')
     >>> escape_line("run `ls *` now"), escape_line("1) item")
     ('run `ls *` now', '1\\\\) item')
     """
+    line = visible_bidi(line)
     body = line.strip()
     if not body:
         return _references(line)
@@ -123,14 +143,16 @@ def prose(text: str) -> str:
 
 
 def fenced(code: str, info: str = "") -> str:
-    """A fenced code block holding ``code`` exactly: its fence is longer than any run of
-    backticks inside.
+    """A fenced code block holding ``code`` exactly but for its bidi controls, written as
+    their escapes (:func:`visible_bidi`): its fence is longer than any run of backticks
+    inside.
 
     >>> print(fenced("a ``` b\\n", "py"))
     ````py
     a ``` b
     ````
     """
+    code, info = visible_bidi(code), visible_bidi(info)
     longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
     fence = "`" * max(3, longest + 1)
     body = code if code.endswith("\n") or not code else code + "\n"
