@@ -166,6 +166,16 @@ def test_show_prints_the_picture_within_the_terminal_width() -> None:
     ]
 
 
+@pytest.mark.parametrize(("columns", "drawn"), [(5, ["[██░]"]), (3, ["[░]"]), (2, [])])
+def test_the_bar_fits_a_terminal_however_narrow(columns: int, drawn: list[str]) -> None:
+    """Found by a newcomer's trial: at 5 columns the bar took 12. It has as many cells as fit
+    between its brackets (519 of 600 bytes fill 2 of 3), and is left out below one cell."""
+    done = run("show", "--root", SAMPLE, AUTH, "--max-bytes", "600", columns=columns)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode().splitlines()
+    assert [line for line in lines if "█" in line or "░" in line] == drawn
+
+
 @pytest.mark.parametrize("budget", [300, 400, 550, 700])
 def test_show_agrees_with_snapshot_verbose(budget: int) -> None:
     """The numbers `show` prints are those `snapshot --verbose` reports."""

@@ -38,6 +38,8 @@ examples:
   sessionref show --root ~/.dsh/sessions 7f3c1e2a-auth-refactor --html picture.html
 """
 BAR_WIDTH: Final = 40
+"""The cells of the bar of `show` on a terminal wide enough; a narrower one gets as many
+cells as fit between the brackets, and one too narrow for a single cell gets no bar."""
 MIN_SHOWN: Final = 10
 """The fewest columns of text the SHOWS column of `show` takes; a narrower terminal leaves
 it out, so that every row still fits."""
@@ -66,6 +68,19 @@ def bar(used: int, budget: int, width: int = BAR_WIDTH) -> str:
     """
     filled = min(width, used * width // max(budget, 1))
     return "[" + "█" * filled + "░" * (width - filled) + "]"
+
+
+def bar_lines(used: int, budget: int, columns: int) -> list[str]:
+    """The bar as a terminal ``columns`` wide shows it: at most :data:`BAR_WIDTH` cells and
+    never wider than the terminal; none when not even one cell fits between the brackets.
+
+    >>> bar_lines(50, 100, 120), bar_lines(50, 100, 6), bar_lines(50, 100, 3)
+    (['[████████████████████░░░░░░░░░░░░░░░░░░░░]'], ['[██░░]'], ['[░]'])
+    >>> bar_lines(50, 100, 2)
+    []
+    """
+    cells = min(BAR_WIDTH, columns - 2)
+    return [bar(used, budget, cells)] if cells >= 1 else []
 
 
 def clipped(text: str, width: int) -> str:
@@ -110,7 +125,7 @@ def table(picture: SnapshotPicture, width: int) -> str:
     )
     lines = [
         *textwrap.wrap(used, width),
-        bar(picture.used_bytes, picture.max_bytes, max(10, min(BAR_WIDTH, width - 2))),
+        *bar_lines(picture.used_bytes, picture.max_bytes, width),
         *textwrap.wrap(summary, width),
         "",
     ]
