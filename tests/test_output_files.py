@@ -30,7 +30,7 @@ from sessionref.cli import main
 from sessionref.cli.batch_output import OutputFile
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.output_target import OutputTarget, locate
-from sessionref.errors import INVALID_CONFIG
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.builder import LogBuilder
 from sessionref.testing import write_session_store
 from tests.test_cli_robustness import (
@@ -321,6 +321,62 @@ def test_a_replaced_file_keeps_its_permission_bits(tmp_path: Path, command: str)
     out.chmod(0o600)
     write(command, out)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and looks_whole(command, out.read_bytes())
+
+
+def test_a_file_removed_while_it_is_rewritten_comes_back_with_a_new_files_mode(
+    tmp_path: Path,
+) -> None:
+    """The new file is private while it is written; its mode is taken from the old file
+    when it is done, and from the umask (as ``open()`` gives it) when that is gone by then."""
+    out = tmp_path / "page.md"
+    out.write_bytes(b"old\n")
+    out.chmod(0o640)
+
+    def pieces() -> Any:
+        yield "half"
+        out.unlink()
+        yield " and the rest\n"
+
+    previous = os.umask(0o022)
+    try:
+        write_pieces(pieces(), str(out), "--out")
+    finally:
+        os.umask(previous)
+    assert (stat.S_IMODE(out.stat().st_mode), out.read_bytes()) == (0o644, b"half and the rest\n")
+    assert listing(tmp_path) == [["page.md"]]
+
+
+class FailingClose:
+    """A file whose closing fails, as a last flush on a full disk does."""
+
+    def __init__(self, file: Any) -> None:
+        self.file = file
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.file, name)
+
+    def close(self) -> None:
+        self.file.close()
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_temporary_file_whose_closing_fails_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "page.md"
+    out.write_bytes(b"old\n")
+    create = OutputTarget.create
+    monkeypatch.setattr(OutputTarget, "create", lambda self, t: FailingClose(create(self, t)))
+
+    def interrupted() -> Any:
+        yield "half"
+        raise KeyboardInterrupt
+
+    # written whole, the failed closing is the error; interrupted, the interruption is
+    for pieces, raised in (["new\n"], SessionReferenceError), (interrupted(), KeyboardInterrupt):
+        with pytest.raises(raised):
+            write_pieces(pieces, str(out), "--out")
+        assert listing(tmp_path) == [["page.md"]] and out.read_bytes() == b"old\n"
 
 
 def test_a_file_rewritten_by_retry_failed_keeps_its_permission_bits(tmp_path: Path) -> None:

@@ -282,12 +282,14 @@ class OutputFile:
                 self._copy_old(self.state.intact_bytes)
             complete = keep
         finally:
-            if self._old is not None:
-                self._old.close()
-            if self._temporary is None:
-                self._file.close()
-            else:
-                self.target.settle(self._file, self._temporary, keep=complete)
+            try:
+                if self._old is not None:
+                    self._old.close()
+            finally:
+                if self._temporary is None:
+                    self._file.close()
+                else:
+                    self.target.settle(self._file, self._temporary, keep=complete)
 
 
 class StreamOutput:

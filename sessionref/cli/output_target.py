@@ -142,21 +142,22 @@ class OutputTarget(msgspec.Struct, frozen=True):
         ...     os.listdir(folder), target.file.read_bytes()
         (['o.md'], b'kept')
         """
-        synced = False
         try:
-            if keep:
-                file.flush()
-                with contextlib.suppress(FileNotFoundError):  # none: open()'s mode stays
-                    _give_mode(file.fileno(), os.stat(self.file))
-                os.fsync(file.fileno())
-                synced = True
-        finally:
-            file.close()
             try:
-                if synced:
-                    os.replace(temporary, self.file)
+                if keep:
+                    file.flush()
+                    _give_mode(file.fileno(), self.file)
+                    os.fsync(file.fileno())
             finally:
-                temporary.unlink(missing_ok=True)
+                try:
+                    file.close()
+                except OSError:
+                    if keep:  # else nothing is kept: its closing has nothing to say
+                        raise
+            if keep:
+                os.replace(temporary, self.file)
+        finally:
+            temporary.unlink(missing_ok=True)
 
     def open_stream(self) -> IO[bytes]:
         """Open a :attr:`streamed` target for writing as it is: a copy of the process's
@@ -290,18 +291,27 @@ def _take_owner(descriptor: int, old: os.stat_result) -> None:
             os.fchown(descriptor, -1, old.st_gid)
 
 
-def _give_mode(descriptor: int, old: os.stat_result) -> None:
-    """Give the file open as ``descriptor`` the permission bits of ``old``, the file it is to
-    replace; a set-user-id or set-group-id bit goes with the owner or group it was for, and
-    is dropped when the file did not keep that (:func:`_take_owner`).
+def _give_mode(descriptor: int, replaced: Path) -> None:
+    """Give the file open as ``descriptor`` the permission bits of ``replaced``, the file it
+    is to replace; a set-user-id or set-group-id bit goes with the owner or group it was for,
+    and is dropped when the file did not keep that (:func:`_take_owner`). When ``replaced``
+    is gone (removed while the new one was written), the bits of a new file: 0666 less the
+    umask, as ``open()`` gives them.
 
     >>> import tempfile
     >>> with tempfile.NamedTemporaryFile() as old, tempfile.TemporaryFile() as new:
     ...     os.chmod(old.name, 0o640)
-    ...     _give_mode(new.fileno(), os.stat(old.name))
+    ...     _give_mode(new.fileno(), Path(old.name))
     ...     oct(os.stat(new.fileno()).st_mode & 0o7777)
     '0o640'
     """
+    try:
+        old = os.stat(replaced)
+    except FileNotFoundError:
+        umask = os.umask(0o077)  # read by setting it: the process's own, put back at once
+        os.umask(umask)
+        os.fchmod(descriptor, 0o666 & ~umask)
+        return
     new = os.fstat(descriptor)
     mode = stat.S_IMODE(old.st_mode)
     if new.st_uid != old.st_uid:
