@@ -24,6 +24,8 @@ from sessionref.errors import (
     mapping,
     positive_safe_integer,
     read_failed,
+    string,
+    wrong_kind,
 )
 from sessionref.log.protocol import Store, checked_store
 from sessionref.log.records import SessionHeader, latest_title
@@ -347,33 +349,30 @@ class SessionReferenceResolver:
         return [build(header, label) for header, label in shown_labels(found, self.redaction)]
 
 
-def redaction_of(redact: bool | Redaction, patterns: Sequence[str] = ()) -> Redaction | None:
-    """The redaction ``redact`` and ``patterns`` ask for, checked; ``None`` when it is off.
-    Patterns of the caller's own turn it on, as ``--redact-pattern`` implies ``--redact``.
+def redaction_of(
+    redact: bool | Redaction | None, patterns: Sequence[str] | None = ()
+) -> Redaction | None:
+    """The redaction ``redact`` and ``patterns`` ask for, checked; ``None`` when it is off
+    (``redact`` false or ``None``, and no patterns). Patterns of the caller's own turn it on,
+    as ``--redact-pattern`` implies ``--redact``, and join those of a :class:`Redaction`.
 
-    >>> redaction_of(False) is None, redaction_of(False, ["x"]), redaction_of(True)
+    >>> redaction_of(None) is None, redaction_of(False, ["x"]), redaction_of(True, None)
     (True, Redaction(patterns=('x',)), Redaction(patterns=()))
     >>> redaction_of(True, "an")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: redact_patterns must be a list, not str
     """
-    chosen = listed(patterns, "redact_patterns", INVALID_CONFIG)
-    for pattern in chosen:
-        if not isinstance(pattern, str):
-            raise SessionReferenceError(
-                f"redact_patterns must hold strings, not {type(pattern).__name__}", INVALID_CONFIG
-            )
-    if redact is False and not chosen:
+    chosen = [] if patterns is None else listed(patterns, "redact_patterns", INVALID_CONFIG)
+    added = tuple(string(pattern, "each of redact_patterns") for pattern in chosen)
+    if not (redact or added):
         return None
     from sessionref.redact import Redaction  # its detectors and patterns: only when asked
 
-    if isinstance(redact, bool):  # with patterns, False too: they turn it on
-        return Redaction(tuple(chosen)).check()
     if isinstance(redact, Redaction):
-        return Redaction(redact.patterns + tuple(chosen)).check()
-    raise SessionReferenceError(
-        f"redact must be a bool or a Redaction, not {type(redact).__name__}", INVALID_CONFIG
-    )
+        return (msgspec.structs.replace(redact, patterns=redact.patterns + added)).check()
+    if redact is None or isinstance(redact, int):  # a bool is an int
+        return Redaction(added).check()
+    raise wrong_kind("redact", "a bool or a Redaction", redact)
 
 
 def _parse_direct(message: Mapping[str, Any]) -> tuple[list[Any], list[Reference]] | None:

@@ -192,6 +192,16 @@ def test_user_patterns_alone_turn_redaction_on() -> None:
     assert "TK-123456" not in json.dumps(result)
 
 
+@pytest.mark.parametrize(
+    "options", [{"redact": None}, {"redact": 0}, {"redact_patterns": None}, {"redact": False}]
+)
+def test_off_is_off_however_it_is_said(options: dict[str, Any]) -> None:
+    secret = SECRETS[0]
+    store = store_of("hello " + secret.snippet)
+    texts, stats = conversation(SessionReferenceResolver(store, **options))
+    assert secret.snippet in texts[0] and "redacted" not in stats
+
+
 def test_a_redaction_given_with_patterns_keeps_both() -> None:
     store = store_of("TK-1 and PR-2 and XY-3")
     resolver = SessionReferenceResolver(
@@ -211,9 +221,8 @@ def test_a_pattern_that_does_not_compile_is_invalid_config(redact: bool) -> None
     ("options", "message"),
     [
         ({"redact_patterns": "an"}, "redact_patterns must be a list, not str"),
-        ({"redact_patterns": [b"an"]}, "redact_patterns must hold strings, not bytes"),
+        ({"redact_patterns": [b"an"]}, "each of redact_patterns must be a string, not bytes"),
         ({"redact": "yes"}, "redact must be a bool or a Redaction, not str"),
-        ({"redact": None}, "redact must be a bool or a Redaction, not NoneType"),
     ],
 )
 def test_redaction_options_of_the_wrong_kind_are_invalid_config(
