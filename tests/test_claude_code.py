@@ -340,10 +340,21 @@ def test_a_fifo_named_as_a_session_is_passed_over_not_waited_on(tmp_path: Path) 
     store = ClaudeLogs.write(tmp_path, {"-w/s.jsonl": line})
     fifo = tmp_path / "projects" / "-w" / "t.jsonl"
     os.mkfifo(fifo)
+    released = threading.Event()
+
+    def writer() -> None:  # waits for a reader: one that opens the FIFO lets it write, to no one
+        with fifo.open("wb"):
+            released.set()
+
+    threading.Thread(target=writer, daemon=True).start()
     assert listed_within(store, 30) == ["s"]
     assert [(p.path, p.message) for p in store.problems()] == [
         (str(fifo), "a FIFO in place of a log file")
     ]
+    assert not released.wait(0.5), "the listing opened the FIFO"
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # let the writer go
+    released.wait(30)
+    os.close(reader)
 
 
 def test_captured_through_seq_is_the_index_of_the_last_line(tmp_path: Path) -> None:

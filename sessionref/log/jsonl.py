@@ -68,24 +68,31 @@ def read_committed(
 
 def open_regular(location: str) -> BinaryIO:
     """The file at ``location``, open for reading, when it is a regular file; anything else
-    (a FIFO, which is opened without waiting for a writer, a directory, a device) is a
-    :class:`SessionLogError` naming the file and what it is, as a DSH store passes it over
-    (:func:`~sessionref.log.discovery.not_a_log`). Raises ``OSError`` when it cannot be opened.
+    is a :class:`SessionLogError` naming the file and what it is, as a DSH store passes it over
+    (:func:`~sessionref.log.discovery.not_a_log`). What it is is looked at before it is
+    opened, so a FIFO is never opened (which would let a writer waiting on it go on, into a
+    broken pipe) nor a device; one put in its place meanwhile is opened without waiting and
+    refused. Raises ``OSError`` when it cannot be looked at or opened.
 
     >>> open_regular("/dev/null")
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: /dev/null: a character device in place of a log file
     """
+    _check_regular(location, os.stat(location).st_mode)
     descriptor = os.open(location, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise SessionLogError(f"{location}: {not_a_log(location, mode).message}")
+        _check_regular(location, os.fstat(descriptor).st_mode)
         os.set_blocking(descriptor, True)
-        return os.fdopen(descriptor, "rb")
     except BaseException:
         os.close(descriptor)
         raise
+    return os.fdopen(descriptor, "rb")
+
+
+def _check_regular(location: str, mode: int) -> None:
+    """Raise :func:`open_regular`'s error unless ``mode`` is a regular file's."""
+    if not stat.S_ISREG(mode):
+        raise SessionLogError(f"{location}: {not_a_log(location, mode).message}")
 
 
 def committed_lines(data: bytes, max_line_bytes: int, location: str) -> list[bytes]:
