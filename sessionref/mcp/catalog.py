@@ -26,7 +26,7 @@ from sessionref import listing
 from sessionref.cancellation import CancelToken
 from sessionref.cli.common import OpenStore, quoted, read_failure
 from sessionref.cli.snapshot import context_for
-from sessionref.codecs.jsstring import js_lower
+from sessionref.codecs.jsstring import has_surrogates, js_lower
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
@@ -244,10 +244,13 @@ class Catalog:
     def complete(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
         (ignoring case, as candidates do), in candidates order, and whether there are more:
-        found in the listing of the last look, which candidates with the query would give."""
+        found in the listing of the last look, which candidates with the query would give.
+        An id with a lone surrogate is left out: no text the client sends back holds it (its
+        listed resource, whose URI is ASCII, reads the session)."""
         current = self._current()
-        found = list(itertools.islice(current.texts.matching(js_lower(typed)), limit + 1))
-        return [current.order[n] for n in found[:limit]], len(found) > limit
+        ids = (current.order[n] for n in current.texts.matching(js_lower(typed)))
+        found = list(itertools.islice(itertools.filterfalse(has_surrogates, ids), limit + 1))
+        return found[:limit], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
