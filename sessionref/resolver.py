@@ -276,7 +276,7 @@ class SessionReferenceResolver:
         for index, message in enumerate(messages):
             mapping(message, f"messages[{index}]")
         target = as_target(target)
-        parsed = [_parse_direct(message) for message in messages]
+        parsed = [_parse_direct(message, index) for index, message in enumerate(messages)]
         cited: dict[int, tuple[list[Any], list[Reference]]] = {}
         for index, found in enumerate(parsed):
             if found is not None:
@@ -375,16 +375,21 @@ def redaction_of(
     raise wrong_kind("redact", "a bool or a Redaction", redact)
 
 
-def _parse_direct(message: Mapping[str, Any]) -> tuple[list[Any], list[Reference]] | None:
-    """A direct user message's content with readable texts and its references, if any."""
+def _parse_direct(
+    message: Mapping[str, Any], index: int
+) -> tuple[list[Any], list[Reference]] | None:
+    """A direct user message's content (message ``index`` of those given) with readable texts
+    and its references, if any; a text block's text that is no string is INVALID_CONFIG
+    naming where it is."""
     source = message.get("source")
     if not isinstance(source, Mapping) or source.get("kind") != "user":
         return None
     content: list[Any] = []
     references: list[Reference] = []
-    for block in message.get("content") or []:
+    for position, block in enumerate(message.get("content") or []):
         if isinstance(block, Mapping) and block.get("type") == "text":
-            parsed = parse_session_reference_text(block["text"])
+            text = string(block.get("text"), f"messages[{index}].content[{position}].text")
+            parsed = parse_session_reference_text(text)
             references.extend(parsed.references)
             content.append({"type": "text", "text": parsed.text})
         else:

@@ -489,5 +489,5 @@ def test_the_text_of_a_direct_message_that_is_not_a_string_is_a_coded_error() ->
         SessionReferenceResolver(MemoryStore(SESSIONS)).prepare_direct_messages("t", [message])
     assert (raised.value.code, raised.value.message) == (
         INVALID_CONFIG,
-        "parse_session_reference_text text must be a string, not int",
+        "messages[0].content[0].text must be a string, not int",
     )
