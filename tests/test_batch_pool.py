@@ -20,7 +20,7 @@ from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
 from sessionref.pool import process_context, single_threaded
-from tests.test_batch import MAX_BYTES, write_store
+from tests.test_batch import LISTING, MAX_BYTES, write_store
 
 LINUX = os.path.isdir("/proc/self/task")
 
@@ -101,7 +101,8 @@ def test_an_index_goes_to_workers_that_do_not_fork(store_root: Path, tmp_path: P
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        lines = build_result_lines(index, max_reference_bytes=MAX_BYTES, workers=2)
+        lines = list(build_result_lines(index, max_reference_bytes=MAX_BYTES, workers=2))
+        assert [line.session_id for line in lines] == LISTING  # as the store is written
         assert [line.line for line in lines] == expected
     finally:
         stop.set()
