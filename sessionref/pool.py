@@ -103,8 +103,9 @@ def _start_worker(
     """Pool initializer: die with the pool's ``owner`` (or, started by ``method``
     ``forkserver``, with the fork server), ignore Ctrl-C, end cleanly on SIGTERM, then the
     engine's own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one that came since the fork is dropped
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by _spawn_process
     die_with_parent(os.getppid() if method == "forkserver" else owner)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     if initializer is not None:
         initializer(*initargs)
@@ -138,6 +139,16 @@ class WorkerPool(ProcessPoolExecutor):
             initializer=_start_worker,
             initargs=(os.getpid(), context.get_start_method(), initializer, *initargs),
         )
+
+    def _spawn_process(self) -> None:
+        """Start a worker with SIGINT blocked: a Ctrl-C before its initializer ignores it
+        would end it with a traceback on stderr. The worker unblocks it once it ignores it
+        (:func:`_start_worker`); here, one that came meanwhile is taken after the start."""
+        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            super()._spawn_process()  # type: ignore[misc]
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
         """Run ``fn(*args, **kwargs)`` in a worker (see :func:`_run_task`)."""

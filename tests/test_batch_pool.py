@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
-from sessionref.pool import process_context, single_threaded
+from sessionref.pool import WorkerPool, process_context, single_threaded
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 
 LINUX = os.path.isdir("/proc/self/task")
@@ -166,3 +167,30 @@ def test_a_worker_sees_its_parent_go_without_the_kernels_signal() -> None:
     finally:
         if running(child):  # pragma: no cover - only when the test failed
             os.kill(child, signal.SIGKILL)
+
+
+def _sigint_state() -> tuple[bool, bool]:
+    """In a worker: whether SIGINT is ignored, and whether it is blocked."""
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    return ignored, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+
+
+def test_a_worker_starts_with_ctrl_c_held_until_it_ignores_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Ctrl-C between a worker's fork and its initializer ended it with a traceback on
+    stderr (``Process ForkProcess-2:``): SIGINT is blocked while a worker is started, and the
+    worker unblocks it once it ignores it; the parent's mask is as it was."""
+    masks: list[set[int]] = []
+    spawn = ProcessPoolExecutor._spawn_process  # type: ignore[attr-defined]
+
+    def spawning(pool: ProcessPoolExecutor) -> None:  # the fork (or spawn) itself
+        masks.append(set(signal.pthread_sigmask(signal.SIG_BLOCK, set())))
+        spawn(pool)
+
+    monkeypatch.setattr(ProcessPoolExecutor, "_spawn_process", spawning)
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    with WorkerPool(1) as pool:
+        assert pool.submit(_sigint_state).result() == (True, False)
+    assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
+    assert masks and all(signal.SIGINT in mask for mask in masks)
