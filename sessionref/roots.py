@@ -23,6 +23,7 @@ from sessionref.log.discovery import LOG_NAMES
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store
+from sessionref.log.store import check_directory
 
 ROOT_ENV: Final = "SESSIONREF_ROOT"
 """The roots used when none is given: paths separated by ``os.pathsep``."""
@@ -183,9 +184,7 @@ def check_root(named: str, harness: str | None = None, option: str = "--root") -
     sessionref.errors.SessionReferenceError: --root /nonexistent: no such directory
     """
     path = Path(named).expanduser()
-    if not path.is_dir():
-        problem = "not a directory" if path.exists() else "no such directory"
-        raise _config_error(f"{option} {path}: {problem}")
+    check_directory(path, option)
     candidates = [HARNESSES[harness]] if harness is not None else list(HARNESSES.values())
     for candidate in candidates:
         home = candidate.home(path)
