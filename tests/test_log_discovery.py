@@ -24,6 +24,7 @@ from sessionref.log.store import render_session
 from sessionref.log.writer import log_path, render_header, zstd_frame
 from tests.log_damage import place, plain_log, zstd_log
 from tests.logs import header, two_turns
+from tests.test_claude_code import refuse_listing
 
 
 def served(root: Path) -> set[str]:
@@ -234,3 +235,22 @@ def test_directory_names_escape_each_utf16_code_unit(session_id: str) -> None:
     parts = re.split(r"[/\\:]+", session_id)
     key = "-".join(_escaped_unit_by_unit(part) for part in parts).lstrip("-") or "root"
     assert encode_project_directory(session_id) == f"--{key[:251]}--"
+
+
+def test_a_folder_that_cannot_be_listed_is_a_problem_and_the_rest_is_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real stack (asked 2026-12-02, the sample store with one project folder at mode
+    000, run as a user) fails the whole listing: ``EACCES: permission denied, scandir``.
+    As for the other causes the harness refuses a root for (SPEC §1 [sessionref]),
+    sessionref serves every other session and names the folder in ``problems()``; before,
+    the folder's sessions vanished without a word."""
+    place(tmp_path, plain_log(two_turns(), header("a", cwd="/a")), "a", "/a", compress=False)
+    place(tmp_path, plain_log(two_turns(), header("b", cwd="/b")), "b", "/b", compress=False)
+    locked = tmp_path / encode_project_directory("/b")
+    refuse_listing(monkeypatch, locked)
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["a"]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(locked), "cannot be listed: Permission denied")
+    ]

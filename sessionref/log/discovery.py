@@ -15,6 +15,7 @@ sessions (every copy of a duplicate id) are not served, and each offending file 
 
 from __future__ import annotations
 
+import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -94,6 +95,29 @@ _KINDS: Final = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+
+def directory_entries(
+    path: str | os.PathLike[str], passed: list[StoreProblem] | None
+) -> list[os.DirEntry[str]]:
+    """The entries of the directory ``path``, by name; none when it is missing, and none
+    when it cannot be listed, which is a problem added to ``passed`` (when given): the
+    sessions in it are passed over. (The harness's listing fails on such a directory, EACCES
+    for the whole root; sessionref serves the rest, as it does for what SPEC §1 lists.)
+
+    >>> passed = []
+    >>> directory_entries("/nonexistent", passed), directory_entries("/dev/null", passed), passed
+    ([], [], [])
+    """
+    try:
+        return sorted(os.scandir(path), key=lambda entry: entry.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as exc:
+        if passed is not None:
+            reason = f"cannot be listed: {exc.strerror or exc}"
+            passed.append(StoreProblem(os.fspath(path), reason))
+        return []
 
 
 def not_a_log(path: str, mode: int) -> StoreProblem:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from sessionref.errors import SessionLogError, path_text
-from sessionref.log.discovery import StoreProblem
+from sessionref.log.discovery import StoreProblem, directory_entries
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -243,35 +243,16 @@ def _heads_in_memory() -> HeadMemory:
     return lambda path, read: cache.get(path, file_version(path), read)
 
 
-def _entries(path: Path, passed: list[StoreProblem] | None) -> list[os.DirEntry[str]]:
-    """The entries of the directory ``path``, by name; none when it is missing, and none
-    when it cannot be listed, which is a problem added to ``passed`` (when given): the
-    sessions in it are passed over.
-
-    >>> passed = []
-    >>> _entries(Path("/nonexistent"), passed), _entries(Path("/dev/null"), passed), passed
-    ([], [], [])
-    """
-    try:
-        return sorted(os.scandir(path), key=lambda entry: entry.name)
-    except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as exc:
-        if passed is not None:
-            passed.append(StoreProblem(str(path), f"cannot be listed: {exc.strerror or exc}"))
-        return []
-
-
 def real_directories(path: Path, passed: list[StoreProblem] | None = None) -> list[Path]:
     """The real directories in ``path``, by name. A link to a directory is not followed (as
     the DSH listing does not follow one); with ``passed``, it is a problem added there, and so
-    is a directory that cannot be listed (:func:`_entries`).
+    is a directory that cannot be listed (:func:`~sessionref.log.discovery.directory_entries`).
 
     >>> real_directories(Path("/nonexistent"))
     []
     """
     found = []
-    for entry in _entries(path, passed):
+    for entry in directory_entries(path, passed):
         if entry.is_dir(follow_symlinks=False):
             found.append(Path(entry.path))
         elif passed is not None and entry.is_symlink() and entry.is_dir():
@@ -284,13 +265,14 @@ def jsonl_files(
 ) -> list[Path]:
     """The ``*.jsonl`` entries of ``path`` whose names start with ``prefix``, by name: files,
     and whatever else bears such a name (reading it says what is wrong); a directory that
-    cannot be listed is a problem added to ``passed`` (:func:`_entries`).
+    cannot be listed is a problem added to ``passed``
+    (:func:`~sessionref.log.discovery.directory_entries`).
 
     >>> jsonl_files(Path("/nonexistent"))
     []
     """
     return [
         Path(entry.path)
-        for entry in _entries(path, passed)
+        for entry in directory_entries(path, passed)
         if entry.name.endswith(".jsonl") and entry.name.startswith(prefix)
     ]

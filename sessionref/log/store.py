@@ -32,6 +32,7 @@ from sessionref.log.discovery import (
     Listing,
     LogFile,
     StoreProblem,
+    directory_entries,
     list_sessions,
     not_a_log,
 )
@@ -175,12 +176,8 @@ class DirectoryStore:
         files: list[LogFile] = []
         flat: list[str] = []
         strays: list[StoreProblem] = []
-        for project in _directories(str(self.root)):
-            try:
-                entries = sorted(os.scandir(project.path), key=lambda entry: entry.name)
-            except OSError:
-                continue
-            for entry in entries:
+        for project in _directories(str(self.root), strays):
+            for entry in directory_entries(project.path, strays):
                 if entry.is_file() and entry.name.endswith((".jsonl", ".jsonl.zstd")):
                     flat.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
@@ -296,12 +293,10 @@ def check_directory(path: Path, what: str) -> None:
         raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
 
 
-def _directories(path: str) -> list[os.DirEntry[str]]:
-    """The real directories (not links) in ``path``, by name; none if it cannot be listed."""
-    try:
-        entries = sorted(os.scandir(path), key=lambda entry: entry.name)
-    except OSError:
-        return []
+def _directories(path: str, passed: list[StoreProblem]) -> list[os.DirEntry[str]]:
+    """The real directories (not links) in ``path``, by name; none if it cannot be listed
+    (which is a problem added to ``passed``: :func:`directory_entries`)."""
+    entries = directory_entries(path, passed)
     return [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
 
 
