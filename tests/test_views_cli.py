@@ -62,7 +62,8 @@ def test_export_out_replaces_the_file_whole(tmp_path: Path) -> None:
 
 
 PAUSED_EXPORT = """
-import os, sys, time
+import os, signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test process had
 from sessionref.cli import main, output_file
 real = output_file.encoded
 def encoded(pieces, gather=1 << 16):
@@ -75,7 +76,10 @@ output_file.encoded = encoded
 sys.exit(main(sys.argv[1:]))
 """
 """``python -m sessionref`` that pauses once the first piece of a page is in its file, so
-that a signal sent then is sure to find the page half-written, however fast the machine."""
+that a signal sent then is sure to find the page half-written, however fast the machine.
+``main(argv)`` installs no handlers of its own, so Ctrl-C is Python's default one, which
+Python leaves out when it starts with SIGINT ignored: a CI run's test process once had it
+ignored (by what, not found), and the child, inheriting that, slept through the signal."""
 
 
 @pytest.mark.parametrize("through", ["the file", "a link"])
