@@ -24,6 +24,7 @@ from sessionref.errors import (
     SessionLogError,
     SessionReferenceError,
 )
+from sessionref.log.discovery import named_once
 from sessionref.log.layout import encode_session_directory
 from sessionref.log.multi import AmbiguousSession, MultiStore
 from sessionref.log.protocol import Store
@@ -215,18 +216,6 @@ def problems_hint(problems: list[StoreProblem], *, listed: bool = False) -> str:
         return ""
     hint = "" if listed else " (--verbose lists them)"
     return f"{counted(len(problems), 'log')} passed over{hint}"
-
-
-def named_once(message: str, path: str) -> str:
-    """``message`` without the ``path: `` a store's message may start with, for a line that
-    names ``path`` itself (``message`` as it is when there is no path).
-
-    >>> named_once("/c/r.jsonl: no session_meta line", "/c/r.jsonl")
-    'no session_meta line'
-    >>> named_once("line 1 is not a header", "/l/session.jsonl"), named_once(": x", "")
-    ('line 1 is not a header', ': x')
-    """
-    return message.removeprefix(f"{path}: ") if path else message
 
 
 def passed_over_line(problem: StoreProblem) -> str:

@@ -97,6 +97,18 @@ _KINDS: Final = (
 )
 
 
+def named_once(message: str, path: str) -> str:
+    """``message`` without the ``path: `` a store's message may start with, for a line that
+    names ``path`` itself (``message`` as it is when there is no path).
+
+    >>> named_once("/c/r.jsonl: no session_meta line", "/c/r.jsonl")
+    'no session_meta line'
+    >>> named_once("line 1 is not a header", "/l/session.jsonl"), named_once(": x", "")
+    ('line 1 is not a header', ': x')
+    """
+    return message.removeprefix(f"{path}: ") if path else message
+
+
 def directory_entries(
     path: str | os.PathLike[str], passed: list[StoreProblem] | None
 ) -> list[os.DirEntry[str]]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from sessionref.errors import SessionLogError, path_text
-from sessionref.log.discovery import StoreProblem, directory_entries
+from sessionref.log.discovery import StoreProblem, directory_entries, named_once
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -144,7 +144,7 @@ class HarnessStore(ABC):
             try:
                 head = self.head_of(path)
             except SessionLogError as exc:  # the problem names the file: the reason need not
-                problems.append(StoreProblem(str(path), str(exc).removeprefix(f"{path}: ")))
+                problems.append(StoreProblem(str(path), named_once(str(exc), str(path))))
                 continue
             if head.session_id is not None:
                 found.setdefault(head.session_id, []).append((path, head))
