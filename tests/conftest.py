@@ -30,7 +30,9 @@ import json
 import math
 import os
 import shutil
+import signal
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -170,3 +172,29 @@ def load_vectors() -> list[dict[str, Any]]:
     """Every conformance case answered by the published package."""
     with gzip.open(DATA / "vectors.jsonl.gz", "rt", encoding="utf-8") as lines:
         return [json.loads(line) for line in lines if line.strip()]
+
+
+def _ctrl_c_state() -> tuple[object, bool]:
+    """This process's SIGINT handler and whether SIGINT is blocked in this thread.
+
+    >>> _ctrl_c_state() == _ctrl_c_state()
+    True
+    """
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, set())
+    return signal.getsignal(signal.SIGINT), blocked
+
+
+@pytest.fixture(autouse=True)
+def _keeps_ctrl_c() -> Iterator[None]:
+    """Fail the test that leaves the test process taking Ctrl-C otherwise than it found it:
+    a child started later inherits an ignored or blocked SIGINT, and a test that interrupts
+    one would wait for it forever. The state is put back, so only the culprit fails."""
+    before = _ctrl_c_state()
+    yield
+    after = _ctrl_c_state()
+    if after != before:
+        signal.signal(signal.SIGINT, before[0])  # type: ignore[arg-type]
+        signal.pthread_sigmask(
+            signal.SIG_UNBLOCK if not before[1] else signal.SIG_BLOCK, {signal.SIGINT}
+        )
+        pytest.fail(f"the test changed Ctrl-C handling: {before} -> {after}")
