@@ -642,7 +642,7 @@ def test_build_snapshots_takes_a_root_path_as_the_dask_engine_does(tmp_path: Pat
         assert list(build_snapshots(root, max_reference_bytes=MAX_BYTES)) == from_store
 
 
-STORE_WANTED = "a store (with headers(), read() and title()) or a DSH root path"
+STORE_WANTED = "a store (with headers(), read() and title()) or a root path"
 
 
 @pytest.mark.parametrize(

@@ -200,7 +200,7 @@ def test_both_engines_take_a_store_and_a_root_path_alike(
         ({"session_ids": [7]}, "session_ids[0] must be a string, not int"),
         (
             {"store": None},
-            "store must be a store (with headers(), read() and title()) or a DSH root path, "
+            "store must be a store (with headers(), read() and title()) or a root path, "
             "not NoneType",
         ),
     ],

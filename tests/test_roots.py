@@ -240,6 +240,29 @@ def test_batch_over_several_roots_equals_batch_over_one(tmp_path: Path, workers:
     assert bag.compute(scheduler="synchronous") == expected
 
 
+def test_a_root_path_given_to_batch_is_read_by_its_harness(tmp_path: Path) -> None:
+    """A path given to ``build_snapshots`` or ``snapshots_bag`` follows the root rule, as
+    ``--root`` does: it was read as a DSH store, so a Claude Code home gave no sessions."""
+    home = tmp_path / "claude"
+    prompt = (
+        b'{"type":"user","uuid":"u","cwd":"/w","timestamp":"2025-06-01T10:00:00Z",'
+        b'"message":{"content":"where is the config read"}}\n'
+    )
+    (home / "projects" / "-w").mkdir(parents=True)
+    (home / "projects" / "-w" / "0b7c.jsonl").write_bytes(prompt)
+    for root in (home, home / "projects", str(home)):
+        [result] = build_snapshots(root)
+        assert result["sessionId"] == "0b7c"
+        assert "where is the config read" in result["context"]["content"][0]["text"]
+        assert snapshots_bag(root).compute(scheduler="synchronous") == [result]
+    (tmp_path / "empty").mkdir()
+    for build in (build_snapshots, snapshots_bag):
+        with pytest.raises(SessionReferenceError) as raised:
+            build(tmp_path / "empty")
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).startswith(f"store {tmp_path / 'empty'}: holds no sessions")
+
+
 # The command line
 
 

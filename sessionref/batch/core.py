@@ -39,6 +39,7 @@ from sessionref.resolver import (
     check_config,
     distinct_references,
 )
+from sessionref.roots import check_root, open_store
 from sessionref.types import ContextMessage, Target
 
 Label = Literal["title", "id"]
@@ -122,19 +123,20 @@ def fresh_target(session_ids: Collection[str]) -> Target:
 
 def batch_store(store: object) -> Store:
     """The store a batch reads, given as a store (as the resolver takes one:
-    :func:`~sessionref.log.protocol.checked_store`) or as the root of a DSH store (a
-    :class:`DirectoryStore` with the default limits); else INVALID_CONFIG. Both engines take
-    it the same way.
+    :func:`~sessionref.log.protocol.checked_store`) or as a root path, read by the root rule
+    of the command line (:func:`~sessionref.roots.check_root`: its harness recognized from
+    its layout, the default limits); else INVALID_CONFIG. Both engines take it the same way.
 
-    >>> batch_store("/").root.as_posix()
-    '/'
+    >>> batch_store("/nonexistent")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: store /nonexistent: no such directory
     >>> batch_store(None)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: store must be ... or a DSH root path, not NoneType
+    sessionref.errors.SessionReferenceError: store must be ... or a root path, not NoneType
     """
     if isinstance(store, (str, os.PathLike)):
-        return DirectoryStore(store)
-    return checked_store(store, "store", f"{A_STORE} or a DSH root path")
+        return open_store(check_root(os.fspath(store), option="store"))
+    return checked_store(store, "store", f"{A_STORE} or a root path")
 
 
 def batch_ids(session_ids: object) -> list[str] | None:

@@ -4,10 +4,10 @@ The bag holds the same result dicts as :func:`sessionref.batch.build_snapshots`,
 listing order, partitioned by session files; every scheduler gives identical results.
 :func:`result_lines_bag` holds them as the JSON lines the workers encoded (what the CLI writes).
 
->>> import tempfile
->>> with tempfile.TemporaryDirectory() as root:
-...     snapshots_bag(root).compute(scheduler="synchronous")
-[]
+>>> from pathlib import Path
+>>> sample = Path(__file__).parent.parent / "sample"  # the store the demo reads
+>>> [result["sessionId"] for result in snapshots_bag(sample).compute(scheduler="synchronous")]
+['7f3c1e2a-auth-refactor', 'c2e8a7d5-docs-dark-mode', 'e5a90c11-scratch', 'b91d04f0-flaky-ci']
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ def snapshots_bag(
     """A bag of every stored session's batch result, in listing order: see
     :func:`result_lines_bag`; each line is decoded where it is made.
 
-    >>> snapshots_bag("/", partition_size=4, session_ids=[]).npartitions
+    >>> from sessionref.log.store import MemoryStore
+    >>> snapshots_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
     lines = result_lines_bag(
@@ -136,16 +137,18 @@ def result_lines_bag(
 ) -> db.Bag:
     """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
-    ``store`` is any store (:class:`~sessionref.log.protocol.Store`), or the root of a DSH
-    store with the default limits. It is listed now, once, and rebuilt where each partition
-    of ``partition_size`` sessions runs (:func:`~sessionref.batch.core.portable_store`): a
-    :class:`DirectoryStore`'s partitions carry where their logs are (its size and line limits
-    go to the workers); a store over several roots is told where each session is. Its roots
+    ``store`` is any store (:class:`~sessionref.log.protocol.Store`), or a root path of any
+    harness, read with the default limits (:func:`~sessionref.batch.core.batch_store`). It is
+    listed now, once, and rebuilt where each partition of ``partition_size`` sessions runs
+    (:func:`~sessionref.batch.core.portable_store`): a :class:`DirectoryStore`'s partitions
+    carry where their logs are (its size and line limits go to the workers); a store over
+    several roots is told where each session is. Its roots
     must be reachable from every worker, at the same absolute paths (the paths sent are
     absolute). ``session_ids`` replaces the listing, as in
     :func:`~sessionref.batch.build_snapshots`, and so do ``redact`` and ``redact_patterns``.
 
-    >>> result_lines_bag("/", partition_size=4, session_ids=[]).npartitions
+    >>> from sessionref.log.store import MemoryStore
+    >>> result_lines_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
     check_options(max_reference_bytes, label, 1)

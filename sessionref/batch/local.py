@@ -209,7 +209,7 @@ def build_snapshots(
 ) -> Generator[dict[str, Any], None, None]:
     """A lazy iterator of every stored session's batch result, in listing order.
 
-    ``store`` is any store, or the root of a DSH store, as ``snapshots_bag`` takes it
+    ``store`` is any store, or a root path of any harness, as ``snapshots_bag`` takes it
     (:func:`~sessionref.batch.core.batch_store`). Each result is ``{"sessionId", "label",
     "context"}`` or ``{"sessionId", "error": {"code", "message"}}``; a bad session never
     stops the batch. ``label="title"`` labels a session by its latest title (its id when it
