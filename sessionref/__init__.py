@@ -34,7 +34,6 @@ _HOMES: Final = {
         "SessionNotFound",
         "SessionStore",
         "Store",
-        "Store",
         "StoreProblem",
     ),
     "sessionref.log.multi": ("MultiStore",),
