@@ -12,10 +12,12 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+import msgspec
+
 from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
 from sessionref.codecs.jsstring import has_surrogates, js_includes, js_lower
-from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.codecs.uri import format_session_reference_mention, label_mention
 from sessionref.errors import READ_FAILED, SessionReferenceError, describe, string
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import CandidateSource, Store
@@ -23,6 +25,7 @@ from sessionref.log.records import SessionHeader
 from sessionref.types import Candidate, MentionCandidate, Target
 
 if TYPE_CHECKING:  # a listing imports redaction only when it is given one
+    from sessionref.index import SearchHit
     from sessionref.redact import Redaction
 
 T = TypeVar("T")
@@ -244,6 +247,23 @@ def shown_labels(
     if redaction is None:
         return found
     return [(header, redaction.label(label)[0]) for header, label in found]
+
+
+def redacted_hit(hit: SearchHit, redaction: Redaction) -> SearchHit:
+    """A search hit as it is shown with redaction on (``search --redact``, the MCP server's):
+    its label redacted, its mention written with that label, and no snippet (a snippet is a
+    window, which could cut a secret short of what a detector recognises).
+
+    >>> from sessionref.index import SearchHit
+    >>> from sessionref.redact import Redaction
+    >>> hit = SearchHit("s-beta", "fix TK-7", None, 0, 1.0, "«fix» TK-7", "@[fix TK-7](…)")
+    >>> shown = redacted_hit(hit, Redaction(("TK-[0-9]+",)))
+    >>> shown.label, shown.snippet, shown.mention
+    ('fix [REDACTED:custom]', '', '@[fix [REDACTED:custom\\\\]](dsh-session:InMtYmV0YSI)')
+    """
+    label = redaction.label(hit.label)[0]
+    mention = label_mention(hit.session_id, label)
+    return msgspec.structs.replace(hit, label=label, snippet="", mention=mention)
 
 
 def candidate(header: SessionHeader, label: str) -> Candidate:

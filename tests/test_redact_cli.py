@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sessionref.codecs.uri import parse_session_reference_text
 from sessionref.testing.store import write_session_store
 from tests.conftest import CACHE
 from tests.logs import assistant, header, user
@@ -119,6 +120,29 @@ def test_labels_are_redacted_and_counted(tmp_path: Path) -> None:
     assert '"label":"[REDACTED:github-token]"' in given.stdout.decode()
     for shown_text in (done.stdout + done.stderr, batch.stderr, out.read_bytes(), given.stdout):
         assert not leaked(AWS, shown_text.decode()) and not leaked(GITHUB, shown_text.decode())
+
+
+def test_candidates_and_search_redact_labels_and_leave_snippets_out(tmp_path: Path) -> None:
+    """The listing commands printed a Claude Code title (its first prompt, holding a key)
+    whole, and search its snippet too; they take ``--redact`` as the MCP server does."""
+    root = claude_code_root(tmp_path / "home")
+    shown = "AWS key [REDACTED:aws-access-key]"
+    index = ("--index", str(tmp_path / "index"))
+    listing = [("candidates", "--root", root, *index), ("search", "--root", root, *index, "key")]
+    for command in listing:
+        plain = run(*command, "--json")
+        assert plain.returncode == 0, plain.stderr
+        assert leaked(AWS, plain.stdout.decode())  # what --redact is for
+        for form in ((), ("--json",)):
+            done = run(*command, "--redact", *form)
+            assert done.returncode == 0, done.stderr
+            assert not leaked(AWS, (done.stdout + done.stderr).decode())
+            assert shown in done.stdout.decode()
+    [hit] = json.loads(run(*listing[1], "--redact", "--json").stdout)
+    assert (hit["label"], hit["snippet"]) == (shown, "")
+    assert parse_session_reference_text(hit["mention"]).references[0].label == shown
+    terminal = run(*listing[1], "--redact").stdout.decode().splitlines()
+    assert terminal == [f"{shown}  (/w)", f"  {hit['mention']}"]
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
+from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option, index_roots
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
@@ -48,7 +49,9 @@ keeps the sessions whose id, cwd or title contains it (case-insensitive), in tha
 Labels are titles (the id when a session has none); a title that is not a string (a log may
 hold any JSON value there) is shown as its JSON text (--json gives it as it is). --json gives
 each session's harness (dsh, claude-code, codex) too. The candidates of each store come
-from its index (built on first use; --no-index reads the store instead).
+from its index (built on first use; --no-index reads the store instead). --redact shows
+labels with their secrets redacted (a Claude Code or Codex title is often the first prompt);
+--query still matches the titles as stored.
 """
 EPILOG = """\
 examples:
@@ -87,6 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print a JSON array, each with its mention"
     )
     add_index_option(parser)
+    add_redact_arguments(parser)
 
 
 def display_width(text: str) -> int:
@@ -195,11 +199,14 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
 def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{os.urandom(16).hex()}"
+    redaction = redaction_of_args(args)
     with contextlib.ExitStack() as progress:
         opened = opened_stores(args, progress)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     target = Target(target_id, cwd)
-    listed = listing.candidates(opened.listed, target, args.query, args.limit)
+    listed = listing.shown_labels(
+        listing.candidates(opened.listed, target, args.query, args.limit), redaction
+    )
     found = [with_mention(header, label) for header, label in listed]
     if args.json:
         write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")

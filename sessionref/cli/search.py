@@ -21,11 +21,13 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.indexing import IndexingProgress
+from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.schema import INDEX_ENV, names_a_file
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
+from sessionref.listing import redacted_hit
 from sessionref.log.discovery import StoreProblem
 from sessionref.roots import Root, open_store
 
@@ -45,7 +47,9 @@ own word counts).
 score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
 words are shorter than 3 characters, which the trigram index cannot rank). A title that
 is not a string (a log may hold any JSON value there) is the label as it is in --json, and
-its JSON text on a terminal and in the mention.
+its JSON text on a terminal and in the mention. --redact shows each hit's label with its
+secrets redacted and leaves the snippet out (a snippet is a window of a message, which could
+cut a secret short of what a detector recognises); the query still matches what was said.
 """
 EPILOG = """\
 examples:
@@ -143,21 +147,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_index_option(parser)
+    add_redact_arguments(parser)
 
 
 def hit_lines(hit: SearchHit) -> str:
-    """A hit as three lines: label and cwd, the snippet, the mention.
+    """A hit as three lines: label and cwd, the snippet, the mention (two lines when there is
+    no snippet, as with ``--redact``).
 
     >>> print(hit_lines(SearchHit("s", "Fix CI", "/w", 0, -1.0, "the «CI» run", "@[Fix CI](x)")))
     Fix CI  (/w)
       the «CI» run
       @[Fix CI](x)
     <BLANKLINE>
+    >>> print(hit_lines(SearchHit("s", "Fix CI", None, 0, -1.0, "", "@[Fix CI](x)")))
+    Fix CI  (-)
+      @[Fix CI](x)
+    <BLANKLINE>
     """
     cwd = "-" if hit.cwd is None else label_text(hit.cwd)
+    snippet = f"  {printable(hit.snippet)}\n" if hit.snippet else ""
     return (
         f"{printable(label_text(hit.label))}  ({printable(cwd)})\n"
-        f"  {printable(hit.snippet)}\n  {printable(hit.mention)}\n"
+        f"{snippet}  {printable(hit.mention)}\n"
     )
 
 
@@ -178,6 +189,7 @@ def best_hits(found: list[list[SearchHit]], limit: int) -> list[SearchHit]:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Print the sessions whose conversation matches QUERY, best first."""
+    redaction = redaction_of_args(args)
     with ExitStack() as opened:
         stores = indexed_stores(args)
         indexes = [opened.enter_context(session_index(store, args)) for store in stores]
@@ -186,6 +198,8 @@ def run(args: argparse.Namespace) -> int:
         found = [index.search(args.query, args.limit, cwd=args.cwd) for index in indexes]
         passed_over = [problem for index in indexes for problem in passed_over_by(index)]
     hits = best_hits(found, args.limit)
+    if redaction is not None:
+        hits = [redacted_hit(hit, redaction) for hit in hits]
     if args.json:
         write_bytes(js_json(hits) + b"\n")
     else:

@@ -30,13 +30,10 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
-    label_mention,
     parse_session_reference_text,
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, describe
-from sessionref.index.search import SearchHit
 from sessionref.mcp.catalog import Catalog
-from sessionref.redact import Redaction
 from sessionref.resolver import MAX_REFERENCES_LIMIT
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Target
@@ -94,29 +91,14 @@ def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
     """Full-text search of every root, as ``sessionref search --json`` answers it; with
-    redaction on, as :func:`redacted_hit` (docs/redaction.md)."""
+    redaction on, as :func:`~sessionref.listing.redacted_hit` (docs/redaction.md)."""
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
     query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
     hits = best_hits([index.search(query, limit) for index in catalog.indexes], limit)
     if catalog.redaction is not None:
-        hits = [redacted_hit(hit, catalog.redaction) for hit in hits]
+        hits = [listing.redacted_hit(hit, catalog.redaction) for hit in hits]
     return _as_json("hits", hits)
-
-
-def redacted_hit(hit: SearchHit, redaction: Redaction) -> SearchHit:
-    """A hit as a server with redaction gives it: its label redacted, its mention written
-    with that label, and no snippet (a snippet is a window, which could cut a secret short
-    of what a detector recognises).
-
-    >>> hit = SearchHit("s-beta", "fix TK-7", None, 0, 1.0, "«fix» TK-7", "@[fix TK-7](…)")
-    >>> shown = redacted_hit(hit, Redaction(("TK-[0-9]+",)))
-    >>> shown.label, shown.snippet, shown.mention
-    ('fix [REDACTED:custom]', '', '@[fix [REDACTED:custom\\\\]](dsh-session:InMtYmV0YSI)')
-    """
-    label = redaction.label(hit.label)[0]
-    mention = label_mention(hit.session_id, label)
-    return msgspec.structs.replace(hit, label=label, snippet="", mention=mention)
 
 
 def named_session(text: str) -> str:
