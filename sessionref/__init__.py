@@ -1,4 +1,4 @@
-"""sessionref: bounded, tag-safe snapshots of DeepSeek Harness sessions.
+"""sessionref: bounded, tag-safe snapshots of coding-agent sessions (DSH, Claude Code, Codex).
 
 >>> from sessionref import encode_session_reference_uri
 >>> encode_session_reference_uri("s-beta")

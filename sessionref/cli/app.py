@@ -50,7 +50,10 @@ COMMANDS: Final = [
 ]
 """Every command, in the order of the help. Adding one is adding a line."""
 
-DESCRIPTION: Final = "Bounded, tag-safe snapshots of DeepSeek Harness (DSH) sessions."
+DESCRIPTION: Final = (
+    "Bounded, tag-safe snapshots of coding-agent sessions: DeepSeek Harness (DSH),\n"
+    "Claude Code and Codex CLI."
+)
 EPILOG: Final = """\
 exit status:
   0    done
