@@ -393,7 +393,7 @@ BAD_ARGUMENTS: dict[str, tuple[Any, str]] = {
     ),
     "path": (
         lambda i: SessionIndex(i.store, 5),
-        " path must be a str, an os.PathLike or None, not int",
+        " path must be a string, an os.PathLike or None, not int",
     ),
     "workers": (
         lambda i: SessionIndex(i.store, i.path, workers=0),

@@ -6,8 +6,6 @@ checked as every API checks them: :func:`~sessionref.errors.string`,
 
 from __future__ import annotations
 
-import os
-
 from sessionref.errors import wrong_kind
 from sessionref.index.refresh import IndexedStore, is_indexed_store
 from sessionref.types import Target, as_target
@@ -24,17 +22,6 @@ def target(value: object, name: str) -> Target:
     if not isinstance(value, Target):
         raise wrong_kind(name, "a Target", value)
     return as_target(value)
-
-
-def index_path(value: object) -> str | os.PathLike[str] | None:
-    """``value``, where the index is (see :func:`~sessionref.index.schema.default_index_path`).
-
-    >>> index_path("/tmp/indexes/")
-    '/tmp/indexes/'
-    """
-    if value is not None and not isinstance(value, (str, os.PathLike)):
-        raise wrong_kind("SessionIndex path", "a str, an os.PathLike or None", value)
-    return value
 
 
 def indexed_store(value: object) -> IndexedStore:

@@ -103,7 +103,7 @@ class SessionIndex:
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
         self.store, self.clock = arguments.indexed_store(store), clock
-        self.path = default_index_path(store.root, arguments.index_path(path))
+        self.path = default_index_path(store.root, optional_path(path, "SessionIndex path"))
         self._named_file = names_a_file(path)
         self.workers, self.once = positive_count(workers, "SessionIndex workers"), once
         self._served: int | None = None
