@@ -14,7 +14,8 @@ b'{"role":"assistant","kind":"tool-call","text":"{\\\\"cmd\\\\":\\\\"ls\\\\"}","
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Final, Literal
 
 import msgspec
 
@@ -62,23 +63,66 @@ class Transcript(msgspec.Struct, frozen=True, rename="camel"):
 
 TITLE_LENGTH = 80
 """Characters of a first prompt a title keeps (docs/harnesses.md §Titles)."""
+_TOKEN: Final = frozenset(map(chr, range(ord("!"), ord("~") + 1)))
+"""Printable ASCII but the space: the characters of a key or a token."""
+_TOKEN_END: Final = re.compile(r"[!-~]+\Z")
 
 
-def prompt_title(entries: list[Entry]) -> str | None:
-    """A title from the first thing the user typed: its first non-blank line, stripped, cut
-    to :data:`TITLE_LENGTH` characters with ``…``; ``None`` when the user typed nothing.
+def cut_title(line: str) -> str:
+    """``line`` cut to :data:`TITLE_LENGTH` characters with ``…`` when it is longer, never
+    inside a run of printable ASCII: a key or a token the cut falls in is left out whole, as
+    its start alone is no key a secret detector recognises (``--redact`` would show it).
+    Empty when the line starts with such a run that long.
 
-    >>> prompt_title([Entry("assistant", "text", "hi"),
-    ...               Entry("user", "text", "\\n fix the build \\nnow")])
+    >>> cut_title("fix the build")
     'fix the build'
-    >>> len(prompt_title([Entry("user", "text", "x" * 200)]))
-    80
+    >>> cut_title("deploy with " + "a" * 30 + " key ghp_" + "x" * 60)
+    'deploy with aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa key…'
+    >>> cut_title("修复" * 50) == "修复" * 39 + "修…"
+    True
+    >>> cut_title("sk-" + "x" * 100)
+    ''
+    """
+    if len(line) <= TITLE_LENGTH:
+        return line
+    kept = line[: TITLE_LENGTH - 1]
+    if line[TITLE_LENGTH - 1] in _TOKEN and kept[-1:] in _TOKEN:  # the cut is inside a run
+        kept = _TOKEN_END.sub("", kept)
+    kept = kept.rstrip()
+    return kept + "…" if kept else ""
+
+
+def first_prompt_line(entries: list[Entry]) -> str | None:
+    """The first non-blank line of the first thing the user typed, stripped; ``None`` when
+    the user typed nothing.
+
+    >>> first_prompt_line([Entry("assistant", "text", "hi"),
+    ...                    Entry("user", "text", "\\n fix the build \\nnow")])
+    'fix the build'
     """
     for entry in entries:
         if entry.role == "user" and entry.kind == "text":
             for line in entry.text.splitlines():
                 if line.strip():
-                    title = line.strip()
-                    cut = TITLE_LENGTH - 1
-                    return title if len(title) <= TITLE_LENGTH else title[:cut] + "…"
+                    return line.strip()
     return None
+
+
+def line_title(line: str | None) -> str | None:
+    """The title a first prompt's line gives (:func:`first_prompt_line`): the line cut by
+    :func:`cut_title`; ``None`` when there is no line, or when it starts with a token too long
+    to show whole (the session is then labelled by its id).
+
+    >>> line_title("x " * 100)[-4:], line_title("sk-" + "x" * 100), line_title(None)
+    ('x x…', None, None)
+    """
+    return None if line is None else cut_title(line) or None
+
+
+def prompt_title(entries: list[Entry]) -> str | None:
+    """:func:`line_title` of :func:`first_prompt_line`.
+
+    >>> prompt_title([Entry("user", "text", "fix the build")])
+    'fix the build'
+    """
+    return line_title(first_prompt_line(entries))

@@ -7,11 +7,15 @@ title that held a key was printed whole beside the redacted text."""
 from __future__ import annotations
 
 import json
+import re
+import string
 from pathlib import Path
 from typing import Any
 
 import anyio
 import mcp_types as types
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sessionref import MemoryStore, SessionReferenceResolver, Target
 from sessionref.batch import build_snapshots
@@ -28,8 +32,9 @@ from sessionref.mcp.server import SessionServer, in_memory
 from sessionref.mcp.tools import Toolbox
 from sessionref.redact import Redaction
 from sessionref.testing import write_session_store
+from sessionref.transcript import cut_title
 from sessionref.types import ContextMessage
-from tests.redact_corpus import leaked, secrets
+from tests.redact_corpus import FRAGMENT, leaked, secrets
 
 SECRET = next(s for s in secrets(seed=41) if s.kind == "github-token")
 TITLE = f"deploy with {SECRET.snippet}"
@@ -215,3 +220,67 @@ def test_the_mcp_server_gives_redacted_names_and_texts(tmp_path: Path) -> None:
     assert [s["label"] for s in json.loads(listed)] == ["u", SHOWN]
     for shown in (json.dumps([r.model_dump() for r in resources]), text, listed):
         assert not leaked(SECRET, shown)
+
+
+def claude_code_home(root: Path, prompts: dict[str, str]) -> Path:
+    """A Claude Code home with one session per id of ``prompts``, each of one prompt: its
+    title is that prompt's first line."""
+    project = root / "projects" / "-w"
+    project.mkdir(parents=True)
+    for session_id, prompt in prompts.items():
+        record = {
+            "type": "user",
+            "uuid": "u1",
+            "parentUuid": None,
+            "cwd": "/w",
+            "timestamp": "2025-11-21T10:00:00.000Z",
+            "message": {"role": "user", "content": prompt},
+        }
+        (project / f"{session_id}.jsonl").write_text(json.dumps(record) + "\n")
+    return root
+
+
+def test_a_key_the_title_cut_falls_in_is_not_shown_in_part(tmp_path: Path) -> None:
+    """A newcomer's trial: a first prompt is cut to 80 characters for a title, and a key the
+    cut fell in kept its start, which no detector recognises, so ``--redact`` printed most of
+    it. Every kind of key, the cut falling at each of several places in it."""
+    prompts = {}
+    for number, secret in enumerate(secrets(seed=80, per_kind=1)):
+        line = secret.snippet.splitlines()[0]
+        core = line.find(secret.core[:FRAGMENT])
+        for inside in (1, FRAGMENT, len(secret.core) // 2):
+            filler = "word " * ((79 - core - inside) // 5)
+            prompts[f"{number}-{inside}"] = f"{filler}{'x' * ((79 - core - inside) % 5)}{line} ok"
+    from sessionref.claude_code.store import ClaudeCodeStore
+
+    store = ClaudeCodeStore(claude_code_home(tmp_path, prompts))
+    for redact in (True, False):
+        resolver = SessionReferenceResolver(store, redact=redact)
+        labels = [c.label for c in resolver.list_candidates(TARGET, limit=len(prompts))]
+        assert len(labels) == len(prompts)
+        for secret in secrets(seed=80, per_kind=1):
+            assert not leaked(secret, "\n".join(labels)), secret.kind
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.text(string.ascii_letters + string.digits + "_-=/+.:@", min_size=1, max_size=60),
+            st.text("中文é ", min_size=1, max_size=5),
+        ),
+        max_size=12,
+    )
+)
+def test_a_cut_title_ends_on_a_whole_run_of_ascii(words: list[str]) -> None:
+    """The cut title is a prefix of the line with ``…``, at most 80 characters, and each run
+    of printable ASCII in it is a whole run of the line (none is cut short)."""
+    line = "".join(words).strip()
+    title = cut_title(line)
+    if len(line) <= 80:
+        assert title == line
+        return
+    assert title == "" or (title.endswith("…") and len(title) <= 80)
+    body = title.removesuffix("…")
+    assert line.startswith(body)
+    runs = re.finditer(r"[!-~]+", line)
+    assert all(run.end() <= len(body) or run.start() >= len(body) for run in runs)

@@ -16,7 +16,7 @@ from typing import Final
 
 from sessionref.claude_code.records import Block, Content, Line
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import Entry, EntryKind, Role, prompt_title
+from sessionref.transcript import Entry, EntryKind, Role, first_prompt_line, line_title
 
 _INJECTED_TAG: Final = re.compile(
     r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
@@ -252,9 +252,9 @@ def first_prompt(lines: Iterable[Line]) -> str | None:
     for line in lines:
         if line.is_sidechain is not True:
             builder.add(line)
-            title = prompt_title(builder.entries)
-            if title is not None:
-                return title
+            prompt = first_prompt_line(builder.entries)
+            if prompt is not None:
+                return line_title(prompt)
     return None
 
 

@@ -17,7 +17,15 @@ from sessionref.codex.records import Item, Payload, decode, outline
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
-from sessionref.transcript import Entry, EntryKind, Role, Transcript, prompt_title
+from sessionref.transcript import (
+    Entry,
+    EntryKind,
+    Role,
+    Transcript,
+    first_prompt_line,
+    line_title,
+    prompt_title,
+)
 
 _INJECTED: Final = re.compile(
     r"\A\s*(?:<(environment_context|user_instructions|INSTRUCTIONS|user_shell_command"
@@ -175,9 +183,9 @@ def _first_prompt(raw_lines: list[bytes], events: bool) -> str | None:
         item = decode(raw)
         if item is not None:
             builder.add(item)
-            title = prompt_title(builder.entries)
-            if title is not None:
-                return title
+            prompt = first_prompt_line(builder.entries)
+            if prompt is not None:
+                return line_title(prompt)
     return None
 
 

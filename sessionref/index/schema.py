@@ -57,7 +57,8 @@ full-text index's leaves fill a database page (``pgsz``)."""
 @functools.cache
 def reader_fingerprint() -> str:
     """A digest of the code that decides what the index holds (the readers of every harness,
-    the projection, and the lower case candidate queries search).
+    the titles a first prompt gives, the projection, and the lower case candidate queries
+    search).
 
     An index built by other code is rebuilt, so a reader fix never leaves stale answers. The
     code does not change while a process runs: it is read once (one command may open an
@@ -72,7 +73,7 @@ def reader_fingerprint() -> str:
         for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
             if source.name.endswith(".py"):
                 digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    for module in ("snapshot.py", "codecs/jsstring.py", "index/candidates.py"):
+    for module in ("transcript.py", "snapshot.py", "codecs/jsstring.py", "index/candidates.py"):
         digest.update(package.joinpath(module).read_bytes())
     return digest.hexdigest()
 
