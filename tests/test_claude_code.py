@@ -16,7 +16,8 @@ from sessionref import SessionReferenceResolver, Target
 from sessionref.claude_code.reader import claude_transcript
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
-from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.log.store import SessionNotFound
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.transcript import Transcript
 from tests.conftest import examples
@@ -321,6 +322,33 @@ def test_duplicate_ids_are_problems_not_sessions(tmp_path: Path) -> None:
         (a, f'session "s" is also in {b}'),
         (b, f'session "s" is also in {a}'),
     ]
+
+
+def test_a_session_whose_file_was_passed_over_fails_naming_why(tmp_path: Path) -> None:
+    """A newcomer's trial: a first line over ``max_line_bytes`` kept the file out of the
+    listing, and reading the session then said it did not exist; a duplicate id too."""
+    line = b'{"type":"user","uuid":"u","message":{"content":"' + b"x" * 100 + b'"}}\n'
+    short = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
+    ClaudeLogs.write(tmp_path, {"-w/long.jsonl": line, "-a/s.jsonl": short, "-b/s.jsonl": short})
+    store = ClaudeCodeStore(tmp_path, max_line_bytes=100)
+    assert store.headers() == []
+    long, a, b = (
+        str(tmp_path / "projects" / name) for name in ("-w/long.jsonl", "-a/s.jsonl", "-b/s.jsonl")
+    )
+    for session_id, reason in (
+        ("long", f"{long}: line 1 is longer than 100 bytes"),
+        ("s", f'{a}: session "s" is also in {b}'),
+    ):
+        with pytest.raises(SessionLogError) as failed:
+            store.read(session_id)
+        assert not isinstance(failed.value, SessionNotFound)
+        assert str(failed.value) == reason
+        resolver = SessionReferenceResolver(store)
+        with pytest.raises(SessionReferenceError) as refused:
+            resolver.prepare(Target("me"), content=[], references=[{"sessionId": session_id}])
+        assert refused.value.code == READ_FAILED and reason in refused.value.message
+    with pytest.raises(SessionNotFound):
+        store.read("other")
 
 
 def listed_within(store: ClaudeCodeStore | CodexStore, seconds: float) -> list[str]:

@@ -49,8 +49,21 @@ class ClaudeCodeStore(HarnessStore):
         projects = self.projects
         return list(dict.fromkeys([self.root, projects, *real_directories(projects)]))
 
+    @staticmethod
+    def named_by(path: Path) -> str | None:
+        """A session file's name without ``.jsonl``, its session's id.
+
+        >>> ClaudeCodeStore.named_by(Path("/p/-w/0b7c.jsonl"))
+        '0b7c'
+        """
+        name = path.name
+        if name.endswith(".jsonl") and not name.startswith(SUBAGENT_PREFIX):
+            return name[: -len(".jsonl")]
+        return None
+
     def head(self, path: Path, lines: list[bytes]) -> Head:
-        """The session of a file (its name), with the first cwd and time of its first lines."""
+        """The session of a file (its name: :meth:`named_by`), with the first cwd and time of
+        its first lines."""
         from sessionref.claude_code.records import decode  # read only when a file changed
 
         records = [record for record in map(decode, lines) if record is not None]
@@ -59,7 +72,7 @@ class ClaudeCodeStore(HarnessStore):
         times = (iso_millis(record.timestamp) for record in records)
         cwds = (record.cwd for record in records if type(record.cwd) is str)
         created = next((time for time in times if time is not None), None)
-        return Head(path.name[: -len(".jsonl")], created, next(cwds, None))
+        return Head(self.named_by(path), created, next(cwds, None))
 
     def transcript_of(
         self, session_id: str, lines: list[bytes], texts_only: bool = False

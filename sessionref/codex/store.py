@@ -12,6 +12,7 @@ their time). A subagent's thread is not a session of its own. Names come from
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,8 @@ from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, r
 from sessionref.transcript import Harness, Transcript
 
 ROLLOUT_PREFIX = "rollout-"
+_THREAD_ID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+"""A thread id as a rollout's name holds it (a UUID)."""
 SESSION_INDEX = "session_index.jsonl"
 
 
@@ -95,6 +98,19 @@ class CodexStore(HarnessStore):
             home / "archived_sessions",
             home / SESSION_INDEX,
         ]
+
+    @staticmethod
+    def named_by(path: Path) -> str | None:
+        """The thread a rollout's name ends with (``rollout-<time>-<thread id>.jsonl``).
+
+        >>> name = "rollout-2025-06-01T10-00-00-0197a000-0000-7000-8000-0000000000aa.jsonl"
+        >>> CodexStore.named_by(Path(name))
+        '0197a000-0000-7000-8000-0000000000aa'
+        """
+        if not path.name.startswith(ROLLOUT_PREFIX):
+            return None
+        threads = _THREAD_ID.findall(path.name)
+        return threads[-1] if threads else None
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""

@@ -119,6 +119,13 @@ class HarnessStore(ABC):
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """What a file's first committed lines say."""
 
+    @staticmethod
+    @abstractmethod
+    def named_by(path: Path) -> str | None:
+        """The session a file's name says it holds, whatever its lines say (``None``: the
+        name says none): when the listing passes such a file over, reading the session fails
+        with the reason, rather than finding no session."""
+
     @abstractmethod
     def transcript_of(
         self, session_id: str, lines: list[bytes], texts_only: bool = False
@@ -177,8 +184,14 @@ class HarnessStore(ABC):
         return list(self._listing.last().problems)
 
     def paths_of(self, session_id: str) -> list[Path]:
-        """The files of a session, in reading order; raises :class:`SessionNotFound`."""
+        """The files of a session, in reading order; raises :class:`SessionNotFound`, or
+        :class:`SessionLogError` naming a file of the session the listing passed over (one
+        whose first line is too long, say), as reading it would."""
         paths = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
+        for problem in self._listing.last().problems:
+            if self.named_by(Path(problem.path)) == session_id:
+                why = named_once(problem.message, problem.path)
+                raise SessionLogError(f"{problem.path}: {why}")
         if paths is None:
             raise SessionNotFound(session_id)
         return paths
