@@ -125,13 +125,15 @@ def test_stats_say_where_the_index_is_what_it_holds_and_when_it_changed(tmp_path
     path = SessionIndex(DirectoryStore(root), folder).path
     assert before.stdout.decode() == f"{root}: no index yet (it would be {path})\n"
     assert not path.exists()
-    command("index", "--root", str(root), "--index", folder)
+    built = command("index", "--root", str(root), "--index", folder).stdout.decode()
     stats = index_stats(root, folder)
     assert (stats.path, stats.sessions) == (path, 3)
     assert stats.size == path.stat().st_size + Path(f"{path}-wal").stat().st_size
     shown = command("index", "--stats", "--root", str(root), "--index", folder).stdout.decode()
     assert shown.startswith(f"{root}: 3 sessions in {path}, ")
     assert f"last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC" in shown
+    size = f"{stats.size / 1e6:.1f} MB"  # a newcomer's trial: the build said 0.4, --stats 0.2
+    assert built.endswith(f" in {path}, {size}\n") and f" in {path}, {size}, " in shown
 
 
 def test_one_session_and_one_log_are_said_in_the_singular(tmp_path: Path) -> None:

@@ -69,16 +69,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def summary(report: RefreshReport, index: SessionIndex) -> str:
-    """What a refresh did and where the index is: its path and size, or that it could not be
-    used (then nothing was saved; the warning said why).
+    """What a refresh did and where the index is: its path and size (once it is closed), or
+    that it could not be used (then nothing was saved; the warning said why).
 
     >>> import tempfile
     >>> from pathlib import Path
     >>> from sessionref.log.store import DirectoryStore
     >>> with tempfile.TemporaryDirectory() as folder:
     ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
-    ...     print(summary(index.refresh(), index).replace(folder, "F"))
-    0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.3 MB
+    ...     report = index.refresh()
+    ...     index.close()
+    ...     print(summary(report, index).replace(folder, "F"))
+    0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.2 MB
     """
     sessions = counted(report.sessions, "session")
     done = f"({counted(report.read, 'log')} read, {report.removed} removed)"
@@ -121,9 +123,9 @@ def refreshed(store: IndexedStore, args: argparse.Namespace) -> tuple[str, list[
             bar.update(done - bar.n)
 
         report = index.refresh(progress)
-    line, passed_over = summary(report, index), passed_over_by(index)
-    index.close()
-    return line, passed_over
+    passed_over = passed_over_by(index)
+    index.close()  # its write-ahead log folded in: the size said is the one --stats says
+    return summary(report, index), passed_over
 
 
 def pruned(args: argparse.Namespace) -> str:
