@@ -363,6 +363,13 @@ def test_counts_above_2_53_are_usage_errors(option: str, value: str) -> None:
     )
 
 
+@pytest.mark.parametrize("query", ["", "   ", "\t"])
+def test_a_search_for_no_word_is_a_usage_error(query: str) -> None:
+    """A newcomer's trial: a blank query said ``(no sessions match)`` with status 0."""
+    done = sessionref("search", "--root", SAMPLE, "--no-index", query)
+    assert usage_error(done) == "sessionref search: error: argument QUERY: holds no word to find"
+
+
 def test_the_largest_count_is_taken() -> None:
     done = sessionref("snapshot", "--root", SAMPLE, "--max-bytes", str(MAX_SAFE_INTEGER), "x")
     assert done.returncode == 1  # past the parser: the session is missing

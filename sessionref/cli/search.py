@@ -125,11 +125,26 @@ def passed_over_by(index: SessionIndex) -> list[StoreProblem]:
     return [*index.problems(), *index.unread()]
 
 
+def query_argument(value: str) -> str:
+    """An argparse type: a query with at least one word (a blank one would match nothing).
+
+    >>> query_argument("token refresh")
+    'token refresh'
+    >>> query_argument("  ")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: holds no word to find
+    """
+    if not value.split():
+        raise argparse.ArgumentTypeError("holds no word to find")
+    return value
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref search``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    parser.add_argument("query", metavar="QUERY", help="words to find")
+    parser.add_argument("query", metavar="QUERY", type=query_argument, help="words to find")
     add_store_arguments(parser)
     parser.add_argument(
         "--limit",
