@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sessionref.cli.demo import sample_root
-from sessionref.types import ContextMessage
+from sessionref.types import ContextMessage, Target
 from tests.conftest import per_harness_reader
 
 README = Path(__file__).resolve().parent.parent / "README.md"
@@ -70,6 +70,18 @@ def test_other_agents_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture
         out = capsys.readouterr().out
         assert f'"harness":"{harness}"' in out and said in out
         assert out.count("<referenced-sessions>") == 1
+
+
+def test_index_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer's trial: the example used names it had not imported."""
+    text = README.read_text("utf-8")
+    section = text[text.index("## Index and search") :]
+    [code] = re.findall(r"```python\n(.*?)```", section[: section.index("\n## ", 1)], re.S)
+    monkeypatch.setenv("SESSIONREF_INDEX", str(tmp_path / "index.sqlite"))
+    code = code.replace('"~/.dsh/sessions"', repr(str(sample_root())))
+    scope: dict[str, object] = {}
+    exec(compile(code, str(README), "exec"), scope)
+    assert scope["target"] == Target("the-session-being-written", "/home/dev/payments-api")
 
 
 TEXT = README.read_text("utf-8")
