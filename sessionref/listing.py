@@ -12,20 +12,17 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import msgspec
-
 from sessionref.cancellation import CancelToken, settle
 from sessionref.codecs.collation import ties_collated
 from sessionref.codecs.jsstring import has_surrogates, js_includes, js_lower
-from sessionref.codecs.uri import format_session_reference_mention, label_mention
-from sessionref.errors import READ_FAILED, SessionReferenceError, describe, string
+from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.errors import MAX_SAFE_INTEGER, READ_FAILED, SessionReferenceError, describe, string
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import CandidateSource, Store
 from sessionref.log.records import SessionHeader
 from sessionref.types import Candidate, MentionCandidate, Target
 
 if TYPE_CHECKING:  # a listing imports redaction only when it is given one
-    from sessionref.index import SearchHit
     from sessionref.redact import Redaction
 
 T = TypeVar("T")
@@ -233,37 +230,41 @@ def candidates(
     return labelled[:limit]
 
 
-def shown_labels(
-    found: list[tuple[SessionHeader, Any]], redaction: Redaction | None
+def shown_candidates(
+    store: Store,
+    target: Target,
+    query: str,
+    limit: int,
+    redaction: Redaction | None,
+    cancel: CancelToken | None = None,
 ) -> list[tuple[SessionHeader, Any]]:
-    """Listed sessions with their labels as a listing shows them: redacted when
-    ``redaction`` is on (docs/redaction.md §Labels), as they are when it is ``None``.
+    """:func:`candidates` as a listing shows them: with ``redaction`` on, each label redacted
+    (docs/redaction.md §Labels), and a query looked for in the redacted labels (with the ids
+    and cwds): a query that found a session by its title's secret would confirm the secret.
 
+    >>> from sessionref.log.store import MemoryStore
     >>> from sessionref.redact import Redaction
-    >>> found = [(SessionHeader("s", 0), "fix TK-7"), (SessionHeader("t", 0), 7)]
-    >>> [label for _, label in shown_labels(found, Redaction(("TK-[0-9]+",)))]
-    ['fix [REDACTED:custom]', 7]
+    >>> header = {"version": 0, "createdAt": 1, "delegationDepth": 0}
+    >>> log = {"type": "session/title", "seq": 0, "time": 0,
+    ...        "data": {"title": "fix TK-7", "messageSeqs": [], "source": {"kind": "user"}}}
+    >>> store = MemoryStore([{"header": {**header, "id": "s"}, "events": [log]}])
+    >>> hide = Redaction(("TK-[0-9]+",))
+    >>> shown_candidates(store, Target("t"), "", 5, hide)[0][1]
+    'fix [REDACTED:custom]'
+    >>> shown_candidates(store, Target("t"), "tk-7", 5, hide)
+    []
+    >>> [label for _, label in candidates(store, Target("t"), "tk-7", 5)]  # as stored
+    ['fix TK-7']
     """
     if redaction is None:
-        return found
-    return [(header, redaction.label(label)[0]) for header, label in found]
-
-
-def redacted_hit(hit: SearchHit, redaction: Redaction) -> SearchHit:
-    """A search hit as it is shown with redaction on (``search --redact``, the MCP server's):
-    its label redacted, its mention written with that label, and no snippet (a snippet is a
-    window, which could cut a secret short of what a detector recognises).
-
-    >>> from sessionref.index import SearchHit
-    >>> from sessionref.redact import Redaction
-    >>> hit = SearchHit("s-beta", "fix TK-7", None, 0, 1.0, "«fix» TK-7", "@[fix TK-7](…)")
-    >>> shown = redacted_hit(hit, Redaction(("TK-[0-9]+",)))
-    >>> shown.label, shown.snippet, shown.mention
-    ('fix [REDACTED:custom]', '', '@[fix [REDACTED:custom\\\\]](dsh-session:InMtYmV0YSI)')
-    """
-    label = redaction.label(hit.label)[0]
-    mention = label_mention(hit.session_id, label)
-    return msgspec.structs.replace(hit, label=label, snippet="", mention=mention)
+        return candidates(store, target, query, limit, cancel)
+    string(query, "query")
+    everyone = candidates(store, target, "", limit if not query else MAX_SAFE_INTEGER, cancel)
+    shown = [(header, redaction.label(label)[0]) for header, label in everyone]
+    if query:
+        keep = matching(js_lower(query))
+        shown = [(header, label) for header, label in shown if keep(searched(header, label))]
+    return shown[:limit]
 
 
 def candidate(header: SessionHeader, label: str) -> Candidate:

@@ -343,10 +343,12 @@ class SessionReferenceResolver:
         if limit is not None:
             message = "candidate limit must be a positive safe integer"
             count = positive_safe_integer(limit, message, INVALID_REFERENCE)
-        from sessionref.listing import candidates, shown_labels
+        from sessionref.listing import shown_candidates
 
-        found = candidates(self.store, as_target(target), query, count, cancel)
-        return [build(header, label) for header, label in shown_labels(found, self.redaction)]
+        found = shown_candidates(
+            self.store, as_target(target), query, count, self.redaction, cancel
+        )
+        return [build(header, label) for header, label in found]
 
 
 def redaction_of(

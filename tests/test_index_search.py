@@ -14,7 +14,7 @@ import pytest
 
 from sessionref.cli.app import main
 from sessionref.index import SessionIndex
-from sessionref.index.casefold import fold_char, spellings
+from sessionref.index.casefold import fold_char, fold_text, spellings
 from sessionref.index.search import fts_phrase, match_clause
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
@@ -88,6 +88,19 @@ def test_a_one_letter_word_finds_what_the_trigram_index_finds_for_three_of_it() 
         assert long <= short, letter
         if letter not in NEWER_LETTERS:
             assert short == long == short | {n}, letter
+
+
+def test_a_text_folds_as_its_characters_fold_one_by_one() -> None:
+    """``fold_text`` folds a whole text with ``str.lower`` (which lower-cases a final sigma
+    by its context) and one translation: it must give what folding each character alone
+    gives, for every code point and in context."""
+    every = "".join(map(chr, range(0x110000)))
+    assert fold_text(every) == "".join(map(fold_char, every))
+    for text in ("ΌΣΟΣ ΣΑΣ σας Σ", "İstanbul ΣΑΣ", "ǅ ǈ ß ẞ Ω K Å µ"):
+        assert fold_text(text) == "".join(map(fold_char, text)), text
+    assert fold_text(every.replace("\u0130", "")) == "".join(
+        map(fold_char, every.replace("\u0130", ""))
+    )
 
 
 def test_every_character_that_folds_alike_is_spelled() -> None:

@@ -133,8 +133,11 @@ def test_candidates_and_mentions_are_redacted_and_mentions_parse_back() -> None:
     found = resolver.mention_candidates(TARGET, query="deploy")
     assert [(c.label, c.mention) for c in found] == [(SHOWN, MENTION)]
     assert parse_session_reference_text(MENTION).references == [Reference("s", SHOWN)]
-    # a query is looked for in the title as stored, as search looks in the stored text
-    assert [c.label for c in resolver.list_candidates(TARGET, query=SECRET.snippet)] == [SHOWN]
+    # a query is looked for in the labels as shown: one that found a session by its title's
+    # secret would confirm the secret (a newcomer's trial probed search the same way)
+    assert resolver.list_candidates(TARGET, query=SECRET.snippet) == []
+    assert resolver.list_candidates(TARGET, query=SECRET.core[:FRAGMENT]) == []
+    assert [c.label for c in resolver.list_candidates(TARGET, query="redacted:git")] == [SHOWN]
     plain = SessionReferenceResolver(store).list_candidates(TARGET, query="deploy")
     assert [c.label for c in plain] == [TITLE]
 
@@ -193,6 +196,12 @@ def test_the_mcp_catalog_and_tools_redact_labels(tmp_path: Path) -> None:
     everything = json.dumps([names, prompt, listed, queried, hits])
     assert not leaked(SECRET, everything)
     assert catalog.complete("deploy", 5) == (["s"], False)  # ids only, found by the title
+    probe = SECRET.core[:FRAGMENT]  # what a client probing for the key would send
+    assert json.loads(toolbox.call("list_sessions", {"query": probe}, None).text) == []
+    assert json.loads(toolbox.call("search_sessions", {"query": probe}, None).text) == []
+    assert catalog.complete(probe, 5) == ([], False)
+    unredacted = open_catalog(tmp_path / "plain", None)
+    assert unredacted.complete(probe, 5) == (["s"], False)  # without redaction it is found
 
 
 def test_the_mcp_catalog_without_redaction_names_the_title(tmp_path: Path) -> None:
@@ -284,3 +293,39 @@ def test_a_cut_title_ends_on_a_whole_run_of_ascii(words: list[str]) -> None:
     assert line.startswith(body)
     runs = re.finditer(r"[!-~]+", line)
     assert all(run.end() <= len(body) or run.start() >= len(body) for run in runs)
+
+
+def test_a_search_with_redaction_finds_no_session_by_its_secret(tmp_path: Path) -> None:
+    """A newcomer's trial: under ``--redact`` search still matched the stored text, so a
+    query for a key's first letters confirmed it (and a client could guess it letter by
+    letter). A session is found only by what its redacted conversation says; a hit that drops
+    out leaves its place to the next one."""
+    from sessionref.index import SessionIndex
+    from sessionref.log.store import DirectoryStore
+
+    probe = SECRET.core[:FRAGMENT]
+    keeper = LogBuilder()
+    for _ in range(3):
+        keeper.user(f"key {SECRET.snippet}")
+    mentions = LogBuilder()
+    mentions.user("a long note " * 40 + f"part {probe} is not a key, and the deploy is on")
+    header = {"version": 0, "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
+    write_session_store(
+        tmp_path / "store",
+        [
+            {"header": {**header, "id": "keeper"}, "events": keeper.events},
+            {"header": {**header, "id": "notes", "createdAt": 2}, "events": mentions.events},
+        ],
+    )
+    redaction = Redaction(())
+    with SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite") as index:
+        plain = [hit.session_id for hit in index.search(probe, limit=1)]
+        assert plain == ["keeper"]  # the secret ranks first: the next hit must take its place
+        found = index.search(probe, limit=1, redaction=redaction)
+        assert [(hit.session_id, hit.snippet) for hit in found] == [("notes", "")]
+        assert [hit.session_id for hit in index.search(f"{probe} key", redaction=redaction)] == [
+            "notes"
+        ]
+        both = index.search("key", redaction=redaction)  # the word outside the key still finds
+        assert {hit.session_id for hit in both} == {"keeper", "notes"}
+        assert not leaked(SECRET, js_json(both).decode())

@@ -50,8 +50,8 @@ Labels are titles (the id when a session has none); a title that is not a string
 hold any JSON value there) is shown as its JSON text (--json gives it as it is). --json gives
 each session's harness (dsh, claude-code, codex) too. The candidates of each store come
 from its index (built on first use; --no-index reads the store instead). --redact shows
-labels with their secrets redacted (a Claude Code or Codex title is often the first prompt);
---query still matches the titles as stored.
+labels with their secrets redacted (a Claude Code or Codex title is often the first prompt),
+and --query then looks in the labels as shown.
 """
 EPILOG = """\
 examples:
@@ -204,9 +204,7 @@ def run(args: argparse.Namespace) -> int:
         opened = opened_stores(args, progress)
     cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
     target = Target(target_id, cwd)
-    listed = listing.shown_labels(
-        listing.candidates(opened.listed, target, args.query, args.limit), redaction
-    )
+    listed = listing.shown_candidates(opened.listed, target, args.query, args.limit, redaction)
     found = [with_mention(header, label) for header, label in listed]
     if args.json:
         write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")

@@ -27,7 +27,6 @@ from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.schema import INDEX_ENV, names_a_file
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT
-from sessionref.listing import redacted_hit
 from sessionref.log.discovery import StoreProblem
 from sessionref.roots import Root, open_store
 
@@ -49,7 +48,8 @@ words are shorter than 3 characters, which the trigram index cannot rank). A tit
 is not a string (a log may hold any JSON value there) is the label as it is in --json, and
 its JSON text on a terminal and in the mention. --redact shows each hit's label with its
 secrets redacted and leaves the snippet out (a snippet is a window of a message, which could
-cut a secret short of what a detector recognises); the query still matches what was said.
+cut a secret short of what a detector recognises), and finds a session only by what its
+redacted conversation says (a search must not confirm a secret).
 """
 EPILOG = """\
 examples:
@@ -210,11 +210,9 @@ def run(args: argparse.Namespace) -> int:
         indexes = [opened.enter_context(session_index(store, args)) for store in stores]
         for index in indexes[1:]:  # statted by children while the first is refreshed
             index.look_ahead()
-        found = [index.search(args.query, args.limit, cwd=args.cwd) for index in indexes]
+        found = [index.search(args.query, args.limit, args.cwd, redaction) for index in indexes]
         passed_over = [problem for index in indexes for problem in passed_over_by(index)]
     hits = best_hits(found, args.limit)
-    if redaction is not None:
-        hits = [redacted_hit(hit, redaction) for hit in hits]
     if args.json:
         write_bytes(js_json(hits) + b"\n")
     else:

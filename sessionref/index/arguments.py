@@ -6,9 +6,14 @@ checked as every API checks them: :func:`~sessionref.errors.string`,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from sessionref.errors import wrong_kind
 from sessionref.index.refresh import IndexedStore, is_indexed_store
 from sessionref.types import Target, as_target
+
+if TYPE_CHECKING:
+    from sessionref.redact import Redaction
 
 
 def target(value: object, name: str) -> Target:
@@ -37,4 +42,23 @@ def indexed_store(value: object) -> IndexedStore:
     """
     if not is_indexed_store(value):
         raise wrong_kind("SessionIndex store", "a DirectoryStore or a HarnessStore", value)
+    return value
+
+
+def redaction(value: object, name: str) -> Redaction | None:
+    """``value``, a :class:`~sessionref.redact.Redaction` or ``None``.
+
+    >>> redaction(None, "SessionIndex.search redaction") is None
+    True
+    >>> redaction(True, "SessionIndex.search redaction")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: SessionIndex.search redaction must be a Redaction \
+or None, not bool
+    """
+    if value is None:
+        return None
+    from sessionref.redact import Redaction  # imported when a search asks for redaction
+
+    if not isinstance(value, Redaction):
+        raise wrong_kind(name, "a Redaction or None", value)
     return value

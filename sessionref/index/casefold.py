@@ -9,6 +9,7 @@ per way of spelling it (``är``: ``%är%`` or ``%Är%``): as fast as ``LIKE`` it
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Final
 
 #: What the trigram tokenizer folds further than ``str.lower`` does.
@@ -58,3 +59,23 @@ def word_spellings(word: str) -> list[str]:
     (['Är', 'är'], ['on'], ['令牌'])
     """
     return ["".join(chars) for chars in itertools.product(*map(spellings, word))]
+
+
+def fold_text(text: str) -> str:
+    """``text`` folded character by character as the trigram index folds it: a word is found
+    in a text by the index exactly when ``fold_text(word) in fold_text(text)``.
+
+    >>> fold_text("ÄRGER ς İ"), fold_text("Plain ASCII")
+    ('ärger σ İ', 'plain ascii')
+    """
+    if "\u0130" in text:  # the one character whose lower case is two: kept, as fold_char does
+        return "".join(map(fold_char, text))
+    folded = text.lower()  # fold_char of every other character: its lower case, then _FOLDS
+    if _FOLDED.search(folded):
+        for char, target in _FOLDS.items():
+            folded = folded.replace(char, target)  # in C, where translate looks up each char
+    return folded
+
+
+_FOLDED: Final = re.compile("[" + "".join(_FOLDS) + "]")
+"""A character ``_FOLDS`` folds further: most texts have none."""

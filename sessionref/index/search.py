@@ -14,17 +14,20 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from sessionref.codecs.uri import label_mention
-from sessionref.index.casefold import word_spellings
+from sessionref.index.casefold import fold_text, word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
 from sessionref.log.discovery import StoreProblem
 from sessionref.types import Cwd
+
+if TYPE_CHECKING:  # a search imports redaction only when it is given one
+    from sessionref.redact import Redaction
 
 TRIGRAM: Final = 3
 DEFAULT_SEARCH_LIMIT: Final = 10
@@ -202,6 +205,32 @@ def ranked_hits(
     return rows[:limit]
 
 
+def _still_found(units: list[str], words: list[str], redaction: Redaction) -> bool:
+    """Whether each of ``words`` is in some unit once the unit is redacted. Only the units
+    that hold a word are redacted, until one still holds it (a word holds no space, so none
+    is found across two units): redacting a whole conversation takes seconds.
+
+    >>> from sessionref.redact import Redaction
+    >>> hide = Redaction(("TK-[0-9]+",))
+    >>> _still_found(["see TK-42", "TK-42 again"], ["tk-4"], hide)
+    False
+    >>> _still_found(["see TK-42", "a tk-4 note"], ["tk-4", "see"], hide)
+    True
+    """
+    folded = [fold_text(unit) for unit in units]
+    shown: dict[int, str] = {}
+    for word in map(fold_text, words):
+        holders = (n for n, unit in enumerate(folded) if word in unit)
+        for n in holders:
+            if n not in shown:
+                shown[n] = fold_text(redaction.redact(units[n])[0])
+            if word in shown[n]:
+                break
+        else:
+            return False
+    return True
+
+
 def _hit_rows(
     db: sqlite3.Connection, words: list[str], limit: int, cwd: str | None
 ) -> list[tuple[Any, ...]]:
@@ -249,27 +278,56 @@ def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
 
 
 def search_sessions(
-    db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
+    db: sqlite3.Connection,
+    query: str,
+    limit: int,
+    cwd: str | None = None,
+    redaction: Redaction | None = None,
 ) -> list[SearchHit]:
     """The ``limit`` sessions whose conversation best matches ``query`` (none for a blank
-    query), only those of working directory ``cwd`` when it is given."""
+    query), only those of working directory ``cwd`` when it is given. With ``redaction``, as
+    :func:`redacted_hit` shows them: a session that matches only by a secret is no hit."""
     words = query_words(query)
     if not words:
         return []
-    hits = []
-    for raw_id, header_text, raw_title, rank, text, bounds in _hit_rows(db, words, limit, cwd):
-        header = decode_header(header_text)
-        title = title_of(raw_title)
-        label = header.id if title is None else title
-        hits.append(
-            SearchHit(
-                session_id=text_of(raw_id),
-                label=label,
-                cwd=header.cwd,
-                created_at=header.created_at,
-                score=float(rank),
-                snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
-                mention=label_mention(header.id, label),
-            )
-        )
-    return hits
+    if redaction is None:
+        return [found_hit(row, words) for row in _hit_rows(db, words, limit, cwd)]
+    wanted = limit
+    while True:  # a hit a secret made drops out: ask for more until enough are left
+        rows = _hit_rows(db, words, wanted, cwd)
+        hits = [hit for row in rows if (hit := redacted_hit(row, words, redaction)) is not None]
+        if len(hits) >= limit or len(rows) < wanted:
+            return hits[:limit]
+        wanted *= 2
+
+
+def found_hit(row: tuple[Any, ...], words: list[str]) -> SearchHit:
+    """The hit of one of :func:`_hit_rows`: its label, cwd, time, score, snippet and mention."""
+    raw_id, header_text, raw_title, rank, text, bounds = row
+    header = decode_header(header_text)
+    title = title_of(raw_title)
+    label = header.id if title is None else title
+    return SearchHit(
+        session_id=text_of(raw_id),
+        label=label,
+        cwd=header.cwd,
+        created_at=header.created_at,
+        score=float(rank),
+        snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
+        mention=label_mention(header.id, label),
+    )
+
+
+def redacted_hit(row: tuple[Any, ...], words: list[str], redaction: Redaction) -> SearchHit | None:
+    """The hit of one of :func:`_hit_rows` as a search with redaction on shows it, or
+    ``None`` when its conversation, redacted, no longer holds every word (the words matched
+    a secret: a hit would confirm it, letter by letter). Its label is redacted, its mention
+    written with that label, and its snippet empty (a snippet is a window, which could cut a
+    secret short of what a detector recognises)."""
+    if not _still_found(unit_texts(row[4], row[5]), words, redaction):
+        return None
+    hit = found_hit(row, words)
+    label = redaction.label(hit.label)[0]
+    return msgspec.structs.replace(
+        hit, label=label, snippet="", mention=label_mention(hit.session_id, label)
+    )

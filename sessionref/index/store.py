@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
@@ -58,6 +58,9 @@ from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import StoreProblem
 from sessionref.transcript import Transcript
 from sessionref.types import Target
+
+if TYPE_CHECKING:  # imported when a search asks for redaction
+    from sessionref.redact import Redaction
 
 WRITE_BATCH: Final = 200
 
@@ -377,14 +380,16 @@ class SessionIndex:
         query: str,
         limit: int | None = DEFAULT_SEARCH_LIMIT,
         cwd: str | os.PathLike[str] | None = None,
+        redaction: Redaction | None = None,
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`), at most ``limit`` (``None``: the default, 10); only those of working
         directory ``cwd`` (a string or an ``os.PathLike``, compared as text, as a target's is)
-        when it is given."""
+        when it is given; with ``redaction``, as it shows them (docs/redaction.md §Search)."""
         query = string(query, "SessionIndex.search query")
         limit = positive_count(limit, "SessionIndex.search limit", DEFAULT_SEARCH_LIMIT)
         cwd = optional_path(cwd, "SessionIndex.search cwd")
+        redaction = arguments.redaction(redaction, "SessionIndex.search redaction")
         self._use()
         assert self._db is not None
-        return search_sessions(self._db, query, limit, cwd)
+        return search_sessions(self._db, query, limit, cwd, redaction)

@@ -134,8 +134,8 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
 class Listing(NamedTuple):
     """The sessions of one look at the store: resources in candidates order (their names
     redacted with redaction on), their ids in that order and as a set, and the texts
-    completion looks for a query in, in that order (the titles as stored, as a query of
-    candidates finds them)."""
+    completion looks for a query in, in that order (the titles as shown, redacted with
+    redaction on, as a query of candidates finds them)."""
 
     resources: list[dict[str, Any]]
     order: list[str]
@@ -220,13 +220,12 @@ class Catalog:
 
     def _list(self) -> Listing:
         store = self.opened.listed
-        found = listing.candidates(store, self.target, "", MAX_SAFE_INTEGER)
-        shown = listing.shown_labels(found, self.redaction)
+        shown = listing.shown_candidates(store, self.target, "", MAX_SAFE_INTEGER, self.redaction)
         return Listing(
             [resource(header, label, harness_of(store, header.id)) for header, label in shown],
-            [header.id for header, _ in found],
-            frozenset(header.id for header, _ in found),
-            listing.SearchedTexts(listing.searched(header, label) for header, label in found),
+            [header.id for header, _ in shown],
+            frozenset(header.id for header, _ in shown),
+            listing.SearchedTexts(listing.searched(header, label) for header, label in shown),
         )
 
     def _current(self) -> Listing:

@@ -80,10 +80,9 @@ def list_sessions(
         catalog.target.id, catalog.target.cwd if cwd is None else project_directory(cwd)
     )
     limit = arguments.get("limit", DEFAULT_CANDIDATE_LIMIT)
-    found = listing.candidates(
-        catalog.opened.listed, target, arguments.get("query", ""), limit, cancel
-    )
-    shown = listing.shown_labels(found, catalog.redaction)
+    query = arguments.get("query", "")
+    store = catalog.opened.listed
+    shown = listing.shown_candidates(store, target, query, limit, catalog.redaction, cancel)
     return _as_json("sessions", harness_candidates(catalog.opened.listed, shown))
 
 
@@ -91,13 +90,12 @@ def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
     """Full-text search of every root, as ``sessionref search --json`` answers it; with
-    redaction on, as :func:`~sessionref.listing.redacted_hit` (docs/redaction.md)."""
+    redaction on, as :func:`~sessionref.index.search.redacted_hit` (docs/redaction.md)."""
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
     query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
-    hits = best_hits([index.search(query, limit) for index in catalog.indexes], limit)
-    if catalog.redaction is not None:
-        hits = [listing.redacted_hit(hit, catalog.redaction) for hit in hits]
+    found = [index.search(query, limit, redaction=catalog.redaction) for index in catalog.indexes]
+    hits = best_hits(found, limit)
     return _as_json("hits", hits)
 
 
