@@ -104,6 +104,13 @@ def _url_without_user(rng: random.Random) -> tuple[str, str]:
     return f"redis://:{password}@cache.internal.example:6379/0", password
 
 
+def _url_with_punctuation(rng: random.Random) -> tuple[str, str]:
+    """A password in a URL with what RFC 3986 allows there besides letters and digits: a
+    newcomer's trial found ``!`` or ``$`` in it let the whole password through."""
+    password = pick(rng, ALNUM, 8) + rng.choice("!$*+,;=:") + pick(rng, ALNUM + "!$*+,;=:", 8)
+    return f"postgres://app:{password}@db.internal.example/app", password
+
+
 def _aws_secret(rng: random.Random) -> tuple[str, str]:
     key = pick(rng, ALNUM + "/+", 40)
     return f'aws_secret_access_key = "{key}"', key
@@ -176,6 +183,7 @@ MAKERS: dict[str, Maker] = {
     "bare-token-quoted": _assigned("TOKEN", _password, '"'),
     "bare-key-yaml": _assigned("key", _password, "", ": "),
     "bearer-token": _bearer,
+    "password-in-url-with-punctuation": _url_with_punctuation,
 }
 
 

@@ -35,9 +35,11 @@ SKIPPED_PLUGINS: Final = frozenset(
 )
 
 #: detect-secrets' plugins whose pattern is replaced by a wider one: a password in a URL whose
-#: user is empty (``redis://:password@host``), where detect-secrets wants a user.
+#: user is empty (``redis://:password@host``), where detect-secrets wants a user, and one that
+#: holds what RFC 3986 allows there besides letters and digits (``! $ & ' ( ) * + , ; = :``),
+#: which detect-secrets refuses: a password with punctuation passed whole.
 WIDENED: Final = {
-    "BasicAuthDetector": r"://[^:/?#\[\]@!$&'()*+,;=\s]*:([^:/?#\[\]@!$&'()*+,;=\s]+)@",
+    "BasicAuthDetector": r"://[^:/?#\[\]@\s]*:([^/?#\[\]@\s]+)@",
 }
 
 #: Formats detect-secrets 1.5 does not know, as (secret type, pattern); each pattern's first
@@ -288,6 +290,8 @@ def widened(cls: Any) -> Any:
     >>> from detect_secrets.plugins.basic_auth import BasicAuthDetector
     >>> list(widened(BasicAuthDetector)().analyze_string("redis://:Sup3rS3cret@cache:6379/0"))
     ['Sup3rS3cret']
+    >>> list(widened(BasicAuthDetector)().analyze_string("postgres://app:9RB!G1y$K=w:L@db/x"))
+    ['9RB!G1y$K=w:L']
     """
     pattern = WIDENED.get(cls.__name__)
     if pattern is None:
