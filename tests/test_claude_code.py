@@ -351,6 +351,24 @@ def test_a_session_whose_file_was_passed_over_fails_naming_why(tmp_path: Path) -
         store.read("other")
 
 
+def test_a_passed_over_entry_named_like_a_served_session_leaves_it_served(
+    tmp_path: Path,
+) -> None:
+    """A review of the change above: a directory ``-b/s.jsonl`` beside the session ``-a/s.jsonl``
+    made every read of ``s`` fail, and with it every index refresh (a traceback)."""
+    line = b'{"type":"user","uuid":"u","cwd":"/w","message":{"content":"hello there"}}\n'
+    store = ClaudeLogs.write(tmp_path, {"-a/s.jsonl": line})
+    (tmp_path / "projects" / "-b" / "s.jsonl").mkdir(parents=True)
+    assert [h.id for h in store.headers()] == ["s"]
+    assert [p.message for p in store.problems()] == ["a directory in place of a log file"]
+    assert store.transcript("s").title == "hello there"
+    from sessionref.index import SessionIndex
+
+    with SessionIndex(store, tmp_path / "index.sqlite") as index:
+        assert [hit.session_id for hit in index.search("hello")] == ["s"]
+        assert [h.id for h in index.headers()] == ["s"]
+
+
 def listed_within(store: ClaudeCodeStore | CodexStore, seconds: float) -> list[str]:
     """The ids ``store`` lists, listed in a thread that must be done within ``seconds``: a
     FIFO opened to be read waits for a writer, and the listing with it."""

@@ -123,8 +123,8 @@ class HarnessStore(ABC):
     @abstractmethod
     def named_by(path: Path) -> str | None:
         """The session a file's name says it holds, whatever its lines say (``None``: the
-        name says none): when the listing passes such a file over, reading the session fails
-        with the reason, rather than finding no session."""
+        name says none): when the listing passes such a file over and serves no such
+        session, reading it fails with the reason, rather than finding no session."""
 
     @abstractmethod
     def transcript_of(
@@ -184,17 +184,17 @@ class HarnessStore(ABC):
         return list(self._listing.last().problems)
 
     def paths_of(self, session_id: str) -> list[Path]:
-        """The files of a session, in reading order; raises :class:`SessionNotFound`, or
-        :class:`SessionLogError` naming a file of the session the listing passed over (one
-        whose first line is too long, say), as reading it would."""
+        """The files of a session, in reading order. A session the listing does not serve
+        raises :class:`SessionLogError` naming why when a file passed over bears its name (a
+        first line too long to read, the id in two files), else :class:`SessionNotFound`."""
         paths = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
+        if paths is not None:
+            return paths
         for problem in self._listing.last().problems:
             if self.named_by(Path(problem.path)) == session_id:
                 why = named_once(problem.message, problem.path)
                 raise SessionLogError(f"{problem.path}: {why}")
-        if paths is None:
-            raise SessionNotFound(session_id)
-        return paths
+        raise SessionNotFound(session_id)
 
     def _lines(self, session_id: str) -> list[bytes]:
         lines: list[bytes] = []
