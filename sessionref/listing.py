@@ -223,11 +223,25 @@ def candidates(
     )
     inspected = ranked if needle else ranked[:limit]
     [labels] = settle([functools.partial(_labels, store, inspected)], cancel)
-    labelled = list(zip(inspected, labels, strict=True))
-    if needle:
-        keep = matching(needle)
-        labelled = [(header, label) for header, label in labelled if keep(searched(header, label))]
-    return labelled[:limit]
+    return holding(list(zip(inspected, labels, strict=True)), needle)[:limit]
+
+
+Labelled = list[tuple[SessionHeader, Any]]
+"""Listed sessions, each with its label (a title may be any JSON value)."""
+
+
+def holding(labelled: Labelled, needle: str) -> Labelled:
+    """The labelled sessions whose id, cwd or label holds ``needle`` (a query lower-cased, as
+    :func:`matching` looks for it); all of them for an empty one.
+
+    >>> found = [(SessionHeader("a", 0), "Fix CI"), (SessionHeader("b", 0), "docs")]
+    >>> [header.id for header, _ in holding(found, "ci")], len(holding(found, ""))
+    (['a'], 2)
+    """
+    if not needle:
+        return labelled
+    keep = matching(needle)
+    return [(header, label) for header, label in labelled if keep(searched(header, label))]
 
 
 def shown_candidates(
@@ -261,10 +275,7 @@ def shown_candidates(
     string(query, "query")
     everyone = candidates(store, target, "", limit if not query else MAX_SAFE_INTEGER, cancel)
     shown = [(header, redaction.label(label)[0]) for header, label in everyone]
-    if query:
-        keep = matching(js_lower(query))
-        shown = [(header, label) for header, label in shown if keep(searched(header, label))]
-    return shown[:limit]
+    return holding(shown, js_lower(query))[:limit]
 
 
 def candidate(header: SessionHeader, label: str) -> Candidate:

@@ -645,6 +645,13 @@ def test_build_snapshots_takes_a_root_path_as_the_dask_engine_does(tmp_path: Pat
 STORE_WANTED = "a store (with headers(), read() and title()) or a root path"
 
 
+class BytesPath(os.PathLike[bytes]):
+    """A path of bytes, which names no root a message can show (a review: a bare TypeError)."""
+
+    def __fspath__(self) -> bytes:
+        return b"/tmp"
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -653,6 +660,7 @@ STORE_WANTED = "a store (with headers(), read() and title()) or a root path"
         ({"session_ids": ["a", 1]}, "session_ids[1] must be a string, not int"),
         ({"store": None}, f"store must be {STORE_WANTED}, not NoneType"),
         ({"store": 5}, f"store must be {STORE_WANTED}, not int"),
+        ({"store": BytesPath()}, "store must be a string or an os.PathLike, not BytesPath"),
     ],
 )
 def test_build_snapshots_refuses_a_store_or_ids_of_the_wrong_kind_at_once(

@@ -298,34 +298,39 @@ def test_a_cut_title_ends_on_a_whole_run_of_ascii(words: list[str]) -> None:
 def test_a_search_with_redaction_finds_no_session_by_its_secret(tmp_path: Path) -> None:
     """A newcomer's trial: under ``--redact`` search still matched the stored text, so a
     query for a key's first letters confirmed it (and a client could guess it letter by
-    letter). A session is found only by what its redacted conversation says; a hit that drops
-    out leaves its place to the next one."""
+    letter). A session is found only by what its redacted conversation says, newest first,
+    each scored 0.0 (a review: bm25 over the stored text ranked a session higher the more
+    often the word was in its secret); a hit that drops out leaves its place to the next."""
     from sessionref.index import SessionIndex
     from sessionref.log.store import DirectoryStore
 
     probe = SECRET.core[:FRAGMENT]
-    keeper = LogBuilder()
+    said = f"part {probe} is not a key, and the build is green"
+    part = SECRET.core[FRAGMENT : 2 * FRAGMENT]  # in keeper's key, and said by notes
+    keeper, twin, notes = LogBuilder(), LogBuilder(), LogBuilder()
+    for log in (keeper, twin, notes):
+        log.user(said)
     for _ in range(3):
         keeper.user(f"key {SECRET.snippet}")
-    mentions = LogBuilder()
-    mentions.user("a long note " * 40 + f"part {probe} is not a key, and the deploy is on")
-    header = {"version": 0, "createdAt": 1, "cwd": "/w", "delegationDepth": 0}
+    notes.user(f"order {part} is a part number")
+    header = {"version": 0, "cwd": "/w", "delegationDepth": 0}
     write_session_store(
         tmp_path / "store",
         [
-            {"header": {**header, "id": "keeper"}, "events": keeper.events},
-            {"header": {**header, "id": "notes", "createdAt": 2}, "events": mentions.events},
+            {"header": {**header, "id": name, "createdAt": at}, "events": log.events}
+            for name, at, log in (("notes", 1, notes), ("keeper", 3, keeper), ("twin", 2, twin))
         ],
     )
     redaction = Redaction(())
     with SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite") as index:
-        plain = [hit.session_id for hit in index.search(probe, limit=1)]
-        assert plain == ["keeper"]  # the secret ranks first: the next hit must take its place
-        found = index.search(probe, limit=1, redaction=redaction)
-        assert [(hit.session_id, hit.snippet) for hit in found] == [("notes", "")]
-        assert [hit.session_id for hit in index.search(f"{probe} key", redaction=redaction)] == [
-            "notes"
-        ]
-        both = index.search("key", redaction=redaction)  # the word outside the key still finds
-        assert {hit.session_id for hit in both} == {"keeper", "notes"}
-        assert not leaked(SECRET, js_json(both).decode())
+        assert [hit.session_id for hit in index.search(probe, limit=1)] == ["keeper"]  # bm25
+        for query in (probe, "build", f"{probe} build", "key"):
+            found = index.search(query, redaction=redaction)
+            shown = [(hit.session_id, hit.score, hit.snippet) for hit in found]
+            assert shown == [("keeper", 0.0, ""), ("twin", 0.0, ""), ("notes", 0.0, "")], query
+            assert not leaked(SECRET, js_json(found).decode())
+        assert index.search(f"key {SECRET.snippet}", redaction=redaction) == []
+        # keeper, the newest, has the part in its key only: notes takes its place
+        assert [hit.session_id for hit in index.search(part, limit=1)] == ["keeper"]
+        found = index.search(part, limit=1, redaction=redaction)
+        assert [hit.session_id for hit in found] == ["notes"]

@@ -25,6 +25,7 @@ from sessionref.errors import (
     ErrorInfo,
     SessionReferenceError,
     listed,
+    path_text,
     positive_safe_integer,
     string,
 )
@@ -135,7 +136,7 @@ def batch_store(store: object) -> Store:
     sessionref.errors.SessionReferenceError: store must be ... or a root path, not NoneType
     """
     if isinstance(store, (str, os.PathLike)):
-        return open_store(check_root(os.fspath(store), option="store"))
+        return open_store(check_root(path_text(store, "store"), option="store"))
     return checked_store(store, "store", f"{A_STORE} or a root path")
 
 

@@ -14,20 +14,17 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, NamedTuple
 
 import msgspec
 
 from sessionref.codecs.uri import label_mention
-from sessionref.index.casefold import fold_text, word_spellings
+from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
 from sessionref.log.discovery import StoreProblem
 from sessionref.types import Cwd
-
-if TYPE_CHECKING:  # a search imports redaction only when it is given one
-    from sessionref.redact import Redaction
 
 TRIGRAM: Final = 3
 DEFAULT_SEARCH_LIMIT: Final = 10
@@ -70,6 +67,22 @@ def fts_phrase(word: str) -> str:
     True
     """
     return '"' + word.replace('"', '""') + '"'
+
+
+class HitRow(NamedTuple):
+    """A found session as the database gives it: id, header and title as stored, score,
+    its conversation's text and the bounds of its units."""
+
+    id: bytes
+    header: str
+    title: str | None
+    score: float
+    text: str
+    bounds: bytes
+
+    def units(self) -> list[str]:
+        """The conversation's units (:func:`~sessionref.index.refresh.unit_texts`)."""
+        return unit_texts(self.text, self.bounds)
 
 
 def like_pattern(word: str) -> str:
@@ -205,35 +218,9 @@ def ranked_hits(
     return rows[:limit]
 
 
-def _still_found(units: list[str], words: list[str], redaction: Redaction) -> bool:
-    """Whether each of ``words`` is in some unit once the unit is redacted. Only the units
-    that hold a word are redacted, until one still holds it (a word holds no space, so none
-    is found across two units): redacting a whole conversation takes seconds.
-
-    >>> from sessionref.redact import Redaction
-    >>> hide = Redaction(("TK-[0-9]+",))
-    >>> _still_found(["see TK-42", "TK-42 again"], ["tk-4"], hide)
-    False
-    >>> _still_found(["see TK-42", "a tk-4 note"], ["tk-4", "see"], hide)
-    True
-    """
-    folded = [fold_text(unit) for unit in units]
-    shown: dict[int, str] = {}
-    for word in map(fold_text, words):
-        holders = (n for n, unit in enumerate(folded) if word in unit)
-        for n in holders:
-            if n not in shown:
-                shown[n] = fold_text(redaction.redact(units[n])[0])
-            if word in shown[n]:
-                break
-        else:
-            return False
-    return True
-
-
 def _hit_rows(
     db: sqlite3.Connection, words: list[str], limit: int, cwd: str | None
-) -> list[tuple[Any, ...]]:
+) -> list[HitRow]:
     """The best ``limit`` hits' id, header, title, score, text and bounds, best first: ranked
     by the full-text query when it can (:func:`ranked_hits`), else every hit joined to its
     session (ties, all words short, a ``cwd``, a limit beyond :data:`RANKED_LIMIT`)."""
@@ -246,9 +233,10 @@ def _hit_rows(
             return []
         values = ", ".join("(?, ?)" for _ in top)
         flat = [value for hit in top for value in hit]
-        return db.execute(f"WITH top(sid, score) AS (VALUES {values}) {_DETAILS}", flat).fetchall()
+        found = db.execute(f"WITH top(sid, score) AS (VALUES {values}) {_DETAILS}", flat)
+        return list(map(HitRow._make, found))
     score = "bm25(texts)" if ranked else "0.0"
-    return db.execute(
+    found = db.execute(
         f"""
         WITH hits AS MATERIALIZED (SELECT rowid AS sid, {score} AS score FROM texts WHERE {where}),
         top AS MATERIALIZED (
@@ -260,7 +248,8 @@ def _hit_rows(
         {_DETAILS}
         """,
         {**params, "cwd": None if cwd is None else blob(cwd), "limit": limit},
-    ).fetchall()
+    )
+    return list(map(HitRow._make, found))
 
 
 def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
@@ -278,56 +267,45 @@ def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
 
 
 def search_sessions(
-    db: sqlite3.Connection,
-    query: str,
-    limit: int,
-    cwd: str | None = None,
-    redaction: Redaction | None = None,
+    db: sqlite3.Connection, query: str, limit: int, cwd: str | None = None
 ) -> list[SearchHit]:
     """The ``limit`` sessions whose conversation best matches ``query`` (none for a blank
-    query), only those of working directory ``cwd`` when it is given. With ``redaction``, as
-    :func:`redacted_hit` shows them: a session that matches only by a secret is no hit."""
+    query), only those of working directory ``cwd`` when it is given."""
     words = query_words(query)
     if not words:
         return []
-    if redaction is None:
-        return [found_hit(row, words) for row in _hit_rows(db, words, limit, cwd)]
-    wanted = limit
-    while True:  # a hit a secret made drops out: ask for more until enough are left
-        rows = _hit_rows(db, words, wanted, cwd)
-        hits = [hit for row in rows if (hit := redacted_hit(row, words, redaction)) is not None]
-        if len(hits) >= limit or len(rows) < wanted:
-            return hits[:limit]
-        wanted *= 2
+    return [
+        found_hit(row, label_of(row), snippet(best_unit(row.units(), words), words))
+        for row in _hit_rows(db, words, limit, cwd)
+    ]
 
 
-def found_hit(row: tuple[Any, ...], words: list[str]) -> SearchHit:
-    """The hit of one of :func:`_hit_rows`: its label, cwd, time, score, snippet and mention."""
-    raw_id, header_text, raw_title, rank, text, bounds = row
-    header = decode_header(header_text)
-    title = title_of(raw_title)
-    label = header.id if title is None else title
+def label_of(row: HitRow) -> Any:
+    """A hit's label as candidates have it: its title, else its id.
+
+    >>> label_of(HitRow(b"s", '{"id":"s","createdAt":1}', None, 0.0, "", b""))
+    's'
+    """
+    title = title_of(row.title)
+    return decode_header(row.header).id if title is None else title
+
+
+def found_hit(row: HitRow, label: Any, shown: str) -> SearchHit:
+    """The hit of a row labelled ``label`` with the snippet ``shown``, its mention written
+    with that label.
+
+    >>> row = HitRow(b"s", '{"id":"s","createdAt":1,"cwd":"/w"}', None, -1.5, "fix ci", b"")
+    >>> found_hit(row, "Fix CI", "«fix» ci")
+    SearchHit(session_id='s', label='Fix CI', cwd='/w', created_at=1, score=-1.5, \
+snippet='«fix» ci', mention='@[Fix CI](dsh-session:InMi)')
+    """
+    header = decode_header(row.header)
     return SearchHit(
-        session_id=text_of(raw_id),
+        session_id=text_of(row.id),
         label=label,
         cwd=header.cwd,
         created_at=header.created_at,
-        score=float(rank),
-        snippet=snippet(best_unit(unit_texts(text, bounds), words), words),
+        score=float(row.score),
+        snippet=shown,
         mention=label_mention(header.id, label),
-    )
-
-
-def redacted_hit(row: tuple[Any, ...], words: list[str], redaction: Redaction) -> SearchHit | None:
-    """The hit of one of :func:`_hit_rows` as a search with redaction on shows it, or
-    ``None`` when its conversation, redacted, no longer holds every word (the words matched
-    a secret: a hit would confirm it, letter by letter). Its label is redacted, its mention
-    written with that label, and its snippet empty (a snippet is a window, which could cut a
-    secret short of what a detector recognises)."""
-    if not _still_found(unit_texts(row[4], row[5]), words, redaction):
-        return None
-    hit = found_hit(row, words)
-    label = redaction.label(hit.label)[0]
-    return msgspec.structs.replace(
-        hit, label=label, snippet="", mention=label_mention(hit.session_id, label)
     )

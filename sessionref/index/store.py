@@ -25,6 +25,7 @@ from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
 from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
+from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
     CachedHeaderStore,
     IndexedStore,
@@ -392,4 +393,6 @@ class SessionIndex:
         redaction = arguments.redaction(redaction, "SessionIndex.search redaction")
         self._use()
         assert self._db is not None
-        return search_sessions(self._db, query, limit, cwd, redaction)
+        if redaction is not None:
+            return redacted_search(self._db, query, limit, cwd, redaction)
+        return search_sessions(self._db, query, limit, cwd)

@@ -90,7 +90,7 @@ def search_sessions(
     catalog: Catalog, arguments: Mapping[str, Any], cancel: CancelToken | None
 ) -> Answer:
     """Full-text search of every root, as ``sessionref search --json`` answers it; with
-    redaction on, as :func:`~sessionref.index.search.redacted_hit` (docs/redaction.md)."""
+    redaction on, as :func:`~sessionref.index.redacted.redacted_search` (docs/redaction.md)."""
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
     query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)

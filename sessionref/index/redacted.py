@@ -1,0 +1,101 @@
+"""Search with redaction on (docs/redaction.md §Search): a session is found only by what its
+redacted conversation says, so that no query confirms a secret.
+
+The full-text index holds the stored text, so it finds the candidates; each is then kept only
+if every query word is still found once the units holding it are redacted. Hits come newest
+first, each with score 0.0: a rank by bm25 over the stored text would tell, by the order,
+how often a word occurs inside a secret. A hit's label is redacted, its mention written with
+that label, and its snippet empty (a snippet is a window of a message, which could cut a
+secret short of what a detector recognises).
+"""
+
+from __future__ import annotations
+
+import itertools
+import sqlite3
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Final
+
+from sessionref.index.casefold import fold_text
+from sessionref.index.search import (
+    HitRow,
+    SearchHit,
+    found_hit,
+    label_of,
+    match_clause,
+    query_words,
+)
+from sessionref.index.tables import blob
+
+if TYPE_CHECKING:  # the caller has one: the redact package is loaded by then
+    from sessionref.redact import Redaction
+
+_MATCHING: Final = """
+SELECT hits.sid FROM (SELECT rowid AS sid FROM texts WHERE {where}) AS hits
+JOIN sessions AS s ON s.sid = hits.sid
+WHERE :cwd IS NULL OR s.cwd = :cwd
+ORDER BY s.created_at DESC, s.id
+"""
+"""Every session the full-text index finds for a query, newest first (ties by id)."""
+_ROW: Final = """
+SELECT s.id, s.header, s.title, 0.0, texts.text, s.bounds
+FROM sessions AS s JOIN texts ON texts.rowid = s.sid WHERE s.sid = ?
+"""
+"""One found session as a :class:`~sessionref.index.search.HitRow`, scored 0.0."""
+
+
+def redacted_search(
+    db: sqlite3.Connection, query: str, limit: int, cwd: str | None, redaction: Redaction
+) -> list[SearchHit]:
+    """The ``limit`` newest sessions whose redacted conversation holds every word of
+    ``query`` (none for a blank query), only those of ``cwd`` when it is given; each read
+    from the database when its turn comes, so a search stops as soon as it has enough."""
+    words = query_words(query)
+    if not words:
+        return []
+    return list(itertools.islice(_kept(db, words, cwd, redaction), limit))
+
+
+def _kept(
+    db: sqlite3.Connection, words: list[str], cwd: str | None, redaction: Redaction
+) -> Iterator[SearchHit]:
+    """The hits of :func:`redacted_search`, in order, as far as the caller takes them."""
+    where, params = match_clause(words)
+    found = db.execute(
+        _MATCHING.format(where=where), {**params, "cwd": None if cwd is None else blob(cwd)}
+    ).fetchall()
+    for (sid,) in found:
+        row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
+        if still_found(row.units(), words, redaction):
+            label = redaction.label(label_of(row))[0]
+            yield found_hit(row, label, "")
+
+
+def still_found(units: list[str], words: list[str], redaction: Redaction) -> bool:
+    """Whether each of ``words`` is in some unit once the unit is redacted. A unit is folded
+    (as the index folds case) when a word is first looked for in it, and redacted only if it
+    holds a word, once (a word holds no space, so none is found across two units): redacting
+    a whole conversation takes seconds.
+
+    >>> from sessionref.redact import Redaction
+    >>> hide = Redaction(("TK-[0-9]+",))
+    >>> still_found(["see TK-42", "TK-42 again"], ["tk-4"], hide)
+    False
+    >>> still_found(["see TK-42", "a tk-4 note"], ["tk-4", "see"], hide)
+    True
+    """
+    folded: dict[int, str] = {}
+    shown: dict[int, str] = {}
+    for word in map(fold_text, words):
+        for n, unit in enumerate(units):
+            if n not in folded:
+                folded[n] = fold_text(unit)
+            if word not in folded[n]:
+                continue
+            if n not in shown:
+                shown[n] = fold_text(redaction.redact(unit)[0])
+            if word in shown[n]:
+                break
+        else:
+            return False
+    return True
