@@ -143,6 +143,11 @@ def test_candidates_and_search_redact_labels_and_leave_snippets_out(tmp_path: Pa
     assert parse_session_reference_text(hit["mention"]).references[0].label == shown
     terminal = run(*listing[1], "--redact").stdout.decode().splitlines()
     assert terminal == [f"{shown}  (/w)", f"  {hit['mention']}"]
+    probe = AWS.core[:8]  # a query must not find the session by its title's key
+    assert probe in run(*listing[0], "--query", probe).stdout.decode()
+    probed = run(*listing[0], "--redact", "--query", probe)
+    assert (probed.returncode, probed.stdout) == (0, b"")
+    assert run(*listing[0], "--redact", "--query", "REDACTED:aws").stdout.decode().count(shown) == 1
 
 
 @pytest.mark.parametrize(
