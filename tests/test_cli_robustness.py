@@ -370,6 +370,17 @@ def test_a_search_for_no_word_is_a_usage_error(query: str) -> None:
     assert usage_error(done) == "sessionref search: error: argument QUERY: holds no word to find"
 
 
+@pytest.mark.parametrize("command", ["snapshot", "export", "show"])
+@pytest.mark.parametrize("uri", ["dsh-session:!!", "dsh-session:e30", "dsh-session:"])
+def test_a_bad_session_uri_is_one_line(command: str, uri: str) -> None:
+    """A newcomer's trial: export and show printed a traceback for it (decoded by argparse)."""
+    done = sessionref(command, "--root", SAMPLE, uri)
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        f'SESSION_REFERENCE_INVALID_REFERENCE: invalid session reference URI "{uri}"\n'
+    )
+
+
 def test_the_largest_count_is_taken() -> None:
     done = sessionref("snapshot", "--root", SAMPLE, "--max-bytes", str(MAX_SAFE_INTEGER), "x")
     assert done.returncode == 1  # past the parser: the session is missing

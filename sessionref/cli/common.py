@@ -140,20 +140,17 @@ def config_error(message: str) -> SessionReferenceError:
 
 
 def add_session_arguments(parser: argparse.ArgumentParser) -> None:
-    """The one ``SESSION`` a command reads (its id or ``dsh-session:`` URI) and the options of
-    the store it is read from (:func:`add_store_arguments`): what ``export`` and ``show`` take.
+    """The one ``SESSION`` a command reads (its id or ``dsh-session:`` URI, decoded by the
+    command with :func:`session_id_argument`, so that a bad URI is one ``CODE: message`` line
+    as ``snapshot`` says it) and the options of the store it is read from
+    (:func:`add_store_arguments`): what ``export`` and ``show`` take.
 
     >>> parser = argparse.ArgumentParser()
     >>> add_session_arguments(parser)
-    >>> parser.parse_args(["dsh-session:InMtYmV0YSI"]).session
+    >>> session_id_argument(parser.parse_args(["dsh-session:InMtYmV0YSI"]).session)
     's-beta'
     """
-    parser.add_argument(
-        "session",
-        metavar="SESSION",
-        type=session_id_argument,
-        help="a session id, or its dsh-session: URI",
-    )
+    parser.add_argument("session", metavar="SESSION", help="a session id, or its dsh-session: URI")
     add_store_arguments(parser)
 
 

@@ -11,8 +11,10 @@ from sessionref.cli.common import (
     add_session_arguments,
     note,
     output_path,
+    quoted,
     read_failure,
     reporting_errors,
+    session_id_argument,
 )
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
@@ -89,13 +91,14 @@ def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Export one session."""
+    session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
-    transcript = read_session(opened, args.session, opened.listed.transcript)
+    transcript = read_session(opened, session, opened.listed.transcript)
     if redaction is not None:  # before any view sees it
         transcript, counts = redaction.transcript(transcript)
         if args.verbose:
-            note(f"note: {args.session}: redacted {kinds_text(counts)}")
+            note(f"note: {quoted(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
     write_pieces(pieces(transcript, args.format, options), args.out, "--out")
     if not args.verbose:

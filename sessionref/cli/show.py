@@ -15,6 +15,7 @@ from sessionref.cli.common import (
     printable,
     quoted,
     reporting_errors,
+    session_id_argument,
     write_text,
 )
 from sessionref.cli.export import read_session
@@ -153,17 +154,18 @@ def table(picture: SnapshotPicture, width: int) -> str:
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Show what a snapshot of one session keeps."""
+    session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
-    log = read_session(opened, args.session, opened.listed.read)
+    log = read_session(opened, session, opened.listed.read)
     try:
-        picture = snapshot_picture(log, args.session, args.max_bytes, redaction)
+        picture = snapshot_picture(log, session, args.max_bytes, redaction)
     except SessionReferenceError as exc:
         if exc.code != BUDGET_EXCEEDED:
             raise
         raise SessionReferenceError(
             f"--max-bytes {args.max_bytes} is too small for session "
-            f"{quoted(args.session)}: even cut short, its snapshot needs more",
+            f"{quoted(session)}: even cut short, its snapshot needs more",
             BUDGET_EXCEEDED,
         ) from None
     if args.html is not None:
