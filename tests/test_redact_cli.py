@@ -155,6 +155,9 @@ def test_candidates_and_search_redact_labels_and_leave_snippets_out(tmp_path: Pa
     [
         ("(x", "not a regular expression: missing ), unterminated subpattern at position 0"),
         ("", "empty: it would redact nothing"),  # found by a newcomer's trial: accepted, idle
+        # two more newcomer's finds: a traceback each (OverflowError, RecursionError)
+        ("a{99999999999}", "not a regular expression: the repetition number is too large"),
+        ("(" * 2000 + "a" + ")" * 2000, "not a regular expression: nested too deeply"),
     ],
 )
 def test_a_bad_pattern_is_a_usage_error(tmp_path: Path, pattern: str, reason: str) -> None:

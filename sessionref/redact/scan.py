@@ -52,6 +52,11 @@ def compile_patterns(patterns: tuple[str, ...]) -> tuple[re.Pattern[str], ...]:
     ...
     sessionref.errors.SessionReferenceError: redact pattern 'a(' is not a regular expression: \
 missing ), unterminated subpattern at position 1
+    >>> compile_patterns(("a{99999999999}",))
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: redact pattern 'a{99999999999}' is not a regular \
+expression: the repetition number is too large
     >>> compile_patterns(("",))
     Traceback (most recent call last):
     ...
@@ -64,8 +69,9 @@ missing ), unterminated subpattern at position 1
             raise SessionReferenceError(message, INVALID_CONFIG)
         try:
             compiled.append(re.compile(pattern))
-        except (re.error, TypeError) as exc:
-            message = f"redact pattern {pattern!r} is not a regular expression: {exc}"
+        except (re.error, TypeError, OverflowError, RecursionError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            message = f"redact pattern {pattern!r} is not a regular expression: {why}"
             raise SessionReferenceError(message, INVALID_CONFIG) from None
     return tuple(compiled)
 
