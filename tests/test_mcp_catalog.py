@@ -212,7 +212,7 @@ def test_tool_arguments_are_checked_against_their_schemas(tmp_path: Path) -> Non
     toolbox = Toolbox(open_catalog(tmp_path))
     bad = {
         "list_sessions": [{"limit": 0}, {"limit": "3"}, {"other": 1}],
-        "search_sessions": [{}, {"query": ""}, {"query": "x", "limit": 501}],
+        "search_sessions": [{}, {"query": ""}, {"query": " \t"}, {"query": "x", "limit": 501}],
         "reference_sessions": [
             {"sessions": []},
             {"sessions": ["a", "b", "c", "d"]},
@@ -225,6 +225,23 @@ def test_tool_arguments_are_checked_against_their_schemas(tmp_path: Path) -> Non
             assert answer.is_error, (name, arguments)
             assert answer.text.startswith(f"SESSION_REFERENCE_INVALID_CONFIG: invalid {name} ")
             assert "\n" not in answer.text
+
+
+def test_an_integer_argument_written_as_a_float_is_that_integer(tmp_path: Path) -> None:
+    """A newcomer's trial: JSON Schema takes ``2.0`` for an integer, and the tools failed on
+    it with "internal error: slice indices must be integers"."""
+    toolbox = Toolbox(open_catalog(tmp_path))
+    for name, arguments in (
+        ("list_sessions", {"limit": 1}),
+        ("search_sessions", {"query": "the", "limit": 1}),
+        ("reference_sessions", {"sessions": ["s-auth"], "max_bytes": 2000}),
+    ):
+        exact = toolbox.call(name, arguments, None)
+        written = toolbox.call(
+            name, {k: float(v) if type(v) is int else v for k, v in arguments.items()}, None
+        )
+        assert not exact.is_error, exact.text
+        assert (written.is_error, written.text) == (False, exact.text), name
 
 
 def test_reference_sessions_takes_ids_uris_and_mentions_alike(tmp_path: Path) -> None:

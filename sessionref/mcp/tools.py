@@ -130,6 +130,22 @@ def reference_sessions(
     return Answer(prompt)
 
 
+def as_integers(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
+    """``arguments`` (valid for ``schema``) with each value of an ``integer`` property an int:
+    JSON Schema takes ``2.0`` for an integer, which Python does not slice with.
+
+    >>> as_integers({"properties": {"limit": {"type": "integer"}}}, {"limit": 2.0, "q": 1.0})
+    {'limit': 2, 'q': 1.0}
+    """
+    properties = schema.get("properties", {})
+    return {
+        key: int(value)
+        if type(value) is float and properties.get(key, {}).get("type") == "integer"
+        else value
+        for key, value in arguments.items()
+    }
+
+
 def tools(max_bytes: int) -> list[Tool]:
     """The tools of a server whose snapshots take at most ``max_bytes`` each."""
     return [
@@ -158,7 +174,7 @@ def tools(max_bytes: int) -> list[Tool]:
             {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "minLength": 1},
+                    "query": {"type": "string", "pattern": "\\S"},  # a word to find
                     "limit": _limit(SEARCH_LIMIT),
                 },
                 "required": ["query"],
@@ -212,7 +228,9 @@ class Toolbox:
             if error is not None:
                 where = "/".join(str(part) for part in error.absolute_path) or "arguments"
                 raise config_error(f"invalid {name} {where}: {error.message}")
-            return self.tools[name].run(self.catalog, given, cancel)
+            return self.tools[name].run(
+                self.catalog, as_integers(self.tools[name].schema, given), cancel
+            )
         except SessionReferenceError as exc:
             return Answer(error_line(exc).rstrip("\n"), is_error=True)
         except Exception as exc:  # the index's own failures (SQLite, the file system)
