@@ -261,6 +261,37 @@ def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Pat
     assert third["id"] == 1 and third["result"]["serverInfo"]["name"] == "sessionref"
 
 
+def test_a_request_with_a_lone_surrogate_escape_is_answered(store: Path) -> None:
+    """A newcomer's trial: the SDK's stdio reader refuses ``"\\ud83d"`` (its JSON parser
+    wants well-formed text), so the request was answered as a parse error with a null id and
+    the client waited for its own answer forever. ``JSON.parse`` reads such a line."""
+    server = raw_server(store)
+    assert server.stdin is not None and server.stdout is not None
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    complete = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "completion/complete",
+        "params": {
+            "ref": {"type": "ref/resource", "uri": "sessionref:session/{id}"},
+            "argument": {"name": "id", "value": "\ud83d"},
+        },
+    }
+    watchdog = threading.Timer(TIMEOUT, server.kill)
+    watchdog.start()
+    try:
+        lines = [HELLO, json.dumps(initialized).encode(), json.dumps(complete).encode()]
+        server.stdin.write(b"\n".join(lines) + b"\n")
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        server.stdin.close()
+        assert server.wait(TIMEOUT) == 0
+    finally:
+        watchdog.cancel()
+    assert b"\\ud83d" in json.dumps(complete).encode()  # sent as an escape, as JSON has it
+    assert answers[1]["id"] == 2 and answers[1]["result"]["completion"]["values"] == []
+
+
 @pytest.mark.parametrize("missing", ["mcp", "anyio"])
 def test_without_the_sdk_the_command_says_how_to_get_it(
     store: Path, tmp_path: Path, missing: str

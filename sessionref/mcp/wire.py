@@ -10,9 +10,11 @@ strings well formed first).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+import json
+from typing import Any, Final
 
 import mcp_types as types
+import pydantic
 import pydantic_core
 from mcp.shared.message import SessionMessage
 
@@ -43,13 +45,50 @@ def unreadable_answer(error: Exception) -> SessionMessage:
     return SessionMessage(answer)
 
 
+def read_again(error: Exception) -> SessionMessage | None:
+    """The message of a line the transport refused as JSON that ``JSON.parse`` reads: one
+    holding a lone surrogate escape (``"\\ud83d"``), which pydantic's parser refuses and
+    Python's takes; ``None`` for any other failure.
+
+    >>> import pydantic
+    >>> line = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"q":"\\\\ud83d"}}'
+    >>> try:
+    ...     types.jsonrpc_message_adapter.validate_json(line)
+    ... except pydantic.ValidationError as exc:
+    ...     read_again(exc).message.params
+    {'q': '\\ud83d'}
+    """
+    errors = getattr(error, "errors", None)
+    found = errors() if callable(errors) else []
+    if len(found) != 1 or found[0].get("type") != "json_invalid":
+        return None
+    try:
+        value = _JSON.decode(str(found[0].get("input", "")))
+        return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
+    except (ValueError, pydantic.ValidationError):  # not JSON, or JSON that is no message
+        return None
+
+
+def _reject_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
+"""Python's JSON parser as ``JSON.parse`` reads a line: no ``NaN`` or ``Infinity``."""
+
+
 async def answer_unreadable(incoming: Any, forward: Any, outgoing: Any) -> None:
-    """Pass the client's messages on to the server; answer each line that was none (the MCP
-    SDK's stdio transport hands over its parse failure and answers nothing)."""
+    """Pass the client's messages on to the server, with those the MCP SDK's stdio transport
+    could not parse but ``JSON.parse`` reads (:func:`read_again`); answer each line that was
+    no message (the transport hands over its failure and answers nothing)."""
     async with forward:
         async for item in incoming:
             if isinstance(item, Exception):
-                await outgoing.send(unreadable_answer(item))
+                again = read_again(item)
+                if again is None:
+                    await outgoing.send(unreadable_answer(item))
+                else:
+                    await forward.send(again)
             else:
                 await forward.send(item)
 
