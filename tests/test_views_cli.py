@@ -278,3 +278,65 @@ def test_export_and_show_read_a_claude_code_session(tmp_path: Path) -> None:
         shown.stdout.decode().splitlines()[2]
         == "kept 2 of 2 units (0 cut, 0 dropped), omitted 0 bytes"
     )
+
+
+def control_session(root: Path) -> str:
+    """A DSH session whose title, prompt and reply hold control characters (NUL, backspace,
+    the escape sequences that clear a terminal and set its title, a C1 control) and whose
+    title holds a right-to-left override."""
+    log = LogBuilder()
+    log.user("nul:\x00:end and \x08back")
+    log.assistant("\x1b]0;PWNED\x07 then \x1b[2J and \x85")
+    log.title("T\u202eRTL \x1b[31mred")
+    header = {"version": 0, "id": "ctl", "createdAt": 1, "cwd": "/w\x1b[1m", "delegationDepth": 0}
+    write_session_store(root, [{"header": header, "events": log.events}])
+    return str(root)
+
+
+CONTROLS = {*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)}
+
+
+def test_html_pages_show_control_characters_and_their_title_obeys_no_override(
+    tmp_path: Path,
+) -> None:
+    """A newcomer's trial: the pages carried a raw NUL, ESC and backspace (HTML takes none of
+    them), and the ``<title>`` a raw right-to-left override, which a tab cannot isolate."""
+    root = control_session(tmp_path / "store")
+    page = run("export", "--root", root, "ctl", "--format", "html")
+    assert page.returncode == 0, page.stderr
+    picture = tmp_path / "picture.html"
+    assert run("show", "--root", root, "ctl", "--html", str(picture)).returncode == 0
+    for html in (page.stdout.decode(), picture.read_text("utf-8")):
+        assert not {ord(c) for c in html} & CONTROLS
+        assert "PWNED\\u0007" in html and "\\u001b" in html
+        assert "\u202e" not in html[html.index("<title>") : html.index("</title>")]
+    assert "<title>T\\u202eRTL" in page.stdout.decode()  # show's is labelled by the id
+
+
+def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path) -> None:
+    """A newcomer's trial: Markdown written to a terminal set its title and cleared it, from
+    what a session held; a file (or a pipe) still gets the text as it is."""
+    import pty
+
+    root = control_session(tmp_path / "store")
+    leader, follower = pty.openpty()
+    env = {"PATH": "", "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": CACHE, "PYTHONPATH": os.getcwd()}
+    command = [sys.executable, "-m", "sessionref", "export", "--root", root, "ctl"]
+    done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=60)
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 1 << 16)
+        except OSError:  # the terminal's other end is closed: all was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    assert done.returncode == 0, done.stderr
+    text = shown.decode("utf-8").replace("\r\n", "\n")
+    assert not {ord(c) for c in text} & CONTROLS
+    assert "PWNED\\u0007" in text and "\\u001b" in text
+    piped = run("export", "--root", root, "ctl").stdout.decode()
+    assert "\x1b\\]0;PWNED\x07" in piped

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterable
 from typing import Final, TypeVar
 
 from sessionref.cli.common import (
+    STDOUT,
     OpenStore,
     add_session_arguments,
     note,
@@ -20,7 +22,7 @@ from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.transcript import Transcript
-from sessionref.views.entries import ViewOptions
+from sessionref.views.entries import ViewOptions, visible_controls
 
 DESCRIPTION = """\
 Write SESSION as a person reads it: the user's and the assistant's turns in order with their
@@ -100,7 +102,10 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             note(f"note: {quoted(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
-    write_pieces(pieces(transcript, args.format, options), args.out, "--out")
+    written = pieces(transcript, args.format, options)
+    if args.out in (None, STDOUT) and sys.stdout.isatty():  # a terminal obeys what it is sent
+        written = (visible_controls(p) if type(p) is str else p for p in written)
+    write_pieces(written, args.out, "--out")
     if not args.verbose:
         opened.report_problems()
     return 0

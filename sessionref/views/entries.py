@@ -180,3 +180,21 @@ def segments(text: str) -> list[Segment]:
     if start < len(lines) and (start > 0 or text):
         pieces.append(Segment("prose", "\n".join(lines[start:]).strip("\n")))
     return [piece for piece in pieces if piece.kind == "code" or piece.text]
+
+
+_CONTROLS: Final = {
+    code: f"\\u{code:04x}"
+    for code in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
+}
+
+
+def visible_controls(text: str) -> str:
+    """``text`` with each control character but tab, line feed and carriage return written
+    as its escape, ``\\u001b``: HTML takes none of them (a NUL, an ESC are parse errors), and
+    a terminal obeys them (an escape sequence clears the screen or sets its title).
+
+    >>> print(visible_controls("a\\x1b[2J b\\x00c\\x85\\n"))
+    a\\u001b[2J b\\u0000c\\u0085
+    <BLANKLINE>
+    """
+    return text.translate(_CONTROLS)

@@ -14,8 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from sessionref.codecs.jsstring import utf8_length
 from sessionref.transcript import Transcript
-from sessionref.views.entries import ToolGroup, ViewOptions, format_time, segments, view_items
-from sessionref.views.markdown import HEADINGS
+from sessionref.views.entries import (
+    ToolGroup,
+    ViewOptions,
+    format_time,
+    segments,
+    view_items,
+    visible_controls,
+)
+from sessionref.views.markdown import HEADINGS, visible_bidi
 from sessionref.views.picture import SnapshotPicture
 
 PREVIEW_CHARACTERS = 600
@@ -37,8 +44,10 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        finalize=_shown,
     )
     env.tests["toolgroup"] = lambda item: isinstance(item, ToolGroup)
+    env.filters["visible_bidi"] = visible_bidi  # a <title> cannot isolate what it holds
     env.globals.update(
         format_time=format_time,
         segments=segments,
@@ -47,6 +56,16 @@ def environment() -> Environment:
         headings=HEADINGS,
     )
     return env
+
+
+def _shown(value: Any) -> Any:
+    """A value as a page shows it: text with its control characters visible
+    (:func:`~sessionref.views.entries.visible_controls`), then escaped by the template.
+
+    >>> _shown("a\\x1bb"), _shown(3)
+    ('a\\\\u001bb', 3)
+    """
+    return visible_controls(value) if type(value) is str else value
 
 
 def render_chunks(template: str, **context: Any) -> Iterator[str]:
