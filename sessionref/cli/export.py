@@ -13,13 +13,13 @@ from sessionref.cli.common import (
     add_session_arguments,
     note,
     output_path,
-    quoted,
     read_failure,
     reporting_errors,
     session_id_argument,
 )
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
+from sessionref.codecs.uri import one_line_label
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.transcript import Transcript
 from sessionref.views.entries import ViewOptions, visible_controls
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     if redaction is not None:  # before any view sees it
         transcript, counts = redaction.transcript(transcript)
         if args.verbose:
-            note(f"note: {quoted(session)}: redacted {kinds_text(counts)}")
+            note(f"note: {one_line_label(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
     written = pieces(transcript, args.format, options)
     if args.out in (None, STDOUT) and sys.stdout.isatty():  # a terminal obeys what it is sent
