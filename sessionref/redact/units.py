@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -56,9 +56,15 @@ class Redaction(msgspec.Struct, frozen=True):
         ('fix [REDACTED:custom]', Counter({'custom': 1}))
         >>> redaction.label({"t": "ticket-7"}), redaction.label(7)
         (('{"t":"[REDACTED:custom]"}', Counter({'custom': 1})), (7, Counter()))
+        >>> redaction.label("x" * 2000 + " ticket-7")[0][-20:]  # too long to remember
+        'xx [REDACTED:custom]'
         """
-        text, counts = _redacted_label(self, label_text(label))
-        return (text if counts else label), Counter(dict(counts))
+        text = label_text(label)
+        if len(text) > REMEMBERED_LABEL:
+            redacted, counts = self.redact(text)
+            return (redacted if counts else label), counts
+        redacted, remembered = _redacted_label(self, text)
+        return (redacted if remembered else label), Counter(dict(remembered))
 
     def snapshot(self, log: SessionLog, label: Any, max_bytes: int) -> SourceSnapshot:
         """The snapshot of ``log`` (the spine's, with :meth:`transform` as its unit
@@ -103,7 +109,12 @@ class Redaction(msgspec.Struct, frozen=True):
         return RedactingUnits(self)
 
 
-@functools.lru_cache(maxsize=1 << 15)
+REMEMBERED_LABEL: Final = 1000
+"""The longest label text :func:`_redacted_label` remembers (a title may be any JSON value
+of any size; a label as a listing shows it is a line)."""
+
+
+@functools.lru_cache(maxsize=1 << 14)
 def _redacted_label(redaction: Redaction, text: str) -> tuple[str, tuple[tuple[str, int], ...]]:
     """:meth:`Redaction.redact` of a label's text, remembered: a listing redacts every label
     each time it is asked (a candidates query, each keystroke of a mention picker), and a
