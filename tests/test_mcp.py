@@ -288,8 +288,32 @@ def test_a_request_with_a_lone_surrogate_escape_is_answered(store: Path) -> None
         assert server.wait(TIMEOUT) == 0
     finally:
         watchdog.cancel()
-    assert b"\\ud83d" in json.dumps(complete).encode()  # sent as an escape, as JSON has it
     assert answers[1]["id"] == 2 and answers[1]["result"]["completion"]["values"] == []
+
+
+def test_a_line_nested_too_deeply_is_a_parse_error_and_the_server_goes_on(store: Path) -> None:
+    """A review of the change above: a line nested deeper than Python's parser goes (5,000
+    arrays) made reading it again raise RecursionError, and the server died unanswering."""
+    server = raw_server(store)
+    assert server.stdin is not None and server.stdout is not None
+    deep = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"q":' + b"[" * 5000
+    ping = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
+    watchdog = threading.Timer(TIMEOUT, server.kill)
+    watchdog.start()
+    try:
+        server.stdin.write(b"\n".join([HELLO, deep + b"]" * 5000 + b"}}", ping]) + b"\n")
+        server.stdin.flush()
+        answers = [json.loads(server.stdout.readline()) for _ in range(3)]
+        server.stdin.close()
+        assert server.wait(TIMEOUT) == 0
+    finally:
+        watchdog.cancel()
+    assert answers[1] == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32700, "message": "Parse error"},
+    }
+    assert answers[2] == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
 @pytest.mark.parametrize("missing", ["mcp", "anyio"])

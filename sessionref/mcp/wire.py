@@ -10,8 +10,7 @@ strings well formed first).
 from __future__ import annotations
 
 import dataclasses
-import json
-from typing import Any, Final
+from typing import Any
 
 import mcp_types as types
 import pydantic
@@ -19,6 +18,7 @@ import pydantic_core
 from mcp.shared.message import SessionMessage
 
 from sessionref.codecs.jsstring import well_formed
+from sessionref.log.lines import parse_json
 
 
 def unreadable_answer(error: Exception) -> SessionMessage:
@@ -33,8 +33,7 @@ def unreadable_answer(error: Exception) -> SessionMessage:
     ...     unreadable_answer(exc).message.error.code == types.INVALID_REQUEST
     True
     """
-    errors = getattr(error, "errors", None)
-    kinds = {item.get("type") for item in errors()} if callable(errors) else set()
+    kinds = {item.get("type") for item in _errors(error)}
     if "json_invalid" in kinds or not kinds:
         code, message = types.PARSE_ERROR, "Parse error"
     else:
@@ -58,23 +57,25 @@ def read_again(error: Exception) -> SessionMessage | None:
     ...     read_again(exc).message.params
     {'q': '\\ud83d'}
     """
-    errors = getattr(error, "errors", None)
-    found = errors() if callable(errors) else []
+    found = _errors(error)
     if len(found) != 1 or found[0].get("type") != "json_invalid":
         return None
+    line = str(found[0].get("input", "")).encode("utf-8", "surrogatepass")
     try:
-        value = _JSON.decode(str(found[0].get("input", "")))
+        value = parse_json(line)  # JSON.parse's reading, lone surrogate escapes and all
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
-    except (ValueError, pydantic.ValidationError):  # not JSON, or JSON that is no message
+    except (ValueError, RecursionError, pydantic.ValidationError):  # not JSON, or no message
         return None
 
 
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
+def _errors(error: Exception) -> list[dict[str, Any]]:
+    """What a pydantic validation error lists (nothing for another exception).
 
-
-_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
-"""Python's JSON parser as ``JSON.parse`` reads a line: no ``NaN`` or ``Infinity``."""
+    >>> _errors(ValueError("x"))
+    []
+    """
+    errors = getattr(error, "errors", None)
+    return list(errors()) if callable(errors) else []
 
 
 async def answer_unreadable(incoming: Any, forward: Any, outgoing: Any) -> None:
