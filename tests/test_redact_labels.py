@@ -334,3 +334,26 @@ def test_a_search_with_redaction_finds_no_session_by_its_secret(tmp_path: Path) 
         assert [hit.session_id for hit in index.search(part, limit=1)] == ["keeper"]
         found = index.search(part, limit=1, redaction=redaction)
         assert [hit.session_id for hit in found] == ["notes"]
+
+
+def test_a_search_with_redaction_tells_no_secret_by_the_redaction_marker(tmp_path: Path) -> None:
+    """A review: a word the marker holds (``act`` in ``[REDACTED:github-token]``) was found in
+    the redacted text of exactly the session whose key held it too."""
+    from sessionref.index import SessionIndex
+    from sessionref.log.store import DirectoryStore
+
+    keys = {"a": "ghp_Act0" + "x" * 32, "b": "ghp_Zzz0" + "y" * 32}
+    header = {"version": 0, "cwd": "/w", "delegationDepth": 0}
+    logs = []
+    for n, (name, key) in enumerate(keys.items()):
+        log = LogBuilder()
+        log.user(f"my token is {key} ok")
+        logs.append({"header": {**header, "id": name, "createdAt": n}, "events": log.events})
+    write_session_store(tmp_path / "store", logs)
+    redaction = Redaction(())
+    with SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "index.sqlite") as index:
+        assert [hit.session_id for hit in index.search("act")] == ["a"]  # what redaction hides
+        for word in ("act", "Act0", "hub", "red", "zzz"):
+            assert index.search(word, redaction=redaction) == [], word
+        shown = index.search("token", redaction=redaction)
+        assert [hit.session_id for hit in shown] == ["b", "a"]

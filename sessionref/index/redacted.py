@@ -12,12 +12,14 @@ secret short of what a detector recognises).
 from __future__ import annotations
 
 import itertools
+import re
 import sqlite3
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Final
 
 from sessionref.index.casefold import fold_text
 from sessionref.index.search import (
+    HIT_COLUMNS,
     HitRow,
     SearchHit,
     found_hit,
@@ -37,11 +39,13 @@ WHERE :cwd IS NULL OR s.cwd = :cwd
 ORDER BY s.created_at DESC, s.id
 """
 """Every session the full-text index finds for a query, newest first (ties by id)."""
-_ROW: Final = """
-SELECT s.id, s.header, s.title, 0.0, texts.text, s.bounds
+_ROW: Final = f"""
+SELECT {HIT_COLUMNS.format(score="0.0")}
 FROM sessions AS s JOIN texts ON texts.rowid = s.sid WHERE s.sid = ?
 """
 """One found session as a :class:`~sessionref.index.search.HitRow`, scored 0.0."""
+_MARKER: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+"""What redaction puts in a secret's place (:class:`~sessionref.redact.scan.Finding`)."""
 
 
 def redacted_search(
@@ -61,9 +65,9 @@ def _kept(
 ) -> Iterator[SearchHit]:
     """The hits of :func:`redacted_search`, in order, as far as the caller takes them."""
     where, params = match_clause(words)
-    found = db.execute(
+    found = db.execute(  # read as the search goes: a common word may find a million
         _MATCHING.format(where=where), {**params, "cwd": None if cwd is None else blob(cwd)}
-    ).fetchall()
+    )
     for (sid,) in found:
         row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
         if still_found(row.units(), words, redaction):
@@ -72,10 +76,12 @@ def _kept(
 
 
 def still_found(units: list[str], words: list[str], redaction: Redaction) -> bool:
-    """Whether each of ``words`` is in some unit once the unit is redacted. A unit is folded
-    (as the index folds case) when a word is first looked for in it, and redacted only if it
-    holds a word, once (a word holds no space, so none is found across two units): redacting
-    a whole conversation takes seconds.
+    """Whether each of ``words`` is in some unit once the unit is redacted, the markers
+    (``[REDACTED:<kind>]``) taken for spaces: a word the marker holds (``act``, ``hub`` in
+    ``[REDACTED:github-token]``) would otherwise be found exactly where the secret held it
+    too. A unit is folded (as the index folds case) when a word is first looked for in it,
+    and redacted only if it holds a word, once (a word holds no space, so none is found
+    across two units, or across a marker): redacting a whole conversation takes seconds.
 
     >>> from sessionref.redact import Redaction
     >>> hide = Redaction(("TK-[0-9]+",))
@@ -83,6 +89,10 @@ def still_found(units: list[str], words: list[str], redaction: Redaction) -> boo
     False
     >>> still_found(["see TK-42", "a tk-4 note"], ["tk-4", "see"], hide)
     True
+    >>> still_found(["the key TK-7 is custom"], ["cus"], hide)  # not in the marker
+    True
+    >>> still_found(["the key TK-7"], ["cus"], hide), still_found(["the key TK-7"], ["red"], hide)
+    (False, False)
     """
     folded: dict[int, str] = {}
     shown: dict[int, str] = {}
@@ -93,7 +103,7 @@ def still_found(units: list[str], words: list[str], redaction: Redaction) -> boo
             if word not in folded[n]:
                 continue
             if n not in shown:
-                shown[n] = fold_text(redaction.redact(unit)[0])
+                shown[n] = fold_text(_MARKER.sub(" ", redaction.redact(unit)[0]))
             if word in shown[n]:
                 break
         else:

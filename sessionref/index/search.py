@@ -185,8 +185,10 @@ def best_unit(units: list[str], words: list[str]) -> str:
     return max(units, key=lambda unit: sum(w in unit.casefold() for w in folded), default="")
 
 
-_DETAILS: Final = """
-SELECT s.id, s.header, s.title, top.score, texts.text, s.bounds
+HIT_COLUMNS: Final = "s.id, s.header, s.title, {score}, texts.text, s.bounds"
+"""The columns of a :class:`HitRow` (its score is given), of ``sessions AS s`` and ``texts``."""
+_DETAILS: Final = f"""
+SELECT {HIT_COLUMNS.format(score="top.score")}
 FROM top
 JOIN sessions AS s ON s.sid = top.sid
 JOIN texts ON texts.rowid = top.sid

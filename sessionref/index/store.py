@@ -386,7 +386,8 @@ class SessionIndex:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`), at most ``limit`` (``None``: the default, 10); only those of working
         directory ``cwd`` (a string or an ``os.PathLike``, compared as text, as a target's is)
-        when it is given; with ``redaction``, as it shows them (docs/redaction.md §Search)."""
+        when it is given; with ``redaction``, newest first, as it shows them
+        (:func:`~sessionref.index.redacted.redacted_search`, docs/redaction.md §Search)."""
         query = string(query, "SessionIndex.search query")
         limit = positive_count(limit, "SessionIndex.search limit", DEFAULT_SEARCH_LIMIT)
         cwd = optional_path(cwd, "SessionIndex.search cwd")

@@ -94,6 +94,8 @@ def search_sessions(
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
     query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
+    if not query.split():
+        raise config_error("invalid search_sessions query: holds no word to find")
     found = [index.search(query, limit, redaction=catalog.redaction) for index in catalog.indexes]
     hits = best_hits(found, limit)
     return _as_json("hits", hits)
@@ -174,7 +176,7 @@ def tools(max_bytes: int) -> list[Tool]:
             {
                 "type": "object",
                 "properties": {
-                    "query": {"type": "string", "pattern": "\\S"},  # a word to find
+                    "query": {"type": "string", "minLength": 1},
                     "limit": _limit(SEARCH_LIMIT),
                 },
                 "required": ["query"],
