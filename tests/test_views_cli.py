@@ -286,7 +286,7 @@ def control_session(root: Path) -> str:
     title holds a right-to-left override."""
     log = LogBuilder()
     log.user("nul:\x00:end and \x08back")
-    log.assistant("\x1b]0;PWNED\x07 then \x1b[2J and \x85")
+    log.assistant("\x1b]0;PWNED\x07 then \x1b[2J and \x85 over\rwrite")
     log.title("T\u202eRTL \x1b[31mred")
     header = {"version": 0, "id": "ctl", "createdAt": 1, "cwd": "/w\x1b[1m", "delegationDepth": 0}
     write_session_store(root, [{"header": header, "events": log.events}])
@@ -313,15 +313,19 @@ def test_html_pages_show_control_characters_and_their_title_obeys_no_override(
     assert "<title>T\\u202eRTL" in page.stdout.decode()  # show's is labelled by the id
 
 
-def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "out", [[], ["--out", "/dev/stdout"], ["--out", "-"], ["--format", "html"]]
+)
+def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path, out: list[str]) -> None:
     """A newcomer's trial: Markdown written to a terminal set its title and cleared it, from
-    what a session held; a file (or a pipe) still gets the text as it is."""
+    what a session held (a review: also when ``--out`` named the terminal, and a carriage
+    return wrote over its line); a file (or a pipe) still gets the text as it is."""
     import pty
 
     root = control_session(tmp_path / "store")
     leader, follower = pty.openpty()
     env = {"PATH": "", "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": CACHE, "PYTHONPATH": os.getcwd()}
-    command = [sys.executable, "-m", "sessionref", "export", "--root", root, "ctl"]
+    command = [sys.executable, "-m", "sessionref", "export", "--root", root, "ctl", *out]
     done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=60)
     os.close(follower)
     shown = b""
@@ -335,8 +339,9 @@ def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path) -> None
         shown += chunk
     os.close(leader)
     assert done.returncode == 0, done.stderr
-    text = shown.decode("utf-8").replace("\r\n", "\n")
-    assert not {ord(c) for c in text} & CONTROLS
-    assert "PWNED\\u0007" in text and "\\u001b" in text
+    text = shown.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
+    assert not {ord(c) for c in text} & (CONTROLS | {0x0D})
+    assert "PWNED\\u0007" in text
+    assert ("over\nwrite" if out[-1:] == ["html"] else "over\\\nwrite") in text  # a break
     piped = run("export", "--root", root, "ctl").stdout.decode()
     assert "\x1b\\]0;PWNED\x07" in piped

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable, Iterable
 from typing import Final, TypeVar
 
 from sessionref.cli.common import (
-    STDOUT,
     OpenStore,
     add_session_arguments,
     note,
@@ -17,7 +15,7 @@ from sessionref.cli.common import (
     reporting_errors,
     session_id_argument,
 )
-from sessionref.cli.output_file import write_pieces
+from sessionref.cli.output_file import reaches_a_terminal, write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.codecs.uri import one_line_label
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
@@ -103,8 +101,8 @@ def run(args: argparse.Namespace) -> int:
             note(f"note: {one_line_label(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
     written = pieces(transcript, args.format, options)
-    if args.out in (None, STDOUT) and sys.stdout.isatty():  # a terminal obeys what it is sent
-        written = (visible_controls(p) if type(p) is str else p for p in written)
+    if reaches_a_terminal(args.out):  # a terminal obeys what it is sent
+        written = (visible_controls(p, terminal=True) if type(p) is str else p for p in written)
     write_pieces(written, args.out, "--out")
     if not args.verbose:
         opened.report_problems()

@@ -8,6 +8,9 @@ written into as the pieces come; without a file, they go to stdout.
 
 from __future__ import annotations
 
+import os
+import stat
+import sys
 from collections.abc import Iterable
 from typing import IO
 
@@ -15,6 +18,28 @@ from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
 from sessionref.codecs.jsstring import utf8_encode
+
+
+def reaches_a_terminal(path: str | None) -> bool:
+    """Whether what is written to ``path`` (stdout when ``None`` or ``-``) reaches a terminal:
+    stdout on one, or a path naming one (``/dev/stdout`` on a terminal, ``/dev/tty``), which
+    is opened to be asked, for reading, and closed.
+
+    >>> reaches_a_terminal("/dev/null"), reaches_a_terminal("/no/such/file")
+    (False, False)
+    """
+    if path is None or path == STDOUT:
+        return sys.stdout.isatty()
+    try:
+        if not stat.S_ISCHR(os.stat(path).st_mode):
+            return False
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        return os.isatty(descriptor)
+    finally:
+        os.close(descriptor)
 
 
 def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[bytes]:

@@ -186,15 +186,21 @@ _CONTROLS: Final = {
     code: f"\\u{code:04x}"
     for code in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
 }
+"""Each control character but tab, line feed and carriage return, to its escape."""
+_TERMINAL_CONTROLS: Final = {**_CONTROLS, 0x0D: "\\u000d"}
+"""The same, carriage return too: on a terminal it would write over its line."""
 
 
-def visible_controls(text: str) -> str:
-    """``text`` with each control character but tab, line feed and carriage return written
-    as its escape, ``\\u001b``: HTML takes none of them (a NUL, an ESC are parse errors), and
-    a terminal obeys them (an escape sequence clears the screen or sets its title).
+def visible_controls(text: str, terminal: bool = False) -> str:
+    """``text`` with each control character but tab, line feed and carriage return (and the
+    carriage return too, for a ``terminal``) written as its escape, ``\\u001b``: HTML takes
+    none of them (a NUL, an ESC are parse errors), and a terminal obeys them (an escape
+    sequence clears the screen or sets its title).
 
     >>> print(visible_controls("a\\x1b[2J b\\x00c\\x85\\n"))
     a\\u001b[2J b\\u0000c\\u0085
     <BLANKLINE>
+    >>> visible_controls("a\\r\\n", terminal=True), visible_controls("a\\r\\n")
+    ('a\\\\u000d\\n', 'a\\r\\n')
     """
-    return text.translate(_CONTROLS)
+    return text.translate(_TERMINAL_CONTROLS if terminal else _CONTROLS)
