@@ -223,6 +223,25 @@ def raw_server(root: Path) -> subprocess.Popen[bytes]:
     )
 
 
+def exchange(root: Path, lines: list[bytes], answers: int) -> list[Any]:
+    """Send ``lines`` to ``sessionref mcp`` over ``root``, read ``answers`` lines back, end its
+    input and see it exit 0; an answer that never comes fails the test (the server is killed
+    after :data:`TIMEOUT`)."""
+    server = raw_server(root)
+    assert server.stdin is not None and server.stdout is not None
+    watchdog = threading.Timer(TIMEOUT, server.kill)
+    watchdog.start()
+    try:
+        server.stdin.write(b"".join(line + b"\n" for line in lines))
+        server.stdin.flush()
+        read = [json.loads(server.stdout.readline()) for _ in range(answers)]
+        server.stdin.close()  # after the answers: the input's end stops the server
+        assert server.wait(TIMEOUT) == 0
+    finally:
+        watchdog.cancel()
+    return read
+
+
 def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> None:
     server = raw_server(store)
     assert server.stdin is not None and server.stdout is not None
@@ -241,19 +260,7 @@ def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Pat
     # Found by a newcomer's trial: the SDK's stdio transport answered nothing to a line it
     # could not read. JSON-RPC 2.0 asks for an error with a null id: -32700 for text that
     # is not JSON, -32600 for JSON that is no message.
-    server = raw_server(store)
-    assert server.stdin is not None and server.stdout is not None
-    watchdog = threading.Timer(TIMEOUT, server.kill)  # an answer that never comes: a failure
-    watchdog.start()
-    try:
-        server.stdin.write(b"garbage\n[1,2]\n" + HELLO + b"\n")
-        server.stdin.flush()
-        answers = [server.stdout.readline() for _ in range(3)]
-        server.stdin.close()  # after the answers: the input's end stops the server
-        assert server.wait(TIMEOUT) == 0
-    finally:
-        watchdog.cancel()
-    first, second, third = map(json.loads, answers)
+    first, second, third = exchange(store, [b"garbage", b"[1,2]", HELLO], 3)
     parse_error = {"code": -32700, "message": "Parse error"}
     assert first == {"jsonrpc": "2.0", "id": None, "error": parse_error}
     invalid = {"code": -32600, "message": "Invalid Request"}
@@ -265,8 +272,6 @@ def test_a_request_with_a_lone_surrogate_escape_is_answered(store: Path) -> None
     """A newcomer's trial: the SDK's stdio reader refuses ``"\\ud83d"`` (its JSON parser
     wants well-formed text), so the request was answered as a parse error with a null id and
     the client waited for its own answer forever. ``JSON.parse`` reads such a line."""
-    server = raw_server(store)
-    assert server.stdin is not None and server.stdout is not None
     initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     complete = {
         "jsonrpc": "2.0",
@@ -277,37 +282,17 @@ def test_a_request_with_a_lone_surrogate_escape_is_answered(store: Path) -> None
             "argument": {"name": "id", "value": "\ud83d"},
         },
     }
-    watchdog = threading.Timer(TIMEOUT, server.kill)
-    watchdog.start()
-    try:
-        lines = [HELLO, json.dumps(initialized).encode(), json.dumps(complete).encode()]
-        server.stdin.write(b"\n".join(lines) + b"\n")
-        server.stdin.flush()
-        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
-        server.stdin.close()
-        assert server.wait(TIMEOUT) == 0
-    finally:
-        watchdog.cancel()
+    lines = [HELLO, json.dumps(initialized).encode(), json.dumps(complete).encode()]
+    answers = exchange(store, lines, 2)
     assert answers[1]["id"] == 2 and answers[1]["result"]["completion"]["values"] == []
 
 
 def test_a_line_nested_too_deeply_is_a_parse_error_and_the_server_goes_on(store: Path) -> None:
     """A review of the change above: a line nested deeper than Python's parser goes (5,000
     arrays) made reading it again raise RecursionError, and the server died unanswering."""
-    server = raw_server(store)
-    assert server.stdin is not None and server.stdout is not None
     deep = b'{"jsonrpc":"2.0","id":9,"method":"ping","params":{"q":' + b"[" * 5000
     ping = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}).encode()
-    watchdog = threading.Timer(TIMEOUT, server.kill)
-    watchdog.start()
-    try:
-        server.stdin.write(b"\n".join([HELLO, deep + b"]" * 5000 + b"}}", ping]) + b"\n")
-        server.stdin.flush()
-        answers = [json.loads(server.stdout.readline()) for _ in range(3)]
-        server.stdin.close()
-        assert server.wait(TIMEOUT) == 0
-    finally:
-        watchdog.cancel()
+    answers = exchange(store, [HELLO, deep + b"]" * 5000 + b"}}", ping], 3)
     assert answers[1] == {
         "jsonrpc": "2.0",
         "id": None,
