@@ -227,6 +227,15 @@ def test_tool_arguments_are_checked_against_their_schemas(tmp_path: Path) -> Non
             assert "\n" not in answer.text
 
 
+def test_a_blank_search_query_says_it_holds_no_word(tmp_path: Path) -> None:
+    toolbox = Toolbox(open_catalog(tmp_path))
+    answer = toolbox.call("search_sessions", {"query": " \t"}, None)
+    assert answer.is_error
+    assert answer.text == (
+        "SESSION_REFERENCE_INVALID_CONFIG: invalid search_sessions query: holds no word to find"
+    )
+
+
 def test_an_integer_argument_written_as_a_float_is_that_integer(tmp_path: Path) -> None:
     """A newcomer's trial: JSON Schema takes ``2.0`` for an integer, and the tools failed on
     it with "internal error: slice indices must be integers"."""

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref.redact.detectors import Plugin, builtin_detectors
-from sessionref.redact.scan import Finding, find_secrets, merged, scanned_view, widen
+from sessionref.redact.scan import MARKER, Finding, find_secrets, merged, scanned_view, widen
 from tests.conftest import examples
 from tests.redact_corpus import CONTEXTS, ordinary_lines, secrets
 
@@ -54,3 +54,12 @@ def test_the_gated_scan_finds_what_every_plugin_on_every_line_finds() -> None:
 @given(st.lists(MIXED, min_size=1, max_size=4).map("\n".join))
 def test_the_gated_scan_on_mixed_text(text: str) -> None:
     assert find_secrets(text, builtin_detectors()) == every_plugin_on_every_line(text)
+
+
+def test_every_kind_is_written_as_the_marker_search_looks_past() -> None:
+    """Redacted search takes each ``[REDACTED:<kind>]`` for a space (a word the marker holds
+    would be found where the secret held it): every kind's replacement must be that marker."""
+    kinds = {plugin.kind for plugin in builtin_detectors().plugins} | {"custom"}
+    for kind in kinds:
+        replacement = Finding(0, 1, kind).replacement
+        assert MARKER.fullmatch(replacement), kind

@@ -313,8 +313,13 @@ def test_html_pages_show_control_characters_and_their_title_obeys_no_override(
     assert "<title>T\\u202eRTL" in page.stdout.decode()  # show's is labelled by the id
 
 
+BREAKS = {"md": "over\\\nwrite", "html": "over\nwrite", "json": "over\\rwrite"}
+"""How each format writes the carriage return of :func:`control_session`'s reply."""
+
+
 @pytest.mark.parametrize(
-    "out", [[], ["--out", "/dev/stdout"], ["--out", "-"], ["--format", "html"]]
+    "out",
+    [[], ["--out", "/dev/stdout"], ["--out", "-"], ["--format", "html"], ["--format", "json"]],
 )
 def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path, out: list[str]) -> None:
     """A newcomer's trial: Markdown written to a terminal set its title and cleared it, from
@@ -342,6 +347,6 @@ def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path, out: li
     text = shown.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
     assert not {ord(c) for c in text} & (CONTROLS | {0x0D})
     assert "PWNED\\u0007" in text
-    assert ("over\nwrite" if out[-1:] == ["html"] else "over\\\nwrite") in text  # a break
+    assert BREAKS[out[-1] if out[-1:] in (["html"], ["json"]) else "md"] in text
     piped = run("export", "--root", root, "ctl").stdout.decode()
     assert "\x1b\\]0;PWNED\x07" in piped

@@ -15,7 +15,7 @@ from sessionref.cli.common import (
     reporting_errors,
     session_id_argument,
 )
-from sessionref.cli.output_file import reaches_a_terminal, write_pieces
+from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.codecs.uri import one_line_label
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
@@ -88,6 +88,17 @@ def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[
     return markdown_chunks(transcript, options)
 
 
+def shown_on_a_terminal(piece: bytes) -> bytes:
+    """A piece of an export as a terminal gets it: its control characters (carriage return
+    too; :func:`~sessionref.views.entries.visible_controls`) as escapes, since a terminal
+    obeys what it is sent (an escape sequence sets its title, clears the screen).
+
+    >>> shown_on_a_terminal("ok \\x1b]0;x\\x07 \\u009b".encode())
+    b'ok \\\\u001b]0;x\\\\u0007 \\\\u009b'
+    """
+    return visible_controls(piece.decode("utf-8", "replace"), terminal=True).encode("utf-8")
+
+
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Export one session."""
@@ -100,10 +111,7 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             note(f"note: {one_line_label(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
-    written = pieces(transcript, args.format, options)
-    if reaches_a_terminal(args.out):  # a terminal obeys what it is sent
-        written = (visible_controls(p, terminal=True) if type(p) is str else p for p in written)
-    write_pieces(written, args.out, "--out")
+    write_pieces(pieces(transcript, args.format, options), args.out, "--out", shown_on_a_terminal)
     if not args.verbose:
         opened.report_problems()
     return 0

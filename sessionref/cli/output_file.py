@@ -8,38 +8,14 @@ written into as the pieces come; without a file, they go to stdout.
 
 from __future__ import annotations
 
-import os
-import stat
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO
 
 from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
 from sessionref.codecs.jsstring import utf8_encode
-
-
-def reaches_a_terminal(path: str | None) -> bool:
-    """Whether what is written to ``path`` (stdout when ``None`` or ``-``) reaches a terminal:
-    stdout on one, or a path naming one (``/dev/stdout`` on a terminal, ``/dev/tty``), which
-    is opened to be asked, for reading, and closed.
-
-    >>> reaches_a_terminal("/dev/null"), reaches_a_terminal("/no/such/file")
-    (False, False)
-    """
-    if path is None or path == STDOUT:
-        return sys.stdout.isatty()
-    try:
-        if not stat.S_ISCHR(os.stat(path).st_mode):
-            return False
-        descriptor = os.open(path, os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
-    except OSError:
-        return False
-    try:
-        return os.isatty(descriptor)
-    finally:
-        os.close(descriptor)
 
 
 def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[bytes]:
@@ -67,11 +43,17 @@ def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[by
         yield utf8_encode("".join(texts))
 
 
-def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -> None:
+def write_pieces(
+    pieces: Iterable[str | bytes],
+    path: str | None,
+    option: str,
+    terminal: Callable[[bytes], bytes] | None = None,
+) -> None:
     """Write ``pieces`` to ``path`` (the value of ``option``), or to stdout when ``path`` is
     ``None`` or ``-``. A regular file is replaced whole or not at all (a link is followed to it), a
     FIFO or a device is written into as it is (:mod:`sessionref.cli.output_target`); a
-    failure is one error naming ``option`` and ``path``.
+    failure is one error naming ``option`` and ``path``. When what is written to is a terminal
+    (asked of the descriptor written to, once open), each piece goes through ``terminal``.
 
     >>> import os, tempfile
     >>> def interrupted():
@@ -92,14 +74,16 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -
     sessionref.errors.SessionReferenceError: --html /no/such/dir/page.md: No such file or directory
     """
     if path is None or path == STDOUT:
+        shown = terminal if terminal is not None and sys.stdout.isatty() else _as_it_is
         for piece in encoded(pieces):
-            write_bytes(piece)
+            write_bytes(shown(piece))
         return
     target = locate(path, option)
     try:
         if target.streamed:
             with target.open_stream() as stream:
-                _write_all(pieces, stream)
+                shown = terminal if terminal is not None and stream.isatty() else _as_it_is
+                _write_all(map(shown, encoded(pieces)), stream)
             return
         temporary = target.temporary()
         file = target.create(temporary)
@@ -111,6 +95,11 @@ def write_pieces(pieces: Iterable[str | bytes], path: str | None, option: str) -
             target.settle(file, temporary, keep=written)
     except OSError as exc:
         raise target.failure(exc) from None
+
+
+def _as_it_is(piece: bytes) -> bytes:
+    """A piece written to what is no terminal."""
+    return piece
 
 
 def _write_all(pieces: Iterable[str | bytes], file: IO[bytes]) -> None:

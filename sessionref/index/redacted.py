@@ -11,10 +11,10 @@ secret short of what a detector recognises).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-import re
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Final
 
 from sessionref.index.casefold import fold_text
@@ -44,8 +44,6 @@ SELECT {HIT_COLUMNS.format(score="0.0")}
 FROM sessions AS s JOIN texts ON texts.rowid = s.sid WHERE s.sid = ?
 """
 """One found session as a :class:`~sessionref.index.search.HitRow`, scored 0.0."""
-_MARKER: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
-"""What redaction puts in a secret's place (:class:`~sessionref.redact.scan.Finding`)."""
 
 
 def redacted_search(
@@ -57,22 +55,26 @@ def redacted_search(
     words = query_words(query)
     if not words:
         return []
-    return list(itertools.islice(_kept(db, words, cwd, redaction), limit))
+    with contextlib.closing(_kept(db, words, cwd, redaction)) as kept:
+        return list(itertools.islice(kept, limit))
 
 
 def _kept(
     db: sqlite3.Connection, words: list[str], cwd: str | None, redaction: Redaction
-) -> Iterator[SearchHit]:
+) -> Generator[SearchHit, None, None]:
     """The hits of :func:`redacted_search`, in order, as far as the caller takes them."""
     where, params = match_clause(words)
-    found = db.execute(  # read as the search goes: a common word may find a million
+    found = db.execute(  # ids read as the search goes, not kept in a list of a million
         _MATCHING.format(where=where), {**params, "cwd": None if cwd is None else blob(cwd)}
     )
-    for (sid,) in found:
-        row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
-        if still_found(row.units(), words, redaction):
-            label = redaction.label(label_of(row))[0]
-            yield found_hit(row, label, "")
+    try:
+        for (sid,) in found:
+            row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
+            if still_found(row.units(), words, redaction):
+                label = redaction.label(label_of(row))[0]
+                yield found_hit(row, label, "")
+    finally:  # an open statement would hold its read of the database, whatever stopped it
+        found.close()
 
 
 def still_found(units: list[str], words: list[str], redaction: Redaction) -> bool:
@@ -94,6 +96,8 @@ def still_found(units: list[str], words: list[str], redaction: Redaction) -> boo
     >>> still_found(["the key TK-7"], ["cus"], hide), still_found(["the key TK-7"], ["red"], hide)
     (False, False)
     """
+    from sessionref.redact.scan import MARKER  # loaded already: a redaction was given
+
     folded: dict[int, str] = {}
     shown: dict[int, str] = {}
     for word in map(fold_text, words):
@@ -103,7 +107,7 @@ def still_found(units: list[str], words: list[str], redaction: Redaction) -> boo
             if word not in folded[n]:
                 continue
             if n not in shown:
-                shown[n] = fold_text(_MARKER.sub(" ", redaction.redact(unit)[0]))
+                shown[n] = fold_text(MARKER.sub(" ", redaction.redact(unit)[0]))
             if word in shown[n]:
                 break
         else:

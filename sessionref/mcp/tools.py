@@ -91,11 +91,11 @@ def search_sessions(
 ) -> Answer:
     """Full-text search of every root, as ``sessionref search --json`` answers it; with
     redaction on, as :func:`~sessionref.index.redacted.redacted_search` (docs/redaction.md)."""
+    query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
+    if not query.split():  # the arguments first, as their schema is checked first
+        raise config_error("invalid search_sessions query: holds no word to find")
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
-    query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
-    if not query.split():
-        raise config_error("invalid search_sessions query: holds no word to find")
     found = [index.search(query, limit, redaction=catalog.redaction) for index in catalog.indexes]
     hits = best_hits(found, limit)
     return _as_json("hits", hits)

@@ -60,7 +60,8 @@ def read_again(error: Exception) -> SessionMessage | None:
     found = _errors(error)
     if len(found) != 1 or found[0].get("type") != "json_invalid":
         return None
-    line = str(found[0].get("input", "")).encode("utf-8", "surrogatepass")
+    given = found[0].get("input", "")
+    line = given if isinstance(given, bytes) else str(given).encode("utf-8", "surrogatepass")
     try:
         value = parse_json(line)  # JSON.parse's reading, lone surrogate escapes and all
         return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))

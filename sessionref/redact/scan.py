@@ -24,6 +24,11 @@ _KEY_BODY: Final = re.compile(r"(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})*")
 """A key's base64 lines, raw or with JSON's ``\\n`` escapes: a block's end when it has no END."""
 
 
+MARKER: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+"""What a secret becomes (:attr:`Finding.replacement`), whatever its kind: a kind is a
+:func:`~sessionref.redact.detectors.slug` or ``custom`` (a test holds every kind to it)."""
+
+
 class Finding(msgspec.Struct, frozen=True, order=True):
     """One secret: the characters ``text[start:end]`` and its kind.
 

@@ -111,7 +111,8 @@ class Redaction(msgspec.Struct, frozen=True):
 
 REMEMBERED_LABEL: Final = 256
 """The longest label text :func:`_redacted_label` remembers (a title may be any JSON value
-of any size; a label as a listing shows it is a line): 16,384 of them hold at most some 30 MB."""
+of any size; a label as a listing shows it is a line). 16,384 of them take some 20 MB; a
+pattern of the user's that redacts every character may make each some kilobytes."""
 
 
 @functools.lru_cache(maxsize=1 << 14)
