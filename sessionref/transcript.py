@@ -63,9 +63,10 @@ class Transcript(msgspec.Struct, frozen=True, rename="camel"):
 
 TITLE_LENGTH = 80
 """Characters of a first prompt a title keeps (docs/harnesses.md §Titles)."""
-_TOKEN: Final = frozenset(map(chr, range(ord("!"), ord("~") + 1)))
+_TOKEN_CHARS: Final = "[!-~]"
 """Printable ASCII but the space: the characters of a key or a token."""
-_TOKEN_END: Final = re.compile(r"[!-~]+\Z")
+_ACROSS_THE_CUT: Final = re.compile(f"{_TOKEN_CHARS}{{2}}")
+_TOKEN_END: Final = re.compile(f"{_TOKEN_CHARS}+\\Z")
 
 
 def cut_title(line: str) -> str:
@@ -86,7 +87,7 @@ def cut_title(line: str) -> str:
     if len(line) <= TITLE_LENGTH:
         return line
     kept = line[: TITLE_LENGTH - 1]
-    if line[TITLE_LENGTH - 1] in _TOKEN and kept[-1:] in _TOKEN:  # the cut is inside a run
+    if _ACROSS_THE_CUT.fullmatch(line, TITLE_LENGTH - 2, TITLE_LENGTH):  # inside a run
         kept = _TOKEN_END.sub("", kept)
     kept = kept.rstrip()
     return kept + "…" if kept else ""

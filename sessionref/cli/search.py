@@ -26,7 +26,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.schema import INDEX_ENV, names_a_file
-from sessionref.index.search import DEFAULT_SEARCH_LIMIT
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT, query_words
 from sessionref.log.discovery import StoreProblem
 from sessionref.roots import Root, open_store
 
@@ -135,7 +135,7 @@ def query_argument(value: str) -> str:
     ...
     argparse.ArgumentTypeError: holds no word to find
     """
-    if not value.split():
+    if not query_words(value):
         raise argparse.ArgumentTypeError("holds no word to find")
     return value
 

@@ -23,7 +23,6 @@ from sessionref.index.search import (
     HitRow,
     SearchHit,
     found_hit,
-    label_of,
     match_clause,
     query_words,
 )
@@ -71,8 +70,7 @@ def _kept(
         for (sid,) in found:
             row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
             if still_found(row.units(), words, redaction):
-                label = redaction.label(label_of(row))[0]
-                yield found_hit(row, label, "")
+                yield found_hit(row, "", lambda label: redaction.label(label)[0])
     finally:  # an open statement would hold its read of the database, whatever stopped it
         found.close()
 

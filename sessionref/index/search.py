@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import sqlite3
 import unicodedata
+from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
 import msgspec
@@ -277,31 +278,30 @@ def search_sessions(
     if not words:
         return []
     return [
-        found_hit(row, label_of(row), snippet(best_unit(row.units(), words), words))
+        found_hit(row, snippet(best_unit(row.units(), words), words))
         for row in _hit_rows(db, words, limit, cwd)
     ]
 
 
-def label_of(row: HitRow) -> Any:
-    """A hit's label as candidates have it: its title, else its id.
-
-    >>> label_of(HitRow(b"s", '{"id":"s","createdAt":1}', None, 0.0, "", b""))
-    's'
-    """
-    title = title_of(row.title)
-    return decode_header(row.header).id if title is None else title
+def _as_stored(label: Any) -> Any:
+    """A label as candidates have it (no redaction)."""
+    return label
 
 
-def found_hit(row: HitRow, label: Any, shown: str) -> SearchHit:
-    """The hit of a row labelled ``label`` with the snippet ``shown``, its mention written
-    with that label.
+def found_hit(row: HitRow, shown: str, shown_label: Callable[[Any], Any] = _as_stored) -> SearchHit:
+    """The hit of a row with the snippet ``shown``: labelled as candidates are (its title,
+    else its id) as ``shown_label`` shows that label, its mention written with it.
 
-    >>> row = HitRow(b"s", '{"id":"s","createdAt":1,"cwd":"/w"}', None, -1.5, "fix ci", b"")
-    >>> found_hit(row, "Fix CI", "«fix» ci")
+    >>> row = HitRow(b"s", '{"id":"s","createdAt":1,"cwd":"/w"}', '"Fix CI"', -1.5, "", b"")
+    >>> found_hit(row, "«fix» ci")
     SearchHit(session_id='s', label='Fix CI', cwd='/w', created_at=1, score=-1.5, \
 snippet='«fix» ci', mention='@[Fix CI](dsh-session:InMi)')
+    >>> found_hit(row._replace(title=None), "", str.upper).label
+    'S'
     """
     header = decode_header(row.header)
+    title = title_of(row.title)
+    label = shown_label(header.id if title is None else title)
     return SearchHit(
         session_id=text_of(row.id),
         label=label,

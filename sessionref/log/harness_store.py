@@ -190,10 +190,9 @@ class HarnessStore(ABC):
         paths = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
         if paths is not None:
             return paths
-        for problem in self._listing.last().problems:
+        for problem in self._listing.last().problems:  # each names its file once (_scan)
             if self.named_by(Path(problem.path)) == session_id:
-                why = named_once(problem.message, problem.path)
-                raise SessionLogError(f"{problem.path}: {why}")
+                raise SessionLogError(f"{problem.path}: {problem.message}")
         raise SessionNotFound(session_id)
 
     def _lines(self, session_id: str) -> list[bytes]:

@@ -33,12 +33,12 @@ from sessionref.codecs.uri import (
     parse_session_reference_text,
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, describe
+from sessionref.index.search import DEFAULT_SEARCH_LIMIT, query_words
 from sessionref.mcp.catalog import Catalog
 from sessionref.resolver import MAX_REFERENCES_LIMIT
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Target
 
-SEARCH_LIMIT: Final = 10
 MAX_LIMIT: Final = 500
 
 
@@ -83,7 +83,7 @@ def list_sessions(
     query = arguments.get("query", "")
     store = catalog.opened.listed
     shown = listing.shown_candidates(store, target, query, limit, catalog.redaction, cancel)
-    return _as_json("sessions", harness_candidates(catalog.opened.listed, shown))
+    return _as_json("sessions", harness_candidates(store, shown))
 
 
 def search_sessions(
@@ -91,8 +91,8 @@ def search_sessions(
 ) -> Answer:
     """Full-text search of every root, as ``sessionref search --json`` answers it; with
     redaction on, as :func:`~sessionref.index.redacted.redacted_search` (docs/redaction.md)."""
-    query, limit = arguments["query"], arguments.get("limit", SEARCH_LIMIT)
-    if not query.split():  # the arguments first, as their schema is checked first
+    query, limit = arguments["query"], arguments.get("limit", DEFAULT_SEARCH_LIMIT)
+    if not query_words(query):  # the arguments first, as their schema is checked first
         raise config_error("invalid search_sessions query: holds no word to find")
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
@@ -177,7 +177,7 @@ def tools(max_bytes: int) -> list[Tool]:
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "minLength": 1},
-                    "limit": _limit(SEARCH_LIMIT),
+                    "limit": _limit(DEFAULT_SEARCH_LIMIT),
                 },
                 "required": ["query"],
                 "additionalProperties": False,

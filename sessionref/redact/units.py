@@ -60,11 +60,9 @@ class Redaction(msgspec.Struct, frozen=True):
         'xx [REDACTED:custom]'
         """
         text = label_text(label)
-        if len(text) > REMEMBERED_LABEL:
-            redacted, counts = self.redact(text)
-            return (redacted if counts else label), counts
-        redacted, remembered = _redacted_label(self, text)
-        return (redacted if remembered else label), Counter(dict(remembered))
+        scan = _redacted_label if len(text) <= REMEMBERED_LABEL else _redacted_label.__wrapped__
+        redacted, counts = scan(self, text)
+        return (redacted if counts else label), Counter(dict(counts))
 
     def snapshot(self, log: SessionLog, label: Any, max_bytes: int) -> SourceSnapshot:
         """The snapshot of ``log`` (the spine's, with :meth:`transform` as its unit

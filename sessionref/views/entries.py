@@ -182,13 +182,36 @@ def segments(text: str) -> list[Segment]:
     return [piece for piece in pieces if piece.kind == "code" or piece.text]
 
 
-_CONTROLS: Final = {
-    code: f"\\u{code:04x}"
-    for code in (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
-}
+def escapes(codes: Iterable[int]) -> dict[int, str]:
+    """A ``str.translate`` table writing each of the code points ``codes`` as its escape.
+
+    >>> "a\\x1bb".translate(escapes([0x1B]))
+    'a\\\\u001bb'
+    """
+    return {code: f"\\u{code:04x}" for code in codes}
+
+
+_CONTROLS: Final = escapes(
+    (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
+)
 """Each control character but tab, line feed and carriage return, to its escape."""
-_TERMINAL_CONTROLS: Final = {**_CONTROLS, 0x0D: "\\u000d"}
+_TERMINAL_CONTROLS: Final = {**_CONTROLS, **escapes([0x0D])}
 """The same, carriage return too: on a terminal it would write over its line."""
+_BIDI_CONTROLS: Final = escapes((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+"""The bidi embedding, override and isolate controls, to their escapes."""
+
+
+def visible_bidi(text: str) -> str:
+    """``text`` with each bidi embedding, override and isolate control (U+202A–U+202E,
+    U+2066–U+2069) written as its escape, ``\\u202e``: left as it is, it would reorder the
+    rest of its line in a viewer, so that what is read is not what is there (Trojan Source).
+
+    >>> print(visible_bidi("if x \\u202e{ admin }\\u2066 end"))
+    if x \\u202e{ admin }\\u2066 end
+    >>> visible_bidi("\\u200f marks are kept")  # a mark, not a control: it overrides nothing
+    '\\u200f marks are kept'
+    """
+    return text.translate(_BIDI_CONTROLS)
 
 
 def visible_controls(text: str, terminal: bool = False) -> str:

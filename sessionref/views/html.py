@@ -20,9 +20,10 @@ from sessionref.views.entries import (
     format_time,
     segments,
     view_items,
+    visible_bidi,
     visible_controls,
 )
-from sessionref.views.markdown import HEADINGS, visible_bidi
+from sessionref.views.markdown import HEADINGS
 from sessionref.views.picture import SnapshotPicture
 
 PREVIEW_CHARACTERS = 600

@@ -23,15 +23,13 @@ from sessionref.views.entries import (
     format_time,
     segments,
     view_items,
+    visible_bidi,
 )
 
 _MARKUP: Final = re.compile(r"[\\`*_{}\[\]<>()#+\-!|~&=:$^]")
 _ORDERED: Final = re.compile(r"^(\d{1,9})([.)])")
 _BACKTICKS: Final = re.compile(r"`+")
 _UNREFERABLE: Final = frozenset("\x0b\x1c\x1d\x1e\x1f\x85")
-_BIDI_CONTROLS: Final = {
-    code: f"\\u{code:04x}" for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
-}
 HEADINGS: Final = {
     ("user", "text"): "User",
     ("user", "checkpoint"): "Checkpoint (compaction summary)",
@@ -68,19 +66,6 @@ def code_spans(line: str) -> Iterator[tuple[int, int]]:
         if not (content.startswith(" ") and content.endswith(" ") and content.strip(" ")):
             yield start, end
         index = match + 1
-
-
-def visible_bidi(text: str) -> str:
-    """``text`` with each bidi embedding, override and isolate control (U+202A–U+202E,
-    U+2066–U+2069) written as its escape, ``\\u202e``: left as it is, it would reorder the
-    rest of its line in a viewer, so that what is read is not what is there (Trojan Source).
-
-    >>> print(visible_bidi("if x \\u202e{ admin }\\u2066 end"))
-    if x \\u202e{ admin }\\u2066 end
-    >>> visible_bidi("\\u200f marks are kept")  # a mark, not a control: it overrides nothing
-    '\\u200f marks are kept'
-    """
-    return text.translate(_BIDI_CONTROLS)
 
 
 def _references(space: str) -> str:
