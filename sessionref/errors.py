@@ -222,11 +222,18 @@ def path_text(
     >>> path_text(None, "root")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: root must be a string or an os.PathLike, not NoneType
+    >>> path_text(b"/r", "root")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: root must be a string or an os.PathLike, not bytes
     """
     path = os.fspath(value) if isinstance(value, os.PathLike) else value
-    if not isinstance(path, str):
-        raise wrong_kind(name, wanted, value, code)
-    return path
+    if isinstance(path, str):
+        return path
+    if value is not path:  # an os.PathLike of bytes: say so, not just its class
+        raise SessionReferenceError(
+            f"{name} must be {wanted} of text, not {type(value).__name__} of bytes", code
+        )
+    raise wrong_kind(name, wanted, value, code)
 
 
 def mapping(

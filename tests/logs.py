@@ -8,12 +8,20 @@ them, :mod:`sessionref.log.writer`.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sessionref.log.builder import DEFAULT_SOURCE, text_block
 
 Event = dict[str, Any]
 text = text_block
+
+
+class BytesPath(os.PathLike[bytes]):
+    """A path of bytes, which names no root a message can show (a review: a bare TypeError)."""
+
+    def __fspath__(self) -> bytes:
+        return b"/tmp"
 
 
 def user(seq: int, body: str, kind: str = "user", op: Any = "append", **extra: Any) -> Event:

@@ -32,7 +32,7 @@ from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, READ_FAILED, Sess
 from sessionref.log.store import DirectoryStore, MemoryStore, SessionNotFound
 from sessionref.log.writer import log_path
 from sessionref.testing.store import LogRecords, write_session_store
-from tests.logs import Event, assistant, header, replace, tool_result, turn_end, user
+from tests.logs import BytesPath, Event, assistant, header, replace, tool_result, turn_end, user
 from tests.logs import title as titled
 
 MAX_BYTES = 2048
@@ -645,13 +645,6 @@ def test_build_snapshots_takes_a_root_path_as_the_dask_engine_does(tmp_path: Pat
 STORE_WANTED = "a store (with headers(), read() and title()) or a root path"
 
 
-class BytesPath(os.PathLike[bytes]):
-    """A path of bytes, which names no root a message can show (a review: a bare TypeError)."""
-
-    def __fspath__(self) -> bytes:
-        return b"/tmp"
-
-
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -660,7 +653,10 @@ class BytesPath(os.PathLike[bytes]):
         ({"session_ids": ["a", 1]}, "session_ids[1] must be a string, not int"),
         ({"store": None}, f"store must be {STORE_WANTED}, not NoneType"),
         ({"store": 5}, f"store must be {STORE_WANTED}, not int"),
-        ({"store": BytesPath()}, "store must be a string or an os.PathLike, not BytesPath"),
+        (
+            {"store": BytesPath()},
+            "store must be a string or an os.PathLike of text, not BytesPath of bytes",
+        ),
     ],
 )
 def test_build_snapshots_refuses_a_store_or_ids_of_the_wrong_kind_at_once(

@@ -24,6 +24,7 @@ from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Entry, Transcript
 from tests.conftest import examples
+from tests.logs import BytesPath
 
 
 def test_lone_surrogates_reach_the_snapshot_as_javascript_writes_them() -> None:
@@ -138,3 +139,8 @@ def test_a_store_root_that_is_no_directory_is_invalid_config(
             INVALID_CONFIG,
             f"{name} store root must be a string or an os.PathLike, not {kind_name}",
         )
+    with pytest.raises(SessionReferenceError) as caught:
+        kind(BytesPath())  # type: ignore[arg-type]
+    assert caught.value.message == (
+        f"{name} store root must be a string or an os.PathLike of text, not BytesPath of bytes"
+    )
