@@ -24,9 +24,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Final, Generic, Protocol, TypeVar
+from typing import Final, Generic, TypeVar
 
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, cancelled
+from sessionref.errors import CancelToken, check_cancel
+
+__all__ = ["CancelToken", "check_cancel", "settle"]
 
 T = TypeVar("T")
 
@@ -34,32 +36,6 @@ WATCH_SLICE_SECONDS: Final = 0.25
 """How long a watcher blocks in a token's ``wait`` before it checks the call is still open."""
 POLL_SECONDS: Final = 0.01
 """How often a token without a blocking ``wait`` is asked ``is_set()``."""
-
-
-class CancelToken(Protocol):
-    """Anything with ``is_set()``; a :class:`threading.Event` works (see the module notes)."""
-
-    def is_set(self) -> bool:
-        """Whether the caller asked to stop."""
-        ...
-
-
-def check_cancel(cancel: CancelToken | None) -> None:
-    """Raise CANCELLED if ``cancel`` is set; INVALID_CONFIG if it is no token at all.
-
-    >>> event = threading.Event()
-    >>> check_cancel(event); check_cancel(None); event.set(); check_cancel(event)
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: session reference preparation was cancelled
-    """
-    if cancel is None:
-        return
-    is_set = getattr(cancel, "is_set", None)
-    if not callable(is_set):
-        message = f"cancel must be a token with is_set(), such as a threading.Event, not {cancel!r}"
-        raise SessionReferenceError(message, INVALID_CONFIG)
-    if is_set():
-        raise cancelled()
 
 
 def _pause(cancel: CancelToken, settled: threading.Event) -> Callable[[], object]:

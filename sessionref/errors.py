@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import msgspec
 
@@ -87,6 +87,34 @@ def cancelled() -> SessionReferenceError:
     session reference preparation was cancelled
     """
     return SessionReferenceError("session reference preparation was cancelled", CANCELLED)
+
+
+class CancelToken(Protocol):
+    """Anything with ``is_set()``; a :class:`threading.Event` works (docs/api.md
+    §Cancellation, :mod:`sessionref.cancellation`)."""
+
+    def is_set(self) -> bool:
+        """Whether the caller asked to stop."""
+        ...
+
+
+def check_cancel(cancel: CancelToken | None) -> None:
+    """Raise CANCELLED if ``cancel`` is set; INVALID_CONFIG if it is no token at all.
+
+    >>> import threading
+    >>> event = threading.Event()
+    >>> check_cancel(event); check_cancel(None); event.set(); check_cancel(event)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: session reference preparation was cancelled
+    """
+    if cancel is None:
+        return
+    is_set = getattr(cancel, "is_set", None)
+    if not callable(is_set):
+        message = f"cancel must be a token with is_set(), such as a threading.Event, not {cancel!r}"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+    if is_set():
+        raise cancelled()
 
 
 def describe(cause: BaseException) -> str:

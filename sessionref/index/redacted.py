@@ -17,6 +17,7 @@ import sqlite3
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Final
 
+from sessionref.errors import CancelToken, check_cancel
 from sessionref.index.casefold import fold_text
 from sessionref.index.search import (
     HIT_COLUMNS,
@@ -46,20 +47,30 @@ FROM sessions AS s JOIN texts ON texts.rowid = s.sid WHERE s.sid = ?
 
 
 def redacted_search(
-    db: sqlite3.Connection, query: str, limit: int, cwd: str | None, redaction: Redaction
+    db: sqlite3.Connection,
+    query: str,
+    limit: int,
+    cwd: str | None,
+    redaction: Redaction,
+    cancel: CancelToken | None = None,
 ) -> list[SearchHit]:
     """The ``limit`` newest sessions whose redacted conversation holds every word of
     ``query`` (none for a blank query), only those of ``cwd`` when it is given; each read
-    from the database when its turn comes, so a search stops as soon as it has enough."""
+    from the database when its turn comes, so a search stops as soon as it has enough, or
+    (raising CANCELLED) before the next session once ``cancel`` is set."""
     words = query_words(query)
     if not words:
         return []
-    with contextlib.closing(_kept(db, words, cwd, redaction)) as kept:
+    with contextlib.closing(_kept(db, words, cwd, redaction, cancel)) as kept:
         return list(itertools.islice(kept, limit))
 
 
 def _kept(
-    db: sqlite3.Connection, words: list[str], cwd: str | None, redaction: Redaction
+    db: sqlite3.Connection,
+    words: list[str],
+    cwd: str | None,
+    redaction: Redaction,
+    cancel: CancelToken | None,
 ) -> Generator[SearchHit, None, None]:
     """The hits of :func:`redacted_search`, in order, as far as the caller takes them."""
     where, params = match_clause(words)
@@ -68,6 +79,7 @@ def _kept(
     )
     try:
         for (sid,) in found:
+            check_cancel(cancel)
             row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
             if still_found(row.units(), words, redaction):
                 yield found_hit(row, "", lambda label: redaction.label(label)[0])

@@ -11,15 +11,17 @@ spelling, :mod:`sessionref.index.casefold`). A query may hold any number of word
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sqlite3
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Final, NamedTuple
 
 import msgspec
 
 from sessionref.codecs.uri import label_mention
+from sessionref.errors import CancelToken, cancelled
 from sessionref.index.casefold import word_spellings
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
@@ -32,6 +34,8 @@ DEFAULT_SEARCH_LIMIT: Final = 10
 """How many sessions a search gives unless told otherwise (the library and the command line)."""
 SNIPPET_CHARS: Final = 160
 SNIPPET_LEAD: Final = 50
+CANCEL_CHECK_STEPS: Final = 10_000
+"""How many SQLite virtual machine steps a statement runs between two looks at a cancel token."""
 MARK_OPEN: Final = "«"
 MARK_CLOSE: Final = "»"
 _SPACE: Final = re.compile(r"\s+")
@@ -267,6 +271,37 @@ def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
     return [
         StoreProblem(text_of(path) or f"session {text_of(raw)}", why) for raw, path, why in rows
     ]
+
+
+@contextlib.contextmanager
+def cancellable(db: sqlite3.Connection, cancel: CancelToken | None) -> Iterator[None]:
+    """Statements run inside stop once ``cancel`` is set (a look every
+    :data:`CANCEL_CHECK_STEPS` steps), raising CANCELLED; ``None`` runs them to the end.
+
+    >>> import threading
+    >>> db, stop = sqlite3.connect(":memory:"), threading.Event()
+    >>> count = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1e5) "
+    >>> with cancellable(db, stop):
+    ...     db.execute(count + "SELECT count(*) FROM n").fetchone()
+    (100000,)
+    >>> stop.set()
+    >>> with cancellable(db, stop):
+    ...     db.execute(count + "SELECT count(*) FROM n").fetchone()
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: session reference preparation was cancelled
+    """
+    if cancel is None:
+        yield
+        return
+    db.set_progress_handler(cancel.is_set, CANCEL_CHECK_STEPS)
+    try:
+        yield
+    except sqlite3.OperationalError:
+        if not cancel.is_set():
+            raise
+        raise cancelled() from None
+    finally:
+        db.set_progress_handler(None, 0)
 
 
 def search_sessions(

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
-from sessionref.errors import optional_path, positive_count, string
+from sessionref.errors import CancelToken, check_cancel, optional_path, positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
@@ -51,7 +51,13 @@ from sessionref.index.schema import (
     remove_database,
     root_key,
 )
-from sessionref.index.search import DEFAULT_SEARCH_LIMIT, SearchHit, search_sessions, unread_logs
+from sessionref.index.search import (
+    DEFAULT_SEARCH_LIMIT,
+    SearchHit,
+    cancellable,
+    search_sessions,
+    unread_logs,
+)
 from sessionref.index.turns import in_turn
 from sessionref.index.walk import RACY_NS, Tree, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
@@ -382,18 +388,23 @@ class SessionIndex:
         limit: int | None = DEFAULT_SEARCH_LIMIT,
         cwd: str | os.PathLike[str] | None = None,
         redaction: Redaction | None = None,
+        cancel: CancelToken | None = None,
     ) -> list[SearchHit]:
         """Sessions whose conversation matches ``query``, best first (refreshes first, as
         :meth:`headers`), at most ``limit`` (``None``: the default, 10); only those of working
         directory ``cwd`` (a string or an ``os.PathLike``, compared as text, as a target's is)
         when it is given; with ``redaction``, newest first, as it shows them
-        (:func:`~sessionref.index.redacted.redacted_search`, docs/redaction.md §Search)."""
+        (:func:`~sessionref.index.redacted.redacted_search`, docs/redaction.md §Search). A set
+        ``cancel`` token stops the search where it is, raising CANCELLED (docs/api.md
+        §Cancellation); the refresh before it runs to the end."""
         query = string(query, "SessionIndex.search query")
         limit = positive_count(limit, "SessionIndex.search limit", DEFAULT_SEARCH_LIMIT)
         cwd = optional_path(cwd, "SessionIndex.search cwd")
         redaction = arguments.redaction(redaction, "SessionIndex.search redaction")
+        check_cancel(cancel)
         self._use()
         assert self._db is not None
-        if redaction is not None:
-            return redacted_search(self._db, query, limit, cwd, redaction)
-        return search_sessions(self._db, query, limit, cwd)
+        with cancellable(self._db, cancel):
+            if redaction is not None:
+                return redacted_search(self._db, query, limit, cwd, redaction, cancel)
+            return search_sessions(self._db, query, limit, cwd)

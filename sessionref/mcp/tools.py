@@ -96,7 +96,10 @@ def search_sessions(
         raise config_error("invalid search_sessions query: holds no word to find")
     if not catalog.indexes:
         raise config_error(NO_INDEXED_STORE)
-    found = [index.search(query, limit, redaction=catalog.redaction) for index in catalog.indexes]
+    found = [
+        index.search(query, limit, redaction=catalog.redaction, cancel=cancel)
+        for index in catalog.indexes
+    ]
     hits = best_hits(found, limit)
     return _as_json("hits", hits)
 
