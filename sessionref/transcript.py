@@ -15,7 +15,8 @@ b'{"role":"assistant","kind":"tool-call","text":"{\\\\"cmd\\\\":\\\\"ls\\\\"}","
 from __future__ import annotations
 
 import re
-from typing import Final, Literal
+from collections.abc import Callable, Iterable
+from typing import Final, Literal, TypeVar
 
 import msgspec
 
@@ -118,6 +119,32 @@ def line_title(line: str | None) -> str | None:
     ('x x…', None, None)
     """
     return None if line is None else cut_title(line) or None
+
+
+Item = TypeVar("Item")
+
+
+def first_prompt_title(
+    items: Iterable[Item], add: Callable[[Item], object], entries: list[Entry]
+) -> str | None:
+    """:func:`line_title` of the first prompt in ``entries`` as ``add`` extends them with
+    ``items``, one at a time: no item after the one holding the prompt is read (a reader's
+    title, read from the start of a log it does not otherwise read).
+
+    >>> entries = []
+    >>> def add(text):
+    ...     entries.append(Entry("user" if text.startswith(">") else "assistant", "text", text))
+    >>> first_prompt_title(iter(["hello", "> fix it\\nnow", "later"]), add, entries), len(entries)
+    ('> fix it', 2)
+    """
+    looked = 0
+    for item in items:
+        add(item)
+        prompt = first_prompt_line(entries[looked:])  # only what the item added
+        if prompt is not None:
+            return line_title(prompt)
+        looked = len(entries)
+    return None
 
 
 def prompt_title(entries: list[Entry]) -> str | None:

@@ -16,7 +16,7 @@ from typing import Final
 
 from sessionref.claude_code.records import Block, Content, Line
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import Entry, EntryKind, Role, first_prompt_line, line_title
+from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title
 
 _INJECTED_TAG: Final = re.compile(
     r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
@@ -249,13 +249,8 @@ def first_prompt(lines: Iterable[Line]) -> str | None:
     'hi'
     """
     builder = _Builder(texts_only=True)
-    for line in lines:
-        if line.is_sidechain is not True:
-            builder.add(line)
-            prompt = first_prompt_line(builder.entries)
-            if prompt is not None:
-                return line_title(prompt)
-    return None
+    chain = (line for line in lines if line.is_sidechain is not True)
+    return first_prompt_title(chain, builder.add, builder.entries)
 
 
 def chain_entries(lines: Iterable[Line], texts_only: bool = False) -> list[Entry]:

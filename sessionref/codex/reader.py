@@ -22,8 +22,7 @@ from sessionref.transcript import (
     EntryKind,
     Role,
     Transcript,
-    first_prompt_line,
-    line_title,
+    first_prompt_title,
     prompt_title,
 )
 
@@ -179,14 +178,8 @@ def codex_transcript(
 def _first_prompt(raw_lines: list[bytes], events: bool) -> str | None:
     """The title the first prompt gives, read up to it."""
     builder = _Builder(events, texts_only=True)
-    for raw in raw_lines:
-        item = decode(raw)
-        if item is not None:
-            builder.add(item)
-            prompt = first_prompt_line(builder.entries)
-            if prompt is not None:
-                return line_title(prompt)
-    return None
+    items = (item for item in map(decode, raw_lines) if item is not None)
+    return first_prompt_title(items, builder.add, builder.entries)
 
 
 def codex_log(session_id: str, raw_lines: list[bytes], title: str | None) -> SessionLog:
