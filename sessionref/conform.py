@@ -16,7 +16,7 @@ from sessionref.codecs.uri import (
     format_session_reference_mention,
     parse_session_reference_text,
 )
-from sessionref.errors import ErrorInfo, SessionReferenceError
+from sessionref.errors import ErrorInfo, SessionReferenceError, describe
 from sessionref.log.store import MemoryStore
 from sessionref.resolver import SessionReferenceResolver
 
@@ -120,8 +120,8 @@ def run(lines: Iterable[bytes]) -> Iterator[bytes]:
             continue
         try:
             case = json.loads(line)
-        except ValueError as exc:
-            result = _error(ErrorInfo("BAD_CASE", str(exc)))
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested too deep
+            result = _error(ErrorInfo("BAD_CASE", describe(exc)))
         else:
             result = answer(case) if isinstance(case, dict) else answer({})
         yield js_json(result) + b"\n"

@@ -453,13 +453,14 @@ def test_resume_refuses_a_file_that_is_not_batch_output(
     store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "out.jsonl"
-    out.write_bytes(b"hello\n{}\n")
-    assert run_batch(store_root, out, "--resume") == 1
-    assert (
-        capsys.readouterr().err
-        == f"{INVALID_CONFIG}: {out}: line 1 is not a batch result; cannot --resume\n"
-    )
-    assert out.read_bytes() == b"hello\n{}\n"
+    for text in (b"hello\n{}\n", b"[" * 100_000 + b"\n"):  # not JSON; nested too deep
+        out.write_bytes(text)
+        assert run_batch(store_root, out, "--resume") == 1
+        assert (
+            capsys.readouterr().err
+            == f"{INVALID_CONFIG}: {out}: line 1 is not a batch result; cannot --resume\n"
+        )
+        assert out.read_bytes() == text
 
 
 def test_output_appears_only_when_complete(

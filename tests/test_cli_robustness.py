@@ -3,6 +3,7 @@ signals at start-up, servers that are not dask schedulers, resumed batches, odd 
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -370,8 +371,13 @@ def test_a_search_for_no_word_is_a_usage_error(query: str) -> None:
     assert usage_error(done) == "sessionref search: error: argument QUERY: holds no word to find"
 
 
+#: A URI whose JSON is 5,000 arrays deep, which Python's parser refuses with RecursionError
+#: (a tester of the MCP server: a traceback here, error code 0 there).
+DEEP_URI = "dsh-session:" + base64.urlsafe_b64encode(b"[" * 5000).decode().rstrip("=")
+
+
 @pytest.mark.parametrize("command", ["snapshot", "export", "show"])
-@pytest.mark.parametrize("uri", ["dsh-session:!!", "dsh-session:e30", "dsh-session:"])
+@pytest.mark.parametrize("uri", ["dsh-session:!!", "dsh-session:e30", "dsh-session:", DEEP_URI])
 def test_a_bad_session_uri_is_one_line(command: str, uri: str) -> None:
     """A newcomer's trial: export and show printed a traceback for it (decoded by argparse)."""
     done = sessionref(command, "--root", SAMPLE, uri)

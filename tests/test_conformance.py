@@ -68,3 +68,18 @@ def test_conform_command_answers_line_by_line() -> None:
     assert len(lines) == len(cases)
     for line, vector in zip(lines, VECTORS[:60], strict=True):
         assert same_answer(json.loads(line), vector["expect"])
+
+
+def test_a_case_that_is_no_json_object_is_answered_with_an_error_line() -> None:
+    """One answer per line, whatever the line: a line nested 100,000 deep (a RecursionError
+    in Python's parser) gave a traceback and ended the run."""
+    cases = [b"[" * 100_000, b"{oops", json.dumps(VECTORS[0]["case"]).encode()]
+    done = subprocess.run(
+        [sys.executable, "-m", "sessionref", "conform"],
+        input=b"\n".join(cases) + b"\n",
+        capture_output=True,
+        check=True,
+    )
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [answer.get("error", {}).get("code") for answer in answers[:2]] == ["BAD_CASE"] * 2
+    assert same_answer(answers[2], VECTORS[0]["expect"])

@@ -31,7 +31,7 @@ def _result_line(line: bytes, number: int, path: str) -> tuple[str, bool]:
     """The session id of one complete output line and whether it is an error line."""
     try:
         value = json.loads(line)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, RecursionError):  # RecursionError: nested too deep
         value = None
     if not isinstance(value, dict) or not isinstance(value.get("sessionId"), str):
         raise config_error(f"{path}: line {number} is not a batch result; cannot --resume")

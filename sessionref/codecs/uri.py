@@ -75,6 +75,10 @@ def decode_session_reference_uri(uri: str) -> str:
     >>> decode_session_reference_uri("dsh-session:e30")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:e30"
+    >>> deep = encode_session_reference_uri("x").replace("Ingi", "W1tbW1tb" * 2000)
+    >>> decode_session_reference_uri(deep)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: invalid session reference URI "dsh-session:W1tb...
     """
     string(uri, "decode_session_reference_uri uri", INVALID_REFERENCE)
     payload = uri[len(SCHEME) :]
@@ -82,6 +86,8 @@ def decode_session_reference_uri(uri: str) -> str:
         raise _invalid_uri(uri)
     try:
         raw = binascii.a2b_base64((payload + "=" * (-len(payload) % 4)).translate(_FROM_URLSAFE))
+        if not raw.startswith(b'"'):  # a canonical URI's JSON is a string: nothing to nest
+            raise ValueError("not a JSON string")
         session_id = json.loads(raw.decode("utf-8"))
     except (binascii.Error, ValueError):
         raise _invalid_uri(uri) from None
