@@ -829,3 +829,41 @@ def test_an_index_in_a_with_block_is_closed_at_its_end(tmp_path: Path) -> None:
     assert open_descriptors(index.path) == 0
     assert len(index.headers()) == 12  # a use after it opens it again
     index.close()
+
+
+@pytest.mark.parametrize("change", ["recompressed", "moved to another project", "removed"])
+def test_a_read_after_the_log_moved_since_the_last_refresh_is_the_stores_answer(
+    tmp_path: Path, change: str
+) -> None:
+    """A newcomer's trial: a read goes where the last refresh placed the log, without a
+    listing; a log recompressed (plain to zstd) or moved after that failed to read through
+    the index ("No such file or directory") though the store read it. The read through the
+    index must give what a store with no index gives, session found or not."""
+    root = tmp_path / "store"
+    logs = small_store(root, 3)
+    clock = settled_store(root)
+    index = index_of(root, tmp_path, clock=clock)
+    assert sorted(h.id for h in index.headers()) == ["s0", "s1", "s2"]  # the logs are placed
+    old = DirectoryStore(root).path_of("s1")
+    if change == "recompressed":  # the whole root: a DSH root holds one kind of log
+        for log in logs:
+            DirectoryStore(root).path_of(log["header"]["id"]).unlink()
+        write_store(root, logs, compress=True)
+    else:
+        old.unlink()
+    if change == "moved to another project":
+        write_store(root, [{**logs[1], "header": {**logs[1]["header"], "cwd": "/elsewhere"}}])
+    clock.date(root)
+    plain = DirectoryStore(root)
+    if change == "removed":
+        for reads in ((plain.read, index.read), (plain.transcript, index.transcript)):
+            failures = []
+            for read in reads:
+                with pytest.raises(Exception) as raised:
+                    read("s1")
+                failures.append((type(raised.value), str(raised.value)))
+            assert failures[0] == failures[1]
+        return
+    assert index.read("s1") == plain.read("s1")
+    assert index.transcript("s1") == plain.transcript("s1")
+    assert DirectoryStore(root).path_of("s1") != old

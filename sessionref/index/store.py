@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
@@ -68,6 +68,9 @@ from sessionref.types import Target
 
 if TYPE_CHECKING:  # imported when a search asks for redaction
     from sessionref.redact import Redaction
+
+Placed = TypeVar("Placed")
+"""What a read of a placed log gives (:meth:`SessionIndex._placed`)."""
 
 WRITE_BATCH: Final = 200
 
@@ -351,12 +354,25 @@ class SessionIndex:
         return self._reader
 
     def read(self, session_id: str) -> SessionLog:
-        """The whole log, read from the store."""
-        return self._store().read(session_id)
+        """The whole log, read from the store (:meth:`_placed`)."""
+        return self._placed(lambda store: store.read(session_id))
 
     def transcript(self, session_id: str) -> Transcript:
-        """The session as a person reads it, as the store reads it."""
-        return self._store().transcript(session_id)
+        """The session as a person reads it, as the store reads it (:meth:`_placed`)."""
+        return self._placed(lambda store: store.transcript(session_id))
+
+    def _placed(self, read: Callable[[IndexedStore], Placed]) -> Placed:
+        """``read`` of the log where the last refresh placed it, without a listing; where that
+        fails (the log was moved, recompressed or removed since), ``read`` again after a
+        refresh, which places every log anew: a log's failure is then its own."""
+        store = self._store()
+        try:
+            return read(store)
+        except Exception:
+            if store is self.store:  # read by the store itself, which placed nothing
+                raise
+        self.refresh()
+        return read(self._store())
 
     def path_of(self, session_id: str) -> Path:
         """The log file of a session (its first, for a harness's), as the store places it."""
