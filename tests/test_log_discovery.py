@@ -7,6 +7,7 @@ refuses a whole root, sessionref serves every other session, does not serve the 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -161,6 +162,21 @@ def test_an_entry_in_place_of_a_log_is_reported_with_its_own_reason(
     assert reasons == {
         "--w--/bad/session.jsonl": "line 1 is not a header the listing takes",
         "--w--/odd/session.jsonl.zstd": f"{kind} in place of a log file",
+    }
+
+
+def test_a_log_that_is_a_link_loop_is_reported_not_dropped(tmp_path: Path) -> None:
+    """A hostile trial: a log linked to itself (ELOOP) was taken for no log at all, so its
+    session vanished without a word (the harness's listing fails on it, ELOOP)."""
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    loop = log_path(tmp_path, {"id": "loop", "cwd": "/w"}, compress=False)
+    loop.parent.mkdir(parents=True)
+    loop.symlink_to(loop.name)
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["s"]
+    reasons = {os.path.relpath(p.path, tmp_path): p.message for p in store.problems()}
+    assert reasons == {
+        "--w--/loop/session.jsonl": f"cannot be read: {os.strerror(errno.ELOOP)}",
     }
 
 

@@ -185,7 +185,10 @@ class DirectoryStore:
                         path = os.path.join(entry.path, name)
                         try:
                             mode = os.stat(path).st_mode
-                        except OSError:  # no such log (or a dangling link)
+                        except (FileNotFoundError, NotADirectoryError):  # no such log
+                            continue  # (a dangling link included)
+                        except OSError as exc:  # a link loop, a folder that cannot be searched
+                            strays.append(StoreProblem(path, f"cannot be read: {exc.strerror}"))
                             continue
                         if stat.S_ISREG(mode):
                             files.append(LogFile(project.name, entry.name, name, path))
