@@ -180,7 +180,7 @@ def in_cli_terms(api: str, cli: str) -> None:
         # the log file named once: the reader names it in front of the reason, as "from FILE"
         assert cli.endswith((" from " + reason, ": " + reason)), (cli, reason)
     else:
-        assert api.endswith(f"does not fit in maxReferenceBytes {MAX_BYTES}"), api
+        assert api == "referenced session snapshot cannot fit the configured byte budget", api
         assert cli.startswith(f"--max-bytes {MAX_BYTES} is too small for session "), cli
 
 

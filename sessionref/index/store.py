@@ -24,7 +24,6 @@ from sessionref.errors import CancelToken, check_cancel, optional_path, positive
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.harness import refresh_harness
-from sessionref.index.parallel import early_reads, kept_reads, log_paths, read_sessions
 from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
     CachedHeaderStore,
@@ -32,11 +31,9 @@ from sessionref.index.refresh import (
     Progress,
     RefreshReport,
     decode_headers,
-    encode_header,
     limits_of,
-    revision_or_none,
-    stale_sessions,
 )
+from sessionref.index.relist import relist
 from sessionref.index.reread import reread_logs
 from sessionref.index.schema import (
     ForeignFile,
@@ -59,7 +56,7 @@ from sessionref.index.search import (
     unread_logs,
 )
 from sessionref.index.turns import in_turn
-from sessionref.index.walk import RACY_NS, Tree, tree_of, walk_tree
+from sessionref.index.walk import RACY_NS, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
 from sessionref.log.store import StoreProblem
@@ -242,44 +239,9 @@ class SessionIndex:
             if done is not None:
                 self._reader = None  # it placed only the logs read: _store() places every one
                 return done
-        return self._relist(db, tree, racy_after, progress)
-
-    def _relist(
-        self,
-        db: sqlite3.Connection,
-        tree: Tree,
-        racy_after: int,
-        progress: Progress | None,
-    ) -> RefreshReport:
-        """List the store again (header lines from the cache) and read every log that changed
-        (a build from nothing: the walk's logs, read by children while this process lists)."""
-        known = tables.header_cache(db)
-        scanner = CachedHeaderStore(self.store.root, limits_of(self.store), known, racy_after)
-        indexed = tables.indexed_revisions(db)
-        paths = [] if indexed else log_paths(self.store.root, tree.entries)
-        with early_reads(scanner, paths, self.workers) as early:
-            headers = scanner.headers()
-            expected = {
-                h.id: (str(path), revision_or_none(path, racy_after))
-                for h in headers
-                for path in (scanner.path_of(h.id),)
-            }
-            stale = stale_sessions(
-                ((key, path, revision) for key, (path, revision) in expected.items()), indexed
-            )
-            listing = [(header, encode_header(header)) for header in headers]
-            read = (
-                read_sessions(scanner, stale, self.workers)
-                if early is None
-                else kept_reads(early, expected, stale, scanner)
-            )
-            tables.write_as_read(db, listing, read, WRITE_BATCH, (len(stale), progress))
-        problems = scanner.problems()
-        removed = tables.finish(
-            db, (listing, problems, scanner.seen), expected, scanner.learned, tree
-        )
-        self._headers, self._problems, self._reader = headers, problems, scanner
-        return RefreshReport(len(headers), len(stale), removed)
+        relisted = relist(db, self.store, (tree, racy_after), self.workers, (WRITE_BATCH, progress))
+        self._headers, self._problems, self._reader, report = relisted
+        return report
 
     def _use(self) -> int:
         """Refresh (only the first time, when ``once``): how many sessions are served."""

@@ -110,11 +110,15 @@ def cut_text(text: str, limit: int) -> tuple[str, int]:
     return shown + _notice(tail_start - head_end), tail_start - head_end
 
 
-def _budget_exceeded(retained: Retained, max_bytes: int) -> SessionReferenceError:
+def _budget_exceeded() -> SessionReferenceError:
+    """The error of a source that does not fit even cut, worded as the package words it (the
+    command line words its own, naming the session and the budget).
+
+    >>> print(_budget_exceeded())
+    referenced session snapshot cannot fit the configured byte budget
+    """
     return SessionReferenceError(
-        f"referenced session {retained.source.session_id!r} does not fit in "
-        f"maxReferenceBytes {max_bytes}",
-        BUDGET_EXCEEDED,
+        "referenced session snapshot cannot fit the configured byte budget", BUDGET_EXCEEDED
     )
 
 
@@ -137,13 +141,13 @@ def truncate(retained: Retained, max_bytes: int) -> Fitted:
     heapq.heapify(heap)
     while size > max_bytes:
         if not heap or heap[0][0] == 0:
-            raise _budget_exceeded(retained, max_bytes)
+            raise _budget_exceeded()
         _, index = heapq.heappop(heap)
         unit = shown[index]
         target = max(0, unit.text_bytes - (size - max_bytes))
         text, omitted = cut_text(unit.unit.shown_text(), target)
         if text == unit.shown_text():
-            raise _budget_exceeded(retained, max_bytes)
+            raise _budget_exceeded()
         shown[index] = SizedUnit.of(unit.unit, text, omitted)
         size += shown[index].json_bytes - unit.json_bytes
         heapq.heappush(heap, (-shown[index].text_bytes, index))
