@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -155,3 +156,33 @@ def test_the_batch_summary_is_the_one_printed(
     assert capsys.readouterr().err == f"4 sessions: 4 written, 0 failed → {out}\n"
     assert main([*argv, "--resume"]) == 0
     assert capsys.readouterr().err == f"4 sessions: 4 already done, 0 written, 0 failed → {out}\n"
+
+
+#: A dotted name the docs give in backticks: ``sessionref.x.y`` and what it names in it.
+DOTTED = re.compile(r"`(sessionref(?:\.[A-Za-z_][A-Za-z0-9_]*)+)`")
+
+
+def test_every_dotted_name_the_docs_give_exists() -> None:
+    """A newcomer's trial: docs/roots.md named ``sessionref.claude_code.ClaudeCodeStore``,
+    which does not import (the class is in ``sessionref.claude_code.store``)."""
+    names = {
+        name
+        for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+        for name in DOTTED.findall(doc.read_text(encoding="utf-8"))
+    }
+    assert len(names) > 10
+    missing = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest module, then attributes in it
+            try:
+                found: object = importlib.import_module(".".join(parts[:cut]))
+            except ImportError:
+                continue
+            try:
+                for attribute in parts[cut:]:
+                    found = getattr(found, attribute)
+            except AttributeError:
+                missing.append(name)
+            break
+    assert missing == []
