@@ -23,6 +23,7 @@ from sessionref import (
     Target,
     decode_session_reference_uri,
     encode_session_reference_uri,
+    format_session_reference_mention,
     parse_session_reference_text,
     tag_safe_json,
     utf8_length,
@@ -450,6 +451,12 @@ def test_a_memory_store_takes_a_list_of_session_mappings(sessions: Any, message:
             5,
             INVALID_REFERENCE,
             "encode_session_reference_uri session_id must be a string, not int",
+        ),
+        (
+            format_session_reference_mention,
+            3,
+            INVALID_REFERENCE,
+            "format_session_reference_mention session_id must be a string, not int",
         ),
         (
             decode_session_reference_uri,

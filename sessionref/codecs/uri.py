@@ -103,8 +103,16 @@ def format_session_reference_mention(session_id: str, label: str | None = None) 
     '@[a\\\\]b](dsh-session:InMtYmV0YSI)'
 
     A label that is not a string (a log may hold any JSON value as a title) has no text to
-    escape: a ``TypeError``, as in the package (:func:`label_text` makes one a text).
+    escape: a ``TypeError``, as in the package (:func:`label_text` makes one a text). A
+    session id that is not a string is INVALID_REFERENCE, as for
+    :func:`encode_session_reference_uri`, named by this function.
+
+    >>> format_session_reference_mention(3)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: format_session_reference_mention session_id must be \
+a string, not int
     """
+    string(session_id, "format_session_reference_mention session_id", INVALID_REFERENCE)
     shown = session_id if label is None else label
     if not isinstance(shown, str):
         raise TypeError(f"a mention label must be a string, not {type(shown).__name__}")
