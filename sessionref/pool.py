@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import pickle
 import signal
 import sys
 import threading
@@ -32,6 +33,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from types import FrameType
 from typing import Any, Final, TypeVar
+
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
 
 R = TypeVar("R")
 
@@ -133,6 +136,8 @@ class WorkerPool(ProcessPoolExecutor):
         initargs: tuple[Any, ...] = (),
     ) -> None:
         context = process_context()
+        if context.get_start_method() != "fork":
+            check_pickles(initargs)
         super().__init__(
             workers,
             mp_context=context,
@@ -184,6 +189,29 @@ def worker_pool(
         pool.end()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+def check_pickles(initargs: tuple[Any, ...]) -> None:
+    """Raise INVALID_CONFIG when what workers that are not forked start with does not pickle
+    (a store of the caller's holding a lock, say), rather than a bare error from deep inside
+    the pool as its first worker starts.
+
+    >>> check_pickles(("/root", 3))
+    >>> check_pickles((threading.Lock(),))
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: worker processes cannot be started: this process \
+runs several threads, so they are not forked, and what they are sent does not pickle \
+(cannot pickle '_thread.lock' object); give a store that pickles, or a root path
+    """
+    try:
+        pickle.dumps(initargs)
+    except Exception as exc:
+        raise SessionReferenceError(
+            "worker processes cannot be started: this process runs several threads, so they"
+            f" are not forked, and what they are sent does not pickle ({describe(exc)});"
+            " give a store that pickles, or a root path",
+            INVALID_CONFIG,
+        ) from None
 
 
 def process_context() -> multiprocessing.context.BaseContext:

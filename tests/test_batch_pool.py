@@ -18,8 +18,9 @@ import pytest
 from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.index import SessionIndex
-from sessionref.log.store import DirectoryStore
+from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.pool import WorkerPool, process_context, single_threaded
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 
@@ -194,3 +195,31 @@ def test_a_worker_starts_with_ctrl_c_held_until_it_ignores_it(
         assert pool.submit(_sigint_state).result() == (True, False)
     assert signal.pthread_sigmask(signal.SIG_BLOCK, set()) == before
     assert masks and all(signal.SIGINT in mask for mask in masks)
+
+
+class LockedStore(MemoryStore):
+    """A store of the caller's that holds a lock: it cannot pickle."""
+
+    def __init__(self, sessions: list[dict[str, Any]]) -> None:
+        super().__init__(sessions)
+        self.lock = threading.Lock()
+
+
+def test_a_store_that_cannot_pickle_for_spawned_workers_is_invalid_config() -> None:
+    """A newcomer's trial: with another thread running, workers are not forked, and a store
+    that does not pickle failed with a bare TypeError from inside the pool."""
+    header = {"version": 0, "createdAt": 1, "delegationDepth": 0}
+    store = LockedStore([{"header": {**header, "id": f"s{n}"}, "events": []} for n in range(3)])
+    done = threading.Event()
+    waiting = threading.Thread(target=done.wait, daemon=True)
+    waiting.start()
+    try:
+        assert process_context().get_start_method() != "fork"
+        with pytest.raises(SessionReferenceError) as raised:
+            list(build_result_lines(store, workers=2))
+    finally:
+        done.set()
+        waiting.join()
+    assert raised.value.code == INVALID_CONFIG
+    assert "cannot pickle '_thread.lock' object" in raised.value.message
+    assert sorted(line.session_id for line in build_result_lines(store)) == ["s0", "s1", "s2"]
