@@ -136,6 +136,7 @@ class WorkerPool(ProcessPoolExecutor):
         initargs: tuple[Any, ...] = (),
     ) -> None:
         context = process_context()
+        self.workers = workers
         if context.get_start_method() != "fork":
             check_pickles(initargs)
         super().__init__(
@@ -152,6 +153,8 @@ class WorkerPool(ProcessPoolExecutor):
         blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             super()._spawn_process()  # type: ignore[misc]
+        except OSError as exc:  # out of processes or open files: say so, and how many
+            raise cannot_start(self.workers, len(self._processes or {}), exc) from None
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -165,12 +168,20 @@ class WorkerPool(ProcessPoolExecutor):
         A plain ``shutdown(wait=True)`` would wait for every session in flight.
         """
         processes = list((self._processes or {}).values())
+        # A pool that broke as it started its workers sent them nothing, and has no thread to
+        # wake them: they wait for work, which no SIGTERM ends, and may be killed at once.
+        started = getattr(self, "_executor_manager_thread", None) is not None
         self.shutdown(wait=False, cancel_futures=True)
         for process in processes:
-            process.terminate()
+            if started:
+                process.terminate()
+            else:
+                process.kill()
+        deadline = time.monotonic() + WORKER_EXIT_SECONDS  # one for all, not one each
         for process in processes:
-            process.join(WORKER_EXIT_SECONDS)
-            if process.is_alive():  # pragma: no cover - a worker stuck in the kernel
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in processes:
+            if process.is_alive():  # idle, and never woken (the pool broke as it started)
                 process.kill()
                 process.join()
 
@@ -189,6 +200,20 @@ def worker_pool(
         pool.end()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:
+    """The error of a pool of ``workers`` whose worker ``started + 1`` could not start (each
+    holds a few open files and a process of the user's).
+
+    >>> print(cannot_start(40, 25, OSError(24, "Too many open files")))
+    cannot start 40 worker processes (started 25): Too many open files; ask for fewer
+    """
+    reason = cause.strerror or describe(cause)
+    return SessionReferenceError(
+        f"cannot start {workers} worker processes (started {started}): {reason}; ask for fewer",
+        INVALID_CONFIG,
+    )
 
 
 def check_pickles(initargs: tuple[Any, ...]) -> None:

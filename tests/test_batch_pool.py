@@ -3,7 +3,9 @@ listing passed on (the lines themselves are checked in test_batch.py and test_da
 
 from __future__ import annotations
 
+import functools
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -22,6 +24,7 @@ from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.pool import WorkerPool, process_context, single_threaded
+from sessionref.testing import write_session_store
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 
 LINUX = os.path.isdir("/proc/self/task")
@@ -223,3 +226,38 @@ def test_a_store_that_cannot_pickle_for_spawned_workers_is_invalid_config() -> N
     assert raised.value.code == INVALID_CONFIG
     assert "cannot pickle '_thread.lock' object" in raised.value.message
     assert sorted(line.session_id for line in build_result_lines(store)) == ["s0", "s1", "s2"]
+
+
+def limited_open_files(count: int) -> None:
+    """In a child before it runs: at most ``count`` open files."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
+
+
+@pytest.mark.parametrize("command", ["batch", "index"])
+def test_workers_beyond_the_open_file_limit_are_one_line_at_once(
+    tmp_path: Path, command: str
+) -> None:
+    """A hostile trial: with 64 open files allowed, --workers 40 left the pool half started;
+    the parent then waited on idle workers that no SIGTERM ends (an hour, or until killed),
+    and a SIGTERM from outside printed its note but did not end it."""
+    store_root = tmp_path / "store"  # enough sessions to keep 60 workers busy
+    header = {"version": 0, "delegationDepth": 0, "cwd": "/w"}
+    write_session_store(
+        store_root,
+        [{"header": {**header, "id": f"s{n}", "createdAt": n}, "events": []} for n in range(90)],
+    )
+    out = tmp_path / "out.jsonl"
+    where = ["--out", str(out)] if command == "batch" else ["--index", str(tmp_path / "i.db")]
+    argv = [sys.executable, "-m", "sessionref", command, "--root", str(store_root), *where]
+    done = subprocess.run(
+        [*argv, "--workers", "60"],
+        capture_output=True,
+        timeout=60,
+        preexec_fn=functools.partial(limited_open_files, 64),
+    )
+    assert done.returncode == 1
+    message = done.stderr.decode()
+    assert message.count("\n") == 1, message
+    assert message.startswith("SESSION_REFERENCE_INVALID_CONFIG: cannot start "), message
+    assert message.endswith(": Too many open files; ask for fewer\n"), message
+    assert not out.exists()
