@@ -441,12 +441,65 @@ def test_a_leftover_beside_an_output_is_removed(
     assert hidden_files(tmp_path) == []
 
 
-def test_a_running_batchs_temporary_file_is_left_alone(store_root: Path, tmp_path: Path) -> None:
+BUSY = "another batch is writing it; run again once that one is done"
+
+
+def test_a_running_batchs_temporary_file_is_left_alone(
+    store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A batch is running: the second one to the same file is refused, and touches nothing."""
     running = tmp_path / LEFTOVER
+    out = tmp_path / "out.jsonl"
     with running.open("wb") as held:
         fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as the batch writing it holds it
-        assert run_batch(store_root, tmp_path / "out.jsonl", "--resume") == 1
+        assert run_batch(store_root, out, "--resume") == 1
         assert hidden_files(tmp_path) == [LEFTOVER]
+    assert capsys.readouterr().err == f"{INVALID_CONFIG}: --out {out}: {BUSY}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("first", "lines_before"),
+    [
+        (["--resume"], 5),  # appends to the file itself
+        (["--resume", "--retry-failed"], 10),  # a temporary file, over the file at the end
+        ([], 1),  # a temporary file replaces an existing file
+        ([], 0),  # a temporary file becomes the file: none yet
+    ],
+    ids=["resume", "retry-failed", "replace", "new"],
+)
+def test_a_second_batch_to_the_same_file_is_refused_while_one_runs(
+    store_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    first: list[str],
+    lines_before: int,
+) -> None:
+    """Two ``--resume`` batches appending to one file at once each wrote the sessions the
+    other wrote: the file held duplicates, kept by every later ``--resume``. The second
+    batch, started while the first snapshots its sessions, is refused in one line."""
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    out = tmp_path / "out.jsonl"
+    if lines_before:
+        out.write_bytes(b"".join(full.read_bytes().splitlines(keepends=True)[:lines_before]))
+    capsys.readouterr()
+    real = Snapshotter.__call__
+    second: list[tuple[int, str]] = []
+
+    def meanwhile(self: Snapshotter, session_id: str) -> BatchResult:
+        if not second:
+            second.append((-1, ""))  # the batch below snapshots too: it must not recurse
+            status = run_batch(store_root, out, "--resume")
+            second[0] = (status, capsys.readouterr().err)
+        return real(self, session_id)
+
+    monkeypatch.setattr(Snapshotter, "__call__", meanwhile)
+    assert run_batch(store_root, out, *first) == 1
+    assert second == [(1, f"{INVALID_CONFIG}: --out {out}: {BUSY}\n")]
+    assert out.read_bytes() == full.read_bytes()
+    assert hidden_files(tmp_path) == []
 
 
 def test_resume_refuses_a_file_that_is_not_batch_output(

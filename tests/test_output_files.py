@@ -638,10 +638,11 @@ def test_a_fifo_named_like_a_leftover_does_not_hang_a_batch(tmp_path: Path, resu
 def test_a_retry_whose_temporary_file_cannot_be_made_leaves_nothing_open(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The file read for its lines not retried is closed again, though no ``with`` block
-    will close it."""
+    """The file read for its lines not retried, and the one that locks the output, are closed
+    again, though no ``with`` block will close them."""
     out = tmp_path / "o.jsonl"
     out.write_bytes(b'{"sessionId":"a","error":{}}\n')
+    before = sorted(os.listdir("/proc/self/fd"))
     output = OutputFile(locate(str(out), "--out"), resume=True)
     assert output.retry({"a"}) == ["a"]
 
@@ -649,7 +650,6 @@ def test_a_retry_whose_temporary_file_cannot_be_made_leaves_nothing_open(
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr(OutputTarget, "create", full)
-    before = sorted(os.listdir("/proc/self/fd"))
     with pytest.raises(OSError, match="No space left"):
         output.__enter__()
     assert sorted(os.listdir("/proc/self/fd")) == before

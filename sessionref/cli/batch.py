@@ -37,7 +37,8 @@ order (newest first): {"sessionId", "label", "context"} as `snapshot --json` pri
 {"sessionId", "error": {"code", "message"}}. A broken session does not stop the batch.
 
 The file appears when the batch is done; an interrupted batch (Ctrl-C, SIGTERM) keeps the
-lines it finished, and --resume continues it (also from what a killed batch left). --resume
+lines it finished, and --resume continues it (also from what a killed batch left). A second
+batch to the same file while one runs is refused. --resume
 keeps the failed lines; --retry-failed runs those sessions again, each new line in place of
 the failed one (every other line is kept byte for byte). --resume trusts that the other
 options (--max-bytes, --label-from, the store limits) are those of the first run: the lines

@@ -3,18 +3,14 @@ with ``--resume``, its failed lines replaced with ``--retry-failed``), stdout, o
 device, and what a file to resume already holds.
 
 A file (a link followed to it: :mod:`sessionref.cli.output_target`) is written through a
-hidden temporary file beside it (``.NAME.<hex>.tmp``), locked while its batch runs. One that
-no batch holds was left by a killed batch: the next batch to the same file removes it, or
-with ``--resume`` and no file yet, takes it over as the file.
+hidden temporary file beside it, or appended to; either way a second batch to the same file
+is refused while one runs (:mod:`sessionref.cli.batch_files`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
-import stat
 from collections.abc import Collection
 from pathlib import Path
 from typing import IO, Final
@@ -22,8 +18,9 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.batch.core import ResultLine
+from sessionref.cli.batch_files import clear_leftovers, hold, lock
 from sessionref.cli.common import STDOUT, config_error
-from sessionref.cli.output_target import TEMPORARY, OutputTarget, locate
+from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
 
 
@@ -81,88 +78,6 @@ def read_resume_state(target: OutputTarget) -> ResumeState:
     return ResumeState(frozenset(done), failed, intact)
 
 
-def _lock(file: IO[bytes]) -> bool:
-    """Take the lock of a batch's temporary file, without waiting: whether it was free."""
-    try:
-        fcntl.flock(file.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    return True
-
-
-def temporaries(path: Path) -> list[Path]:
-    """The temporary files of batches writing ``path``, running or not, by name.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     for name in (".o.jsonl.0123456789ab.tmp", ".o.jsonl.tmp", ".p.jsonl.0123456789ab.tmp"):
-    ...         _ = Path(d, name).write_bytes(b"")
-    ...     [p.name for p in temporaries(Path(d, "o.jsonl"))]
-    ['.o.jsonl.0123456789ab.tmp']
-    """
-    try:
-        names = os.listdir(path.parent)
-    except OSError:
-        return []
-    found = (TEMPORARY.fullmatch(name) for name in sorted(names))
-    return [path.parent / m.group(0) for m in found if m is not None and m["name"] == path.name]
-
-
-def _open_leftover(candidate: Path) -> IO[bytes] | None:
-    """``candidate`` open for reading if it is a regular file, as a batch's temporary file
-    is; ``None`` if gone (another batch took it) or else (a FIFO would make ``open()`` wait).
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     os.mkfifo(Path(d, "fifo"))
-    ...     _open_leftover(Path(d, "fifo")), _open_leftover(Path(d, "gone"))
-    (None, None)
-    """
-    try:
-        descriptor = os.open(candidate, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
-    except OSError:
-        return None
-    if stat.S_ISREG(os.fstat(descriptor).st_mode):
-        return os.fdopen(descriptor, "rb")
-    os.close(descriptor)
-    return None
-
-
-def clear_leftovers(path: Path, *, adopt: bool) -> Path | None:
-    """Remove the temporary files killed batches left beside ``path`` (those no running batch
-    holds locked). With ``adopt`` and no ``path`` yet, the largest becomes ``path`` instead:
-    its complete lines are results, as a resumed file's are. The file taken over, if any.
-
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as d:
-    ...     _ = Path(d, ".o.jsonl.0123456789ab.tmp").write_bytes(b"{}\\n")
-    ...     taken = clear_leftovers(Path(d, "o.jsonl"), adopt=True)
-    ...     taken.name, os.listdir(d)
-    ('.o.jsonl.0123456789ab.tmp', ['o.jsonl'])
-    """
-    held: list[tuple[int, Path, IO[bytes]]] = []
-    taken = None
-    try:
-        for candidate in temporaries(path):
-            file = _open_leftover(candidate)
-            if file is None:
-                continue
-            if _lock(file):
-                held.append((os.fstat(file.fileno()).st_size, candidate, file))
-            else:  # a running batch's
-                file.close()
-        if adopt and held and not path.exists():
-            taken = max(held, key=lambda entry: entry[:2])[1]
-            os.replace(taken, path)
-        for _, candidate, _ in held:
-            if candidate != taken:
-                candidate.unlink(missing_ok=True)
-    finally:
-        for _, _, locked in held:
-            locked.close()
-    return taken
-
-
 EMPTY: Final = ResumeState(frozenset(), {}, 0)
 """What a new output holds."""
 COPY_CHUNK: Final = 1 << 20
@@ -176,12 +91,13 @@ class OutputFile:
     lines replaced by its new result, then the new sessions' lines.
 
     Opening it clears what killed batches left (:func:`clear_leftovers`; resuming with no
-    file, the largest leftover becomes the file). Nothing replaces the file if the batch
-    fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
+    file, the largest leftover becomes the file), and locks the file until the ``with``
+    block ends (:func:`hold`): a second batch to the same file is refused meanwhile. Nothing
+    replaces the file if the batch fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
     :class:`~sessionref.cli.process.Terminated`) that finished some lines puts them in
     the file, for ``--resume`` to continue.
 
-    >>> import tempfile
+    >>> import os, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
     ...     with OutputFile(locate(f"{d}/out.jsonl", "--out"), resume=False) as out:
     ...         out.write(ResultLine("s", False, b"x\\n"))
@@ -194,8 +110,13 @@ class OutputFile:
     def __init__(self, target: OutputTarget, *, resume: bool) -> None:
         self.target = target
         self.resume = resume
-        self.adopted = clear_leftovers(target.file, adopt=resume)
-        self.state = read_resume_state(target) if resume else EMPTY
+        self.adopted = clear_leftovers(target, adopt=resume)
+        self._held = hold(target, append=resume)
+        try:
+            self.state = read_resume_state(target) if resume else EMPTY
+        except BaseException:
+            self._release()
+            raise
         self.lines = 0
         self.kept = False
         self._replace: dict[str, tuple[int, int]] = {}
@@ -218,20 +139,27 @@ class OutputFile:
 
     def __enter__(self) -> OutputFile:
         if self.resume and not self._replace:
-            self._file = self.target.file.open("ab")
+            self._file = self._held  # open for appending, and locked
+            assert self._file is not None
             self._file.truncate(self.state.intact_bytes)
             return self
-        if self._replace:
-            self._old = self.target.file.open("rb")
-        self._temporary = self.target.temporary()
         try:
+            if self._replace:
+                self._old = self.target.file.open("rb")
+            self._temporary = self.target.temporary()
             self._file = self.target.create(self._temporary)
-        except BaseException:  # __exit__ is not called to close it
+        except BaseException:  # __exit__ is not called to close them
             if self._old is not None:
                 self._old.close()
+            self._release()
             raise
-        _lock(self._file)  # held while this batch runs: the file is not a leftover
+        lock(self._file)  # held while this batch runs: the file is not a leftover
         return self
+
+    def _release(self) -> None:
+        """Let other batches write the file: close the descriptor that locks it."""
+        if self._held is not None:
+            self._held.close()
 
     def where(self) -> str:
         """Where the lines go, for a message: the path as given."""
@@ -286,10 +214,13 @@ class OutputFile:
                 if self._old is not None:
                     self._old.close()
             finally:
-                if self._temporary is None:
-                    self._file.close()
-                else:
-                    self.target.settle(self._file, self._temporary, keep=complete)
+                try:
+                    if self._temporary is None:
+                        self._file.close()
+                    else:
+                        self.target.settle(self._file, self._temporary, keep=complete)
+                finally:
+                    self._release()  # after the rename: no batch sees the file half-done
 
 
 class StreamOutput:
