@@ -178,15 +178,20 @@ def test_search_help_says_where_words_match_and_what_the_score_is(
     assert "score is the session's bm25 rank, lower is better" in text
 
 
-def test_index_says_when_nothing_was_saved(
+def test_index_says_when_nothing_was_saved_and_fails(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Building the index is all ``index`` is for: one it could not save is exit 1. A search,
+    which answers from the store directly, still succeeds."""
     write_session_store(tmp_path / "store", [session("a", 1, "/w", "hello")])
     (tmp_path / "blocker").write_text("a file where the index folder should be")
     where = ["--root", str(tmp_path / "store"), "--index", str(tmp_path / "blocker" / "i.sqlite")]
-    assert main(["index", *where]) == 0
+    assert main(["index", *where]) == 1
     out, err = capsys.readouterr()
     index_path = str(tmp_path / "blocker" / "i.sqlite")
     done = "1 session read (1 log read, 0 removed)"
     assert out == f"{done}, none saved: {index_path} was not used\n"
     assert len(err.splitlines()) == 1 and index_path in err  # the warning says why
+    assert main(["search", "hello", *where]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("a") and len(err.splitlines()) == 1 and index_path in err

@@ -35,6 +35,7 @@ it is always safe; it is rebuilt on the next use.
 
 --stats prints, for each store, where its index is, how many sessions it holds, its size,
 and when a refresh last changed it (nothing is refreshed), or why its index cannot be read.
+It exits 1 when an index could not be saved (its warning says why).
 --prune deletes every index database (in the --index folder, else the user cache) whose
 store root no longer exists.
 """
@@ -112,9 +113,11 @@ def stats_line(stats: IndexStats) -> str:
     )
 
 
-def refreshed(store: IndexedStore, args: argparse.Namespace) -> tuple[str, list[StoreProblem]]:
-    """Refresh the index of ``store`` (a bar on a terminal): the summary line, and the logs
-    passed over."""
+def refreshed(
+    store: IndexedStore, args: argparse.Namespace
+) -> tuple[str, list[StoreProblem], bool]:
+    """Refresh the index of ``store`` (a bar on a terminal): the summary line, the logs
+    passed over, and whether the index was saved (not when it could not be used)."""
     index = SessionIndex(store, args.index, workers=args.workers)
     with progress_bar(0, sys.stderr, unit="log") as bar:
 
@@ -125,7 +128,7 @@ def refreshed(store: IndexedStore, args: argparse.Namespace) -> tuple[str, list[
         report = index.refresh(progress)
     passed_over = passed_over_by(index)
     index.close()  # its write-ahead log folded in: the size said is the one --stats says
-    return summary(report, index), passed_over
+    return summary(report, index), passed_over, not index.bypassed
 
 
 def pruned(args: argparse.Namespace) -> str:
@@ -137,11 +140,13 @@ def pruned(args: argparse.Namespace) -> str:
 
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
-    """Build or refresh the index of each store; or ``--stats``; or ``--prune``."""
+    """Build or refresh the index of each store (exit 1 if one could not be saved, as its
+    building is all the command is for); or ``--stats``; or ``--prune``."""
     if args.prune:
         write_text(pruned(args))
         return 0
     passed_over: list[StoreProblem] = []
+    unsaved = 0
     for store in indexed_stores(args):
         if args.stats:
             try:
@@ -149,8 +154,9 @@ def run(args: argparse.Namespace) -> int:
             except sqlite3.Error as exc:  # locked by another process past the busy timeout
                 raise config_error(f"{store.root}'s index cannot be read: {exc}") from None
         else:
-            line, problems = refreshed(store, args)
+            line, problems, saved = refreshed(store, args)
             passed_over.extend(problems)
+            unsaved += not saved
         write_text(line + "\n")
     note_passed_over(passed_over, verbose=args.verbose)
-    return 0
+    return 1 if unsaved else 0
