@@ -40,6 +40,7 @@ from tests.test_cli_robustness import (
     sessionref,
     store_with_a_corrupt_log,
 )
+from tests.test_mcp_roots import CLAUDE, claude_session
 
 AUTH = SAMPLE_IDS[0]
 COMMANDS = {
@@ -653,3 +654,83 @@ def test_a_retry_whose_temporary_file_cannot_be_made_leaves_nothing_open(
     with pytest.raises(OSError, match="No space left"):
         output.__enter__()
     assert sorted(os.listdir("/proc/self/fd")) == before
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file below ``root`` (links as where they lead), by path, with its bytes."""
+    return {
+        str(path.relative_to(root)): os.readlink(path).encode()
+        if path.is_symlink()
+        else path.read_bytes()
+        for path in sorted(root.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("named", ["as listed", "through a link", "by another name"])
+def test_an_output_that_is_a_log_of_the_store_is_refused(
+    tmp_path: Path, command: str, named: str
+) -> None:
+    """``--out`` naming a session's own log replaced the session with the command's output,
+    exit 0. However the log is reached, the command is a usage error and writes nothing."""
+    root = tmp_path / "store"
+    shutil.copytree(SAMPLE, root)
+    [log] = root.glob(f"*/{AUTH}*/session.jsonl.zstd")
+    given = log
+    if named == "through a link":
+        given = tmp_path / "link.jsonl"
+        given.symlink_to(log)
+    elif named == "by another name":
+        given = tmp_path / "hard.jsonl"
+        os.link(log, given)
+    before = tree(tmp_path)
+    argv = [str(root) if word == SAMPLE else word for word in COMMANDS[command]]
+    done = sessionref(*argv, str(given))
+    name, option = command.split()
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f"sessionref {name}: error: {option} {given} is the log of session "
+        f'"{AUTH}" in --root {root}: write elsewhere\n'
+    )
+    assert tree(tmp_path) == before
+
+
+def test_an_output_that_is_a_file_the_store_passed_over_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    shutil.copytree(SAMPLE, root)
+    [log] = root.glob(f"*/{AUTH}*/session.jsonl.zstd")
+    log.write_bytes(b"not a log")
+    done = sessionref("batch", "--root", str(root), "--out", str(log))
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f"sessionref batch: error: --out {log} is a log the store passed over in --root "
+        f"{root}: write elsewhere\n"
+    )
+    assert log.read_bytes() == b"not a log"
+
+
+def test_an_output_that_is_a_claude_code_log_is_refused(tmp_path: Path) -> None:
+    """A harness whose session may span files (Claude Code) is asked for all of them."""
+    home = tmp_path / "claude"
+    claude_session(home, CLAUDE, "Fix the flaky login test", 1)
+    [log] = home.glob("projects/*/*.jsonl")
+    before = log.read_bytes()
+    done = sessionref("batch", "--root", str(home), "--out", str(log))
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        f'sessionref batch: error: --out {log} is the log of session "{CLAUDE}" in --root '
+        f"{home}: write elsewhere\n"
+    )
+    assert log.read_bytes() == before
+
+
+def test_an_output_beside_the_logs_is_written(tmp_path: Path) -> None:
+    """Only a log itself is refused: a new file where a log could be is the user's to make."""
+    root = tmp_path / "store"
+    shutil.copytree(SAMPLE, root)
+    [home] = root.glob(f"*/{AUTH}*")
+    out = home / "session.jsonl"  # no such log: the session's is .zstd
+    done = sessionref("export", "--root", str(root), AUTH, "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert looks_whole("export --out", out.read_bytes())

@@ -30,6 +30,7 @@ from sessionref.cli.process import interrupted_status
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
+from sessionref.cli.store_logs import refuse_a_log
 
 DESCRIPTION = """\
 Snapshot every session of a store into a JSON-lines file, one line per session in listing
@@ -231,6 +232,7 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--retry-failed needs --resume")
     redacted = RedactionTally() if args.verbose and redaction_of_args(args) else None
     opened = OpenStore.of(args)
+    refuse_a_log(args, opened, "--out")
     ids = listing_order(opened.listed)
     tally = Tally(len(ids), 0, 0)
     output: Output | None = None

@@ -17,6 +17,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
+from sessionref.cli.store_logs import refuse_a_log
 from sessionref.codecs.uri import one_line_label
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.transcript import Transcript
@@ -105,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
+    refuse_a_log(args, opened, "--out")
     transcript = read_session(opened, session, opened.listed.transcript)
     if redaction is not None:  # before any view sees it
         transcript, counts = redaction.transcript(transcript)

@@ -22,6 +22,7 @@ from sessionref.cli.export import read_session
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument
+from sessionref.cli.store_logs import refuse_a_log
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.views.picture import PictureRow, SnapshotPicture, snapshot_picture
 
@@ -157,6 +158,7 @@ def run(args: argparse.Namespace) -> int:
     session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
+    refuse_a_log(args, opened, "--html")
     log = read_session(opened, session, opened.listed.read)
     try:
         picture = snapshot_picture(log, session, args.max_bytes, redaction)
