@@ -17,6 +17,7 @@ LAYERS = (
         "sessionref.transcript",
         "sessionref.pool",
         "sessionref.collector",
+        "sessionref.controls",
     ),
     ("sessionref.codecs",),
     ("sessionref.log", "sessionref.claude_code", "sessionref.codex"),

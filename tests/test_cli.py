@@ -437,3 +437,35 @@ def test_a_note_names_a_blank_or_broken_label_in_json(label: str, shown: str) ->
     assert done.returncode == 0, done.stderr
     assert done.stderr.decode().startswith(f"note: {shown}: kept ")
     assert done.stderr.count(b"\n") == 1
+
+
+CONTROL_BYTES = re.compile(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]")
+"""A C0 control but line feed, DEL, or a C1 control, as UTF-8 bytes."""
+
+
+def test_file_names_reach_the_terminal_with_their_controls_escaped(tmp_path: Path) -> None:
+    """A directory named with an OSC sequence (which sets a terminal's title) and one named
+    with a line break: each log passed over is one line, its name escaped, on stderr."""
+    root = titled_store(tmp_path / "store")
+    names = {"\x1b]0;hi\x07": "\\u001b]0;hi\\u0007", "two\nlines\x9b": "two\\u000alines\\u009b"}
+    for name in names:
+        (root / "--p--" / name).mkdir(parents=True)
+        (root / "--p--" / name / "session.jsonl").write_bytes(b"garbage\n")
+    done = run("candidates", "--root", str(root), "-v", "--no-index")
+    assert done.returncode == 0, done.stderr
+    assert not CONTROL_BYTES.search(done.stderr), done.stderr
+    reason = "line 1 is not a header the listing takes"
+    shown = [f"--p--/{name}" for name in names.values()] + ["--w--/broken"]
+    assert sorted(done.stderr.decode().splitlines()) == sorted(
+        f"passed over {root}/{name}/session.jsonl: {reason}" for name in shown
+    )
+
+
+def test_an_error_line_escapes_the_controls_of_a_path(tmp_path: Path) -> None:
+    missing = tmp_path / "no\x1b[2Jsuch" / "out.md"
+    done = run("export", "--root", str(sample_root()), AUTH, "--out", str(missing))
+    shown = str(missing).replace("\x1b", "\\u001b")
+    assert one_error_line(done, "SESSION_REFERENCE_INVALID_CONFIG") == (
+        f"--out {shown}: No such file or directory"
+    )
+    assert not CONTROL_BYTES.search(done.stderr)

@@ -17,6 +17,7 @@ from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.jsstring import well_formed
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
+from sessionref.controls import one_line
 from sessionref.errors import (
     INVALID_CONFIG,
     MAX_SAFE_INTEGER,
@@ -367,15 +368,11 @@ def reporting_errors(
     return reporting
 
 
-_LINE_BREAKS: Final = {
-    ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-}
-
-
 def error_line(error: SessionReferenceError) -> str:
-    """``CODE: message`` as exactly one line, whatever the message quotes from a log.
+    """``CODE: message`` as exactly one line, whatever the message quotes from a log or a
+    file name: its control characters as escapes (:func:`~sessionref.controls.one_line`).
 
-    >>> error_line(SessionReferenceError("a\\nb", "SESSION_REFERENCE_READ_FAILED"))
-    'SESSION_REFERENCE_READ_FAILED: a\\\\u000ab\\n'
+    >>> error_line(SessionReferenceError("a\\nb\\x1b", "SESSION_REFERENCE_READ_FAILED"))
+    'SESSION_REFERENCE_READ_FAILED: a\\\\u000ab\\\\u001b\\n'
     """
-    return f"{error.code}: {error.message.translate(_LINE_BREAKS)}\n"
+    return f"{error.code}: {one_line(error.message)}\n"

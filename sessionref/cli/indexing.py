@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import IO, TYPE_CHECKING, Final, Protocol
 
 from sessionref.cli.common import counted
+from sessionref.controls import one_line
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -72,7 +73,7 @@ class IndexingProgress:
         stream: IO[str],
         at_least: int = NOTE_LOGS,
     ) -> None:
-        self.root = root
+        self.root = one_line(root)  # a name a terminal shows as it is
         self.stream = stream
         self.at_least = at_least
         self.index: Saving | None = None

@@ -29,6 +29,8 @@ import sys
 from types import FrameType
 from typing import Any, Final
 
+from sessionref.controls import one_line
+
 INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
 TERMINATED_STATUS: Final = 128 + signal.SIGTERM
 
@@ -190,9 +192,12 @@ def _written(data: bytes) -> None:
 
 
 def note(text: str) -> None:
-    """One line on stderr, in UTF-8 whatever the locale: a hint, a summary, an error line."""
+    """One line on stderr, in UTF-8 whatever the locale: a hint, a summary, an error line.
+    Its control characters (a file name's, a log's) are written as escapes
+    (:func:`~sessionref.controls.one_line`): a terminal would obey them, and a line break
+    would make it two lines."""
     sys.stderr.flush()  # what the text layer holds goes first
-    sys.stderr.buffer.write(f"{text}\n".encode("utf-8", "replace"))
+    sys.stderr.buffer.write(f"{one_line(text)}\n".encode("utf-8", "replace"))
     sys.stderr.flush()
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
+from sessionref.controls import CONTROLS, escapes
 from sessionref.transcript import Entry
 
 if TYPE_CHECKING:
@@ -182,20 +183,7 @@ def segments(text: str) -> list[Segment]:
     return [piece for piece in pieces if piece.kind == "code" or piece.text]
 
 
-def escapes(codes: Iterable[int]) -> dict[int, str]:
-    """A ``str.translate`` table writing each of the code points ``codes`` as its escape.
-
-    >>> "a\\x1bb".translate(escapes([0x1B]))
-    'a\\\\u001bb'
-    """
-    return {code: f"\\u{code:04x}" for code in codes}
-
-
-_CONTROLS: Final = escapes(
-    (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
-)
-"""Each control character but tab, line feed and carriage return, to its escape."""
-_TERMINAL_CONTROLS: Final = {**_CONTROLS, **escapes([0x0D])}
+_TERMINAL_CONTROLS: Final = {**CONTROLS, **escapes([0x0D])}
 """The same, carriage return too: on a terminal it would write over its line."""
 _BIDI_CONTROLS: Final = escapes((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 """The bidi embedding, override and isolate controls, to their escapes."""
@@ -226,4 +214,4 @@ def visible_controls(text: str, terminal: bool = False) -> str:
     >>> visible_controls("a\\r\\n", terminal=True), visible_controls("a\\r\\n")
     ('a\\\\u000d\\n', 'a\\r\\n')
     """
-    return text.translate(_TERMINAL_CONTROLS if terminal else _CONTROLS)
+    return text.translate(_TERMINAL_CONTROLS if terminal else CONTROLS)

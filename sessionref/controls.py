@@ -1,0 +1,42 @@
+"""Control characters written as escapes (``\\u001b``), wherever text reaches a reader that
+would obey them or break on them: a terminal (an escape sequence sets its title or clears the
+screen), an HTML page (which takes none of them), a message that must stay one line.
+
+Kept free of the library (the standard library alone), so that the command line writes its
+messages through it before anything else is loaded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Final
+
+
+def escapes(codes: Iterable[int]) -> dict[int, str]:
+    """A ``str.translate`` table writing each of the code points ``codes`` as its escape.
+
+    >>> "a\\x1bb".translate(escapes([0x1B]))
+    'a\\\\u001bb'
+    """
+    return {code: f"\\u{code:04x}" for code in codes}
+
+
+CONTROLS: Final = escapes(
+    (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
+)
+"""Each control character (C0, DEL, C1) but tab, line feed and carriage return, to its escape."""
+ONE_LINE: Final = {**CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
+"""Each control character, and each other character that ends a line, to its escape."""
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line a terminal shows as it is: each control character (C0 and C1,
+    DEL, tab, line feed and carriage return too) and each line or paragraph separator
+    written as its escape, whatever a file name or a log put there.
+
+    >>> print(one_line("passed over s4/\\x1b]0;hi\\x07/session.jsonl: a\\nb\\u2028c\\x85"))
+    passed over s4/\\u001b]0;hi\\u0007/session.jsonl: a\\u000ab\\u2028c\\u0085
+    >>> one_line("plain → text, ünïcode, \\u200f kept")
+    'plain → text, ünïcode, \\u200f kept'
+    """
+    return text.translate(ONE_LINE)
