@@ -14,6 +14,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp import ClientSession
+from mcp.shared.exceptions import MCPError
 
 import sessionref.mcp.server as server_module
 from sessionref.cli.common import OpenStore
@@ -394,3 +396,56 @@ def test_the_watcher_looks_only_while_no_request_is_answered(
     finally:
         release.set()
     assert during == 0 and after > 0
+
+
+async def refused_cursor(client: ClientSession, cursor: str) -> str:
+    """The message of the invalid-params error ``resources/list`` gives for ``cursor``."""
+    with pytest.raises(MCPError) as raised:
+        await client.list_resources(params=types.PaginatedRequestParams(cursor=cursor))
+    assert raised.value.error.code == types.INVALID_PARAMS
+    return raised.value.error.message
+
+
+def test_a_cursor_is_only_one_the_server_gave_for_the_listing_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tester's trial: a cursor of 5,000 digits failed with error code 0 (Python's limit on
+    converting digits to an int), and forged cursors (past the end, "0500" for "500") gave
+    pages. Only a cursor the server gave, for the listing as it still is, is taken."""
+    monkeypatch.setattr(server_module, "PAGE", 2)
+    catalog = open_catalog(tmp_path)
+
+    async def scenario() -> tuple[Any, ...]:
+        async with in_memory(SessionServer(catalog, watch_seconds=None)) as client:
+            first = await client.list_resources()
+            assert first.next_cursor is not None
+            params = types.PaginatedRequestParams(cursor=first.next_cursor)
+            second = await client.list_resources(params=params)
+            version = first.next_cursor.partition(".")[2]
+            forged = ["9" * 5000, f"0{first.next_cursor}", f"4.{version}", f"3.{version}", "2"]
+            refused = [await refused_cursor(client, cursor) for cursor in forged]
+            with pytest.raises(MCPError) as templates:
+                await client.list_resource_templates(
+                    params=types.PaginatedRequestParams(cursor="1")
+                )
+            add_session(catalog, "s-new")  # first on the second page: every page moved
+            catalog.refresh()
+            stale = await refused_cursor(client, first.next_cursor)
+            return first, second, version, refused, templates.value.error.message, stale
+
+    first, second, version, refused, templates, stale = anyio.run(scenario)
+    uris = [encode_session_reference_uri(session_id) for session_id in LISTED]
+    assert [r.uri for r in first.resources] == uris[:2]
+    assert [r.uri for r in second.resources] == uris[2:]
+    assert (first.next_cursor, second.next_cursor) == (f"2.{version}", None)
+    assert refused == [
+        "not a cursor of this server: '" + "9" * 40 + "'…",
+        f"not a cursor of this server: '02.{version}'",
+        f"not a cursor of this server: '4.{version}'",  # past the end
+        f"not a cursor of this server: '3.{version}'",  # no page starts there
+        "not a cursor of this server: '2'",
+    ]
+    assert templates == "not a cursor of this server: '1'"
+    assert stale == (
+        "the sessions listed changed since this cursor was given: list them from the start"
+    )

@@ -12,6 +12,7 @@ opened.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import threading
@@ -131,16 +132,31 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
     return lambda store: SessionIndex(store, path, once=True) if is_indexed_store(store) else store
 
 
+def listing_version(uris: list[str]) -> str:
+    """What names one order of resources (16 hex digits): a page of the listing is known by
+    where it starts in that order, so a cursor holds it too and is refused once the order
+    changed (a session added, removed, or moved).
+
+    >>> listing_version(["dsh-session:a", "dsh-session:b"])
+    '8975bee788858117'
+    >>> listing_version(["dsh-session:b", "dsh-session:a"]) == _
+    False
+    """
+    return hashlib.blake2b("\n".join(uris).encode("ascii"), digest_size=8).hexdigest()
+
+
 class Listing(NamedTuple):
     """The sessions of one look at the store: resources in candidates order (their names
     redacted with redaction on), their ids in that order and as a set, and the texts
     completion looks for a query in, in that order (the titles as shown, redacted with
-    redaction on, as a query of candidates finds them)."""
+    redaction on, as a query of candidates finds them); ``version`` names that order
+    (:func:`listing_version`)."""
 
     resources: list[dict[str, Any]]
     order: list[str]
     ids: frozenset[str]
     texts: listing.SearchedTexts
+    version: str
 
 
 class Catalog:
@@ -221,14 +237,19 @@ class Catalog:
     def _list(self) -> Listing:
         store = self.opened.listed
         shown = listing.shown_candidates(store, self.target, "", MAX_SAFE_INTEGER, self.redaction)
+        resources = [
+            resource(header, label, harness_of(store, header.id)) for header, label in shown
+        ]
         return Listing(
-            [resource(header, label, harness_of(store, header.id)) for header, label in shown],
+            resources,
             [header.id for header, _ in shown],
             frozenset(header.id for header, _ in shown),
             listing.SearchedTexts(listing.searched(header, label) for header, label in shown),
+            listing_version([item["uri"] for item in resources]),
         )
 
-    def _current(self) -> Listing:
+    def listed(self) -> Listing:
+        """The listing of the last look (the first look takes one)."""
         with self._lock:
             if self._listing is None:
                 self._refresh()
@@ -238,7 +259,7 @@ class Catalog:
     def resources(self, start: int = 0, count: int = MAX_SAFE_INTEGER) -> list[dict[str, Any]]:
         """The sessions as MCP resources (wire form), this project's first: ``count`` of
         them from the ``start``-th."""
-        return self._current().resources[start : start + count]
+        return self.listed().resources[start : start + count]
 
     def complete(self, typed: str, limit: int) -> tuple[list[str], bool]:
         """The ids of up to ``limit`` sessions whose id, cwd or title contains ``typed``
@@ -246,7 +267,7 @@ class Catalog:
         found in the listing of the last look, which candidates with the query would give.
         An id with a lone surrogate is left out: no text the client sends back holds it (its
         listed resource, whose URI is ASCII, reads the session)."""
-        current = self._current()
+        current = self.listed()
         ids = (current.order[n] for n in current.texts.matching(js_lower(typed)))
         found = list(itertools.islice(itertools.filterfalse(has_surrogates, ids), limit + 1))
         return found[:limit], len(found) > limit
@@ -254,9 +275,9 @@ class Catalog:
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
         (looking at the store again first when it does not: it may be new)."""
-        if session_id not in self._current().ids:
+        if session_id not in self.listed().ids:
             self.refresh()
-        if session_id not in self._current().ids:
+        if session_id not in self.listed().ids:
             raise read_failure(read_failed(SessionNotFound(session_id)), session_id, self.opened)
 
     def prompt(
