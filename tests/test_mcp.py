@@ -301,6 +301,31 @@ def test_a_line_nested_too_deeply_is_a_parse_error_and_the_server_goes_on(store:
     assert answers[2] == {"jsonrpc": "2.0", "id": 3, "result": {}}
 
 
+def test_a_malformed_request_is_answered_with_its_id_if_it_has_one_mcp_takes(
+    store: Path,
+) -> None:
+    """A tester's trial: a request with bad params or method was answered with a null id
+    although its id was an integer, and one whose id was null, 1.5, true or an object was
+    taken for a notification and answered nothing. MCP takes string and integer ids."""
+    requests: list[dict[str, Any]] = [
+        {"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": [1]},
+        {"jsonrpc": "2.0", "id": "four", "method": "ping", "params": "x"},
+        {"jsonrpc": "2.0", "id": 5, "method": 7},
+        *({"jsonrpc": "2.0", "id": bad, "method": "ping"} for bad in (None, 1.5, True, {})),
+    ]
+    escaped = b'{"jsonrpc":"2.0","\\u0069d":2.5,"method":"ping"}'  # the key "id", escaped
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    lines = [HELLO, *(json.dumps(r).encode() for r in [*requests, initialized]), escaped]
+    answers = exchange(store, [*lines, json.dumps(ping).encode()], 10)
+    invalid = {"code": -32600, "message": "Invalid Request"}
+    assert answers[1:] == [
+        *({"jsonrpc": "2.0", "id": given, "error": invalid} for given in (3, "four", 5)),
+        *({"jsonrpc": "2.0", "id": None, "error": invalid} for _ in range(5)),
+        {"jsonrpc": "2.0", "id": 9, "result": {}},  # the notification was no request
+    ]
+
+
 @pytest.mark.parametrize("missing", ["mcp", "anyio"])
 def test_without_the_sdk_the_command_says_how_to_get_it(
     store: Path, tmp_path: Path, missing: str

@@ -12,12 +12,13 @@ tells the client when the sessions changed.
 from __future__ import annotations
 
 import contextlib
+import io
 import re
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import anyio
 import anyio.to_thread
@@ -37,7 +38,7 @@ from sessionref.cli.common import error_line
 from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
 from sessionref.mcp.catalog import MIME_TYPE, TEMPLATE, Catalog, session_of_uri
 from sessionref.mcp.tools import Answer, Toolbox
-from sessionref.mcp.wire import answer_unreadable, send_writable
+from sessionref.mcp.wire import Lines, answer_unreadable, send_writable
 
 T = TypeVar("T")
 
@@ -338,10 +339,11 @@ class SessionServer:
             if self.catalog.changed():
                 await self.notifier.changed()
 
-    async def run(self, read_stream: Any, write_stream: Any) -> None:
+    async def run(self, read_stream: Any, write_stream: Any, lines: Lines | None = None) -> None:
         """Serve one client over a stream pair until its input ends; what it sends that is
-        no JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`), and
-        what the server sends is made writable first (:func:`send_writable`)."""
+        no valid JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`,
+        reading each line again from ``lines`` when given), and what the server sends is made
+        writable first (:func:`send_writable`)."""
         options = self.server.create_initialization_options(
             NotificationOptions(resources_changed=True)
         )
@@ -349,7 +351,7 @@ class SessionServer:
         async with anyio.create_task_group() as group:
             if self.watch_seconds is not None:
                 group.start_soon(self.watch, self.watch_seconds)
-            group.start_soon(answer_unreadable, read_stream, forward, write_stream)
+            group.start_soon(answer_unreadable, read_stream, forward, write_stream, lines)
             sent, sending = anyio.create_memory_object_stream[SessionMessage](0)
             async with anyio.create_task_group() as writing:  # done once all is written
                 writing.start_soon(send_writable, sending, write_stream)
@@ -374,10 +376,15 @@ async def in_memory(
 
 
 def serve_stdio(catalog: Catalog, *, tools: bool = False) -> None:
-    """Serve ``catalog`` over standard input and output until the input ends."""
+    """Serve ``catalog`` over standard input and output until the input ends. The SDK's
+    transport reads its input through :class:`Lines` (only iterated), which keeps each line
+    for :func:`answer_unreadable`."""
 
     async def main() -> None:
-        async with stdio_server() as (read_stream, write_stream):
-            await SessionServer(catalog, tools=tools).run(read_stream, write_stream)
+        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
+        lines = Lines(anyio.wrap_file(text))  # as the SDK reads its input, each line kept
+        stdin = cast("anyio.AsyncFile[str]", lines)
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
 
     anyio.run(main)

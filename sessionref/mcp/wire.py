@@ -10,7 +10,9 @@ strings well formed first).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator
+from typing import Any, Final
 
 import mcp_types as types
 import pydantic
@@ -20,53 +22,124 @@ from mcp.shared.message import SessionMessage
 from sessionref.codecs.jsstring import well_formed
 from sessionref.log.lines import parse_json
 
+_NOT_JSON: Final = object()
+"""What :func:`_json` gives for a line that is not JSON."""
 
-def unreadable_answer(error: Exception) -> SessionMessage:
-    """The answer to a line the transport could not read as a JSON-RPC message: a parse
-    error for text that is not JSON, an invalid request for JSON that is no message; its
-    ``id`` null, as JSON-RPC 2.0 says when the request's cannot be known.
 
-    >>> import pydantic
-    >>> try:
-    ...     types.jsonrpc_message_adapter.validate_json("[1]")
-    ... except pydantic.ValidationError as exc:
-    ...     unreadable_answer(exc).message.error.code == types.INVALID_REQUEST
-    True
+class Lines:
+    """The lines of the client's input as the SDK's stdio reader takes them (it reads
+    ``lines``), each kept in :attr:`read` until :func:`answer_unreadable` takes it with what
+    the reader made of it: the reader makes one item of each line, in order."""
+
+    def __init__(self, lines: AsyncIterable[str]) -> None:
+        self._lines = lines
+        self.read: deque[str] = deque()
+
+    async def __aiter__(self) -> AsyncIterator[str]:
+        async for line in self._lines:
+            self.read.append(line)
+            yield line
+
+
+def request_id(value: Any) -> types.RequestId | None:
+    """The id to answer a JSON value that is no valid request with: its ``id`` when that is
+    one MCP takes (a string or an integer) and the value is no response (JSON-RPC 2.0 answers
+    null when the id cannot be known; an id of a response is the server's own).
+
+    >>> request_id({"id": 3, "method": 7}), request_id({"id": "a", "params": [1]})
+    (3, 'a')
+    >>> [request_id(v) for v in ({"id": 1.5}, {"id": True}, {"id": 3, "result": 1}, [3])]
+    [None, None, None, None]
     """
-    kinds = {item.get("type") for item in _errors(error)}
-    if "json_invalid" in kinds or not kinds:
-        code, message = types.PARSE_ERROR, "Parse error"
-    else:
-        code, message = types.INVALID_REQUEST, "Invalid Request"
-    answer = types.JSONRPCError(
-        jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=message)
-    )
-    return SessionMessage(answer)
-
-
-def read_again(error: Exception) -> SessionMessage | None:
-    """The message of a line the transport refused as JSON that ``JSON.parse`` reads: one
-    holding a lone surrogate escape (``"\\ud83d"``), which pydantic's parser refuses and
-    Python's takes; ``None`` for any other failure.
-
-    >>> import pydantic
-    >>> line = '{"jsonrpc":"2.0","id":7,"method":"ping","params":{"q":"\\\\ud83d"}}'
-    >>> try:
-    ...     types.jsonrpc_message_adapter.validate_json(line)
-    ... except pydantic.ValidationError as exc:
-    ...     read_again(exc).message.params
-    {'q': '\\ud83d'}
-    """
-    found = _errors(error)
-    if len(found) != 1 or found[0].get("type") != "json_invalid":
+    if not isinstance(value, dict) or (
+        "method" not in value and ("result" in value or "error" in value)
+    ):
         return None
-    given = found[0].get("input", "")
-    line = given if isinstance(given, bytes) else str(given).encode("utf-8", "surrogatepass")
+    found = value.get("id")
+    valid = isinstance(found, str) or (isinstance(found, int) and not isinstance(found, bool))
+    return found if valid else None
+
+
+def _error(code: int, message: str, answered: types.RequestId | None = None) -> SessionMessage:
+    error = types.ErrorData(code=code, message=message)
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=answered, error=error))
+
+
+def _json(line: str) -> Any:
+    """``JSON.parse`` of a line (:func:`~sessionref.log.lines.parse_json`), or
+    :data:`_NOT_JSON`."""
     try:
-        value = parse_json(line)  # JSON.parse's reading, lone surrogate escapes and all
-        return SessionMessage(types.jsonrpc_message_adapter.validate_python(value, by_name=False))
-    except (ValueError, RecursionError, pydantic.ValidationError):  # not JSON, or no message
-        return None
+        return parse_json(line.encode("utf-8", "surrogatepass"))
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python goes
+        return _NOT_JSON
+
+
+def _checked(item: SessionMessage, value: Any) -> tuple[SessionMessage, bool]:
+    """``item`` to pass on, unless it is a notification whose line (read as ``value``) holds
+    an ``id``: the SDK reads such a line as a notification (it ignores an id that is not a
+    string or an integer), and so would answer nothing; it is an invalid request.
+
+    >>> note = SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method="ping"))
+    >>> _checked(note, {"jsonrpc": "2.0", "method": "ping"}) == (note, False)
+    True
+    >>> answer, answered = _checked(note, {"jsonrpc": "2.0", "id": 1.5, "method": "ping"})
+    >>> answered, answer.message.id, answer.message.error.code
+    (True, None, -32600)
+    """
+    notification = isinstance(item.message, types.JSONRPCNotification)
+    if notification and isinstance(value, dict) and "id" in value:
+        return _error(types.INVALID_REQUEST, "Invalid Request", request_id(value)), True
+    return item, False
+
+
+def read_item(item: SessionMessage | Exception, line: str | None) -> tuple[SessionMessage, bool]:
+    """What one line of the client's input comes to, given what the SDK's stdio reader made
+    of it (``item``) and the line itself when known: ``(message, False)`` to pass on to the
+    server, or ``(answer, True)`` to send back. A line that is not JSON is a parse error, one
+    that is JSON but no message (or a notification with an ``id``) an invalid request, its id
+    echoed when it has one MCP takes (:func:`request_id`), else null. A line the SDK's parser
+    refused that ``JSON.parse`` reads (one holding a lone surrogate escape, ``"\\ud83d"``) is
+    read from that reading. Only a notification whose text may hold an ``id`` is read twice.
+
+    >>> import pydantic
+    >>> def read(line):
+    ...     try:
+    ...         item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
+    ...     except pydantic.ValidationError as exc:
+    ...         item = exc
+    ...     message, answered = read_item(item, line)
+    ...     return message.message.model_dump(exclude_unset=True), answered
+    >>> read('{"jsonrpc":"2.0","id":4,"method":"ping","params":"x"}')
+    ({'jsonrpc': '2.0', 'id': 4, 'error': {'code': -32600, 'message': 'Invalid Request'}}, True)
+    >>> read('{"jsonrpc":"2.0","id":null,"method":"ping"}')[0]["id"], read("x")[0]["error"]
+    (None, {'code': -32700, 'message': 'Parse error'})
+    >>> read('{"jsonrpc":"2.0","id":7,"method":"ping","params":{"q":"\\\\ud83d"}}')
+    ({'jsonrpc': '2.0', 'id': 7, 'method': 'ping', 'params': {'q': '\\ud83d'}}, False)
+    """
+    if isinstance(item, SessionMessage):
+        if line is None or ('"id"' not in line and "\\" not in line):  # no key "id" in it
+            return item, False
+        return _checked(item, _json(line))
+    found = _errors(item)
+    refused_json = [
+        error.get("input", "") for error in found if error.get("type") == "json_invalid"
+    ]
+    text = line if line is not None else (str(refused_json[0]) if refused_json else None)
+    if text is None:  # no line to read: what the reader's error says
+        if found:
+            return _error(types.INVALID_REQUEST, "Invalid Request"), True
+        return _error(types.PARSE_ERROR, "Parse error"), True
+    value = _json(text)
+    if value is _NOT_JSON:
+        return _error(types.PARSE_ERROR, "Parse error"), True
+    if refused_json:  # what pydantic's parser refuses and JSON.parse reads
+        try:
+            message = types.jsonrpc_message_adapter.validate_python(value, by_name=False)
+        except pydantic.ValidationError:
+            pass
+        else:
+            return _checked(SessionMessage(message), value)
+    return _error(types.INVALID_REQUEST, "Invalid Request", request_id(value)), True
 
 
 def _errors(error: Exception) -> list[dict[str, Any]]:
@@ -79,20 +152,18 @@ def _errors(error: Exception) -> list[dict[str, Any]]:
     return list(errors()) if callable(errors) else []
 
 
-async def answer_unreadable(incoming: Any, forward: Any, outgoing: Any) -> None:
-    """Pass the client's messages on to the server, with those the MCP SDK's stdio transport
-    could not parse but ``JSON.parse`` reads (:func:`read_again`); answer each line that was
-    no message (the transport hands over its failure and answers nothing)."""
+async def answer_unreadable(
+    incoming: Any, forward: Any, outgoing: Any, lines: Lines | None = None
+) -> None:
+    """Pass the client's messages on to the server, and answer each line that is no valid
+    message (the SDK's transport hands over its failure and answers nothing, and takes a
+    notification for a request with an id MCP does not take): :func:`read_item`, with each
+    line from ``lines`` when the input is read through them."""
     async with forward:
         async for item in incoming:
-            if isinstance(item, Exception):
-                again = read_again(item)
-                if again is None:
-                    await outgoing.send(unreadable_answer(item))
-                else:
-                    await forward.send(again)
-            else:
-                await forward.send(item)
+            line = lines.read.popleft() if lines is not None and lines.read else None
+            message, answered = read_item(item, line)
+            await (outgoing if answered else forward).send(message)
 
 
 def writable(item: SessionMessage) -> SessionMessage:
