@@ -12,8 +12,10 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.mcp.catalog import template_uri
 from tests.mcp_store import write_store
 from tests.test_mcp import TIMEOUT, cli, served
 
@@ -192,3 +194,42 @@ def test_a_claude_code_session_added_while_serving_is_notified_and_listed(
     before, after, _ = anyio.run(scenario)
     assert encode_session_reference_uri(CLAUDE_LATER) not in before
     assert after[3] == encode_session_reference_uri(CLAUDE_LATER)  # the newest other project's
+
+
+def test_a_session_the_listing_passed_over_fails_as_on_the_command_line(tmp_path: Path) -> None:
+    """A tester's trial: a Claude Code session id in two project directories, and a directory
+    in place of a log, read over MCP said 'session "s1" not found … 2 logs passed over' where
+    ``sessionref snapshot`` says why the session cannot be read, naming its log."""
+    home = tmp_path / "claude"
+    (tmp_path / "project").mkdir()
+    claude_session(home, CLAUDE, "Fix the flaky login test", 1)
+    first, second = (home / "projects" / name / "s1.jsonl" for name in ("-a", "-b"))
+    for path in (first, second):
+        path.parent.mkdir(parents=True)
+        path.write_bytes((home / "projects" / "-work-app" / f"{CLAUDE}.jsonl").read_bytes())
+    (home / "projects" / "-a" / "s2.jsonl").mkdir()
+
+    named = ("s1", "s2", "../-a/s1")
+
+    async def scenario() -> list[str]:
+        messages = []
+        async with served(home, "--tools") as session:
+            for session_id in named:
+                with pytest.raises(MCPError) as raised:
+                    await session.read_resource(template_uri(session_id))
+                assert raised.value.error.code == -32002
+                tool = await session.call_tool("reference_sessions", {"sessions": [session_id]})
+                assert tool.is_error and tool.content[0].text == raised.value.error.message
+                messages.append(raised.value.error.message)
+        return messages
+
+    lines = [cli("snapshot", "--root", str(home), i).stderr.strip() for i in named]
+    failed = "SESSION_REFERENCE_READ_FAILED:"
+    directory = first.parent / "s2.jsonl"
+    assert lines == [
+        f'{failed} cannot read session "s1": {first}: session "s1" is also in {second}',
+        f'{failed} cannot read session "s2": {directory}: a directory in place of a log file',
+        f'{failed} session "../-a/s1" not found in --root {home}; '
+        "3 logs passed over (--verbose lists them)",
+    ]
+    assert anyio.run(scenario) == lines

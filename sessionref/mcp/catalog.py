@@ -6,8 +6,8 @@ The roots are looked at at most once per request, and not again while the last l
 :data:`FRESH_SECONDS` old (nor under :data:`LOOK_SPACING` times what it took); a look that
 finds sessions added, changed or removed rebuilds the listing and says so (the server then
 sends ``notifications/resources/list_changed``). A session is read only when the listing holds
-it (after one more look for one it does not): anything else is an error before any file is
-opened.
+it (after one more look for one it does not), or passed over a log named for it (its store then
+says why, opening no file): anything else is an error before any file is opened.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote, unquote
 
@@ -42,6 +43,8 @@ from sessionref.errors import (
     read_failed,
 )
 from sessionref.index import SessionIndex, is_indexed_store
+from sessionref.log.discovery import StoreProblem
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
@@ -123,6 +126,22 @@ def session_of_uri(uri: str) -> str:
         except UnicodeDecodeError:
             pass
     raise SessionReferenceError(f"not a session URI: {quoted(uri)}", INVALID_REFERENCE)
+
+
+def passed_over(
+    named_by: Callable[[Path], str | None], problems: list[StoreProblem], session_id: str
+) -> bool:
+    """Whether one of ``problems`` (what a store's listing passed over) is a log whose name
+    says it holds ``session_id`` (``named_by``: the store's reading of a log's name). Reading
+    that session from the store then fails saying why, naming the log, as the command line
+    prints it, and opens no file (:meth:`~sessionref.log.harness_store.HarnessStore.paths_of`).
+
+    >>> from sessionref.claude_code.store import ClaudeCodeStore
+    >>> problems = [StoreProblem("/c/projects/-a/s1.jsonl", 'session "s1" is also in …')]
+    >>> [passed_over(ClaudeCodeStore.named_by, problems, i) for i in ("s1", "../-a/s1", "s2")]
+    [True, False, False]
+    """
+    return any(named_by(Path(problem.path)) == session_id for problem in problems)
 
 
 def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
@@ -274,11 +293,25 @@ class Catalog:
 
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
-        (looking at the store again first when it does not: it may be new)."""
+        (looking at the store again first when it does not: it may be new) or passed over a
+        log of it (:meth:`passes_over`: the read then says why, as the command line does)."""
         if session_id not in self.listed().ids:
             self.refresh()
-        if session_id not in self.listed().ids:
+        if session_id not in self.listed().ids and not self.passes_over(session_id):
             raise read_failure(read_failed(SessionNotFound(session_id)), session_id, self.opened)
+
+    def passes_over(self, session_id: str) -> bool:
+        """Whether the last listing of a root of another harness's files passed over a log
+        whose name says it holds ``session_id`` (:func:`passed_over`)."""
+        store, listed = self.opened.store, self.opened.listed
+        stores = store.stores if isinstance(store, MultiStore) else {"": store}
+        shown = listed.stores if isinstance(listed, MultiStore) else {"": listed}
+        harnesses = {name: part for name, part in stores.items() if isinstance(part, HarnessStore)}
+        return any(
+            passed_over(harnesses[name].named_by, part.problems(), session_id)
+            for name, part in shown.items()
+            if name in harnesses
+        )
 
     def prompt(
         self, session_ids: list[str], cancel: CancelToken | None, max_bytes: int | None = None
