@@ -449,3 +449,23 @@ def test_a_cursor_is_only_one_the_server_gave_for_the_listing_as_it_is(
     assert stale == (
         "the sessions listed changed since this cursor was given: list them from the start"
     )
+
+
+def test_every_malformed_percent_escape_is_an_invalid_uri(tmp_path: Path) -> None:
+    """A tester's trial: ``%zz`` and a lone ``%`` were kept as they are and read as session
+    ids ('session "%zz" not found', -32002), while ``%ff`` was an invalid URI (-32602)."""
+    catalog = open_catalog(tmp_path)
+    uris = [f"sessionref:session/{quoted}" for quoted in ("%zz", "%", "a%2", "%ff", "%C3")]
+
+    async def scenario() -> list[tuple[int, str]]:
+        refused = []
+        async with in_memory(SessionServer(catalog, watch_seconds=None)) as client:
+            for uri in uris:
+                with pytest.raises(MCPError) as raised:
+                    await client.read_resource(uri)
+                refused.append((raised.value.error.code, raised.value.error.message))
+        return refused
+
+    assert anyio.run(scenario) == [
+        (-32602, f'SESSION_REFERENCE_INVALID_REFERENCE: not a session URI: "{uri}"') for uri in uris
+    ]

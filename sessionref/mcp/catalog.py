@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 import threading
 import time
 import uuid
@@ -62,6 +63,8 @@ MIME_TYPE: Final = "text/plain"
 TEMPLATE_PREFIX: Final = "sessionref:session/"
 TEMPLATE: Final = TEMPLATE_PREFIX + "{id}"
 """The resource template: a session by its id, which completion finds by title or id."""
+BAD_ESCAPE: Final = re.compile("%(?![0-9A-Fa-f]{2})")
+"""A ``%`` that starts no percent-escape (RFC 3986: ``%`` and two hex digits)."""
 HARNESS: Final = "dsh"
 """The harness of the sessions a DSH store serves."""
 
@@ -113,16 +116,24 @@ def session_of_uri(uri: str) -> str:
     Traceback (most recent call last):
     ...
     sessionref.errors.SessionReferenceError: not a session URI: "file:///etc/passwd"
-    >>> session_of_uri("sessionref:session/%ff")
-    Traceback (most recent call last):
-    ...
-    sessionref.errors.SessionReferenceError: not a session URI: "sessionref:session/%ff"
+
+    A malformed percent-escape (not two hex digits, or no UTF-8) names no session:
+
+    >>> for uri in ("sessionref:session/%ff", "sessionref:session/%zz", "sessionref:session/a%"):
+    ...     try:
+    ...         session_of_uri(uri)
+    ...     except SessionReferenceError as exc:
+    ...         print(exc)
+    not a session URI: "sessionref:session/%ff"
+    not a session URI: "sessionref:session/%zz"
+    not a session URI: "sessionref:session/a%"
     """
     if uri.startswith(SCHEME):
         return decode_session_reference_uri(uri)
-    if uri.startswith(TEMPLATE_PREFIX) and len(uri) > len(TEMPLATE_PREFIX):
+    quoted_id = uri[len(TEMPLATE_PREFIX) :]
+    if uri.startswith(TEMPLATE_PREFIX) and quoted_id and not BAD_ESCAPE.search(quoted_id):
         try:
-            return unquote(uri[len(TEMPLATE_PREFIX) :], errors="strict")
+            return unquote(quoted_id, errors="strict")
         except UnicodeDecodeError:
             pass
     raise SessionReferenceError(f"not a session URI: {quoted(uri)}", INVALID_REFERENCE)
