@@ -233,3 +233,23 @@ def test_a_session_the_listing_passed_over_fails_as_on_the_command_line(tmp_path
         "3 logs passed over (--verbose lists them)",
     ]
     assert anyio.run(scenario) == lines
+
+
+def test_completion_gives_each_id_once_and_only_for_the_templates_argument(
+    tmp_path: Path,
+) -> None:
+    """A tester's trial: an id in two roots was completed twice, and an argument the
+    template does not have (``other``) was completed as if it were ``id``."""
+    both = [write_store(tmp_path / name, tmp_path / "project") for name in ("store", "copy")]
+    reference = types.ResourceTemplateReference(uri="sessionref:session/{id}")
+
+    async def scenario() -> tuple[list[str], list[str], list[str]]:
+        async with served(both[0], command=command(both)) as session:
+            listed = [r.uri for r in (await session.list_resources()).resources]
+            found = await session.complete(reference, {"name": "id", "value": "auth"})
+            other = await session.complete(reference, {"name": "other", "value": ""})
+            return listed, found.completion.values, other.completion.values
+
+    listed, found, other = anyio.run(scenario)
+    assert listed.count(encode_session_reference_uri("s-auth")) == 2  # listed in each root
+    assert (found, other) == (["s-auth", "s-old"], [])

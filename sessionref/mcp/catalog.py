@@ -19,7 +19,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, NamedTuple
@@ -61,7 +61,9 @@ stats every log: 0.1 s over 10,000 sessions on an idle machine, many times that 
 one), so looking takes at most a fifth of the server's time."""
 MIME_TYPE: Final = "text/plain"
 TEMPLATE_PREFIX: Final = "sessionref:session/"
-TEMPLATE: Final = TEMPLATE_PREFIX + "{id}"
+TEMPLATE_ARGUMENT: Final = "id"
+"""The resource template's one argument: the session's id."""
+TEMPLATE: Final = TEMPLATE_PREFIX + "{" + TEMPLATE_ARGUMENT + "}"
 """The resource template: a session by its id, which completion finds by title or id."""
 BAD_ESCAPE: Final = re.compile("%(?![0-9A-Fa-f]{2})")
 """A ``%`` that starts no percent-escape (RFC 3986: ``%`` and two hex digits)."""
@@ -153,6 +155,19 @@ def passed_over(
     [True, False, False]
     """
     return any(named_by(Path(problem.path)) == session_id for problem in problems)
+
+
+def first_of_each(items: Iterable[str]) -> Iterator[str]:
+    """``items`` without those seen before, in order (lazily).
+
+    >>> list(first_of_each(["s-a", "s-b", "s-a", "s-c", "s-b"]))
+    ['s-a', 's-b', 's-c']
+    """
+    seen: set[str] = set()
+    for item in items:
+        if item not in seen:
+            seen.add(item)
+            yield item
 
 
 def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
@@ -296,10 +311,12 @@ class Catalog:
         (ignoring case, as candidates do), in candidates order, and whether there are more:
         found in the listing of the last look, which candidates with the query would give.
         An id with a lone surrogate is left out: no text the client sends back holds it (its
-        listed resource, whose URI is ASCII, reads the session)."""
+        listed resource, whose URI is ASCII, reads the session); an id listed twice (in two
+        roots) is given once."""
         current = self.listed()
         ids = (current.order[n] for n in current.texts.matching(js_lower(typed)))
-        found = list(itertools.islice(itertools.filterfalse(has_surrogates, ids), limit + 1))
+        offered = first_of_each(itertools.filterfalse(has_surrogates, ids))
+        found = list(itertools.islice(offered, limit + 1))
         return found[:limit], len(found) > limit
 
     def check_reachable(self, session_id: str) -> None:

@@ -36,7 +36,13 @@ import sessionref
 from sessionref.cancellation import CancelToken
 from sessionref.cli.common import error_line
 from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
-from sessionref.mcp.catalog import MIME_TYPE, TEMPLATE, Catalog, session_of_uri
+from sessionref.mcp.catalog import (
+    MIME_TYPE,
+    TEMPLATE,
+    TEMPLATE_ARGUMENT,
+    Catalog,
+    session_of_uri,
+)
 from sessionref.mcp.tools import Answer, Toolbox
 from sessionref.mcp.wire import Lines, answer_unreadable, send_writable
 
@@ -287,9 +293,11 @@ class SessionServer:
     async def complete(
         self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
-        """Session ids for the template's argument, from part of a title or id."""
+        """Session ids for the template's argument, from part of a title or id (nothing for
+        any other argument or reference)."""
         ref, argument = params.ref, params.argument
-        if not isinstance(ref, types.ResourceTemplateReference) or ref.uri != TEMPLATE:
+        template = isinstance(ref, types.ResourceTemplateReference) and ref.uri == TEMPLATE
+        if not template or argument.name != TEMPLATE_ARGUMENT:
             return types.CompleteResult(completion=types.Completion(values=[]))
         values, more = await self.answer(
             lambda _: self.catalog.complete(argument.value, COMPLETION_VALUES), "completion"
