@@ -469,3 +469,23 @@ def test_every_malformed_percent_escape_is_an_invalid_uri(tmp_path: Path) -> Non
     assert anyio.run(scenario) == [
         (-32602, f'SESSION_REFERENCE_INVALID_REFERENCE: not a session URI: "{uri}"') for uri in uris
     ]
+
+
+def test_a_tool_the_server_does_not_have_is_a_protocol_error_as_documented(
+    tmp_path: Path,
+) -> None:
+    """A tester's reading: docs/mcp.md said nothing but a result with ``isError`` comes out
+    of a tool call, while an unknown tool is the protocol error the specification asks for."""
+    catalog = open_catalog(tmp_path)
+
+    async def scenario() -> tuple[types.ErrorData, types.CallToolResult]:
+        async with in_memory(SessionServer(catalog, tools=True, watch_seconds=None)) as client:
+            with pytest.raises(MCPError) as raised:
+                await client.call_tool("nope", {})
+            return raised.value.error, await client.call_tool("search_sessions", {"query": " "})
+
+    unknown, failed = anyio.run(scenario)
+    assert (unknown.code, unknown.message) == (-32602, "no tool 'nope'")
+    assert failed.is_error
+    docs = (Path(__file__).parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
+    assert "`-32602` (invalid params), `no tool 'nope'`" in docs

@@ -319,7 +319,8 @@ class SessionServer:
     async def call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        """Run a tool; its failures are results with ``isError``, never protocol errors."""
+        """Run a tool; its failures are results with ``isError``; a tool the server does not
+        have is the protocol's invalid-params error, as the specification asks."""
         toolbox = self.toolbox
         assert toolbox is not None
         name, arguments = params.name, params.arguments
