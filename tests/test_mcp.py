@@ -22,8 +22,10 @@ import pytest
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 
 from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.mcp import wire
 from sessionref.mcp.catalog import TEMPLATE, template_uri
 from sessionref.testing import write_session_store
 from tests.mcp_store import LISTED, session_log, write_store
@@ -331,6 +333,15 @@ def test_a_malformed_request_is_answered_with_its_id_if_it_has_one_mcp_takes(
         *({"jsonrpc": "2.0", "id": None, "error": invalid} for _ in range(5)),
         {"jsonrpc": "2.0", "id": 9, "result": {}},  # the notification was no request
     ]
+
+
+def test_a_well_formed_request_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only a line the SDK refused, or a notification whose text may hold an ``id``, is read
+    again to find what to answer."""
+    monkeypatch.setattr(wire, "_json", lambda line: pytest.fail(f"read again: {line}"))
+    for line in (json.dumps(json.loads(HELLO)), '{"jsonrpc":"2.0","method":"ping"}'):
+        item = SessionMessage(types.jsonrpc_message_adapter.validate_json(line))
+        assert wire.read_item(item, line) == (item, False)
 
 
 @pytest.mark.parametrize("missing", ["mcp", "anyio"])

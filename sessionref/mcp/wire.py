@@ -117,8 +117,9 @@ def read_item(item: SessionMessage | Exception, line: str | None) -> tuple[Sessi
     ({'jsonrpc': '2.0', 'id': 7, 'method': 'ping', 'params': {'q': '\\ud83d'}}, False)
     """
     if isinstance(item, SessionMessage):
-        if line is None or ('"id"' not in line and "\\" not in line):  # no key "id" in it
-            return item, False
+        notification = isinstance(item.message, types.JSONRPCNotification)
+        if not notification or line is None or ('"id"' not in line and "\\" not in line):
+            return item, False  # a request, or no key "id" (unless escaped) in the line
         return _checked(item, _json(line))
     found = _errors(item)
     refused_json = [
