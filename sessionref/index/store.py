@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
+from sessionref.controls import one_line
 from sessionref.errors import CancelToken, check_cancel, optional_path, positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
@@ -59,7 +60,7 @@ from sessionref.index.turns import in_turn
 from sessionref.index.walk import RACY_NS, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
-from sessionref.log.store import StoreProblem
+from sessionref.log.store import LogUnreadable, SessionNotFound, StoreProblem
 from sessionref.transcript import Transcript
 from sessionref.types import Target
 
@@ -73,7 +74,7 @@ WRITE_BATCH: Final = 200
 
 
 def _stderr_line(line: str) -> None:
-    sys.stderr.write(line + "\n")
+    sys.stderr.write(one_line(line) + "\n")  # a path may hold a terminal's escapes
 
 
 class SessionIndex:
@@ -330,7 +331,7 @@ class SessionIndex:
         store = self._store()
         try:
             return read(store)
-        except Exception:
+        except (LogUnreadable, SessionNotFound):  # not where it was placed; else its own fault
             if store is self.store:  # read by the store itself, which placed nothing
                 raise
         self.refresh()
