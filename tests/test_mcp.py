@@ -474,3 +474,11 @@ def test_a_lone_surrogate_in_a_title_or_an_id_is_written_well_formed(tmp_path: P
         "split \ud83d emoji",
         "s-\udcff",
     ]
+
+
+def test_a_carriage_return_inside_a_request_does_not_split_it(store: Path) -> None:
+    """A review: the input was read with universal newlines, so a bare CR (white space JSON
+    allows between tokens) split a request in two parse errors, and it went unanswered."""
+    ping = b'{"jsonrpc":"2.0","id":8,\r"method":"ping"}'
+    answers = exchange(store, [HELLO, ping], 2)
+    assert answers[1] == {"jsonrpc": "2.0", "id": 8, "result": {}}

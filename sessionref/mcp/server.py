@@ -12,7 +12,6 @@ tells the client when the sessions changed.
 from __future__ import annotations
 
 import contextlib
-import io
 import re
 import sys
 import threading
@@ -390,10 +389,11 @@ def serve_stdio(catalog: Catalog, *, tools: bool = False) -> None:
     for :func:`answer_unreadable`."""
 
     async def main() -> None:
-        text = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace")
-        lines = Lines(anyio.wrap_file(text))  # as the SDK reads its input, each line kept
-        stdin = cast("anyio.AsyncFile[str]", lines)
-        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-            await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
+        # lines end at \n only (a bare CR inside a message does not split it); fd 0 stays open
+        with open(0, encoding="utf-8", errors="replace", newline="\n", closefd=False) as text:
+            lines = Lines(anyio.wrap_file(text))  # as the SDK reads its input, each line kept
+            stdin = cast("anyio.AsyncFile[str]", lines)
+            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+                await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
 
     anyio.run(main)
