@@ -502,6 +502,50 @@ def test_a_second_batch_to_the_same_file_is_refused_while_one_runs(
     assert hidden_files(tmp_path) == []
 
 
+def test_a_batch_starting_as_another_renames_its_file_leaves_that_file_whole(
+    store_root: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A finishing batch closed its temporary file, releasing its lock, before renaming it
+    over the file: a batch starting in between took it for a killed batch's leftover and
+    removed it, and the finished batch's rename failed. Locked up to the rename, it is
+    a running batch's file to the second batch, which is refused."""
+    full = tmp_path / "full.jsonl"
+    assert run_batch(store_root, full) == 1
+    out = tmp_path / "out.jsonl"
+    capsys.readouterr()
+    real = os.replace
+    second: list[tuple[int, str]] = []
+
+    def meanwhile(source: Any, destination: Any) -> None:
+        if Path(destination) == out and not second:
+            second.append((-1, ""))  # the batch below may rename too: it must not recurse
+            second[0] = (run_batch(store_root, out), capsys.readouterr().err)
+        real(source, destination)
+
+    monkeypatch.setattr(os, "replace", meanwhile)
+    assert run_batch(store_root, out) == 1
+    assert second == [(1, f"{INVALID_CONFIG}: --out {out}: {BUSY}\n")]
+    assert out.read_bytes() == full.read_bytes()
+    assert hidden_files(tmp_path) == []
+
+
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_batch_to_a_new_file_holds_it_from_the_start(tmp_path: Path, resume: bool) -> None:
+    """Two batches to a file not made yet both found nothing held when they started, ran
+    at once, and the last to finish replaced the other's file. The first holds its output
+    from when it opens it, before a line is snapshot, so the second is refused."""
+    target = locate(str(tmp_path / "out.jsonl"), "--out")
+    first = OutputFile(target, resume=resume)
+    with pytest.raises(SessionReferenceError, match=BUSY):
+        OutputFile(target, resume=False)
+    with first:
+        first.write(ResultLine("s", False, b"x\n"))
+    assert target.file.read_bytes() == b"x\n" and hidden_files(tmp_path) == []
+
+
 def test_resume_refuses_a_file_that_is_not_batch_output(
     store_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,14 +7,19 @@ batch to the same file removes it, or with ``--resume`` and no file yet, takes i
 the file. The file itself, when there is one, is locked too, for the whole run: a
 ``--resume`` appends to it directly, and two batches appending to one file would each add
 the sessions the other adds. A second batch to the same file, while one runs, is refused
-(:data:`BUSY`) before it reads or writes anything.
+(:data:`BUSY`) before it reads or writes anything. A batch looks for leftovers and takes its
+locks while it holds the lock of the folder (:func:`guarded`), so that two batches starting
+at once cannot both find nothing held, nor one take the other's new temporary file, not yet
+locked, for a leftover.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Final
 
@@ -38,6 +43,36 @@ def lock(file: IO[bytes]) -> bool:
     except BlockingIOError:
         return False
     return True
+
+
+@contextlib.contextmanager
+def guarded(path: Path) -> Iterator[None]:
+    """Hold the lock of the folder ``path`` is in, waiting for it, for the ``with`` block: the
+    few steps in which a starting batch looks for leftovers and takes its files' locks. A
+    folder the process cannot open for reading is not locked (nor can its leftovers be
+    listed).
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as d, guarded(Path(d, "o.jsonl")):
+    ...     folder = os.open(d, os.O_RDONLY)
+    ...     try:
+    ...         fcntl.flock(folder, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    ...     except BlockingIOError:
+    ...         print("held")
+    ...     finally:
+    ...         os.close(folder)
+    held
+    """
+    try:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(folder, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(folder)
 
 
 def temporaries(path: Path) -> list[Path]:

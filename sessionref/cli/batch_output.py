@@ -18,7 +18,7 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.batch.core import ResultLine
-from sessionref.cli.batch_files import clear_leftovers, hold, lock
+from sessionref.cli.batch_files import clear_leftovers, guarded, hold, lock
 from sessionref.cli.common import STDOUT, config_error
 from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
@@ -110,13 +110,6 @@ class OutputFile:
     def __init__(self, target: OutputTarget, *, resume: bool) -> None:
         self.target = target
         self.resume = resume
-        self.adopted = clear_leftovers(target, adopt=resume)
-        self._held = hold(target, append=resume)
-        try:
-            self.state = read_resume_state(target) if resume else EMPTY
-        except BaseException:
-            self._release()
-            raise
         self.lines = 0
         self.kept = False
         self._replace: dict[str, tuple[int, int]] = {}
@@ -124,6 +117,20 @@ class OutputFile:
         self._old: IO[bytes] | None = None
         self._temporary: Path | None = None
         self._file: IO[bytes] | None = None
+        with guarded(target.file):
+            self.adopted = clear_leftovers(target, adopt=resume)
+            self._held = hold(target, append=resume)
+            try:
+                if not resume:  # a file not resumed is always written whole, beside it
+                    self._create_temporary()
+            except BaseException:
+                self._release()
+                raise
+        try:
+            self.state = read_resume_state(target) if resume else EMPTY
+        except BaseException:
+            self._discard()
+            raise
 
     def retry(self, session_ids: Collection[str]) -> list[str]:
         """Replace the failed lines of ``session_ids`` with the next results written (call it
@@ -146,15 +153,29 @@ class OutputFile:
         try:
             if self._replace:
                 self._old = self.target.file.open("rb")
-            self._temporary = self.target.temporary()
-            self._file = self.target.create(self._temporary)
+                with guarded(self.target.file):
+                    self._create_temporary()
         except BaseException:  # __exit__ is not called to close them
             if self._old is not None:
                 self._old.close()
-            self._release()
+            self._discard()
             raise
-        lock(self._file)  # held while this batch runs: the file is not a leftover
         return self
+
+    def _create_temporary(self) -> None:
+        """Create the temporary file the lines go to, locked while this batch runs: it is
+        not a leftover. Called while the folder is :func:`guarded`."""
+        self._temporary = self.target.temporary()
+        self._file = self.target.create(self._temporary)
+        lock(self._file)
+
+    def _discard(self) -> None:
+        """Give up before any line: remove the temporary file, if made, and release the file."""
+        try:
+            if self._file is not None and self._temporary is not None:
+                self.target.settle(self._file, self._temporary, keep=False)
+        finally:
+            self._release()
 
     def _release(self) -> None:
         """Let other batches write the file: close the descriptor that locks it."""

@@ -142,6 +142,9 @@ class OutputTarget(msgspec.Struct, frozen=True):
         ...     os.listdir(folder), target.file.read_bytes()
         (['o.md'], b'kept')
         """
+        # a copy of the descriptor keeps a lock the file holds until its name is gone, so
+        # that no one takes it for a killed writer's leftover between closing and renaming
+        lasting = os.dup(file.fileno())
         try:
             try:
                 if keep:
@@ -157,7 +160,10 @@ class OutputTarget(msgspec.Struct, frozen=True):
             if keep:
                 os.replace(temporary, self.file)
         finally:
-            temporary.unlink(missing_ok=True)
+            try:
+                temporary.unlink(missing_ok=True)
+            finally:
+                os.close(lasting)
 
     def open_stream(self) -> IO[bytes]:
         """Open a :attr:`streamed` target for writing as it is: a copy of the process's
