@@ -151,6 +151,11 @@ class SessionLogError(Exception):
     """
 
 
+class LogUnreadable(SessionLogError):
+    """The file system did not give a log's bytes (permissions, I/O, gone): not a fault of
+    the log, and reading it again, or where a new listing places it, may succeed."""
+
+
 def safe_count(value: object) -> int | None:
     """``value`` as a positive safe integer, or ``None``: ``Number.isSafeInteger(v) && v > 0``.
 

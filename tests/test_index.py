@@ -26,9 +26,11 @@ from hypothesis import strategies as st
 
 import sessionref.index.reread as reread
 import sessionref.index.tables as tables
+from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.cli.app import main
 from sessionref.cli.index import stats_line
 from sessionref.codecs.uri import format_session_reference_mention
+from sessionref.codex.store import CodexStore
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.index.refresh import CachedHeaderStore
@@ -45,6 +47,7 @@ from tests.conftest import examples
 from tests.log_damage import place, plain_log
 from tests.logs import header, turn, turn_end, two_turns
 from tests.store_clock import StoreClock
+from tests.test_mcp_roots import CLAUDE, CODEX, claude_session, codex_session
 
 PHRASES = [
     "refresh the auth token",
@@ -867,3 +870,41 @@ def test_a_read_after_the_log_moved_since_the_last_refresh_is_the_stores_answer(
     assert index.read("s1") == plain.read("s1")
     assert index.transcript("s1") == plain.transcript("s1")
     assert DirectoryStore(root).path_of("s1") != old
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+@pytest.mark.parametrize("change", ["moved", "removed"])
+def test_a_harness_log_moved_since_the_last_refresh_is_read_where_it_is_now(
+    tmp_path: Path, harness: str, change: str
+) -> None:
+    """A Claude Code or Codex log moved (to another project; another day) after the last
+    refresh placed it failed to read through the index ("cannot read ...: No such file or
+    directory"), though the store itself read it: the read through the index gives what the
+    store with no index gives, session found or not."""
+    home = tmp_path / harness
+    if harness == "claude-code":
+        claude_session(home, CLAUDE, "Fix the flaky login test", 1)
+        store: ClaudeCodeStore | CodexStore = ClaudeCodeStore(home / "projects")
+        session_id = CLAUDE
+    else:
+        codex_session(home)
+        store, session_id = CodexStore(home / "sessions"), CODEX
+    index = SessionIndex(store, tmp_path / "index.sqlite")
+    assert [h.id for h in index.headers()] == [session_id]  # placed
+    [log] = [path for path in home.rglob("*.jsonl")]
+    if change == "moved":
+        elsewhere = log.parent.parent / "elsewhere"
+        elsewhere.mkdir()
+        log.rename(elsewhere / log.name)
+    else:
+        log.unlink()
+    plain = type(store)(store.root)
+    for reads in ((plain.read, index.read), (plain.transcript, index.transcript)):
+        answers = []
+        for read in reads:
+            try:
+                answers.append(read(session_id))
+            except Exception as exc:  # compared: the same error as the store's
+                answers.append((type(exc), str(exc)))
+        assert answers[0] == answers[1]
+        assert change == "removed" or not isinstance(answers[0], tuple)

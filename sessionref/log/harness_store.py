@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from sessionref.errors import SessionLogError, path_text
+from sessionref.errors import LogUnreadable, SessionLogError, path_text
 from sessionref.log.discovery import StoreProblem, directory_entries, named_once
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
@@ -56,7 +56,7 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
 
     >>> head_lines(Path("/nonexistent"), 10)
     Traceback (most recent call last):
-    sessionref.errors.SessionLogError: cannot read /nonexistent: No such file or directory
+    sessionref.errors.LogUnreadable: cannot read /nonexistent: No such file or directory
     """
     try:
         with open_regular(str(path)) as file:
@@ -67,7 +67,7 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
                     break
                 head += chunk
     except OSError as exc:
-        raise SessionLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+        raise LogUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
     if b"\n" not in head and len(head) > max_line_bytes:
         raise SessionLogError(f"{path}: line 1 is longer than {max_line_bytes} bytes")
     return committed_lines(head, max_line_bytes, str(path))

@@ -20,7 +20,7 @@ from typing import Any, BinaryIO, Final, TypeVar
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import SessionLogError
+from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import not_a_log
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.lines import parse_json
@@ -60,7 +60,7 @@ def read_committed(
                 raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
             data = file.read()  # sized by the file: read(max_bytes + 1) would allocate that
     except OSError as exc:
-        raise SessionLogError(f"cannot read {location}: {exc.strerror or exc}") from None
+        raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # it grew while being read
         raise SessionLogError(f"{location}: over the limit of {max_bytes} bytes")
     return committed_lines(data, max_line_bytes, location)

@@ -19,6 +19,7 @@ import zstandard
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import (
     INVALID_CONFIG,
+    LogUnreadable,
     SessionLogError,
     SessionReferenceError,
     listed,
@@ -73,11 +74,6 @@ __all__ = [
 ]
 
 _PROBE = 1 << 16
-
-
-class LogUnreadable(SessionLogError):
-    """The file system did not give a log's bytes (permissions, I/O): not a fault of the log,
-    and reading it again may succeed."""
 
 
 class SessionNotFound(SessionLogError):
