@@ -324,8 +324,9 @@ def test_a_replaced_file_keeps_its_permission_bits(tmp_path: Path, command: str)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600 and looks_whole(command, out.read_bytes())
 
 
+@pytest.mark.parametrize(("umask", "mode"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
 def test_a_file_removed_while_it_is_rewritten_comes_back_with_a_new_files_mode(
-    tmp_path: Path,
+    tmp_path: Path, umask: int, mode: int
 ) -> None:
     """The new file is private while it is written; its mode is taken from the old file
     when it is done, and from the umask (as ``open()`` gives it) when that is gone by then."""
@@ -338,12 +339,13 @@ def test_a_file_removed_while_it_is_rewritten_comes_back_with_a_new_files_mode(
         out.unlink()
         yield " and the rest\n"
 
-    previous = os.umask(0o022)
+    previous = os.umask(umask)
     try:
         write_pieces(pieces(), str(out), "--out")
+        assert os.umask(umask) == umask  # read, not changed
     finally:
         os.umask(previous)
-    assert (stat.S_IMODE(out.stat().st_mode), out.read_bytes()) == (0o644, b"half and the rest\n")
+    assert (stat.S_IMODE(out.stat().st_mode), out.read_bytes()) == (mode, b"half and the rest\n")
     assert listing(tmp_path) == [["page.md"]]
 
 

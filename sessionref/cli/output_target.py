@@ -297,6 +297,27 @@ def _take_owner(descriptor: int, old: os.stat_result) -> None:
             os.fchown(descriptor, -1, old.st_gid)
 
 
+def process_umask() -> int:
+    """The process's umask: as Linux reports it (``/proc/self/status``), which leaves it as
+    it is; else read by setting it and putting it back at once (which a thread creating a
+    file meanwhile would see).
+
+    >>> previous = os.umask(0o027)
+    >>> oct(process_umask()), oct(os.umask(previous))
+    ('0o27', '0o27')
+    """
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o077)
+    os.umask(umask)
+    return umask
+
+
 def _give_mode(descriptor: int, replaced: Path) -> None:
     """Give the file open as ``descriptor`` the permission bits of ``replaced``, the file it
     is to replace; a set-user-id or set-group-id bit goes with the owner or group it was for,
@@ -314,9 +335,7 @@ def _give_mode(descriptor: int, replaced: Path) -> None:
     try:
         old = os.stat(replaced)
     except FileNotFoundError:
-        umask = os.umask(0o077)  # read by setting it: the process's own, put back at once
-        os.umask(umask)
-        os.fchmod(descriptor, 0o666 & ~umask)
+        os.fchmod(descriptor, 0o666 & ~process_umask())
         return
     new = os.fstat(descriptor)
     mode = stat.S_IMODE(old.st_mode)
