@@ -11,6 +11,7 @@ import json
 import os
 import random
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -272,6 +273,36 @@ def test_a_named_index_file_is_rebuilt_only_when_sessionref_made_it(tmp_path: Pa
         assert len(warnings) == 1 and "not an index" in warnings[0]
         assert (tmp_path / name).read_bytes() == before
         assert not Path(f"{tmp_path / name}-wal").exists()
+
+
+def test_a_named_index_that_is_not_a_regular_file_is_left_alone(tmp_path: Path) -> None:
+    """A FIFO named as the index was opened to read its head (waiting for a writer for
+    ever); a device (`--index /dev/null`) was opened by SQLite, found empty, written into,
+    and on the rebuild that followed deleted and replaced by a regular file."""
+    small_store(tmp_path / "store")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    named = [fifo]
+    device = tmp_path / "null"
+    try:
+        os.mknod(device, 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+        named.append(device)
+    except OSError:  # not root: the FIFO alone
+        pass
+    for path in named:
+        kind = stat.S_IFMT(path.stat().st_mode)
+        warnings: list[str] = []
+        index = SessionIndex(DirectoryStore(tmp_path / "store"), path, warn=warnings.append)
+        assert_answers_right(index, tmp_path / "store")
+        assert index.bypassed
+        assert warnings == [
+            f"sessionref: {path} is not an index (it is not a regular file); leaving it alone "
+            "and reading the store directly"
+        ]
+        index.close()
+        assert stat.S_IFMT(path.stat().st_mode) == kind
+        assert not Path(f"{path}-wal").exists() and not Path(f"{path}-shm").exists()
+        assert "is not an index" in str(index_stats(tmp_path / "store", path).unusable)
 
 
 def damage(path: Path, start: int, length: int) -> None:

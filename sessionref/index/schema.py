@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import sqlite3
+import stat
 import time
 from pathlib import Path
 from typing import Any, Final
@@ -153,9 +154,18 @@ def check_ours(path: Path) -> None:
     rebuilt); a file whose schema cannot be read is not known to be, and is left alone. A lock
     held past the busy timeout raises :class:`sqlite3.Error`.
 
+    Anything but a regular file (a device such as ``/dev/null``, a FIFO) is not one either,
+    and is looked at without being opened: SQLite would write into a device, whose file a
+    rebuild would then delete, and opening a FIFO waits for a writer.
+
     >>> check_ours(Path("/nonexistent/x.sqlite"))
+    >>> check_ours(Path("/"))
+    Traceback (most recent call last):
+    sessionref.index.schema.ForeignFile: is not an index (it is not a regular file)
     """
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            raise ForeignFile("is not an index (it is not a regular file)")
         with path.open("rb") as file:
             head = file.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
