@@ -200,6 +200,26 @@ def test_what_the_harness_wrote_is_not_user_text() -> None:
     ]
 
 
+def test_a_prompt_is_a_slash_command_only_when_it_is_made_of_command_tags() -> None:
+    # a person's prompt that mentions the tags lost all but the tag's text ("/x")
+    said = "why does <command-name>/x</command-name> show up in my log?"
+    chain = Chain()
+    chain.user("p1", said)
+    chain.user("p2", "<command-name>/x</command-name> and then fix it")
+    chain.user(
+        "c1",
+        "<command-message>init is analyzing</command-message>\n <command-name>/init"
+        "</command-name>\n<command-args> --fast </command-args>\n",
+    )
+    chain.user("c2", "<command-name>model</command-name><command-args></command-args>")
+    assert shown(chain.transcript()) == [
+        ("user", said),
+        ("user", "<command-name>/x</command-name> and then fix it"),
+        ("user", "/init --fast"),
+        ("user", "/model"),
+    ]
+
+
 @pytest.mark.parametrize("kind", [{}, [], 7, None])
 def test_a_line_whose_type_is_not_a_string_is_an_unknown_line(kind: object) -> None:
     # found by the CI fuzz: {"type":{},...} failed the read ("unhashable type: 'dict'")

@@ -22,6 +22,7 @@ _INJECTED_TAG: Final = re.compile(
     r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
 )
 _BLANKS: Final = re.compile(r"\s*")
+_COMMAND_TAG: Final = re.compile(r"\s*<(command-[a-z]+)>")
 _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
 _OUTPUT: Final = re.compile(r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout)>", re.S)
 _INTERRUPTED: Final = frozenset(
@@ -48,19 +49,27 @@ def block_texts(content: Content) -> str:
     )
 
 
-def _between(text: str, tag: str) -> str | None:
-    """The text inside the first ``<tag>…</tag>`` of ``text``, ``None`` when there is none
-    (found with ``str.find``: linear however many tags a hostile text opens).
+def command_tags(text: str) -> dict[str, str] | None:
+    """The ``<command-*>`` tags of a prompt made of them alone (blanks between them aside),
+    by name, the first of a name winning; ``None`` when the prompt holds anything else, as a
+    person's prompt that mentions such a tag does. Linear: a tag ends at the first closing
+    tag of its name, found with ``str.find``.
 
-    >>> _between("a<x> b </x><x>c</x>", "x"), _between("<x>open", "x")
-    (' b ', None)
+    >>> command_tags("<command-message>m</command-message>\\n <command-name>/m</command-name>")
+    {'command-message': 'm', 'command-name': '/m'}
+    >>> command_tags("see <command-name>/m</command-name>"), command_tags("<command-name>/m")
+    (None, None)
     """
-    start = text.find(f"<{tag}>")
-    if start < 0:
-        return None
-    start += len(tag) + 2
-    end = text.find(f"</{tag}>", start)
-    return None if end < 0 else text[start:end]
+    tags: dict[str, str] = {}
+    at = 0
+    while (tag := _COMMAND_TAG.match(text, at)) is not None:
+        name = tag.group(1)
+        end = text.find(f"</{name}>", tag.end())
+        if end < 0:
+            return None
+        tags.setdefault(name, text[tag.end() : end])
+        at = end + len(name) + 3
+    return None if text[at:].strip() else tags
 
 
 def without_injected(text: str) -> str:
@@ -94,14 +103,16 @@ def typed_text(text: str) -> tuple[str, bool]:
     (('!ls', True), ('', False))
     >>> typed_text("fix it<system-reminder>be brief</system-reminder>")
     ('fix it', True)
+    >>> typed_text("why <command-name>/x</command-name>?")
+    ('why <command-name>/x</command-name>?', True)
     """
     if _OUTPUT.match(text):
         return "", False
-    command = _between(text, "command-name")
-    if command is not None:
-        name = command.strip()
+    tags = command_tags(text) if text.lstrip().startswith("<command-") else None
+    if tags is not None and "command-name" in tags:
+        name = tags["command-name"].strip()
         typed = name if name.startswith("/") else f"/{name}"
-        arguments = (_between(text, "command-args") or "").strip()
+        arguments = tags.get("command-args", "").strip()
         return (f"{typed} {arguments}" if arguments else typed), True
     wrapped = _WRAPPED.match(text)
     if wrapped is not None:
