@@ -220,6 +220,21 @@ def test_a_prompt_is_a_slash_command_only_when_it_is_made_of_command_tags() -> N
     ]
 
 
+def test_a_text_beside_a_tool_result_is_user_text() -> None:
+    chain = Chain()
+    chain.user("u1", "list the files")
+    chain.assistant("a1", "m1", {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}})
+    result = {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"}
+    chain.user("r1", [result, text("stop, use b.py instead")])
+    chain.user("r2", [result, text("[Request interrupted by user for tool use]")])
+    chain.user("r3", [result])
+    transcript = chain.transcript()
+    assert shown(transcript) == [("user", "list the files"), ("user", "stop, use b.py instead")]
+    assert [(e.role, e.kind, e.text) for e in transcript.entries if e.role == "tool"] == [
+        ("tool", "tool-result", "a.py")
+    ] * 3
+
+
 @pytest.mark.parametrize("kind", [{}, [], 7, None])
 def test_a_line_whose_type_is_not_a_string_is_an_unknown_line(kind: object) -> None:
     # found by the CI fuzz: {"type":{},...} failed the read ("unhashable type: 'dict'")

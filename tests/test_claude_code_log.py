@@ -157,6 +157,23 @@ def test_claude_code_texts_agree_on_a_hand_written_session() -> None:
     assert view[0] == ("user", "Why does the build fail?")
 
 
+def test_texts_beside_a_tool_result_agree() -> None:
+    # sessionref dropped the text blocks of a user line that also held a tool_result
+    call = answer("a1", "u1", "")
+    call["message"]["content"] = [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]
+    results = prompt("u2", "a1", "")
+    results["message"]["content"] = [
+        {"type": "tool_result", "tool_use_id": "t1", "content": "a.py"},
+        {"type": "text", "text": "stop, use b.py instead"},
+    ]
+    content = claude_lines(
+        prompt("u1", None, "list the files"), call, results, answer("a2", "u2", "Using b.py.")
+    )
+    view = ccl_claude_view(content)
+    assert runs(ours(claude_transcript(SESSION, content.splitlines()))) == runs(view)
+    assert ("user", "stop, use b.py instead") in view
+
+
 def test_difference_a_rewound_branch_is_not_shown() -> None:
     """claude-code-log shows every branch of a rewind; a snapshot shows the session as it
     went on (the current chain), as Claude Code would resume it."""

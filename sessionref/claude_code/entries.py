@@ -192,12 +192,12 @@ class _Builder:
             for block in (content if type(content) is list else ())
             if isinstance(block, Block) and block.type == "tool_result"
         ]
-        if results:
-            for block in results if not self.texts_only else ():
-                name = self.tools.get(block.tool_use_id) if type(block.tool_use_id) is str else None
-                self.put("tool", "tool-result", _tool_output(block), name)
+        for block in results if not self.texts_only else ():
+            name = self.tools.get(block.tool_use_id) if type(block.tool_use_id) is str else None
+            self.put("tool", "tool-result", _tool_output(block), name)
+        text = block_texts(content)  # a text block beside the results was typed too
+        if results and not text:
             return
-        text = block_texts(content)
         if line.is_meta is True:
             self.put("system", "text", text)
             return
