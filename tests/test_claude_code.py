@@ -252,6 +252,12 @@ def test_a_line_whose_type_is_not_a_string_is_an_unknown_line(kind: object) -> N
     [
         ([], "fix the login bug"),
         ([{"type": "summary", "summary": "Legacy", "leafUuid": "a1"}], "Legacy"),
+        # a summary naming a leaf of another session's file titles that session, not this one
+        (
+            [{"type": "summary", "summary": "Another session", "leafUuid": "z9"}],
+            "fix the login bug",
+        ),
+        ([{"type": "summary", "summary": "No leaf"}], "fix the login bug"),
         (
             [
                 {"type": "ai-title", "aiTitle": "AI 1"},

@@ -4,8 +4,8 @@
 The file's committed lines are decoded (lines that are not JSON objects are skipped), the
 current chain is found (:mod:`sessionref.claude_code.chain`) and turned into entries
 (:mod:`sessionref.claude_code.entries`). The title is the last ``custom-title``, else the
-last ``ai-title``, else the last legacy ``summary``, else the first prompt; cwd and createdAt
-come from the first line that has them.
+last ``ai-title``, else the last legacy ``summary`` naming a line of the file, else the first
+prompt; cwd and createdAt come from the first line that has them.
 """
 
 from __future__ import annotations
@@ -33,15 +33,26 @@ def _kind(value: object) -> str | None:
 
 def file_title(lines: list[Links | None]) -> str | None:
     """The title the file itself gives, if any: the last ``custom-title``, else the last
-    ``ai-title``, else the last ``summary``.
+    ``ai-title``, else the last ``summary`` whose ``leafUuid`` names a line of the file (a
+    legacy summary often sits in another session's file than the one it names, which is
+    not titled by it).
 
     >>> file_title([Links(type="ai-title", ai_title="b"), Links(type="summary", summary="c"),
     ...             Links(type="ai-title", ai_title="B"), Links(type={}, summary="d")])
     'B'
+    >>> node = Links(type="user", uuid="u")
+    >>> [file_title([node, Links(type="summary", summary="s", leaf_uuid=leaf)])
+    ...  for leaf in ("u", "elsewhere", None)]
+    ['s', None, None]
     """
+    uuids = {line.uuid for line in lines if line is not None and type(line.uuid) is str}
     latest: dict[str, str] = {}
     for line in lines:
-        kind = None if line is None or line.uuid is not None else _kind(line.type)
+        if line is None or line.uuid is not None:
+            continue
+        kind = _kind(line.type)
+        if kind == "summary" and (type(line.leaf_uuid) is not str or line.leaf_uuid not in uuids):
+            continue
         if kind in _TITLE_FIELDS:
             title = getattr(line, _TITLE_FIELDS[kind])
             if type(title) is str:

@@ -74,6 +74,7 @@ class Links(msgspec.Struct, frozen=True, gc=False, rename="camel"):
     custom_title: Any = None
     ai_title: Any = None
     summary: Any = None
+    leaf_uuid: Any = None
 
 
 class Line(Links, frozen=True, gc=False, rename="camel"):
