@@ -135,6 +135,43 @@ CASES = [
         "the header cwd is [], the log under --root--/ (the whole root is refused)",
         [Session("--root--", "cwd-empty-array", header("cwd-empty-array", cwd="[]"))],
     ),
+    Case(
+        "display-not-array",
+        "a message carries a display that is not an array (the harness loads it unchecked; "
+        "SPEC [seed] shows only an array display, so content shows)",
+        [
+            Session(
+                PROJ,
+                f"display-{name}",
+                both(
+                    header(f"display-{name}"),
+                    replaced(
+                        '"source":{"kind":"user"}}',
+                        f'"source":{{"kind":"user"}},"display":{value}}}',
+                        2,
+                    ),
+                ),
+            )
+            for name, value in (
+                ("string", '"typed"'),
+                ("number", "5"),
+                ("true", "true"),
+                ("object", '{"type":"text","text":"typed"}'),
+            )
+        ]
+        + [
+            Session(
+                PROJ,
+                "display-assistant-string",
+                both(
+                    header("display-assistant-string"),
+                    replaced(
+                        '"source":{"kind":"model"', '"display":"shown","source":{"kind":"model"', 12
+                    ),
+                ),
+            )
+        ],
+    ),
     *(
         Case(
             f"header-cwd-{name}",

@@ -38,7 +38,7 @@ class _Message(msgspec.Struct, frozen=True):
 
     content: list[Any]
     source: dict[str, Any]
-    display: list[Any] | None = None
+    display: Any = None
 
 
 class _Wrapped(msgspec.Struct, frozen=True):
@@ -86,7 +86,8 @@ def _user_entry(record: LogRecord) -> Entry | None:
         text = _texts(message.content)
     elif source.get("kind") == "user":
         role, kind = "user", "text"
-        text = _texts(message.content if message.display is None else message.display)
+        display = message.display
+        text = _texts(display if isinstance(display, list) else message.content)
     else:
         role, kind = "system", "text"
         text = _texts(message.content)

@@ -70,7 +70,9 @@ def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
     and injected context are dropped without being decoded.
 
     A direct prompt with ``display`` shows ``display``: it holds what the user typed when
-    ``content`` already carries solidified context, so a snapshot never nests another.
+    ``content`` already carries solidified context, so a snapshot never nests another. A
+    ``display`` that is not an array is not one (the harness loads it unchecked): ``content``
+    shows.
 
     >>> from sessionref.log.records import decode_records
     >>> log = decode_records(b'{"type":"user/message","seq":0,"data":{"content":[],'
@@ -89,5 +91,6 @@ def filter_roles(surface: Iterable[LogRecord]) -> Iterator[KeptMessage]:
             if is_checkpoint(message):
                 yield KeptMessage("user", message.content, True)
             elif message.source.kind == "user":
-                blocks = message.content if message.display is None else message.display
+                display = message.display
+                blocks = display if type(display) is list else message.content
                 yield KeptMessage("user", blocks, False)

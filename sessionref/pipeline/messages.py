@@ -27,6 +27,10 @@ Block = ContentBlock | str | int | float | bool | list[Any] | None
 """An entry of ``content``: a block, or any other JSON value, which shows nothing (``null``
 makes the harness fail the read, as reading ``null.type`` throws)."""
 
+Display = list[Block] | str | int | float | bool | dict[str, Any] | None
+"""A message's ``display``: the harness never checks it, so any JSON value loads; only an
+array is shown (docs/differences.md §seed rules), anything else leaves ``content`` shown."""
+
 
 class MessageSource(msgspec.Struct, frozen=True, gc=False):
     """Who put a message on the surface."""
@@ -40,7 +44,7 @@ class Message(msgspec.Struct, frozen=True, gc=False):
 
     content: list[Block]
     source: MessageSource
-    display: list[Block] | None = None
+    display: Display = None
 
 
 class ModelMessage(msgspec.Struct, frozen=True, gc=False):
@@ -60,13 +64,16 @@ class RawContentBlock(msgspec.Struct, frozen=True, gc=False):
 RawBlock = RawContentBlock | str | int | float | bool | list[Any] | None
 """:data:`Block`, a block's ``text`` left raw."""
 
+RawDisplay = list[RawBlock] | str | int | float | bool | dict[str, Any] | None
+""":data:`Display`, its blocks' ``text`` left raw."""
+
 
 class RawMessage(msgspec.Struct, frozen=True, gc=False):
     """:class:`Message` decoded from raw JSON, the text of its blocks left raw."""
 
     content: list[RawBlock]
     source: MessageSource
-    display: list[RawBlock] | None = None
+    display: RawDisplay = None
 
 
 class RawModelMessage(msgspec.Struct, frozen=True, gc=False):
@@ -93,7 +100,7 @@ class _ToolCallPart(msgspec.Struct, frozen=True, gc=False, tag_field="type", tag
 class _FastMessage(msgspec.Struct, frozen=True, gc=False):
     content: list[TextPart | _ReasoningPart | _ToolCallPart]
     source: MessageSource
-    display: list[RawBlock] | None = None
+    display: RawDisplay = None
 
 
 class FastModelMessage(msgspec.Struct, frozen=True, gc=False):
