@@ -172,6 +172,40 @@ CASES = [
             )
         ],
     ),
+    Case(
+        "duplicate-members",
+        "a message's data gives a member twice, the first of a type the harness would refuse "
+        "(JSON.parse keeps the last)",
+        [
+            Session(
+                PROJ,
+                f"dup-{name}",
+                both(header(f"dup-{name}"), replaced(old, new, at)),
+            )
+            for name, old, new, at in (
+                ("user-content", '"content":[', '"content":5,"content":[', 2),
+                ("user-kind", '"source":{"kind":"user"}', '"source":{"kind":7,"kind":"user"}', 2),
+                (
+                    "model-source",
+                    '"source":{"kind":"model"',
+                    '"source":null,"source":{"kind":"model"',
+                    12,
+                ),
+                (
+                    "model-message",
+                    '"message":{"id":"a-534"',
+                    '"message":[1],"message":{"id":"a-534"',
+                    12,
+                ),
+                (
+                    "text-type",
+                    '{"type":"text","text":"Module',
+                    '{"type":"reasoning","type":"text","text":"Module',
+                    12,
+                ),
+            )
+        ],
+    ),
     *(
         Case(
             f"header-cwd-{name}",

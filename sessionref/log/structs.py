@@ -9,6 +9,7 @@ is already built and which carries what is wrong with its envelope, if anything.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any, Final, TypeVar
 
 import msgspec
@@ -183,18 +184,45 @@ def decode_raw(decoder: msgspec.json.Decoder[T], raw: msgspec.Raw) -> T:
 
     A record's raw parts were skipped, not checked, when its line was decoded: msgspec checks
     UTF-8 only in the strings it builds. So they are repaired here, when msgspec refuses them.
+    ``JSON.parse`` keeps the last of a member given twice, where msgspec checks every one: a
+    value refused for what it holds is decoded again with each object's last members only
+    (:func:`_last_members`).
 
     >>> decode_raw(msgspec.json.Decoder(), msgspec.Raw(b'"a\\\\u00e9\\xff"'))
     'aé\\ufffd'
+    >>> decode_raw(msgspec.json.Decoder(list[int]), msgspec.Raw(b'[{"a":1}]'))
+    Traceback (most recent call last):
+    msgspec.ValidationError: Expected `int`, got `object` - at `$[0]`
     """
+    data: bytes | bytearray
     try:
         return decoder.decode(raw)
-    except msgspec.DecodeError:  # a ValidationError is a DecodeError
+    except msgspec.ValidationError:
+        data = bytes(raw)
+    except msgspec.DecodeError:
         data = bytes(raw)
         repaired = repair_utf8(data)
         if repaired is data:  # valid UTF-8: refused for what it holds
             raise
-        return decoder.decode(repaired)
+        try:
+            return decoder.decode(repaired)
+        except msgspec.ValidationError:
+            data = repaired
+    try:
+        return decoder.decode(_last_members(data))
+    except (ValueError, RecursionError):  # a DecodeError is a ValueError
+        pass
+    return decoder.decode(data)  # raises what it held against the value
+
+
+def _last_members(data: bytes | bytearray) -> bytes:
+    """The JSON ``data`` written again as ``JSON.parse`` reads it: an object that gives a
+    member twice keeps the last (lone surrogates and all).
+
+    >>> _last_members(b'{"a":5,"b":[{"c":1,"c":"\\\\ud800"}],"a":[1]}')
+    b'{"a":[1],"b":[{"c":"\\\\ud800"}]}'
+    """
+    return js_json(json.loads(data.decode("utf-8", "replace")))
 
 
 def raw_data(record: LogRecord) -> Any:
