@@ -83,3 +83,28 @@ def test_a_case_that_is_no_json_object_is_answered_with_an_error_line() -> None:
     answers = [json.loads(line) for line in done.stdout.splitlines()]
     assert [answer.get("error", {}).get("code") for answer in answers[:2]] == ["BAD_CASE"] * 2
     assert same_answer(answers[2], VECTORS[0]["expect"])
+
+
+NEGATIVE_ZERO_HEADERS = {
+    "op": "candidates",
+    "target": {"id": "t"},
+    "sessions": [
+        {"header": {"version": 0, "id": "created", "createdAt": -0.0, "delegationDepth": 0}},
+        {"header": {"version": 0, "id": "depth", "createdAt": 5, "delegationDepth": -0.0}},
+    ],
+    "query": "",
+}
+
+
+def test_a_case_header_holding_negative_zero_is_written_as_javascript_writes_it() -> None:
+    """A case's sessions lie in the store as ``JSON.stringify`` writes them: ``-0.0`` in a
+    header is written ``0`` (the listing skips only a log that holds the literal ``-0``).
+    The real stack's answer (``conform.mjs``), recorded."""
+    want = {
+        "candidates": [
+            {"sessionId": "depth", "label": "depth", "createdAt": 5},
+            {"sessionId": "created", "label": "created", "createdAt": 0},
+        ]
+    }
+    have = json.loads(json.dumps(answer(json.loads(json.dumps(NEGATIVE_ZERO_HEADERS)))))
+    assert have == {"ok": want}

@@ -318,6 +318,10 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
         if isinstance(header, dict) and "type" not in header
         else header
     )
+    if isinstance(line, dict):  # JSON.stringify writes a zero 0, negative zero too
+        line = {
+            key: 0 if type(value) is float and value == 0 else value for key, value in line.items()
+        }
     cwd = header.get("cwd") if isinstance(header, dict) else None
     session_id = header.get("id") if isinstance(header, dict) else None
     project = (
