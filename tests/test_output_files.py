@@ -736,3 +736,48 @@ def test_an_output_beside_the_logs_is_written(tmp_path: Path) -> None:
     done = sessionref("export", "--root", str(root), AUTH, "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert looks_whole("export --out", out.read_bytes())
+
+
+@pytest.fixture
+def ctrl_c_while_syncing(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """SIGINT raises ``KeyboardInterrupt`` (as in the command), and comes while the finished
+    file is synced: the moment before it is renamed into place. The handlers are restored."""
+    fsync = os.fsync
+
+    def interrupted_sync(descriptor: int) -> None:
+        signal.raise_signal(signal.SIGINT)
+        fsync(descriptor)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    monkeypatch.setattr(os, "fsync", interrupted_sync)
+    return lambda: signal.signal(signal.SIGINT, previous)
+
+
+def test_ctrl_c_while_a_finished_batch_is_synced_keeps_every_line(
+    tmp_path: Path, ctrl_c_while_syncing: Callable[[], None], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once every line is written the file goes into place, and then the batch stops: a
+    stop in between used to lose the lines and fail on the missing file with a traceback."""
+    out = tmp_path / "out.jsonl"
+    try:
+        status = main(["batch", "--root", SAMPLE, "--out", str(out)])
+    finally:
+        ctrl_c_while_syncing()
+    assert status == 130
+    assert looks_whole("batch --out", out.read_bytes()) and listing(tmp_path) == [["out.jsonl"]]
+    sessions = len(SAMPLE_IDS)
+    said = f"interrupted: {sessions} of {sessions} sessions are in {out};"
+    assert capsys.readouterr().err.startswith(said)
+
+
+def test_ctrl_c_while_a_finished_page_is_synced_leaves_it_whole(
+    tmp_path: Path, ctrl_c_while_syncing: Callable[[], None]
+) -> None:
+    out = tmp_path / "page.md"
+    out.write_bytes(b"old\n")
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write_pieces(["new\n"], str(out), "--out")
+    finally:
+        ctrl_c_while_syncing()
+    assert out.read_bytes() == b"new\n" and listing(tmp_path) == [["page.md"]]

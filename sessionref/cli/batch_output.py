@@ -187,8 +187,12 @@ class OutputFile:
         return self.target.given
 
     def held(self) -> int:
-        """How many complete lines the output holds now."""
-        return complete_lines(self.target.file)
+        """How many complete lines the output holds now: none when there is no file (a stop
+        that came before a new file was in place)."""
+        try:
+            return complete_lines(self.target.file)
+        except FileNotFoundError:
+            return 0
 
     def _wrote(self) -> bool:
         """Whether any result's bytes went into the file: a stop can land inside a write,

@@ -37,7 +37,7 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.cli.common import config_error
-from sessionref.cli.process import STANDARD_STREAMS
+from sessionref.cli.process import STANDARD_STREAMS, signals_held
 from sessionref.errors import SessionReferenceError
 
 DESCRIPTOR_PATH: Final = re.compile(r"/(?:dev/(?:fd/|std(?:in|out|err)$)|proc/[^/]+/fd/)")
@@ -129,7 +129,8 @@ class OutputTarget(msgspec.Struct, frozen=True):
         and sync it, give it the permission bits of the file it replaces (now that it is
         written: a write by a process that is not root clears set-id bits), then rename it
         over the file. ``temporary`` is gone afterwards whatever fails, so the file is either
-        replaced whole or left as it was.
+        replaced whole or left as it was; a SIGINT or SIGTERM that comes while a kept file is
+        synced and renamed takes effect once it is in place (:func:`signals_held`).
 
         >>> import tempfile
         >>> with tempfile.TemporaryDirectory() as folder:
@@ -146,19 +147,21 @@ class OutputTarget(msgspec.Struct, frozen=True):
         # that no one takes it for a killed writer's leftover between closing and renaming
         lasting = os.dup(file.fileno())
         try:
-            try:
-                if keep:
-                    file.flush()
-                    _give_mode(file.fileno(), self.file)
-                    os.fsync(file.fileno())
-            finally:
+            # a signal waits for the file to be in place: once written whole, it is kept
+            with signals_held() if keep else contextlib.nullcontext():
                 try:
-                    file.close()
-                except OSError:
-                    if keep:  # else nothing is kept: its closing has nothing to say
-                        raise
-            if keep:
-                os.replace(temporary, self.file)
+                    if keep:
+                        file.flush()
+                        _give_mode(file.fileno(), self.file)
+                        os.fsync(file.fileno())
+                finally:
+                    try:
+                        file.close()
+                    except OSError:
+                        if keep:  # else nothing is kept: its closing has nothing to say
+                            raise
+                if keep:
+                    os.replace(temporary, self.file)
         finally:
             try:
                 temporary.unlink(missing_ok=True)

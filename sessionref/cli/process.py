@@ -21,11 +21,14 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import io
 import os
 import signal
 import sys
+import threading
+from collections.abc import Iterator
 from types import FrameType
 from typing import Any, Final
 
@@ -92,6 +95,35 @@ def exit_on_signals() -> None:
     pools and threads): a signal exits at once with one line."""
     signal.signal(signal.SIGINT, _exit_at_once)
     signal.signal(signal.SIGTERM, _exit_at_once)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM back while the block runs, then deliver the first that came
+    to the handler it would have met: for a step that must not stop half-way, such as a
+    finished file's sync and rename into place (a Ctrl-C in between would lose all of it).
+    Outside the main thread, where no handler can be set, the block runs as it is.
+
+    >>> with signals_held():
+    ...     print(signal.getsignal(signal.SIGINT).__name__)
+    hold
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        came.append(signum)
+
+    handlers = {signum: signal.signal(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in handlers.items():  # None: one not set from Python
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+        if came:
+            signal.raise_signal(came[0])
 
 
 STANDARD_STREAMS: Final = (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w"))
