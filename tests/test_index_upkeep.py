@@ -7,6 +7,7 @@ import io
 import json
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -23,6 +24,7 @@ from sessionref.testing.store import write_session_store
 from tests.conftest import CACHE
 from tests.log_damage import place, plain_log
 from tests.logs import assistant, header, title, turn_end, two_turns, user
+from tests.test_cli_robustness import PATIENCE
 
 
 def sessions(count: int, word: str = "kiwi") -> list[dict[str, Any]]:
@@ -89,6 +91,29 @@ def test_a_build_that_saves_nothing_promises_nothing_of_later_runs(tmp_path: Pat
         said,
     ]
     assert foreign.read_text() == "precious"
+
+
+def test_an_index_path_that_is_no_regular_file_is_left_as_it_is(tmp_path: Path) -> None:
+    """A FIFO (or a device: ``--index /dev/null`` as root used to be deleted and replaced by a
+    database) named as the index is no index: every command reads the store directly, none
+    waits for a writer of the FIFO, and it stays a FIFO."""
+    root = tmp_path / "store"
+    write_session_store(root, sessions(2))
+    fifo = tmp_path / "index.fifo"
+    os.mkfifo(fifo)
+    why = f"{fifo} is not an index (it is not a regular file)"
+    for args in (["candidates", "--limit", "1"], ["index"], ["index", "--stats"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sessionref", *args, "--root", str(root), "--index", str(fifo)],
+            capture_output=True,
+            env={"PATH": "", "HOME": "/nonexistent", "XDG_CACHE_HOME": CACHE},
+            timeout=PATIENCE,  # a bound on a run that waits for a writer, not a speed check
+        )
+        assert why.encode() in done.stderr + done.stdout, done.stderr
+        assert b"Traceback" not in done.stderr
+    pruned = prune_indexes(fifo)
+    assert pruned == [] and stat.S_ISFIFO(fifo.stat().st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["index.fifo", "store"]
 
 
 def test_on_a_terminal_a_build_shows_a_bar_naming_the_store() -> None:

@@ -154,24 +154,25 @@ def check_ours(path: Path) -> None:
     rebuilt); a file whose schema cannot be read is not known to be, and is left alone. A lock
     held past the busy timeout raises :class:`sqlite3.Error`.
 
-    Anything but a regular file (a device such as ``/dev/null``, a FIFO) is not one either,
-    and is looked at without being opened: SQLite would write into a device, whose file a
-    rebuild would then delete, and opening a FIFO waits for a writer.
+    Anything but a regular file (``/dev/null``, a FIFO) is not one: read without waiting
+    for a FIFO's writer, and never removed to be rebuilt.
 
     >>> check_ours(Path("/nonexistent/x.sqlite"))
-    >>> check_ours(Path("/"))
+    >>> check_ours(Path(os.devnull))
     Traceback (most recent call last):
+    ...
     sessionref.index.schema.ForeignFile: is not an index (it is not a regular file)
     """
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            raise ForeignFile("is not an index (it is not a regular file)")
-        with path.open("rb") as file:
-            head = file.read(len(SQLITE_MAGIC))
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
+            regular = stat.S_ISREG(os.fstat(file.fileno()).st_mode)
+            head = file.read(len(SQLITE_MAGIC)) if regular else b""
     except FileNotFoundError:
         return
     except OSError as exc:
         raise ForeignFile(f"cannot be read ({exc.strerror})") from None
+    if not regular:
+        raise ForeignFile("is not an index (it is not a regular file)")
     if not head:
         return
     if head != SQLITE_MAGIC:

@@ -124,7 +124,9 @@ def prune_indexes(override: str | os.PathLike[str] | None = None) -> list[tuple[
 
 def _root_of(path: Path) -> str | None:
     """The store root an index database was built for; ``None`` when the file is not one
-    (or another process holds it locked)."""
+    (or another process holds it locked, or it is no regular file: a FIFO would block)."""
+    if not path.is_file():
+        return None
     try:
         with read_only(path) as db:
             root = _meta(db).get("root")
