@@ -267,6 +267,24 @@ def test_the_server_ends_with_its_input_and_leaves_no_process(store: Path) -> No
         os.killpg(server.pid, 0)  # nothing is left of its process group
 
 
+def test_a_client_that_closes_the_servers_output_ends_it_quietly(store: Path) -> None:
+    """A client gone mid-conversation (its end of stdout closed, then its input): the server
+    ends as any command on a closed stdout does, status 0 and nothing on stderr, not with an
+    exception group's traceback."""
+    server = raw_server(store)
+    assert server.stdin is not None and server.stdout is not None
+    server.stdin.write(HELLO + b"\n")
+    server.stdin.flush()
+    assert json.loads(server.stdout.readline())["result"]["serverInfo"]["name"] == "sessionref"
+    server.stdout.close()
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    server.stdin.write(json.dumps(ping).encode() + b"\n")
+    server.stdin.flush()
+    server.stdin.close()
+    assert server.wait(TIMEOUT) == 0
+    assert server.stderr is not None and server.stderr.read() == b""
+
+
 def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Path) -> None:
     # Found by a newcomer's trial: the SDK's stdio transport answered nothing to a line it
     # could not read. JSON-RPC 2.0 asks for an error with a null id: -32700 for text that

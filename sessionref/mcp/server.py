@@ -43,7 +43,7 @@ from sessionref.mcp.catalog import (
     session_of_uri,
 )
 from sessionref.mcp.tools import Answer, Toolbox
-from sessionref.mcp.wire import Lines, answer_unreadable, send_writable
+from sessionref.mcp.wire import Lines, answer_unreadable, run_served, send_writable
 
 T = TypeVar("T")
 
@@ -396,4 +396,4 @@ def serve_stdio(catalog: Catalog, *, tools: bool = False) -> None:
             async with stdio_server(stdin=stdin) as (read_stream, write_stream):
                 await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
 
-    anyio.run(main)
+    run_served(main)

@@ -4,16 +4,19 @@ Its reader hands over a line that is no JSON-RPC message as an exception and ans
 (:func:`answer_unreadable` answers it); its writer encodes each message as UTF-8 and fails,
 ending the server, on a string with a lone surrogate, which a session title cut inside an
 emoji or an id from a file name that is no UTF-8 holds (:func:`send_writable` makes such
-strings well formed first).
+strings well formed first); a client that closes the output ends the server as a closed
+stdout ends any command (:func:`run_served`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import errno
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from typing import Any, Final
 
+import anyio
 import mcp_types as types
 import pydantic
 import pydantic_core
@@ -22,6 +25,8 @@ from mcp.shared.message import SessionMessage
 from sessionref.codecs.jsstring import well_formed
 from sessionref.log.lines import parse_json
 
+CLOSED_OUTPUT: Final = (BrokenPipeError, anyio.BrokenResourceError, anyio.ClosedResourceError)
+"""What the server's tasks raise once the client has closed its output."""
 _NOT_JSON: Final = object()
 """What :func:`_json` gives for a line that is not JSON."""
 
@@ -210,3 +215,53 @@ async def send_writable(messages: Any, outgoing: Any) -> None:
     async with outgoing, messages:
         async for item in messages:
             await outgoing.send(writable(item))
+
+
+def _leaves(error: BaseException) -> list[BaseException]:
+    """The exceptions an exception group holds, its groups' too; a lone exception itself.
+
+    >>> def group(*inner):  # as an ExceptionGroup (Python 3.11) holds them
+    ...     error = Exception("group")
+    ...     error.exceptions = inner
+    ...     return error
+    >>> _leaves(ValueError()), len(_leaves(group(ValueError(), group(KeyError(), OSError()))))
+    ([ValueError()], 3)
+    """
+    inner = getattr(error, "exceptions", None)
+    if not isinstance(inner, tuple):
+        return [error]
+    return [leaf for member in inner for leaf in _leaves(member)]
+
+
+def closed_output(error: BaseException) -> bool:
+    """Whether ``error`` (an exception group from the server's tasks) is the client closing the
+    server's output and nothing else: a broken pipe, and the tasks that then found their
+    streams broken or closed.
+
+    >>> def group(*inner):  # as an ExceptionGroup (Python 3.11) holds them
+    ...     error = Exception("group")
+    ...     error.exceptions = inner
+    ...     return error
+    >>> closed_output(group(BrokenPipeError(), anyio.BrokenResourceError()))
+    True
+    >>> closed_output(group(BrokenPipeError(), ValueError()))
+    False
+    >>> closed_output(group(anyio.ClosedResourceError())), closed_output(BrokenPipeError())
+    (False, True)
+    """
+    leaves = _leaves(error)
+    return any(isinstance(leaf, BrokenPipeError) for leaf in leaves) and all(
+        isinstance(leaf, CLOSED_OUTPUT) for leaf in leaves
+    )
+
+
+def run_served(main: Callable[[], Awaitable[None]]) -> None:
+    """Run the server's ``main`` (``anyio.run``); the client closing the server's output ends
+    it as a closed stdout ends any command: a :class:`BrokenPipeError`, not the exception
+    group the server's tasks raise then (:func:`closed_output`)."""
+    try:
+        anyio.run(main)
+    except Exception as exc:
+        if closed_output(exc):
+            raise BrokenPipeError(errno.EPIPE, "the client closed the output") from None
+        raise
