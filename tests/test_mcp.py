@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -283,6 +284,27 @@ def test_a_client_that_closes_the_servers_output_ends_it_quietly(store: Path) ->
     server.stdin.close()
     assert server.wait(TIMEOUT) == 0
     assert server.stderr is not None and server.stderr.read() == b""
+
+
+@pytest.mark.parametrize(("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_a_signal_ends_the_server_while_its_input_is_open(
+    store: Path, signum: int, status: int
+) -> None:
+    """The MCP spec has a client end a stdio server with SIGTERM: the server hung, its
+    input still open, as the thread blocked reading it was joined at exit. It ends with the
+    status of the signal, as every command does, and no traceback."""
+    server = raw_server(store)
+    assert server.stdin is not None and server.stdout is not None
+    try:
+        server.stdin.write(HELLO + b"\n")
+        server.stdin.flush()
+        assert json.loads(server.stdout.readline())["id"] == 1
+        server.send_signal(signum)
+        assert server.wait(TIMEOUT) == status
+        assert server.stderr is not None and b"Traceback" not in server.stderr.read()
+    finally:
+        server.kill()
+        server.wait()
 
 
 def test_a_line_that_is_no_message_is_answered_and_the_server_goes_on(store: Path) -> None:

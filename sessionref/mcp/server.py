@@ -43,7 +43,7 @@ from sessionref.mcp.catalog import (
     session_of_uri,
 )
 from sessionref.mcp.tools import Answer, Toolbox
-from sessionref.mcp.wire import Lines, answer_unreadable, run_served, send_writable
+from sessionref.mcp.wire import Lines, answer_unreadable, daemon_lines, run_served, send_writable
 
 T = TypeVar("T")
 
@@ -389,11 +389,12 @@ def serve_stdio(catalog: Catalog, *, tools: bool = False) -> None:
     for :func:`answer_unreadable`."""
 
     async def main() -> None:
-        # lines end at \n only (a bare CR inside a message does not split it); fd 0 stays open
-        with open(0, encoding="utf-8", errors="replace", newline="\n", closefd=False) as text:
-            lines = Lines(anyio.wrap_file(text))  # as the SDK reads its input, each line kept
-            stdin = cast("anyio.AsyncFile[str]", lines)
-            async with stdio_server(stdin=stdin) as (read_stream, write_stream):
-                await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
+        # lines end at \n only (a bare CR inside a message does not split it); fd 0 stays
+        # open, and so does the file: closing it would wait for the thread reading it
+        text = open(0, encoding="utf-8", errors="replace", newline="\n", closefd=False)  # noqa: SIM115
+        lines = Lines(daemon_lines(text))  # as the SDK reads its input, each line kept
+        stdin = cast("anyio.AsyncFile[str]", lines)
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            await SessionServer(catalog, tools=tools).run(read_stream, write_stream, lines)
 
     run_served(main)

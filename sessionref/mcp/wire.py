@@ -10,10 +10,12 @@ stdout ends any command (:func:`run_served`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import errno
+import threading
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, Final
 
 import anyio
@@ -29,6 +31,46 @@ CLOSED_OUTPUT: Final = (BrokenPipeError, anyio.BrokenResourceError, anyio.Closed
 """What the server's tasks raise once the client has closed its output."""
 _NOT_JSON: Final = object()
 """What :func:`_json` gives for a line that is not JSON."""
+
+
+AHEAD: Final = 64
+"""The most lines :func:`daemon_lines` reads ahead of the server."""
+
+
+async def daemon_lines(lines: Iterable[str]) -> AsyncIterator[str]:
+    """``lines`` (a blocking file's), read on a daemon thread of their own, at most
+    :data:`AHEAD` ahead: a signal can end the server while that thread waits for input,
+    which a worker thread of the event loop, joined as the process exits, would not let it.
+
+    >>> async def read() -> list[str]:
+    ...     return [line async for line in daemon_lines(["a\\n", "b\\n"])]
+    >>> asyncio.run(read())
+    ['a\\n', 'b\\n']
+    """
+    loop = asyncio.get_running_loop()
+    arrived: asyncio.Queue[str | None] = asyncio.Queue()
+    room = threading.Semaphore(AHEAD)
+
+    def hand(line: str | None) -> bool:
+        try:
+            loop.call_soon_threadsafe(arrived.put_nowait, line)
+        except RuntimeError:  # the loop is closed: the server has ended
+            return False
+        return True
+
+    def pump() -> None:
+        try:
+            for line in lines:
+                room.acquire()
+                if not hand(line):
+                    return
+        finally:
+            hand(None)
+
+    threading.Thread(target=pump, name="mcp-input", daemon=True).start()
+    while (line := await arrived.get()) is not None:
+        room.release()
+        yield line
 
 
 class Lines:
