@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import functools
 import json
 import os
@@ -636,6 +637,24 @@ def test_a_fifo_named_like_a_leftover_does_not_hang_a_batch(tmp_path: Path, resu
     write("batch --out", tmp_path / "o.jsonl", ("--resume",) if resume else ())
     assert looks_whole("batch --out", (tmp_path / "o.jsonl").read_bytes())
     assert stat.S_ISFIFO(fifo.lstat().st_mode) and listing(tmp_path) == [[fifo.name, "o.jsonl"]]
+
+
+@pytest.mark.parametrize("command", ["export --out", "show --html"])
+def test_a_page_sweeps_what_a_killed_writer_left_and_not_a_running_ones(
+    tmp_path: Path, command: str
+) -> None:
+    """Two trials found the temporary file of an ``export --out`` or ``show --html`` killed
+    with SIGKILL left for good: unlike ``batch``, no later run removed it. A killed writer's
+    goes; one a running writer holds locked stays."""
+    out = tmp_path / "page"
+    killed, running = (tmp_path / f".page.{name}.tmp" for name in ("0123456789ab", "ba9876543210"))
+    killed.write_bytes(b"half a page")
+    running.write_bytes(b"")
+    with running.open("rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # as the writer of a running one holds it
+        assert main([*COMMANDS[command], str(out)]) == 0
+        assert listing(tmp_path) == [[running.name, "page"]]
+    assert looks_whole(command, out.read_bytes())
 
 
 def test_a_retry_whose_temporary_file_cannot_be_made_leaves_nothing_open(

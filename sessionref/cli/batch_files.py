@@ -10,7 +10,9 @@ the sessions the other adds. A second batch to the same file, while one runs, is
 (:data:`BUSY`) before it reads or writes anything. A batch looks for leftovers and takes its
 locks while it holds the lock of the folder (:func:`guarded`), so that two batches starting
 at once cannot both find nothing held, nor one take the other's new temporary file, not yet
-locked, for a leftover.
+locked, for a leftover. A file written whole by another command (``export --out``, ``show
+--html``) goes through a temporary file of the same name, locked too, and sweeps what killed
+writers left before it writes (:func:`sweep_leftovers`).
 """
 
 from __future__ import annotations
@@ -111,6 +113,30 @@ def _open_leftover(candidate: Path) -> IO[bytes] | None:
         return os.fdopen(descriptor, "rb")
     os.close(descriptor)
     return None
+
+
+def sweep_leftovers(target: OutputTarget) -> None:
+    """Remove the temporary files killed writers left beside ``target``'s file, as a file
+    written whole (``export --out``, ``show --html``) does before it writes: those no running
+    writer holds locked, which stay.
+
+    >>> import tempfile
+    >>> from sessionref.cli.output_target import locate
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     left, running = (Path(d, f".o.md.{n}.tmp") for n in ("0123456789ab", "ba9876543210"))
+    ...     _ = left.write_bytes(b"half"); _ = running.write_bytes(b"")
+    ...     with running.open("rb") as held:
+    ...         _ = lock(held)
+    ...         sweep_leftovers(locate(f"{d}/o.md", "--out"))
+    ...     os.listdir(d)
+    ['.o.md.ba9876543210.tmp']
+    """
+    for candidate in temporaries(target.file):
+        file = _open_leftover(candidate)
+        if file is not None:
+            with file:
+                if lock(file):  # no writer holds it: a killed one's
+                    candidate.unlink(missing_ok=True)
 
 
 def clear_leftovers(target: OutputTarget, *, adopt: bool) -> Path | None:

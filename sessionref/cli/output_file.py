@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import IO
 
+from sessionref.cli.batch_files import guarded, lock, sweep_leftovers
 from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
@@ -85,8 +86,11 @@ def write_pieces(
                 shown = terminal if terminal is not None and stream.isatty() else _as_it_is
                 _write_all(map(shown, encoded(pieces)), stream)
             return
-        temporary = target.temporary()
-        file = target.create(temporary)
+        with guarded(target.file):  # a killed writer's leftovers go; this one's is held
+            sweep_leftovers(target)
+            temporary = target.temporary()
+            file = target.create(temporary)
+            lock(file)
         written = False
         try:
             _write_all(pieces, file)
