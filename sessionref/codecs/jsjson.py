@@ -95,6 +95,24 @@ def js_json(value: object) -> bytes:
         return _walk(value)
 
 
+def js_numbers(value: object) -> object:
+    """``value`` (parsed JSON) with each float that ``JSON.stringify`` writes as an integer
+    (an integral one up to 2^53, negative zero included) made an ``int``, so that
+    :func:`js_json` writes it as ``JSON.stringify`` does: ``1``, not ``1.0``; ``0``, not
+    ``-0.0``. A walk of the whole value, for data written as the harness would write it.
+
+    >>> js_json(js_numbers({"a": [-0.0, 2.0, 2.5], "b": True}))
+    b'{"a":[0,2,2.5],"b":true}'
+    """
+    if type(value) is float:
+        return int(value) if value.is_integer() and abs(value) <= 2**53 else value
+    if type(value) is dict:
+        return {key: js_numbers(item) for key, item in value.items()}
+    if type(value) is list:
+        return [js_numbers(item) for item in value]
+    return value
+
+
 def tag_safe_json(value: object) -> bytes:
     """``js_json`` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
 

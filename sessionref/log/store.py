@@ -16,7 +16,7 @@ from typing import Any
 
 import zstandard
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import js_json, js_numbers
 from sessionref.errors import (
     INVALID_CONFIG,
     LogUnreadable,
@@ -318,10 +318,6 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
         if isinstance(header, dict) and "type" not in header
         else header
     )
-    if isinstance(line, dict):  # JSON.stringify writes a zero 0, negative zero too
-        line = {
-            key: 0 if type(value) is float and value == 0 else value for key, value in line.items()
-        }
     cwd = header.get("cwd") if isinstance(header, dict) else None
     session_id = header.get("id") if isinstance(header, dict) else None
     project = (
@@ -331,7 +327,7 @@ def render_session(session: Mapping[str, Any]) -> tuple[str, str, bytes]:
     return (
         project,
         encode_session_directory(_js_string(session_id)),
-        b"".join(js_json(value) + b"\n" for value in lines),
+        b"".join(js_json(js_numbers(value)) + b"\n" for value in lines),  # numbers as JS writes
     )
 
 
