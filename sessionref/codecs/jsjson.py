@@ -9,9 +9,10 @@ refuses, the text between lone surrogates still goes through msgspec.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -190,3 +191,33 @@ def literal_lengths(literal: bytes) -> tuple[int, int] | None:
         return None
     escapes = backslashes - len(_ESCAPED_BACKSLASH.findall(literal))  # "\\" is one of two
     return len(literal) - 2 - escapes, json_bytes
+
+
+def reject_constant(name: str) -> object:
+    """Refuse ``NaN``, ``Infinity`` and ``-Infinity``, which Python's ``json`` takes and
+    ``JSON.parse`` does not (a ``parse_constant`` hook).
+
+    >>> reject_constant("NaN")
+    Traceback (most recent call last):
+    ValueError: NaN is not JSON
+    """
+    raise ValueError(f"{name} is not JSON")
+
+
+_ANY: Final = msgspec.json.Decoder()
+_JSON: Final = json.JSONDecoder(parse_constant=reject_constant)
+"""What ``json.loads(text, parse_constant=reject_constant)`` builds on every call."""
+
+
+def parse_json(line: bytes | bytearray) -> Any:
+    """``JSON.parse`` of one line decoded as the harness decodes it (invalid UTF-8 as U+FFFD):
+    msgspec where it can, the standard library for the lone surrogates and the invalid UTF-8
+    msgspec refuses. Raises ``ValueError`` for what is not JSON.
+
+    >>> parse_json(b'{"a":"\\\\ud800"}'), parse_json(b'"\\xff"')
+    ({'a': '\\ud800'}, '\\ufffd')
+    """
+    try:
+        return _ANY.decode(line)
+    except msgspec.DecodeError:
+        return _JSON.decode(line.decode("utf-8", "replace"))

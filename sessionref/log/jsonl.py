@@ -19,11 +19,10 @@ from typing import Any, BinaryIO, Final, TypeVar
 
 import msgspec
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import js_json, parse_json
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import not_a_log
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
-from sessionref.log.lines import parse_json
 
 T = TypeVar("T")
 

@@ -26,6 +26,7 @@ from typing import Any, Final
 
 import msgspec
 
+from sessionref.codecs.jsjson import parse_json, reject_constant
 from sessionref.log.frames import newline_count
 from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
 from sessionref.log.rows import MalformedRow, check_row_value
@@ -35,7 +36,6 @@ Line = LogRecord | None
 """A decoded line: its record, or ``None`` for a line the harness cannot parse."""
 
 _DECODER: Final = msgspec.json.Decoder(LogRecord)
-_ANY: Final = msgspec.json.Decoder()
 _WINDOW: Final = 1 << 13
 """Bytes of lines decoded at once after a piece was refused: a refused line costs up to
 that much decoded twice, a window a call."""
@@ -44,14 +44,6 @@ _JSON_SPACE: Final = b" \t\r"
 NULL_RECORD: Final = "a JSON null line"
 """The problem of a line that parses to ``null``: the harness fails on it wherever it is
 ("Cannot read properties of null"), so the whole log is unreadable."""
-
-
-def _reject_constant(name: str) -> object:
-    raise ValueError(f"{name} is not JSON")
-
-
-_JSON: Final = json.JSONDecoder(parse_constant=_reject_constant)
-"""What ``json.loads(text, parse_constant=_reject_constant)`` builds on every call."""
 
 
 def _js_integer(literal: str) -> int | float:
@@ -63,21 +55,7 @@ def _js_integer(literal: str) -> int | float:
     return -0.0 if literal == "-0" else int(literal)
 
 
-_JS_NUMBERS: Final = json.JSONDecoder(parse_constant=_reject_constant, parse_int=_js_integer)
-
-
-def parse_json(line: bytes) -> Any:
-    """``JSON.parse`` of one line decoded as the harness decodes it (invalid UTF-8 as U+FFFD):
-    msgspec where it can, the standard library for the lone surrogates and the invalid UTF-8
-    msgspec refuses. Raises ``ValueError`` for what is not JSON.
-
-    >>> parse_json(b'{"a":"\\\\ud800"}'), parse_json(b'"\\xff"')
-    ({'a': '\\ud800'}, '\\ufffd')
-    """
-    try:
-        return _ANY.decode(line)
-    except msgspec.DecodeError:
-        return _JSON.decode(line.decode("utf-8", "replace"))
+_JS_NUMBERS: Final = json.JSONDecoder(parse_constant=reject_constant, parse_int=_js_integer)
 
 
 def parse_json_signed_zero(line: bytes) -> Any:

@@ -9,12 +9,11 @@ is already built and which carries what is wrong with its envelope, if anything.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Final, TypeVar
 
 import msgspec
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import js_json, parse_json
 from sessionref.codecs.jsstring import repair_utf8
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import MAX_SAFE_INTEGER
@@ -222,7 +221,7 @@ def _last_members(data: bytes | bytearray) -> bytes:
     >>> _last_members(b'{"a":5,"b":[{"c":1,"c":"\\\\ud800"}],"a":[1]}')
     b'{"a":[1],"b":[{"c":"\\\\ud800"}]}'
     """
-    return js_json(json.loads(data.decode("utf-8", "replace")))
+    return js_json(parse_json(data))
 
 
 def raw_data(record: LogRecord) -> Any:

@@ -24,8 +24,8 @@ import pydantic
 import pydantic_core
 from mcp.shared.message import SessionMessage
 
+from sessionref.codecs.jsjson import parse_json
 from sessionref.codecs.jsstring import well_formed
-from sessionref.log.lines import parse_json
 
 CLOSED_OUTPUT: Final = (BrokenPipeError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 """What the server's tasks raise once the client has closed its output."""
