@@ -77,6 +77,25 @@ def guarded(path: Path) -> Iterator[None]:
         os.close(folder)
 
 
+def locked_temporary(target: OutputTarget) -> tuple[Path, IO[bytes]]:
+    """A new temporary file for ``target`` (:meth:`~OutputTarget.create`), open and locked
+    while its writer runs: no one takes it for a leftover. Made while the folder is
+    :func:`guarded`.
+
+    >>> import tempfile
+    >>> from sessionref.cli.output_target import locate
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     temporary, file = locked_temporary(locate(f"{d}/o.md", "--out"))
+    ...     with file, temporary.open("rb") as other:
+    ...         lock(other)
+    False
+    """
+    temporary = target.temporary()
+    file = target.create(temporary)
+    lock(file)
+    return temporary, file
+
+
 def temporaries(path: Path) -> list[Path]:
     """The temporary files of batches writing ``path``, running or not, by name.
 

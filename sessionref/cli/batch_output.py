@@ -18,7 +18,7 @@ from typing import IO, Final
 import msgspec
 
 from sessionref.batch.core import ResultLine
-from sessionref.cli.batch_files import clear_leftovers, guarded, hold, lock
+from sessionref.cli.batch_files import clear_leftovers, guarded, hold, locked_temporary
 from sessionref.cli.common import STDOUT, config_error
 from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
@@ -163,11 +163,8 @@ class OutputFile:
         return self
 
     def _create_temporary(self) -> None:
-        """Create the temporary file the lines go to, locked while this batch runs: it is
-        not a leftover. Called while the folder is :func:`guarded`."""
-        self._temporary = self.target.temporary()
-        self._file = self.target.create(self._temporary)
-        lock(self._file)
+        """Create the temporary file the lines go to (:func:`locked_temporary`)."""
+        self._temporary, self._file = locked_temporary(self.target)
 
     def _discard(self) -> None:
         """Give up before any line: remove the temporary file, if made, and release the file."""

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import IO
 
-from sessionref.cli.batch_files import guarded, lock, sweep_leftovers
+from sessionref.cli.batch_files import guarded, locked_temporary, sweep_leftovers
 from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
@@ -88,9 +88,7 @@ def write_pieces(
             return
         with guarded(target.file):  # a killed writer's leftovers go; this one's is held
             sweep_leftovers(target)
-            temporary = target.temporary()
-            file = target.create(temporary)
-            lock(file)
+            temporary, file = locked_temporary(target)
         written = False
         try:
             _write_all(pieces, file)
