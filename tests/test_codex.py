@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from sessionref import SessionReferenceResolver, Target
+from sessionref.cli import main
 from sessionref.codex.reader import codex_transcript
 from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
@@ -262,3 +263,60 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(
     assert [(p.path, p.message) for p in store.problems()] == [
         (str(locked), "cannot be listed: Permission denied")
     ]
+
+
+NAME = f"rollout-2025-06-01T10-00-00-{THREAD}.jsonl"
+ASKED = [meta(), *said("user", "fix the build"), *said("assistant", "Fixed.")]
+MORE = said("user", "and the docs")
+FIXED = [("user", "fix the build"), ("assistant", "Fixed.")]
+
+
+@pytest.mark.parametrize(
+    ("live", "archived", "read"),
+    [
+        (ASKED, ASKED, FIXED),  # copied, not moved
+        (ASKED, ASKED + MORE, [*FIXED, ("user", "and the docs")]),  # archived after a copy
+        (ASKED + MORE, ASKED, [*FIXED, ("user", "and the docs")]),  # went on after a copy
+        (ASKED + MORE, ASKED + said("user", "other"), [*FIXED, ("user", "and the docs")]),
+    ],
+)
+def test_a_rollout_in_sessions_and_in_archived_sessions_is_read_once(
+    tmp_path: Path, live: list[bytes], archived: list[bytes], read: list[tuple[str, str]]
+) -> None:
+    """A newcomer's trial: the same rollout in ``sessions/`` and in ``archived_sessions/``
+    showed each message twice (both were read as segments of the thread). The longer copy is
+    read when it begins with the other; else the one in ``sessions/``, which Codex resumes."""
+    store = write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/{NAME}": rollout(*live),
+            f"archived_sessions/{NAME}": rollout(*archived),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == read
+    resolver = SessionReferenceResolver(store)
+    prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": THREAD}])
+    seq = prepared.additional_context.source.references[0].captured_through_seq
+    assert seq == 2 * len(read)  # the copy read: its meta, and two lines per message
+
+
+def test_a_copied_segment_is_read_once_and_the_other_segments_still_follow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    later = f"rollout-2025-06-02T09-00-00-{THREAD}_seg2.jsonl"
+    write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/{NAME}": rollout(*ASKED),
+            f"archived_sessions/{NAME}": rollout(*ASKED),
+            f"sessions/2025/06/02/{later}": rollout(meta(), *said("assistant", "second part")),
+        },
+    )
+    assert main(["show", "--root", str(tmp_path), THREAD]) == 0
+    table = capsys.readouterr().out
+    assert "kept 3 of 3 units" in table
+    assert [table.count(text) for text in ("fix the build", "Fixed.", "second part")] == [1, 1, 1]
+    assert main(["snapshot", "--root", str(tmp_path), THREAD]) == 0
+    prompt = capsys.readouterr().out
+    assert '"capturedThroughSeq":7' in prompt  # a copy's 5 lines, then 3 in the next segment
+    assert [prompt.count(text) for text in ("fix the build", "Fixed.", "second part")] == [1, 1, 1]

@@ -5,8 +5,9 @@ and ``<root>/archived_sessions/rollout-*.jsonl``.
 ``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
 A session is a thread: its id is the first ``session_meta``'s ``payload.id``, and the segment
 files of one thread are read as one session, in the order of their names (which start with
-their time). A subagent's thread is not a session of its own. Names come from
-``session_index.jsonl`` (the latest line for an id).
+their time). A file of the same name in ``sessions/`` and in ``archived_sessions/`` is one
+rollout in two places, read once (:func:`one_rollout`). A subagent's thread is not a session
+of its own. Names come from ``session_index.jsonl`` (the latest line for an id).
 """
 
 from __future__ import annotations
@@ -53,6 +54,22 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     return names
 
 
+def one_rollout(found_first: list[bytes], other: list[bytes]) -> list[bytes]:
+    """The lines to read of two copies of one rollout (one file name, in ``sessions/`` and in
+    ``archived_sessions/``): the longer when it begins with the other, which it holds whole;
+    else the one found first, in ``sessions/``, which is the one Codex resumes (it looks a
+    thread up there, and in ``archived_sessions/`` only to unarchive it).
+
+    >>> one_rollout([b"a"], [b"a", b"b"]), one_rollout([b"a", b"b"], [b"a"])
+    ([b'a', b'b'], [b'a', b'b'])
+    >>> one_rollout([b"a", b"live"], [b"a", b"archived", b"more"])
+    [b'a', b'live']
+    """
+    if len(other) > len(found_first) and other[: len(found_first)] == found_first:
+        return other
+    return found_first
+
+
 def _folders(directory: Path, passed: list[StoreProblem] | None = None) -> Iterator[Path]:
     """``directory`` and every real directory below it, by name (see
     :func:`~sessionref.log.harness_store.real_directories` for ``passed``)."""
@@ -83,7 +100,8 @@ class CodexStore(HarnessStore):
         self._names: tuple[object, dict[str, str]] = (None, {})
 
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
-        """Every rollout file below ``sessions/`` and in ``archived_sessions/``."""
+        """Every rollout file below ``sessions/``, then in ``archived_sessions/`` (so the copy
+        in ``sessions/`` of a rollout in both comes first: :meth:`joined`)."""
         for folder in _folders(self.home / "sessions", passed):  # which says what it passed
             yield from jsonl_files(folder, ROLLOUT_PREFIX)
         yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX, passed)
@@ -111,6 +129,23 @@ class CodexStore(HarnessStore):
             return None
         threads = _THREAD_ID.findall(path.name)
         return threads[-1] if threads else None
+
+    @staticmethod
+    def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
+        """A thread's lines from its files', in reading order: the segments one after another,
+        each file name read once (:func:`one_rollout` of its copies, which are neighbours).
+
+        >>> live = Path("sessions/rollout-1.jsonl")
+        >>> archived = Path("archived_sessions/rollout-1.jsonl")
+        >>> later = Path("sessions/rollout-2.jsonl")
+        >>> CodexStore.joined([(live, [b"m"]), (archived, [b"m", b"x"]), (later, [b"y"])])
+        [b'm', b'x', b'y']
+        """
+        rollouts: dict[str, list[bytes]] = {}
+        for path, lines in files:
+            copy = rollouts.get(path.name)
+            rollouts[path.name] = lines if copy is None else one_rollout(copy, lines)
+        return [line for lines in rollouts.values() for line in lines]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""

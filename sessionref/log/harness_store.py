@@ -195,11 +195,24 @@ class HarnessStore(ABC):
                 raise SessionLogError(f"{problem.path}: {problem.message}")
         raise SessionNotFound(session_id)
 
+    @staticmethod
+    def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
+        """A session's lines from the committed lines of each of its files, in reading order:
+        one file's after another's (a harness whose files may be copies of one another says
+        which to read).
+
+        >>> HarnessStore.joined([(Path("a"), [b"1"]), (Path("b"), [b"2"])])
+        [b'1', b'2']
+        """
+        return [line for _, lines in files for line in lines]
+
     def _lines(self, session_id: str) -> list[bytes]:
-        lines: list[bytes] = []
-        for path in self.paths_of(session_id):
-            lines += read_committed(path, self.max_bytes, self.max_line_bytes)
-        return lines
+        return self.joined(
+            [
+                (path, read_committed(path, self.max_bytes, self.max_line_bytes))
+                for path in self.paths_of(session_id)
+            ]
+        )
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole session as a person reads it."""
