@@ -35,12 +35,19 @@ def meta(thread: str = THREAD, **fields: Any) -> bytes:
     return line("session_meta", payload)
 
 
+def copy(role: str, text: str) -> dict[str, Any]:
+    """The model's copy of a message, as a response item."""
+    kind = "input_text" if role == "user" else "output_text"
+    return {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
+
+
 def said(role: str, text: str) -> list[bytes]:
     """A message as Codex writes it: the model's copy, then the event."""
-    kind = "input_text" if role == "user" else "output_text"
-    item = {"type": "message", "role": role, "content": [{"type": kind, "text": text}]}
     event = "user_message" if role == "user" else "agent_message"
-    return [line("response_item", item), line("event_msg", {"type": event, "message": text})]
+    return [
+        line("response_item", copy(role, text)),
+        line("event_msg", {"type": event, "message": text}),
+    ]
 
 
 def shown(transcript: Transcript) -> list[tuple[str, str]]:
@@ -120,6 +127,80 @@ def test_a_legacy_rollout_without_envelope_or_events() -> None:
     transcript = codex_transcript(THREAD, [json.dumps(i).encode() for i in items], None)
     assert shown(transcript) == [("user", "rename foo"), ("assistant", "Done")]
     assert transcript.created_at is not None
+
+
+CONTEXT = "<environment_context>\n<cwd>/w</cwd>\n</environment_context>"
+OLDER = [copy("user", CONTEXT), copy("user", "old question"), copy("assistant", "old answer")]
+"""Older turns, by a Codex that wrote no events."""
+NEWER = [
+    line("turn_context", {"cwd": "/w"}),
+    line("response_item", copy("user", CONTEXT)),
+    *said("user", "new question"),
+    *said("assistant", "new answer"),
+]
+"""Then the turns of a newer Codex that resumed the rollout: each message twice."""
+BOTH = [
+    ("user", "old question"),
+    ("assistant", "old answer"),
+    ("user", "new question"),
+    ("assistant", "new answer"),
+]
+
+
+@pytest.mark.parametrize(
+    "older",
+    [
+        [meta(), *(line("response_item", item) for item in OLDER)],
+        [json.dumps(item).encode() for item in [{"id": THREAD, "instructions": None}, *OLDER]],
+    ],
+    ids=["envelope", "legacy"],
+)
+def test_a_rollout_resumed_by_a_codex_that_writes_events_shows_both_parts_once(
+    older: list[bytes], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial: the older turns of a rollout that gained events partway were not
+    shown (the rollout was taken as one that has the event stream, so its texts all came
+    from the events). Codex's own views replay only the events
+    (``InitialHistory::get_event_msgs``, app-server ``ThreadHistoryBuilder``), so it shows
+    nothing of them either; the model it resumes sees them, as response items."""
+    lines = older + NEWER
+    assert shown(codex_transcript(THREAD, lines, None)) == BOTH
+    assert shown(codex_transcript(THREAD, lines, None, texts_only=True)) == BOTH
+    summary = line("compacted", {"message": "summary"})
+    later = [summary, *NEWER, *said("user", "last question")]
+    snapshot = codex_transcript(THREAD, older + later, None, texts_only=True)
+    assert shown(snapshot) == [("checkpoint", "summary"), *BOTH[2:], ("user", "last question")]
+    assert snapshot.title == "old question"
+    store = write(tmp_path, {f"sessions/2025/06/01/{NAME}": rollout(*lines)})
+    assert (shown(store.transcript(THREAD)), store.title(THREAD)) == (BOTH, "old question")
+    assert main(["show", "--root", str(tmp_path), THREAD]) == 0
+    table = capsys.readouterr().out
+    assert "kept 4 of 4 units" in table
+    assert [table.count(text) for _, text in BOTH] == [1, 1, 1, 1]
+
+
+def test_a_checkpoint_among_the_older_turns_keeps_them_after_it() -> None:
+    again = [
+        line("response_item", copy("user", "again")),
+        line("response_item", copy("assistant", "ok")),
+    ]
+    lines = [
+        meta(),
+        *(line("response_item", item) for item in OLDER),
+        line("compacted", {"message": "summary"}),
+        *again,
+        *NEWER,
+    ]
+    after = [("checkpoint", "summary"), ("user", "again"), ("assistant", "ok"), *BOTH[2:]]
+    assert shown(codex_transcript(THREAD, lines, None)) == BOTH[:2] + after
+    snapshot = codex_transcript(THREAD, lines, None, texts_only=True)
+    assert (shown(snapshot), snapshot.title) == (after, "old question")
+
+
+def test_a_rollout_with_events_from_its_first_turn_shows_no_response_item_text() -> None:
+    """Before its first prompt a rollout holds only what Codex injects, whatever its tags."""
+    lines = [meta(), line("response_item", copy("user", "<new_context>x</new_context>")), *NEWER]
+    assert shown(codex_transcript(THREAD, lines, None)) == BOTH[2:]
 
 
 def test_compacted_is_a_checkpoint_and_ide_prompts_show_the_request() -> None:

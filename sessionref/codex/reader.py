@@ -4,13 +4,16 @@
 Codex writes every user and assistant message twice: as the model saw it (``response_item``,
 with the harness's context blocks) and as the person saw it (``event_msg``). A rollout that
 has the event stream takes its texts from there; one without (the oldest rollouts) from the
-response items, minus the injected context blocks. Reasoning, tool calls and their output
-come from the response items. A ``compacted`` item with a summary is a checkpoint.
+response items, minus the injected context blocks; one whose older turns have no events (a
+rollout that a newer Codex resumed) from the response items up to its first event and from
+the events on (:class:`~sessionref.codex.records.Outline`). Reasoning, tool calls and their
+output come from the response items. A ``compacted`` item with a summary is a checkpoint.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Final
 
 from sessionref.codex.records import Item, Payload, decode, outline
@@ -78,11 +81,13 @@ def _call_text(payload: Payload) -> str:
 
 
 class _Builder:
-    """Entries of a rollout, item by item; with ``texts_only``, only what a snapshot shows
-    (user and assistant texts, checkpoints), nothing else built."""
+    """Entries of a rollout, line by line; with ``texts_only``, only what a snapshot shows
+    (user and assistant texts, checkpoints), nothing else built. Texts come from the response
+    items before line ``events_from`` and from the events from there on."""
 
-    def __init__(self, from_events: bool, texts_only: bool) -> None:
-        self.from_events = from_events
+    def __init__(self, events_from: int, texts_only: bool) -> None:
+        self.events_from = events_from
+        self.from_events = False
         self.texts_only = texts_only
         self.entries: list[Entry] = []
         self.tools: dict[str, str] = {}
@@ -93,18 +98,31 @@ class _Builder:
         if kind != "text" or text:
             self.entries.append(Entry(role, kind, text, iso_millis(self.stamp), name))
 
-    def add(self, item: Item) -> None:
-        kind, payload, self.stamp = item.kind, item.payload, item.timestamp
+    def add(self, line: tuple[int, Item]) -> None:
+        """Add the entries of the item on line ``line[0]``."""
+        index, (kind, payload, self.stamp) = line
+        self.from_events = index >= self.events_from
         message = payload.message
         if kind == "event_msg" and self.from_events and type(message) is str:
             if payload.type == "user_message":
-                self.put("user", "text", typed_prompt(message))
+                self.event("user", typed_prompt(message), index)
             elif payload.type == "agent_message":
-                self.put("assistant", "text", message)
+                self.event("assistant", message, index)
         elif kind == "response_item" and type(payload.type) is str:
             self.response(payload.type, payload)
         elif kind == "compacted" and type(message) is str and message:
             self.put("user", "checkpoint", message)
+
+    def event(self, role: Role, text: str, index: int) -> None:
+        """Add an event's text. The first event after older turns without any replaces the
+        text of its own response item, which Codex writes just before it: the last text shown,
+        if it says the same."""
+        if index == self.events_from:
+            shown = [at for at, e in enumerate(self.entries) if e.kind in ("text", "checkpoint")]
+            copy = self.entries[shown[-1]] if shown else None
+            if copy is not None and (copy.role, copy.kind, copy.text) == (role, "text", text):
+                del self.entries[shown[-1]]
+        self.put(role, "text", text)
 
     def response(self, kind: str, payload: Payload) -> None:
         if kind == "message":
@@ -156,14 +174,13 @@ def codex_transcript(
     """
     summary = outline(raw_lines)
     start = summary.checkpoint if texts_only else 0
-    builder = _Builder(summary.events, texts_only)
-    for raw in raw_lines[start:]:
-        item = decode(raw)
-        if item is not None:
-            builder.add(item)
-    if title is None:
-        events = summary.events
-        title = prompt_title(builder.entries) if start == 0 else _first_prompt(raw_lines, events)
+    builder = _Builder(summary.events_from, texts_only)
+    for line in _items(raw_lines, start):
+        builder.add(line)
+    if title is None and start == 0:
+        title = prompt_title(builder.entries)
+    elif title is None:
+        title = _first_prompt(raw_lines, summary.events_from)
     cwd = summary.meta.cwd
     return Transcript(
         session_id=session_id,
@@ -175,11 +192,22 @@ def codex_transcript(
     )
 
 
-def _first_prompt(raw_lines: list[bytes], events: bool) -> str | None:
+def _items(raw_lines: list[bytes], start: int = 0) -> Iterator[tuple[int, Item]]:
+    """Each line from ``start`` on that is an item, with its index.
+
+    >>> [index for index, _ in _items([b'{"type":"message"}', b"oops", b'{"type":"message"}'])]
+    [0, 2]
+    """
+    for index in range(start, len(raw_lines)):
+        item = decode(raw_lines[index])
+        if item is not None:
+            yield index, item
+
+
+def _first_prompt(raw_lines: list[bytes], events_from: int) -> str | None:
     """The title the first prompt gives, read up to it."""
-    builder = _Builder(events, texts_only=True)
-    items = (item for item in map(decode, raw_lines) if item is not None)
-    return first_prompt_title(items, builder.add, builder.entries)
+    builder = _Builder(events_from, texts_only=True)
+    return first_prompt_title(_items(raw_lines), builder.add, builder.entries)
 
 
 def codex_log(session_id: str, raw_lines: list[bytes], title: str | None) -> SessionLog:

@@ -119,12 +119,20 @@ class Outline(NamedTuple):
 
     meta: Payload
     """The first ``session_meta``'s payload (empty when there is none)."""
-    events: bool
-    """Whether it records what the person saw (``event_msg`` user or agent messages)."""
+    events_from: int
+    """The index of the line from which texts come from what the person saw (``event_msg``
+    user and agent messages) rather than from the response items: 0 when its turns record
+    both from the first, the first event when older turns record none (a rollout that a newer
+    Codex resumed), and past its last line when none does."""
     checkpoint: int
     """The index of its latest checkpoint line (a ``compacted`` with a summary), 0 if none."""
     created_at: int | None
     """The meta's time, else the first line's time that reads."""
+
+
+def _answer(kind: Any, payload: Payload) -> bool:
+    """Whether a response item is an assistant message."""
+    return bool(kind == "message" and payload.role == "assistant")
 
 
 def outline(lines: list[bytes]) -> Outline:
@@ -132,10 +140,13 @@ def outline(lines: list[bytes]) -> Outline:
 
     >>> outline([b'{"type":"session_meta","payload":{"id":"x"}}', b'{"timestamp":'
     ...          b'"2025-01-01T00:00:00Z","type":"compacted","payload":{"message":"m"}}'])[1:]
-    (False, 1, 1735689600000)
+    (2, 1, 1735689600000)
+    >>> outline([b'{"id":"x"}', b'{"type":"message","role":"assistant"}',
+    ...          b'{"type":"event_msg","payload":{"type":"user_message"}}']).events_from
+    2
     """
     meta: Payload | None = None
-    events, checkpoint, first = False, 0, None
+    first_event, answered, checkpoint, first = len(lines), False, 0, None
     for index, rollout in enumerate(decode_lines(_KINDS, _Rollout, lines)):
         if rollout is None:
             continue
@@ -145,8 +156,12 @@ def outline(lines: list[bytes]) -> Outline:
         if payload is None:
             if meta is None and kind is None and type(rollout.id) is str:
                 meta = rollout  # the first line of a rollout without envelope
+            answered = answered or (index < first_event and _answer(kind, rollout))
         elif kind == "event_msg":
-            events = events or payload.type in ("user_message", "agent_message")
+            if payload.type in ("user_message", "agent_message"):
+                first_event = min(first_event, index)
+        elif kind == "response_item":
+            answered = answered or (index < first_event and _answer(payload.type, payload))
         elif kind == "compacted":
             message = built(payload.message)
             if type(message) is str and message:
@@ -155,7 +170,8 @@ def outline(lines: list[bytes]) -> Outline:
             meta = payload
     meta = meta or Payload()
     created = iso_millis(meta.timestamp)
-    return Outline(meta, events, checkpoint, first if created is None else created)
+    events_from = first_event if answered or first_event == len(lines) else 0
+    return Outline(meta, events_from, checkpoint, first if created is None else created)
 
 
 def decode(line: bytes) -> Item | None:

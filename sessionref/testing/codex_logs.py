@@ -5,7 +5,8 @@ A generated rollout is a ``session_meta``, then turns as Codex records them: a
 ``turn_context``, the user message twice (the model's copy with injected context blocks, and
 the event), reasoning, tool calls and their output, the assistant message twice; compactions
 (``compacted`` with a summary); lines of kinds the reader ignores. ``legacy=True`` writes the
-oldest shape instead: no envelope and no event stream.
+oldest shape instead: no envelope and no event stream. Either may also come as a rollout that
+a newer Codex resumed: older turns without events (with or without envelope), then turns with.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ THREAD_ID = "0197a000-0000-7000-8000-000000000001"
 class _Writer:
     """The state of a rollout being generated."""
 
-    def __init__(self, draw: Any, legacy: bool) -> None:
+    def __init__(self, draw: Any, legacy: bool, events: bool) -> None:
         self.draw = draw
         self.legacy = legacy
+        self.events = events
         self.lines: list[bytes] = []
         self.shown: list[tuple[str, str]] = []
         self.clock = _EPOCH
@@ -60,7 +62,7 @@ class _Writer:
         )
         prompt = draw(plain_texts())
         self.message("user", prompt, injected=first and draw(st.booleans()))
-        self.write("event_msg", {"type": "user_message", "message": prompt, "images": []})
+        self.event({"type": "user_message", "message": prompt, "images": []})
         self.shown.append(("user", prompt))
         if draw(st.booleans()):
             self.write(
@@ -89,22 +91,29 @@ class _Writer:
             )
         answer = draw(plain_texts())
         self.message("assistant", answer)
-        self.write("event_msg", {"type": "agent_message", "message": answer})
+        self.event({"type": "agent_message", "message": answer})
         self.shown.append(("assistant", answer))
-        self.write("event_msg", {"type": "token_count", "info": None})
+        self.event({"type": "token_count", "info": None})
+
+    def event(self, payload: dict[str, Any]) -> None:
+        """An ``event_msg``, by a Codex that writes them."""
+        if self.events:
+            self.write("event_msg", payload)
 
     def compact(self) -> None:
         summary = self.draw(plain_texts())
         self.write("compacted", {"message": summary, "replacement_history": []})
-        self.write("event_msg", {"type": "context_compacted"})
+        self.event({"type": "context_compacted"})
         self.shown.append(("checkpoint", summary))
 
 
 @st.composite
 def codex_rollouts(draw: Any, max_turns: int = 6, legacy: bool | None = None) -> HarnessLog:
-    """A Codex rollout and what it shows (a legacy one when ``legacy``; either when ``None``)."""
+    """A Codex rollout and what it shows: a legacy one when ``legacy``, one with events from
+    its first turn when not, and when ``None`` either or one that a newer Codex resumed."""
     old = draw(st.booleans()) if legacy is None else legacy
-    writer = _Writer(draw, old)
+    older = draw(st.sampled_from([0, 0, 1, 2])) if legacy is None else 0  # turns before a resume
+    writer = _Writer(draw, old, events=not old and older == 0)
     meta = {
         "id": THREAD_ID,
         "timestamp": iso(_EPOCH),
@@ -119,9 +128,15 @@ def codex_rollouts(draw: Any, max_turns: int = 6, legacy: bool | None = None) ->
         )
     else:
         writer.write("session_meta", meta)
+    for turn in range(older):
+        writer.turn(first=turn == 0)
+        if not old and draw(st.booleans()):
+            writer.compact()
+    if older:  # resumed by a Codex that writes the envelope and the events
+        writer.legacy, writer.events = False, True
     writer.turn(first=True)
     for op in draw(st.lists(st.sampled_from(["turn", "turn", "compact"]), max_size=max_turns)):
-        if op == "compact" and not old:
+        if op == "compact" and not writer.legacy:
             writer.compact()
         else:
             writer.turn(first=False)
