@@ -12,10 +12,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as types
@@ -25,9 +25,11 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from sessionref.cli.common import OpenStore
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.mcp import wire
-from sessionref.mcp.catalog import TEMPLATE, template_uri
+from sessionref.mcp.catalog import TEMPLATE, Catalog, index_at, template_uri
+from sessionref.mcp.server import serve_lines
 from sessionref.testing import write_session_store
 from tests.mcp_store import LISTED, session_log, write_store
 
@@ -522,3 +524,64 @@ def test_a_carriage_return_inside_a_request_does_not_split_it(store: Path) -> No
     ping = b'{"jsonrpc":"2.0","id":8,\r"method":"ping"}'
     answers = exchange(store, [HELLO, ping], 2)
     assert answers[1] == {"jsonrpc": "2.0", "id": 8, "result": {}}
+
+
+class Output:
+    """The output the SDK's stdio transport writes to: what it was given, in order;
+    ``answered`` is set once ``answers`` lines were written."""
+
+    def __init__(self, answers: int) -> None:
+        self.text = ""
+        self.answers = answers
+        self.answered = threading.Event()
+
+    async def write(self, text: str) -> None:
+        self.text += text
+        if self.text.count("\n") >= self.answers:
+            self.answered.set()
+
+    async def flush(self) -> None:
+        pass
+
+
+def test_each_message_is_serialized_once_on_its_way_out(
+    store: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: each answer was serialized to JSON twice, once to see whether the transport
+    could write it and once by the transport. Over the stdio transport, each answer is now
+    serialized once, and the bytes are those the transport writes of the message itself."""
+    dumped: list[Any] = []
+    dump = types.JSONRPCResponse.model_dump_json
+
+    def counted(message: types.JSONRPCResponse, **options: Any) -> str:
+        dumped.append(message.id)
+        return dump(message, **options)
+
+    monkeypatch.setattr(types.JSONRPCResponse, "model_dump_json", counted)
+    catalog = Catalog(
+        OpenStore(store, lister=index_at(store.parent / "index.sqlite"), live=True),
+        cwd=str(store.parent / "project"),
+        max_bytes=65536,
+    )
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "resources/list"}
+    output = Output(answers=2)
+
+    def lines() -> Iterator[str]:  # the input ends once both are answered
+        yield HELLO.decode() + "\n"
+        yield json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        yield json.dumps(listing) + "\n"
+        output.answered.wait(TIMEOUT)
+
+    sent_to = cast("anyio.AsyncFile[str]", output)
+    anyio.run(lambda: serve_lines(catalog, lines(), stdout=sent_to))
+    assert sorted(dumped) == [1, 2]
+    answers = [json.loads(line) for line in output.text.splitlines()]
+    assert [answer["id"] for answer in answers] == [1, 2]
+    assert [r["uri"] for r in answers[1]["result"]["resources"]] == [
+        encode_session_reference_uri(i) for i in LISTED
+    ]
+    expected = [
+        dump(types.JSONRPCResponse.model_validate(answer), by_alias=True, exclude_unset=True)
+        for answer in answers
+    ]
+    assert output.text.splitlines() == expected

@@ -16,7 +16,7 @@ import errno
 import threading
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import anyio
 import mcp_types as types
@@ -214,11 +214,23 @@ async def answer_unreadable(
             await (outgoing if answered else forward).send(message)
 
 
+def _dumped(message: types.JSONRPCMessage) -> str:
+    """``message``'s JSON text exactly as the SDK's stdio transport writes it."""
+    return message.model_dump_json(by_alias=True, exclude_unset=True)
+
+
+def _well_formed(message: types.JSONRPCMessage) -> types.JSONRPCMessage:
+    """``message`` with every string well formed (each lone surrogate U+FFFD)."""
+    values = _well_formed_values(message.model_dump(by_alias=True, exclude_unset=True))
+    return type(message).model_validate(values)
+
+
 def writable(item: SessionMessage) -> SessionMessage:
-    """``item`` as the stdio transport can write it: when a string in it has a lone
-    surrogate, which UTF-8 cannot encode, the message with every string well formed (each
-    lone surrogate U+FFFD, as the views show them); else ``item`` itself. A resource's URI
-    names its session in ASCII (``dsh-session:`` and base64url), so it still reads it.
+    """``item`` as a transport can write it: when a string in it has a lone surrogate, which
+    UTF-8 cannot encode, the message with every string well formed (each lone surrogate
+    U+FFFD, as the views show them); else ``item`` itself. A resource's URI names its session
+    in ASCII (``dsh-session:`` and base64url), so it still reads it. For a client in this
+    process (:func:`~sessionref.mcp.server.in_memory`); over stdio, :func:`written`.
 
     >>> note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params={"t": "a\\ud83d"})
     >>> writable(SessionMessage(note)).message.params
@@ -227,13 +239,43 @@ def writable(item: SessionMessage) -> SessionMessage:
     >>> writable(item) is item
     True
     """
-    message = item.message
     try:
-        message.model_dump_json(by_alias=True, exclude_unset=True)  # what the transport does
+        _dumped(item.message)
     except pydantic_core.PydanticSerializationError:
-        values = _well_formed_values(message.model_dump(by_alias=True, exclude_unset=True))
-        return dataclasses.replace(item, message=type(message).model_validate(values))
+        return dataclasses.replace(item, message=_well_formed(item.message))
     return item
+
+
+class Written:
+    """A message as the JSON text the SDK's stdio transport writes, made once
+    (:func:`written`): all the transport asks of a message is that text."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def model_dump_json(self, *, by_alias: bool, exclude_unset: bool) -> str:
+        """The text (the transport asks for it by alias, unset fields left out)."""
+        return self.text
+
+
+def written(item: SessionMessage) -> SessionMessage:
+    """``item`` for the SDK's stdio transport, serialized once here: its JSON text, every
+    string well formed when one has a lone surrogate (as :func:`writable` makes it), which
+    the transport then writes as it is.
+
+    >>> note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params={"t": "a\\ud83d"})
+    >>> sent = written(SessionMessage(note)).message
+    >>> print(sent.model_dump_json(by_alias=True, exclude_unset=True))
+    {"jsonrpc":"2.0","method":"x","params":{"t":"a\ufffd"}}
+    """
+    try:
+        text = _dumped(item.message)
+    except pydantic_core.PydanticSerializationError:
+        text = _dumped(_well_formed(item.message))
+    # the transport only calls model_dump_json on what it is given
+    return dataclasses.replace(item, message=cast("types.JSONRPCMessage", Written(text)))
 
 
 def _well_formed_values(value: Any) -> Any:
@@ -251,12 +293,15 @@ def _well_formed_values(value: Any) -> Any:
     return value
 
 
-async def send_writable(messages: Any, outgoing: Any) -> None:
-    """Pass the server's messages on to the transport, each :func:`writable`; close the
-    transport's stream after the last, as the server closed its own."""
+async def send_writable(
+    messages: Any, outgoing: Any, prepare: Callable[[SessionMessage], SessionMessage] = writable
+) -> None:
+    """Pass the server's messages on to the transport, each made writable by ``prepare``
+    (:func:`writable`, or :func:`written` for the stdio transport); close the transport's
+    stream after the last, as the server closed its own."""
     async with outgoing, messages:
         async for item in messages:
-            await outgoing.send(writable(item))
+            await outgoing.send(prepare(item))
 
 
 def _leaves(error: BaseException) -> list[BaseException]:
