@@ -8,6 +8,7 @@ messages through it before anything else is loaded.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Final
 
@@ -27,6 +28,8 @@ CONTROLS: Final = escapes(
 """Each control character (C0, DEL, C1) but tab, line feed and carriage return, to its escape."""
 ONE_LINE: Final = {**CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
 """Each control character, and each other character that ends a line, to its escape."""
+ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
+"""A backslash that starts what reads as an escape: ``\\u`` and four hex digits."""
 
 
 def one_line(text: str) -> str:
@@ -38,5 +41,18 @@ def one_line(text: str) -> str:
     passed over s4/\\u001b]0;hi\\u0007/session.jsonl: a\\u000ab\\u2028c\\u0085
     >>> one_line("plain → text, ünïcode, \\u200f kept")
     'plain → text, ünïcode, \\u200f kept'
+
+    So that the line says what the text held, a backslash that starts what reads as such an
+    escape is written as its own, ``\\u005c``: every ``\\u`` and four hex digits in the line
+    stands for one character, and any other backslash for itself. Text that held
+    ``\\u000a`` is then not shown as text that held a line break, and a path's backslashes
+    stay as they are. Apply it once: its line is not the text it was made of.
+
+    >>> print(one_line("a\\\\u000ab"), one_line("a\\nb"), one_line("C:\\\\Users\\\\me"))
+    a\\u005cu000ab a\\u000ab C:\\Users\\me
+    >>> print(one_line("\\\\\\x1b"), one_line("\\\\u005c"), one_line("\\\\u12 \\\\x"))
+    \\\\u001b \\u005cu005c \\u12 \\x
     """
+    if "\\" in text:
+        text = ESCAPE_LIKE.sub(r"\\u005c", text)
     return text.translate(ONE_LINE)

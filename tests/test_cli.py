@@ -469,3 +469,21 @@ def test_an_error_line_escapes_the_controls_of_a_path(tmp_path: Path) -> None:
         f"--out {shown}: No such file or directory"
     )
     assert not CONTROL_BYTES.search(done.stderr)
+
+
+def test_an_error_line_tells_text_that_reads_as_an_escape_from_a_control(tmp_path: Path) -> None:
+    """A review: a line feed was written as ``\\u000a`` and a backslash left as it was, so a
+    path holding the text ``\\u000a`` printed as one holding a line break; and the error line
+    was escaped twice on its way to stderr. Each ``\\uXXXX`` in the line now stands for one
+    character, any other backslash for itself."""
+    shown = {}
+    for name in ("a\nb", "a\\u000ab", "c:\\x"):
+        missing = tmp_path / name / "out.md"
+        done = run("export", "--root", str(sample_root()), AUTH, "--out", str(missing))
+        shown[name] = one_error_line(done, "SESSION_REFERENCE_INVALID_CONFIG")
+    where = f"--out {tmp_path}"
+    assert shown == {
+        "a\nb": f"{where}/a\\u000ab/out.md: No such file or directory",
+        "a\\u000ab": f"{where}/a\\u005cu000ab/out.md: No such file or directory",
+        "c:\\x": f"{where}/c:\\x/out.md: No such file or directory",
+    }

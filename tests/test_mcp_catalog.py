@@ -24,7 +24,7 @@ from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore
-from sessionref.mcp.catalog import Catalog, index_at
+from sessionref.mcp.catalog import Catalog, index_at, template_uri
 from sessionref.mcp.server import SessionServer, in_memory
 from sessionref.mcp.tools import Toolbox
 from sessionref.testing import write_session_store
@@ -489,3 +489,33 @@ def test_a_tool_the_server_does_not_have_is_a_protocol_error_as_documented(
     assert failed.is_error
     docs = (Path(__file__).parent.parent / "docs" / "mcp.md").read_text(encoding="utf-8")
     assert "`-32602` (invalid params), `no tool 'nope'`" in docs
+
+
+def test_an_error_tells_an_id_holding_the_text_of_an_escape_from_a_control(
+    tmp_path: Path,
+) -> None:
+    """A trial: an id holding a line feed and one holding the text ``\\u000a`` were refused
+    with the same message, the line feed written as that text. Each ``\\uXXXX`` in the
+    message now stands for one character, any other backslash for itself."""
+    catalog = open_catalog(tmp_path)
+    ids = ["a\nb", "a\\u000ab", "a\\b"]
+
+    async def scenario() -> list[tuple[str, str]]:
+        said = []
+        async with in_memory(SessionServer(catalog, tools=True, watch_seconds=None)) as client:
+            for session_id in ids:
+                with pytest.raises(MCPError) as raised:
+                    await client.read_resource(template_uri(session_id))
+                tool = await client.call_tool("reference_sessions", {"sessions": [session_id]})
+                said.append((raised.value.error.message, tool.content[0].text))
+        return said
+
+    root = catalog.opened.store.root
+    shown = ["a\\u000ab", "a\\u005cu000ab", "a\\b"]
+    assert anyio.run(scenario) == [
+        (line, line)
+        for line in (
+            f'SESSION_REFERENCE_READ_FAILED: session "{text}" not found in --root {root}'
+            for text in shown
+        )
+    ]

@@ -12,6 +12,7 @@ from typing import Final
 from sessionref.cli.listed import listed_once
 from sessionref.cli.process import flush_output as flush_output
 from sessionref.cli.process import note as note
+from sessionref.cli.process import note_line as note_line
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsjson import js_json
@@ -362,7 +363,7 @@ def reporting_errors(
         try:
             return run(args)
         except SessionReferenceError as exc:
-            note(error_line(exc).removesuffix("\n"))
+            note_line(error_line(exc).removesuffix("\n"))
             return 1
 
     return reporting

@@ -228,8 +228,15 @@ def note(text: str) -> None:
     Its control characters (a file name's, a log's) are written as escapes
     (:func:`~sessionref.controls.one_line`): a terminal would obey them, and a line break
     would make it two lines."""
+    note_line(one_line(text))
+
+
+def note_line(line: str) -> None:
+    """One line on stderr, in UTF-8 whatever the locale, written as it is: a line already
+    made one (:func:`~sessionref.cli.common.error_line`; escaping it again would show each
+    of its escapes as the text of one)."""
     sys.stderr.flush()  # what the text layer holds goes first
-    sys.stderr.buffer.write(f"{one_line(text)}\n".encode("utf-8", "replace"))
+    sys.stderr.buffer.write(f"{line}\n".encode("utf-8", "replace"))
     sys.stderr.flush()
 
 
