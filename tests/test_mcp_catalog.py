@@ -406,12 +406,12 @@ async def refused_cursor(client: ClientSession, cursor: str) -> str:
     return raised.value.error.message
 
 
-def test_a_cursor_is_only_one_the_server_gave_for_the_listing_as_it_is(
+def test_a_cursor_is_only_one_the_server_gave(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A tester's trial: a cursor of 5,000 digits failed with error code 0 (Python's limit on
-    converting digits to an int), and forged cursors (past the end, "0500" for "500") gave
-    pages. Only a cursor the server gave, for the listing as it still is, is taken."""
+    converting digits to an int), and forged cursors ("0500" for "500") gave pages. Only a
+    cursor the server gave is taken."""
     monkeypatch.setattr(server_module, "PAGE", 2)
     catalog = open_catalog(tmp_path)
 
@@ -421,33 +421,71 @@ def test_a_cursor_is_only_one_the_server_gave_for_the_listing_as_it_is(
             assert first.next_cursor is not None
             params = types.PaginatedRequestParams(cursor=first.next_cursor)
             second = await client.list_resources(params=params)
-            version = first.next_cursor.partition(".")[2]
-            forged = ["9" * 5000, f"0{first.next_cursor}", f"4.{version}", f"3.{version}", "2"]
+            named = first.next_cursor.partition(".")[2]
+            forged = ["9" * 5000, f"0{first.next_cursor}", f"{named}.1", f"1.{named}=", "2"]
             refused = [await refused_cursor(client, cursor) for cursor in forged]
             with pytest.raises(MCPError) as templates:
                 await client.list_resource_templates(
                     params=types.PaginatedRequestParams(cursor="1")
                 )
-            add_session(catalog, "s-new")  # first on the second page: every page moved
-            catalog.refresh()
-            stale = await refused_cursor(client, first.next_cursor)
-            return first, second, version, refused, templates.value.error.message, stale
+            return first, second, forged, refused, templates.value.error.message
 
-    first, second, version, refused, templates, stale = anyio.run(scenario)
+    first, second, forged, refused, templates = anyio.run(scenario)
     uris = [encode_session_reference_uri(session_id) for session_id in LISTED]
     assert [r.uri for r in first.resources] == uris[:2]
     assert [r.uri for r in second.resources] == uris[2:]
-    assert (first.next_cursor, second.next_cursor) == (f"2.{version}", None)
+    # the cursor names the page's last session by its URI's base64url text (uris[1])
+    assert (first.next_cursor, second.next_cursor) == ("1." + uris[1].partition(":")[2], None)
     assert refused == [
         "not a cursor of this server: '" + "9" * 40 + "'…",
-        f"not a cursor of this server: '02.{version}'",
-        f"not a cursor of this server: '4.{version}'",  # past the end
-        f"not a cursor of this server: '3.{version}'",  # no page starts there
-        "not a cursor of this server: '2'",
+        *(f"not a cursor of this server: {cursor!r}" for cursor in forged[1:]),
     ]
     assert templates == "not a cursor of this server: '1'"
-    assert stale == (
-        "the sessions listed changed since this cursor was given: list them from the start"
+
+
+def test_a_cursor_outlives_sessions_added_and_removed_while_paging(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A demanding client's trial: any session added (an agent starting one, which happens
+    all the time on a machine where agents run) made every cursor given before it an error,
+    while the MCP specification asks for stable cursors. A cursor now names the session it
+    continues after: paging goes on after sessions are added and removed, each session
+    listed throughout comes once, and only a cursor whose own session was removed is
+    refused."""
+    monkeypatch.setattr(server_module, "PAGE", 2)
+    catalog = open_catalog(tmp_path)
+    root = catalog.opened.store.root
+
+    def remove(session_id: str) -> None:
+        [log] = [path for path in root.rglob("*.jsonl") if path.parent.name == session_id]
+        log.unlink()
+        log.parent.rmdir()
+        age(root)
+        catalog.refresh()
+
+    async def scenario() -> tuple[Any, ...]:
+        async with in_memory(SessionServer(catalog, watch_seconds=None)) as client:
+            first = await client.list_resources()
+            add_session(catalog, "s-new")  # no cwd, newest: right after the project's two
+            catalog.refresh()
+            params = types.PaginatedRequestParams(cursor=first.next_cursor)
+            second = await client.list_resources(params=params)
+            remove("s-auth")  # before the cursor's session
+            params = types.PaginatedRequestParams(cursor=second.next_cursor)
+            third = await client.list_resources(params=params)
+            remove("s-none")  # the session the second page's cursor names
+            gone = await refused_cursor(client, str(second.next_cursor))
+            return first, second, third, gone
+
+    first, second, third, gone = anyio.run(scenario)
+    # the project's sessions, then those without a cwd newest first, then the other project's
+    pages = [["s-auth", "s-old"], ["s-new", "s-none"], ["s-docs"]]
+    assert [[r.uri for r in page.resources] for page in (first, second, third)] == [
+        [encode_session_reference_uri(session_id) for session_id in page] for page in pages
+    ]
+    assert third.next_cursor is None
+    assert gone == (
+        "the session this cursor continues after is no longer listed: list them from the start"
     )
 
 

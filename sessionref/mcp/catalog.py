@@ -12,7 +12,6 @@ says why, opening no file): anything else is an error before any file is opened.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
 import re
@@ -177,31 +176,16 @@ def index_at(path: str | os.PathLike[str] | None) -> Callable[[Store], Store]:
     return lambda store: SessionIndex(store, path, once=True) if is_indexed_store(store) else store
 
 
-def listing_version(uris: list[str]) -> str:
-    """What names one order of resources (16 hex digits): a page of the listing is known by
-    where it starts in that order, so a cursor holds it too and is refused once the order
-    changed (a session added, removed, or moved).
-
-    >>> listing_version(["dsh-session:a", "dsh-session:b"])
-    '8975bee788858117'
-    >>> listing_version(["dsh-session:b", "dsh-session:a"]) == _
-    False
-    """
-    return hashlib.blake2b("\n".join(uris).encode("ascii"), digest_size=8).hexdigest()
-
-
 class Listing(NamedTuple):
     """The sessions of one look at the store: resources in candidates order (their names
     redacted with redaction on), their ids in that order and as a set, and the texts
     completion looks for a query in, in that order (the titles as shown, redacted with
-    redaction on, as a query of candidates finds them); ``version`` names that order
-    (:func:`listing_version`)."""
+    redaction on, as a query of candidates finds them)."""
 
     resources: list[dict[str, Any]]
     order: list[str]
     ids: frozenset[str]
     texts: listing.SearchedTexts
-    version: str
 
 
 class Catalog:
@@ -290,7 +274,6 @@ class Catalog:
             [header.id for header, _ in shown],
             frozenset(header.id for header, _ in shown),
             listing.SearchedTexts(listing.searched(header, label) for header, label in shown),
-            listing_version([item["uri"] for item in resources]),
         )
 
     def listed(self) -> Listing:

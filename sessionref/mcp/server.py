@@ -179,15 +179,14 @@ class SessionServer:
     async def list_resources(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        """The sessions of the roots, :data:`PAGE` at a time (a page's cursor says where it
-        starts in which listing: :func:`page_start`)."""
+        """The sessions of the roots, :data:`PAGE` at a time (a page's cursor names the
+        session it continues after: :func:`page_start`)."""
         cursor = None if params is None else params.cursor
         current = await self.answer(lambda _: self.catalog.listed(), "resources/list")
-        total = len(current.resources)
-        start = page_start(cursor, current.version, total, PAGE)
+        start = page_start(cursor, current.order)
         page: dict[str, Any] = {"resources": current.resources[start : start + PAGE]}
-        if start + PAGE < total:
-            page["nextCursor"] = cursor_of(start + PAGE, current.version)
+        if start + PAGE < len(current.order):
+            page["nextCursor"] = cursor_of(current.order, start + PAGE)
         return types.ListResourcesResult.model_validate(page, by_alias=True)
 
     async def list_templates(
