@@ -26,19 +26,25 @@ CONTROLS: Final = escapes(
     (*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0))
 )
 """Each control character (C0, DEL, C1) but tab, line feed and carriage return, to its escape."""
-ONE_LINE: Final = {**CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
-"""Each control character, and each other character that ends a line, to its escape."""
+BIDI_CONTROLS: Final = escapes((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
+"""The bidi embedding, override and isolate controls, to their escapes: left as they are,
+they reorder the rest of their line, so that what is read is not what is there."""
+ONE_LINE: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
+"""Each control character, bidi control and other character that ends a line, to its escape."""
 ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
 """A backslash that starts what reads as an escape: ``\\u`` and four hex digits."""
 
 
 def one_line(text: str) -> str:
     """``text`` as one line a terminal shows as it is: each control character (C0 and C1,
-    DEL, tab, line feed and carriage return too) and each line or paragraph separator
-    written as its escape, whatever a file name or a log put there.
+    DEL, tab, line feed and carriage return too), each bidi control (:data:`BIDI_CONTROLS`)
+    and each line or paragraph separator written as its escape, whatever a file name or a
+    log put there.
 
     >>> print(one_line("passed over s4/\\x1b]0;hi\\x07/session.jsonl: a\\nb\\u2028c\\x85"))
     passed over s4/\\u001b]0;hi\\u0007/session.jsonl: a\\u000ab\\u2028c\\u0085
+    >>> print(one_line("/home/dev/\\u202egnp.exe"))
+    /home/dev/\\u202egnp.exe
     >>> one_line("plain → text, ünïcode, \\u200f kept")
     'plain → text, ünïcode, \\u200f kept'
 

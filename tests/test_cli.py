@@ -471,6 +471,17 @@ def test_an_error_line_escapes_the_controls_of_a_path(tmp_path: Path) -> None:
     assert not CONTROL_BYTES.search(done.stderr)
 
 
+def test_an_error_line_escapes_the_bidi_controls_of_a_path(tmp_path: Path) -> None:
+    """A trial: a right-to-left override in a path reached the terminal as it was, so the
+    line showed the rest of the path reversed (what is read is not what is there), while
+    the views already wrote such controls as escapes."""
+    missing = tmp_path / "a\u202ed.md\u2066x" / "out.md"
+    done = run("export", "--root", str(sample_root()), AUTH, "--out", str(missing))
+    assert one_error_line(done, "SESSION_REFERENCE_INVALID_CONFIG") == (
+        f"--out {tmp_path}/a\\u202ed.md\\u2066x/out.md: No such file or directory"
+    )
+
+
 def test_an_error_line_tells_text_that_reads_as_an_escape_from_a_control(tmp_path: Path) -> None:
     """A review: a line feed was written as ``\\u000a`` and a backslash left as it was, so a
     path holding the text ``\\u000a`` printed as one holding a line break; and the error line

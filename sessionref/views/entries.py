@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
-from sessionref.controls import CONTROLS, escapes
+from sessionref.controls import BIDI_CONTROLS, CONTROLS, escapes
 from sessionref.transcript import Entry
 
 if TYPE_CHECKING:
@@ -185,8 +185,6 @@ def segments(text: str) -> list[Segment]:
 
 _TERMINAL_CONTROLS: Final = {**CONTROLS, **escapes([0x0D])}
 """The same, carriage return too: on a terminal it would write over its line."""
-_BIDI_CONTROLS: Final = escapes((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
-"""The bidi embedding, override and isolate controls, to their escapes."""
 
 
 def visible_bidi(text: str) -> str:
@@ -199,7 +197,7 @@ def visible_bidi(text: str) -> str:
     >>> visible_bidi("\\u200f marks are kept")  # a mark, not a control: it overrides nothing
     '\\u200f marks are kept'
     """
-    return text.translate(_BIDI_CONTROLS)
+    return text.translate(BIDI_CONTROLS)
 
 
 def visible_controls(text: str, terminal: bool = False) -> str:
