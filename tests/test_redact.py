@@ -22,6 +22,7 @@ from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import retain_budget
 from sessionref.pipeline.truncate import Fitted, truncate
 from sessionref.redact import Redaction
+from sessionref.transcript import Entry, Transcript
 from tests.conftest import examples
 from tests.redact_corpus import CONTEXTS, FRAGMENT, MAKERS, leaked, ordinary_lines, secrets
 
@@ -285,3 +286,22 @@ def test_the_lazy_transform_gives_what_redacting_every_unit_gives(
     assert got.omitted_bytes == as_logged + newest + cut
     shown = [unit for unit, _ in pairs if unit.checkpoint] + [unit for unit, _ in kept]
     assert transform.counts == sum((redaction.redact(u.text)[1] for u in shown), Counter())
+
+
+def test_an_exported_transcript_holds_no_secret_in_any_entry() -> None:
+    """docs/redaction.md §Export and show: the title and every entry, a tool's name too
+    (a log may name a call anything)."""
+    github = next(s for s in SECRETS if s.kind == "github-token")
+    entries = [
+        Entry("user", "text", github.snippet),
+        Entry("user", "checkpoint", github.snippet),
+        Entry("assistant", "thinking", github.snippet),
+        Entry("assistant", "tool-call", github.snippet, name=github.snippet),
+        Entry("tool", "tool-result", github.snippet, name=github.snippet),
+    ]
+    transcript = Transcript("s", "dsh", github.snippet, None, None, entries)
+    redacted, counts = Redaction().transcript(transcript)
+    assert not leaked(github, js_json(redacted).decode())
+    assert counts == {"github-token": 8}
+    names = [entry.name for entry in redacted.entries]
+    assert names == [None, None, None, "[REDACTED:github-token]", "[REDACTED:github-token]"]

@@ -81,21 +81,27 @@ class Redaction(msgspec.Struct, frozen=True):
         return msgspec.structs.replace(snapshot, redacted=dict(counts + redacting.counts))
 
     def transcript(self, transcript: Transcript) -> tuple[Transcript, Counter[str]]:
-        """``transcript`` with its title and every entry's text redacted (tool output and
-        reasoning included: an export shows what it is asked to), and the counts.
+        """``transcript`` with its title and every entry's text and name redacted (tool
+        calls, their output and reasoning included: an export shows what it is asked to, a
+        tool's name too), and the counts.
 
         >>> from sessionref.transcript import Entry
-        >>> t = Transcript("s", "dsh", None, None, None, [Entry("user", "text", "ticket-7")])
+        >>> t = Transcript("s", "dsh", None, None, None, [Entry("user", "text", "ticket-7"),
+        ...     Entry("assistant", "tool-call", "{}", name="ticket-8")])
         >>> redacted, counts = Redaction(("ticket-[0-9]+",)).transcript(t)
-        >>> redacted.entries[0].text, counts
-        ('[REDACTED:custom]', Counter({'custom': 1}))
+        >>> [(e.text, e.name) for e in redacted.entries], counts
+        ([('[REDACTED:custom]', None), ('{}', '[REDACTED:custom]')], Counter({'custom': 2}))
         """
         counts: Counter[str] = Counter()
         entries = []
         for entry in transcript.entries:
             text, found = self.redact(entry.text)
-            counts += found
-            entries.append(msgspec.structs.replace(entry, text=text) if found else entry)
+            name, named = self.redact(entry.name) if entry.name is not None else (None, Counter())
+            counts += found + named
+            changed = found or named
+            entries.append(
+                msgspec.structs.replace(entry, text=text, name=name) if changed else entry
+            )
         title = transcript.title
         if title is not None:
             title, found = self.label(title)
