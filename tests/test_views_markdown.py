@@ -198,3 +198,16 @@ def test_injected_context_is_one_plain_line() -> None:
         ("h3", "Context injected by the harness · 1970-01-01 00:00:00 UTC"),
         ("p", "22 bytes, not shown"),
     ]
+
+
+def test_a_tools_name_stays_one_line_of_text() -> None:
+    """A log may name a call anything: a name with line ends (and a code span across them)
+    would otherwise start a heading, a list or indented code of its own."""
+    names = ["`ls\n\n# forged`", "ls\n\n1. item", "ls\n\n    indented", *HOSTILE[:13]]
+    entries = [Entry("assistant", "tool-call", "{}", name=name) for name in names]
+    # each name as one line: white space runs as one space, bidi controls as escapes
+    lines = [paragraphs(" ".join(name.split()))[0] for name in names]
+    summary = ("p", ", ".join(lines))
+    calls = [block for line in lines for block in (("p", line), ("code", ("{}\n", "")))]
+    assert message_blocks(export(entries)) == [[summary]]
+    assert message_blocks(export(entries, tools=True)) == [[summary, *calls]]

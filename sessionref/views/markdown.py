@@ -158,6 +158,13 @@ def _heading(title: str, time: int | None) -> str:
 
 
 def _single_line(text: str) -> str:
+    """A text that must stay one line (a title, an id, a cwd, a tool's name), its runs of
+    white space and line ends as one space, escaped as prose: a line end in it would let
+    the rest start a block of its own (a heading, a list, indented code).
+
+    >>> _single_line("ls\\n\\n# forged\\n\\n1. x")
+    'ls \\\\# forged 1. x'
+    """
     return escape_line(" ".join(text.split()))
 
 
@@ -170,12 +177,12 @@ def _entry(entry: Entry) -> str:
 
 def _tools(group: ToolGroup, options: ViewOptions) -> str:
     names = ", ".join(
-        escape_line(name) + (f" ×{count}" if count > 1 else "") for name, count in group.counts()
+        _single_line(name) + (f" ×{count}" if count > 1 else "") for name, count in group.counts()
     )
     parts = [f"{_heading('Tools', group.calls[0].time)}\n\n{names}\n\n"]
     if options.tools:
         for call in group.calls:
-            parts.append(f"{escape_line(call.name)}\n\n{fenced(call.arguments)}\n\n")
+            parts.append(f"{_single_line(call.name)}\n\n{fenced(call.arguments)}\n\n")
             if call.output is not None:
                 parts.append(f"Output:\n\n{fenced(call.output)}\n\n")
     return "".join(parts)
