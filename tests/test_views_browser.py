@@ -116,7 +116,8 @@ def test_the_page_loads_cleanly_and_shows_every_text(
     page = browser.open(path)
     assert page.errors == []
     assert page.requests == []
-    assert browser.evaluate("document.querySelectorAll('script,img,iframe,link,base').length") == 0
+    loaders = "script,img,iframe,link,base,object,embed,svg,form,a,meta[http-equiv=refresh i]"
+    assert browser.evaluate(f"document.querySelectorAll('{loaders}').length") == 0
     assert browser.evaluate("document.title") != "pwned"
     content = browser.evaluate("document.body.textContent")
     for text in texts:
@@ -152,3 +153,33 @@ def brightness(css_color: str) -> int:
     """The sum of the channels of an ``rgb(r, g, b)`` colour."""
     channels = css_color[css_color.index("(") + 1 : css_color.index(")")].split(",")
     return sum(int(float(c)) for c in channels[:3])
+
+
+SLIPPED = (
+    "<base href=http://example.com/>"
+    "<form action=http://example.com/form method=post><input name=q value=x>"
+    "<button id=send>send</button></form>"
+    "<form><button id=relative>send</button></form>"
+)
+
+
+@pytest.mark.parametrize("name", ["hostile", "hostile-show"])
+def test_the_policy_stops_a_form_even_if_markup_slipped_through(
+    browser: Browser, pages: dict[str, tuple[Path, list[str]]], name: str, tmp_path: Path
+) -> None:
+    """The escaping is the guarantee; the page's Content-Security-Policy is the second line.
+    ``default-src`` covers what a page loads, not where a form sends its data or what a
+    ``<base>`` makes relative URLs mean, so the policy names both (``form-action``,
+    ``base-uri``): a form slipped into the page and submitted sends nothing."""
+    path, _ = pages[name]
+    page_text = path.read_text(encoding="utf-8")
+    assert page_text.count("<main>") == 1
+    slipped = tmp_path / "slipped.html"
+    slipped.write_text(page_text.replace("<main>", "<main>" + SLIPPED), encoding="utf-8")
+    page = browser.open(slipped)
+    assert browser.evaluate("document.querySelectorAll('form').length") == 2  # it did slip in
+    for button in ("send", "relative"):
+        browser.evaluate(f"document.getElementById('{button}').click()")
+    wait = {"expression": "new Promise(done => setTimeout(done, 500))", "awaitPromise": True}
+    browser.call("Runtime.evaluate", wait)  # the submissions have had their chance
+    assert page.requests == []

@@ -1,6 +1,6 @@
 """Views as one self-contained HTML file (docs/views.md): Jinja2 templates with autoescape,
 inline CSS, no script, and a Content-Security-Policy that lets the page load nothing from
-anywhere. Jinja2 is imported when a page is rendered, never at start-up.
+anywhere and submit no form. Jinja2 is imported when a page is rendered, never at start-up.
 
 Pages stream: :func:`export_html_chunks` renders entry by entry as the template reaches
 them, so a long session is written in time linear in its size.
