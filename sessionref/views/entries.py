@@ -2,9 +2,6 @@
 gathered into groups, and each text split into prose and fenced code.
 
 >>> from sessionref.transcript import Entry
-
-if TYPE_CHECKING:
-    from markdown_it import MarkdownIt
 >>> entries = [Entry("user", "text", "hi"), Entry("assistant", "tool-call", "{}", name="ls"),
 ...            Entry("tool", "tool-result", "a.py", name="ls"),
 ...            Entry("assistant", "tool-call", "{}", name="ls")]
