@@ -186,3 +186,27 @@ def test_every_dotted_name_the_docs_give_exists() -> None:
                 missing.append(name)
             break
     assert missing == []
+
+
+#: A module-and-name reference the docs give in backticks: ``log/surface.py:current_surface``.
+FILE_NAME = re.compile(r"`((?:[a-z_]+/)*[a-z_]+\.py):([A-Za-z_][A-Za-z0-9_]*)`")
+
+
+def test_every_file_and_name_the_docs_give_is_defined_there() -> None:
+    """A newcomer's trial: docs/views.md put the store protocol at ``log/store.py:SessionStore``,
+    a name that file only imports (the protocol is ``log/protocol.py:Store``)."""
+    references = {
+        found
+        for doc in [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+        for found in FILE_NAME.findall(doc.read_text(encoding="utf-8"))
+    }
+    assert len(references) > 3
+    missing = []
+    for path, name in sorted(references):
+        source = REPO / "sessionref" / path
+        if not source.is_file():
+            source = REPO / path
+        defined = re.compile(rf"^(?:class|def) {name}\b|^{name}\b.*=", re.M)
+        if not (source.is_file() and defined.search(source.read_text(encoding="utf-8"))):
+            missing.append(f"{path}:{name}")
+    assert missing == []
