@@ -235,6 +235,33 @@ def test_redaction_options_of_the_wrong_kind_are_invalid_config(
     assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
 
 
+@pytest.mark.parametrize(
+    ("patterns", "message"),
+    [
+        ("TK-1", "Redaction patterns must be a list, not str"),
+        (None, "Redaction patterns must be a list, not NoneType"),
+        ((b"TK-1",), "each of Redaction patterns must be a string, not bytes"),
+    ],
+)
+def test_a_redaction_of_patterns_of_the_wrong_kind_is_invalid_config(
+    patterns: Any, message: str
+) -> None:
+    """A newcomer's trial: ``Redaction("TK-1")`` was taken as four one-character patterns,
+    redacting every ``T``, ``K``, ``-`` and ``1`` of every text."""
+    with pytest.raises(SessionReferenceError) as caught:
+        Redaction(patterns)
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
+
+
+def test_a_redaction_takes_its_patterns_as_a_list() -> None:
+    """As ``redact_patterns`` does; a list used to fail in the label cache (unhashable)."""
+    redaction = Redaction(["TK-1"])
+    assert redaction == Redaction(("TK-1",))
+    assert redaction.label("fix TK-1 and KT") == ("fix [REDACTED:custom] and KT", Counter(custom=1))
+    resolver = SessionReferenceResolver(store_of("TK-1 and KT"), redact=redaction)
+    assert conversation(resolver)[0] == ["[REDACTED:custom] and KT"]
+
+
 # The lazy transform against an independent reading of the rule: redact every unit, then the
 # budget. The kept conversation and counts must be the same; omittedBytes follows
 # docs/snapshot.md (dropped units as the log holds them, the newest dropped one redacted).

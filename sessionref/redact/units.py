@@ -11,6 +11,7 @@ from typing import Any, Final
 import msgspec
 
 from sessionref.codecs.uri import label_text
+from sessionref.errors import listed, string
 from sessionref.log.records import SessionLog
 from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
@@ -27,9 +28,23 @@ class Redaction(msgspec.Struct, frozen=True):
 
     >>> Redaction(("ticket-[0-9]+",)).check().patterns
     ('ticket-[0-9]+',)
+
+    Patterns come as a list or a tuple of strings; a single string (which would be one
+    pattern a character) or anything else is INVALID_CONFIG:
+
+    >>> Redaction(["ticket-[0-9]+"]).patterns
+    ('ticket-[0-9]+',)
+    >>> Redaction("ticket-[0-9]+")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: Redaction patterns must be a list, not str
     """
 
     patterns: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        listed_patterns = listed(self.patterns, "Redaction patterns")
+        patterns = tuple(string(p, "each of Redaction patterns") for p in listed_patterns)
+        msgspec.structs.force_setattr(self, "patterns", patterns)
 
     def check(self) -> Redaction:
         """This redaction, once its patterns compile and detect-secrets is installed;
