@@ -233,10 +233,11 @@ class SessionReferenceResolver:
         *,
         message_id: str | None = None,
     ) -> ContextMessage | None:
-        """The context message for ``references`` (``None`` when there are none).
-
-        References are checked before the token is looked at; with none it is not looked at.
-        """
+        """The context message for ``references`` (``None`` when there are none), its id
+        ``message_id`` (a string; by default a fresh uuid4). References are checked before
+        the token is looked at; with none it is not looked at."""
+        if not (message_id is None or isinstance(message_id, str)):
+            raise wrong_kind("snapshot message_id", "a string or None", message_id)
         distinct = distinct_references(as_target(target), references, self.max_references)
         return self._context(distinct, cancel, message_id) if distinct else None
 

@@ -272,6 +272,30 @@ def test_an_argument_of_the_wrong_kind_is_a_coded_error(
     assert (raised.value.code, raised.value.message) == (code, message)
 
 
+class CountedReads(MemoryStore):
+    """A memory store that remembers which sessions were read."""
+
+    def __init__(self, sessions: list[dict[str, Any]]) -> None:
+        super().__init__(sessions)
+        self.reads: list[str] = []
+
+    def read(self, session_id: str) -> SessionLog:
+        self.reads.append(session_id)
+        return super().read(session_id)
+
+
+def test_a_snapshot_id_of_the_wrong_kind_is_invalid_config_before_any_read() -> None:
+    """A newcomer's trial: ``message_id=5`` made a context message whose id was the number 5
+    (``"id":5`` on the wire), after reading every source."""
+    store = CountedReads(SESSIONS)
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionReferenceResolver(store).snapshot("t", REFS, message_id=5)  # type: ignore[arg-type]
+    message = "snapshot message_id must be a string or None, not int"
+    assert (raised.value.code, raised.value.message, store.reads) == (INVALID_CONFIG, message, [])
+    context = SessionReferenceResolver(store).snapshot("t", REFS, message_id="m")
+    assert context is not None and context.id == "m" and store.reads == ["a"]
+
+
 def test_content_given_as_a_tuple_is_taken_as_a_list() -> None:
     prepared = SessionReferenceResolver(MemoryStore(SESSIONS)).prepare("t", ("x", {"y": 1}), REFS)
     assert prepared.content == ["x", {"y": 1}]
