@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from sessionref import SessionReferenceResolver, Target
+from sessionref import DirectoryStore, SessionReferenceResolver, Target
+from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.cli import main
 from sessionref.codex.reader import codex_transcript
 from sessionref.codex.store import CodexStore
@@ -401,3 +403,14 @@ def test_a_copied_segment_is_read_once_and_the_other_segments_still_follow(
     prompt = capsys.readouterr().out
     assert '"capturedThroughSeq":7' in prompt  # a copy's 5 lines, then 3 in the next segment
     assert [prompt.count(text) for text in ("fix the build", "Fixed.", "second part")] == [1, 1, 1]
+
+
+def test_the_store_takes_the_options_every_store_takes_by_name() -> None:
+    """A newcomer's trial: ``CodexStore(root, **options: Any)`` let ``mypy --strict`` pass a
+    misspelt or mistyped option (``max_byte=``, ``max_bytes="1"``), which the other stores'
+    signatures catch; its options are now theirs, each named and typed."""
+    options = inspect.signature(CodexStore).parameters
+    assert options == inspect.signature(ClaudeCodeStore).parameters
+    assert list(options) == ["root", "max_bytes", "max_line_bytes", "heads"]
+    dsh = inspect.signature(DirectoryStore).parameters
+    assert [options[name].annotation for name in dsh] == [dsh[name].annotation for name in dsh]

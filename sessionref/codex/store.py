@@ -16,14 +16,20 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
+from sessionref.log.harness_store import (
+    HarnessStore,
+    Head,
+    HeadMemory,
+    jsonl_files,
+    real_directories,
+)
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
+from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
 ROLLOUT_PREFIX = "rollout-"
@@ -91,8 +97,15 @@ class CodexStore(HarnessStore):
     harness: Harness = "codex"
     one_file_per_session = False
 
-    def __init__(self, root: str | os.PathLike[str], **options: Any) -> None:
-        super().__init__(root, **options)
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        heads: HeadMemory | None = None,
+    ) -> None:
+        super().__init__(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes, heads=heads)
         home = self.root
         if not (home / "sessions").is_dir() and home.name == "sessions":
             home = home.parent
