@@ -25,6 +25,7 @@ from sessionref.batch.local import build_result_lines, build_snapshots, ordered_
 from sessionref.cli import main
 from sessionref.cli.batch import progress_bar
 from sessionref.cli.batch_output import OutputFile
+from sessionref.cli.demo import sample_root
 from sessionref.cli.output_target import locate
 from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.uri import encode_session_reference_uri
@@ -766,3 +767,13 @@ def test_build_snapshots_refuses_a_store_or_ids_of_the_wrong_kind_at_once(
         with pytest.raises(SessionReferenceError) as raised:
             build(**call)  # no next(): checked when called
         assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+
+
+def test_result_lines_are_build_snapshots_results_with_its_defaults() -> None:
+    """A newcomer's trial: ``build_result_lines(store)``, documented as ``build_snapshots``'
+    results as JSON lines, labelled every session by its title where ``build_snapshots`` (and
+    ``sessionref batch``) label it by its id."""
+    root = sample_root()
+    lines = [line.decoded() for line in build_result_lines(root)]
+    assert lines == list(build_snapshots(root))
+    assert [line["label"] for line in lines] == [line["sessionId"] for line in lines]

@@ -14,7 +14,8 @@ import pytest
 from distributed import Client, LocalCluster
 
 from sessionref.batch import build_snapshots
-from sessionref.batch.dask import iter_bag, snapshots_bag
+from sessionref.batch.dask import iter_bag, result_lines_bag, snapshots_bag
+from sessionref.cli.demo import sample_root
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import DirectoryStore
@@ -213,3 +214,11 @@ def test_both_engines_refuse_the_same_wrong_kinds(
         with pytest.raises(SessionReferenceError) as raised:
             engine(**call)
         assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+
+
+def test_result_lines_bag_is_snapshots_bag_with_its_defaults() -> None:
+    """``result_lines_bag``'s label defaulted to the title where ``snapshots_bag``'s is the id."""
+    root = sample_root()
+    lines = [line.decoded() for line in result_lines_bag(root).compute(scheduler="sync")]
+    assert lines == snapshots_bag(root).compute(scheduler="sync")
+    assert [line["label"] for line in lines] == [line["sessionId"] for line in lines]

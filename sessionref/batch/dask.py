@@ -129,7 +129,7 @@ def result_lines_bag(
     store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
-    label: Label = "title",
+    label: Label = "id",
     partition_size: int = DEFAULT_PARTITION_SIZE,
     session_ids: Iterable[str] | None = None,
     redact: bool | Redaction = False,

@@ -172,7 +172,7 @@ def build_result_lines(
     store: str | os.PathLike[str] | Store,
     *,
     max_reference_bytes: int = DEFAULT_MAX_REFERENCE_BYTES,
-    label: Label = "title",
+    label: Label = "id",
     workers: int = 1,
     session_ids: Iterable[str] | None = None,
     redact: bool | Redaction = False,
