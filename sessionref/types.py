@@ -110,8 +110,14 @@ class ContextMessage(msgspec.Struct, frozen=True, kw_only=True):
         return self.content[0].text
 
 
-class PreparedContent(msgspec.Struct, frozen=True, rename="camel"):
-    """``prepare``'s answer: the (copied) content and the context message, if any."""
+class PreparedContent(msgspec.Struct, frozen=True, rename="camel", omit_defaults=True):
+    """``prepare``'s answer: the (copied) content and the context message, if any. Its wire
+    form is the package's ``{content, additionalContext?}``: no ``additionalContext`` key
+    without one.
+
+    >>> to_builtins(PreparedContent([{"type": "text", "text": "hi"}]))
+    {'content': [{'type': 'text', 'text': 'hi'}]}
+    """
 
     content: list[Any]
     additional_context: ContextMessage | None = None
