@@ -21,6 +21,7 @@ from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.listing import candidates
 from sessionref.log.multi import AmbiguousSession
 from sessionref.log.protocol import CandidateSource, CountingStore, Store
+from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.roots import HARNESSES, Root, check_root, chosen_roots, open_store
 from sessionref.testing.store import write_session_store
 from tests.logs import assistant, header, title, user
@@ -196,6 +197,34 @@ def test_a_multi_store_serves_the_union_as_one_store_would(tmp_path: Path) -> No
     ours = SessionReferenceResolver(multi).snapshot(target, [{"sessionId": "c"}])
     theirs = SessionReferenceResolver(single).snapshot(target, [{"sessionId": "c"}])
     assert ours.prompt == theirs.prompt
+
+
+class ReadsOnly:
+    """A store of the user's own with what a store needs and no more (docs/differences.md
+    §API: anything with ``headers()``, ``read()`` and ``title()`` will do)."""
+
+    def __init__(self, inner: MemoryStore) -> None:
+        self.inner = inner
+
+    def headers(self) -> list[SessionHeader]:
+        return self.inner.headers()
+
+    def read(self, session_id: str) -> SessionLog:
+        return self.inner.read(session_id)
+
+    def title(self, session_id: str) -> Any:
+        return self.inner.title(session_id)
+
+
+def test_a_multi_store_of_a_store_that_reads_only_is_a_whole_store() -> None:
+    """A newcomer's trial: ``MultiStore`` took such a store, then its ``harness``,
+    ``problems()``, ``harness_of()`` and ``transcript()`` raised ``AttributeError``. It is
+    DSH's (as a log is by default), passes over nothing, and its transcript is its log's."""
+    own, full = ReadsOnly(MemoryStore(SESSIONS[:2])), MemoryStore(SESSIONS[2:])
+    multi = MultiStore({"own": own, "full": full})
+    assert (multi.harness, multi.harness_of("a"), multi.problems()) == ("dsh", "dsh", [])
+    assert multi.transcript("a") == own.inner.transcript("a")
+    assert multi.transcript("c") == full.transcript("c")
 
 
 def test_candidates_from_several_indexes_are_those_of_one_store(tmp_path: Path) -> None:

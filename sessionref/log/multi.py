@@ -8,7 +8,7 @@ from typing import Any, Final, cast
 
 from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, mapping
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.protocol import CountingStore, Store, checked_store
+from sessionref.log.protocol import DSH, CountingStore, Store, checked_store
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -32,6 +32,37 @@ class AmbiguousSession(SessionLogError):
         )
         self.session_id = session_id
         self.roots = list(roots)
+
+
+def store_harness(store: Store) -> str:
+    """``store``'s harness; a store that does not say (anything with ``headers()``, ``read()``
+    and ``title()`` will do as a store) is DSH's, as a log is by default.
+
+    >>> class Minimal:
+    ...     def headers(self): return []
+    ...     def read(self, session_id): raise SessionNotFound(session_id)
+    ...     def title(self, session_id): return None
+    >>> store_harness(Minimal())
+    'dsh'
+    """
+    return str(getattr(store, "harness", DSH))
+
+
+def store_problems(store: Store) -> list[StoreProblem]:
+    """What ``store``'s last listing passed over; none for a store that does not say."""
+    problems = getattr(store, "problems", None)
+    return list(problems()) if callable(problems) else []
+
+
+def store_transcript(store: Store, session_id: str) -> Transcript:
+    """``store``'s transcript of a session; for a store that has none, that of the DSH log it
+    reads (:func:`~sessionref.log.transcript.log_transcript`)."""
+    transcript = getattr(store, "transcript", None)
+    if callable(transcript):
+        return cast(Transcript, transcript(session_id))
+    from sessionref.log.transcript import log_transcript  # the views' reader: only when asked
+
+    return log_transcript(store.read(session_id))
 
 
 class MultiStore:
@@ -72,7 +103,7 @@ class MultiStore:
     @property
     def harness(self) -> str:
         """The stores' harness when they share one, else ``"mixed"``."""
-        harnesses = {store.harness for store in self.stores.values()}
+        harnesses = {store_harness(store) for store in self.stores.values()}
         return harnesses.pop() if len(harnesses) == 1 else MIXED
 
     def headers(self) -> list[SessionHeader]:
@@ -88,7 +119,7 @@ class MultiStore:
 
     def problems(self) -> list[StoreProblem]:
         """What every store's last listing passed over."""
-        return [problem for store in self.stores.values() for problem in store.problems()]
+        return [problem for store in self.stores.values() for problem in store_problems(store)]
 
     def homes(self, session_id: str) -> list[str]:
         """The names of the stores that list ``session_id`` (they are listed again when the
@@ -119,7 +150,7 @@ class MultiStore:
         """The harness of the store that lists ``session_id`` (the first one's, when several
         do; ``harness`` when none does)."""
         names = self.homes(session_id)
-        return self.stores[names[0]].harness if names else self.harness
+        return store_harness(self.stores[names[0]]) if names else self.harness
 
     def read(self, session_id: str) -> SessionLog:
         """The session's log, read by the store that holds it."""
@@ -127,7 +158,7 @@ class MultiStore:
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it, from the store that holds it."""
-        return self.store_of(session_id).transcript(session_id)
+        return store_transcript(self.store_of(session_id), session_id)
 
     def title(self, session_id: str) -> Any:
         """The session's latest title; ``None`` when no one store holds it."""
