@@ -3,6 +3,7 @@ recognized from its layout, and a store over several roots."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pickle
@@ -21,6 +22,7 @@ from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.listing import candidates
 from sessionref.log.multi import AmbiguousSession
 from sessionref.log.protocol import CandidateSource, CountingStore, Store
+from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.roots import HARNESSES, Root, check_root, chosen_roots, open_store
 from sessionref.testing.store import write_session_store
@@ -497,3 +499,27 @@ def test_a_multi_store_of_anything_but_named_stores_is_invalid_config(
     with pytest.raises(SessionReferenceError) as raised:
         MultiStore(stores)
     assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+
+
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        (SessionNotFound("a"), 'session "a" not found'),
+        (
+            AmbiguousSession("a", ["/r1", "/r2"]),
+            'session "a" is in 2 roots: /r1 and /r2; read it from one of them alone',
+        ),
+    ],
+)
+def test_a_store_error_crosses_a_process_boundary_as_it_was(error: Exception, said: str) -> None:
+    """A newcomer's trial, reading a store in a process pool: a ``SessionNotFound`` came back
+    as ``session "session "a" not found" not found``, and an ``AmbiguousSession`` could not be
+    unpickled at all (its ``__init__`` takes the roots). Pickled by the classes alone: importing
+    dask registers tblib's reducer for every exception class then defined, hiding this."""
+    sent = io.BytesIO()
+    pickler = pickle.Pickler(sent)
+    pickler.dispatch_table = {}  # not copyreg's, which dask's import may have changed
+    pickler.dump(error)
+    travelled = pickle.loads(sent.getvalue())
+    assert type(travelled) is type(error) and str(travelled) == said
+    assert vars(travelled) == vars(error)

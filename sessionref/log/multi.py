@@ -33,6 +33,11 @@ class AmbiguousSession(SessionLogError):
         self.session_id = session_id
         self.roots = list(roots)
 
+    def __reduce__(self) -> tuple[type[AmbiguousSession], tuple[str, list[str]]]:
+        """Made again from its id and roots, as it was made (it crosses to a process pool's
+        caller pickled)."""
+        return (type(self), (self.session_id, self.roots))
+
 
 def store_harness(store: Store) -> str:
     """``store``'s harness; a store that does not say (anything with ``headers()``, ``read()``

@@ -88,6 +88,10 @@ class SessionNotFound(SessionLogError):
         super().__init__(f'session "{session_id}" not found')
         self.session_id = session_id
 
+    def __reduce__(self) -> tuple[type[SessionNotFound], tuple[str]]:
+        """Made again from its id, as it was made (a process pool sends it back pickled)."""
+        return (type(self), (self.session_id,))
+
 
 def read_title(store: Store, session_id: str) -> Any:
     """The title of a session of ``store``: ``None`` when it has none or cannot be loaded
