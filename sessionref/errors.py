@@ -299,3 +299,24 @@ def listed(value: object, what: str, code: str = INVALID_CONFIG) -> list[Any]:
     if isinstance(value, (str, bytes, bytearray, Mapping)) or not isinstance(value, Iterable):
         raise wrong_kind(what, "a list", value, code)
     return list(value)
+
+
+def copied(value: list[Any], what: str) -> list[Any]:
+    """A deep copy of ``value`` (content the caller gave, which an answer must not share);
+    what cannot be copied (a lock, a generator: no JSON value) is INVALID_CONFIG naming
+    ``what``.
+
+    >>> copied([{"type": "text", "text": "hi"}], "content")
+    [{'type': 'text', 'text': 'hi'}]
+    >>> copied([(n for n in [])], "content")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: content cannot be copied: cannot pickle \
+'generator' object
+    """
+    import copy  # with weakref: 1-2 ms of a command line's start, which never prepares
+
+    try:
+        return copy.deepcopy(value)
+    except (TypeError, copy.Error, RecursionError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+        raise SessionReferenceError(f"{what} cannot be copied: {why}", INVALID_CONFIG) from None

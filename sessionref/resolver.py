@@ -20,6 +20,7 @@ from sessionref.errors import (
     INVALID_CONFIG,
     INVALID_REFERENCE,
     SessionReferenceError,
+    copied,
     listed,
     mapping,
     positive_safe_integer,
@@ -249,10 +250,8 @@ class SessionReferenceResolver:
         cancel: CancelToken | None = None,
     ) -> PreparedContent:
         """A deep copy of ``content`` and the context for ``references`` (docs/api.md §Prepare)."""
-        import copy  # with weakref: 1-2 ms of a command line's start, which never prepares
-
-        copied = copy.deepcopy(listed(content, "content", INVALID_CONFIG))
-        return PreparedContent(copied, self.snapshot(target, references, cancel))
+        given = copied(listed(content, "content", INVALID_CONFIG), "content")
+        return PreparedContent(given, self.snapshot(target, references, cancel))
 
     def prepare_direct_messages(
         self,
@@ -271,8 +270,6 @@ class SessionReferenceResolver:
         """
         if placement not in PLACEMENTS:
             raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
-        import copy  # see prepare
-
         messages = listed(messages, "messages", INVALID_CONFIG)
         for index, message in enumerate(messages):
             mapping(message, f"messages[{index}]")
@@ -284,7 +281,7 @@ class SessionReferenceResolver:
                 content, references = found
                 distinct = distinct_references(target, references, self.max_references)
                 check_cancel(cancel)
-                cited[index] = (copy.deepcopy(content), distinct)
+                cited[index] = (copied(content, f"messages[{index}].content"), distinct)
         jobs = [
             functools.partial(self._context, distinct, cancel, None)
             for _, distinct in cited.values()

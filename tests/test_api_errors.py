@@ -10,6 +10,7 @@ import datetime
 import decimal
 import enum
 import math
+import threading
 import uuid
 from pathlib import Path
 from typing import Any
@@ -294,6 +295,22 @@ def test_a_snapshot_id_of_the_wrong_kind_is_invalid_config_before_any_read() -> 
     assert (raised.value.code, raised.value.message, store.reads) == (INVALID_CONFIG, message, [])
     context = SessionReferenceResolver(store).snapshot("t", REFS, message_id="m")
     assert context is not None and context.id == "m" and store.reads == ["a"]
+
+
+def test_content_that_cannot_be_copied_is_invalid_config() -> None:
+    """A newcomer's trial: content holding what has no JSON form and cannot be copied (a
+    lock) raised the ``TypeError`` of ``copy.deepcopy``; it is a coded error naming where."""
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare("t", [threading.Lock()], REFS)
+    assert raised.value.code == INVALID_CONFIG
+    assert raised.value.message.startswith("content cannot be copied: ")
+    text = {"type": "text", "text": f"@[a]({encode_session_reference_uri('a')})"}
+    message = {"role": "user", "source": {"kind": "user"}, "content": [text, threading.Lock()]}
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare_direct_messages("t", [{"role": "user", "content": []}, message])
+    assert raised.value.code == INVALID_CONFIG
+    assert raised.value.message.startswith("messages[1].content cannot be copied: ")
 
 
 def test_content_given_as_a_tuple_is_taken_as_a_list() -> None:
