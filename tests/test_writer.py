@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import zstandard
 
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.builder import LogBuilder
 from sessionref.log.writer import (
     SessionWriter,
@@ -160,3 +161,23 @@ def test_lone_surrogates_are_written_as_javascript_escapes(tmp_path: Path) -> No
     lines = path.read_bytes().split(b"\n")
     assert b'"id":"\\ud800"' in lines[0] and b'"a \\udfff b"' in lines[1]
     assert json.loads(lines[1])["data"]["content"][0]["text"] == "a \udfff b"
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ({"version": 0, "createdAt": 1}, "header id must be a string, not NoneType"),
+        ({"id": 7, "createdAt": 1}, "header id must be a string, not int"),
+        ("s", "header must be a mapping, not str"),
+    ],
+)
+def test_a_header_without_a_string_id_is_invalid_config(
+    tmp_path: Path, header: Any, message: str
+) -> None:
+    """A newcomer's trial: the id names the log's directory, and a header without one raised
+    ``KeyError``, one of another type ``TypeError``, one not a mapping ``AttributeError``;
+    each is now a coded error, and nothing is written."""
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionWriter(tmp_path, header)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+    assert list(tmp_path.iterdir()) == []

@@ -36,6 +36,7 @@ from typing import Any, Final
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
+from sessionref.errors import mapping, string
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.store import PLAIN_LOG, ZSTD_LOG
 
@@ -258,11 +259,18 @@ def log_path(root: str | os.PathLike[str], header: Mapping[str, Any], *, compres
     '/r/--w--/~002E/session.jsonl.zstd'
     >>> log_path("/r", {"id": "a b"}, compress=False).as_posix()
     '/r/_no-cwd/a~0020b/session.jsonl'
+
+    The id names the log's directory, so it must be a string (INVALID_CONFIG otherwise):
+
+    >>> log_path("/r", {"createdAt": 1}, compress=False)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: header id must be a string, not NoneType
     """
+    session_id = string(mapping(header, "header").get("id"), "header id")
     cwd = header.get("cwd")
     project = encode_project_directory(cwd if isinstance(cwd, str) else None)
     name = ZSTD_LOG if compress else PLAIN_LOG
-    return Path(root) / project / encode_session_directory(header["id"]) / name
+    return Path(root) / project / encode_session_directory(session_id) / name
 
 
 class SessionWriter:
