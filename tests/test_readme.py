@@ -231,7 +231,6 @@ def test_every_python_example_type_checks(tmp_path: Path) -> None:
     ``mypy --strict`` gets no error (``prepared.additional_context`` is ``None`` when no
     references are given, so printing its prompt did not type-check; a fragment used names it
     never imported)."""
-    pytest.importorskip("mypy")
     examples = python_examples()
     assert len(examples) >= 5
     files = []
@@ -247,7 +246,6 @@ def test_every_python_example_type_checks(tmp_path: Path) -> None:
 
 def test_the_redaction_example_runs() -> None:
     """docs/redaction.md's example, against the sample store (it was a fragment)."""
-    pytest.importorskip("detect_secrets")
     [code] = [code for where, code in python_examples() if where.startswith("docs/redaction")]
     scope: dict[str, object] = {}
     code = code.replace('"~/.dsh/sessions"', repr(str(sample_root())))
