@@ -18,6 +18,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from sessionref.codex.rollouts import plain_name
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.discovery import LOG_NAMES
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -80,8 +81,9 @@ def claude_code_home(root: Path) -> Path | None:
 
 
 def _has_rollout(directory: Path, depth: int) -> bool:
-    """Whether ``directory`` or its subdirectories, ``depth`` levels down, hold a rollout."""
-    if _has_file(directory, lambda name: name.startswith("rollout-") and name.endswith(".jsonl")):
+    """Whether ``directory`` or its subdirectories, ``depth`` levels down, hold a rollout
+    (plain or compressed)."""
+    if _has_file(directory, lambda name: plain_name(name) is not None):
         return True
     return depth > 0 and any(_has_rollout(sub, depth - 1) for sub in _directories(directory))
 
@@ -91,8 +93,9 @@ CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
 
 def codex_home(root: Path) -> Path | None:
     """The Codex directory (``~/.codex``) of ``root``: ``root`` itself when its ``sessions/``
-    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold ``rollout-*.jsonl`` files, its
-    parent when ``root`` is one of those; ``None`` otherwise."""
+    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold ``rollout-*.jsonl`` files (or
+    compressed, ``rollout-*.jsonl.zst``), its parent when ``root`` is one of those; ``None``
+    otherwise."""
     for home, folder in [(root, root / name) for name in CODEX_FOLDERS] + [(root.parent, root)]:
         if folder.name in CODEX_FOLDERS and _has_rollout(folder, 3):
             return home
@@ -152,7 +155,7 @@ HARNESSES: Final = {
             "sessionref.codex.store:CodexStore",
             codex_home,
             "sessions/YYYY/MM/DD/rollout-*.jsonl, sessions/rollout-*.jsonl or "
-            "archived_sessions/rollout-*.jsonl",
+            "archived_sessions/rollout-*.jsonl (each maybe .zst)",
             lambda environ: _home_dir(environ, "CODEX_HOME", ".codex"),
         ),
     )

@@ -1,13 +1,15 @@
 """Codex CLI's sessions on disk (docs/harnesses.md §Codex §Store):
 ``<root>/sessions/YYYY/MM/DD/rollout-*.jsonl``, the older flat ``<root>/sessions/rollout-*.jsonl``
-and ``<root>/archived_sessions/rollout-*.jsonl``.
+and ``<root>/archived_sessions/rollout-*.jsonl``, each possibly compressed to ``.jsonl.zst``
+(:mod:`sessionref.codex.rollouts`).
 
 ``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
 A session is a thread: its id is the first ``session_meta``'s ``payload.id``, and the segment
 files of one thread are read as one session, in the order of their names (which start with
-their time). A file of the same name in ``sessions/`` and in ``archived_sessions/`` is one
-rollout in two places, read once (:func:`one_rollout`). A subagent's thread is not a session
-of its own. Names come from ``session_index.jsonl`` (the latest line for an id).
+their time). A file of the same name (compressed or not) in ``sessions/`` and in
+``archived_sessions/`` is one rollout in two places, read once (:func:`one_rollout`). A
+subagent's thread is not a session of its own. Names come from ``session_index.jsonl`` (the
+latest line for an id).
 """
 
 from __future__ import annotations
@@ -19,20 +21,20 @@ from pathlib import Path
 
 import msgspec
 
+from sessionref.codex.rollouts import (
+    ROLLOUT_PREFIX,
+    plain_name,
+    rollout_files,
+    rollout_head,
+    rollout_lines,
+)
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.harness_store import (
-    HarnessStore,
-    Head,
-    HeadMemory,
-    jsonl_files,
-    real_directories,
-)
+from sessionref.log.harness_store import HarnessStore, Head, HeadMemory, real_directories
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
-ROLLOUT_PREFIX = "rollout-"
 _THREAD_ID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
 """A thread id as a rollout's name holds it (a UUID)."""
 SESSION_INDEX = "session_index.jsonl"
@@ -116,8 +118,8 @@ class CodexStore(HarnessStore):
         """Every rollout file below ``sessions/``, then in ``archived_sessions/`` (so the copy
         in ``sessions/`` of a rollout in both comes first: :meth:`joined`)."""
         for folder in _folders(self.home / "sessions", passed):  # which says what it passed
-            yield from jsonl_files(folder, ROLLOUT_PREFIX)
-        yield from jsonl_files(self.home / "archived_sessions", ROLLOUT_PREFIX, passed)
+            yield from rollout_files(folder)
+        yield from rollout_files(self.home / "archived_sessions", passed)
 
     def watched(self) -> list[Path]:
         """The home, every directory below ``sessions/``, ``archived_sessions/`` and
@@ -129,6 +131,23 @@ class CodexStore(HarnessStore):
             home / "archived_sessions",
             home / SESSION_INDEX,
         ]
+
+    def start_of(self, path: Path) -> list[bytes]:
+        """The committed lines of a rollout's start, plain or compressed."""
+        return rollout_head(path, self.max_bytes, self.max_line_bytes)
+
+    def lines_of(self, path: Path) -> list[bytes]:
+        """The committed lines of a rollout, plain or compressed."""
+        return rollout_lines(path, self.max_bytes, self.max_line_bytes)
+
+    @staticmethod
+    def reading_name(path: Path) -> str:
+        """A rollout's plain name: compressed, it is read where its plain self would be.
+
+        >>> CodexStore.reading_name(Path("archived_sessions/rollout-1.jsonl.zst"))
+        'rollout-1.jsonl'
+        """
+        return plain_name(path.name) or path.name
 
     @staticmethod
     def named_by(path: Path) -> str | None:
@@ -146,18 +165,20 @@ class CodexStore(HarnessStore):
     @staticmethod
     def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
         """A thread's lines from its files', in reading order: the segments one after another,
-        each file name read once (:func:`one_rollout` of its copies, which are neighbours).
+        each rollout read once (:func:`one_rollout` of its copies, compressed or not, which are
+        neighbours).
 
         >>> live = Path("sessions/rollout-1.jsonl")
-        >>> archived = Path("archived_sessions/rollout-1.jsonl")
+        >>> archived = Path("archived_sessions/rollout-1.jsonl.zst")
         >>> later = Path("sessions/rollout-2.jsonl")
         >>> CodexStore.joined([(live, [b"m"]), (archived, [b"m", b"x"]), (later, [b"y"])])
         [b'm', b'x', b'y']
         """
         rollouts: dict[str, list[bytes]] = {}
         for path, lines in files:
-            copy = rollouts.get(path.name)
-            rollouts[path.name] = lines if copy is None else one_rollout(copy, lines)
+            name = CodexStore.reading_name(path)
+            copy = rollouts.get(name)
+            rollouts[name] = lines if copy is None else one_rollout(copy, lines)
         return [line for lines in rollouts.values() for line in lines]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:

@@ -9,9 +9,10 @@ session whose file cannot be read fails alone, naming the file.
 
 from __future__ import annotations
 
+import functools
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -60,17 +61,30 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
     """
     try:
         with open_regular(str(path)) as file:
-            head = file.read(_HEAD_BYTES)
-            while b"\n" not in head and len(head) <= max_line_bytes:
-                chunk = file.read(_HEAD_BYTES)
-                if not chunk:
-                    break
-                head += chunk
+            pieces = iter(functools.partial(file.read, _HEAD_BYTES), b"")
+            return first_lines(pieces, str(path), max_line_bytes)
     except OSError as exc:
         raise LogUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def first_lines(chunks: Iterable[bytes], location: str, max_line_bytes: int) -> list[bytes]:
+    """The committed lines of the first of a file's ``chunks``, and of as many more as its
+    first line takes; a first line over ``max_line_bytes`` raises :class:`SessionLogError`.
+
+    >>> first_lines([b"a\\nb", b"c\\n"], "f", 10), first_lines([b"ab", b"c\\nd"], "f", 10)
+    ([b'a'], [b'abc'])
+    >>> first_lines([b"ab", b"cd"], "f", 3)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: f: line 1 is longer than 3 bytes
+    """
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        if b"\n" in head or len(head) > max_line_bytes:
+            break
     if b"\n" not in head and len(head) > max_line_bytes:
-        raise SessionLogError(f"{path}: line 1 is longer than {max_line_bytes} bytes")
-    return committed_lines(head, max_line_bytes, str(path))
+        raise SessionLogError(f"{location}: line 1 is longer than {max_line_bytes} bytes")
+    return committed_lines(head, max_line_bytes, location)
 
 
 class HarnessStore(ABC):
@@ -136,7 +150,27 @@ class HarnessStore(ABC):
     def head_of(self, path: Path) -> Head:
         """What the first lines of the file at ``path`` say, through the store's memory of
         heads; raises :class:`SessionLogError` when they cannot be read."""
-        return self._heads(path, lambda: self.head(path, head_lines(path, self.max_line_bytes)))
+        return self._heads(path, lambda: self.head(path, self.start_of(path)))
+
+    def start_of(self, path: Path) -> list[bytes]:
+        """The committed lines of a file's start (:func:`head_lines`), which :meth:`head`
+        reads (a harness whose files may be compressed says how to read them)."""
+        return head_lines(path, self.max_line_bytes)
+
+    def lines_of(self, path: Path) -> list[bytes]:
+        """The committed lines a file gives its session, under the store's limits (a harness
+        whose files may be compressed, or refer to others, says how to read them)."""
+        return read_committed(path, self.max_bytes, self.max_line_bytes)
+
+    @staticmethod
+    def reading_name(path: Path) -> str:
+        """The name by which a session's files are put in reading order (a harness that
+        keeps a file under more than one name gives the one they share).
+
+        >>> HarnessStore.reading_name(Path("a/b.jsonl"))
+        'b.jsonl'
+        """
+        return path.name
 
     def known_places(self, files: Mapping[str, list[Path]]) -> None:
         """Take ``files`` (session id → its files) as where the last listing found those
@@ -165,7 +199,7 @@ class HarnessStore(ABC):
                     for path in paths
                 )
                 continue
-            places.sort(key=lambda place: place[0].name)
+            places.sort(key=lambda place: self.reading_name(place[0]))
             files[session_id] = [path for path, _ in places]
             first = places[0][1]
             created = first.created_at
@@ -207,12 +241,7 @@ class HarnessStore(ABC):
         return [line for _, lines in files for line in lines]
 
     def _lines(self, session_id: str) -> list[bytes]:
-        return self.joined(
-            [
-                (path, read_committed(path, self.max_bytes, self.max_line_bytes))
-                for path in self.paths_of(session_id)
-            ]
-        )
+        return self.joined([(path, self.lines_of(path)) for path in self.paths_of(session_id)])
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole session as a person reads it."""
@@ -285,13 +314,10 @@ def real_directories(path: Path, passed: list[StoreProblem] | None = None) -> li
     return found
 
 
-def jsonl_files(
-    path: Path, prefix: str = "", passed: list[StoreProblem] | None = None
-) -> list[Path]:
-    """The ``*.jsonl`` entries of ``path`` whose names start with ``prefix``, by name: files,
-    and whatever else bears such a name (reading it says what is wrong); a directory that
-    cannot be listed is a problem added to ``passed``
-    (:func:`~sessionref.log.discovery.directory_entries`).
+def jsonl_files(path: Path, passed: list[StoreProblem] | None = None) -> list[Path]:
+    """The ``*.jsonl`` entries of ``path``, by name: files, and whatever else bears such a
+    name (reading it says what is wrong); a directory that cannot be listed is a problem added
+    to ``passed`` (:func:`~sessionref.log.discovery.directory_entries`).
 
     >>> jsonl_files(Path("/nonexistent"))
     []
@@ -299,5 +325,5 @@ def jsonl_files(
     return [
         Path(entry.path)
         for entry in directory_entries(path, passed)
-        if entry.name.endswith(".jsonl") and entry.name.startswith(prefix)
+        if entry.name.endswith(".jsonl")
     ]

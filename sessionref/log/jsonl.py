@@ -32,6 +32,7 @@ __all__ = [
     "committed_lines",
     "decode_line",
     "decode_lines",
+    "file_bytes",
     "iso_millis",
     "read_committed",
 ]
@@ -52,6 +53,17 @@ def read_committed(
     [b'{"a":1}']
     """
     location = os.fspath(path)
+    return committed_lines(file_bytes(location, max_bytes), max_line_bytes, location)
+
+
+def file_bytes(location: str, max_bytes: int) -> bytes:
+    """The bytes of the regular file at ``location``; raises :class:`SessionLogError` naming
+    it when it is not a readable file or holds more than ``max_bytes``.
+
+    >>> file_bytes("/nonexistent", 1)
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /nonexistent: No such file or directory
+    """
     try:
         with open_regular(location) as file:
             size = os.fstat(file.fileno()).st_size
@@ -62,7 +74,7 @@ def read_committed(
         raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # it grew while being read
         raise SessionLogError(f"{location}: over the limit of {max_bytes} bytes")
-    return committed_lines(data, max_line_bytes, location)
+    return data
 
 
 def open_regular(location: str) -> BinaryIO:

@@ -1,0 +1,120 @@
+"""Codex CLI rollout files, plain or compressed (docs/harnesses.md §Codex §Compressed).
+
+Codex compresses a cold rollout (one untouched for a week) to ``<name>.jsonl.zst`` beside it:
+one zstd stream, written to a temporary file, checked, and renamed into place whole, and the
+plain file removed; to append to it again it decompresses it back the same way. A plain
+``.jsonl`` therefore hides a ``.jsonl.zst`` of the same name in the same folder (one caught
+between the two steps), and a compressed rollout that ends inside a frame or does not
+decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression.rs``:
+``RolloutFile::from_path``, ``existing_rollout_path``, the compression worker).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+from sessionref.log.discovery import StoreProblem, directory_entries
+from sessionref.log.harness_store import first_lines, head_lines
+from sessionref.log.jsonl import committed_lines, file_bytes, read_committed
+from sessionref.log.zstd_files import plaintext_chunks
+
+ROLLOUT_PREFIX: Final = "rollout-"
+PLAIN_SUFFIX: Final = ".jsonl"
+COMPRESSED_SUFFIX: Final = ".zst"
+
+
+def plain_name(name: str) -> str | None:
+    """The plain name of a rollout file's name (``rollout-*.jsonl``, or that with ``.zst``);
+    ``None`` for another name.
+
+    >>> plain_name("rollout-1.jsonl.zst"), plain_name("rollout-1.jsonl"), plain_name("x.jsonl")
+    ('rollout-1.jsonl', 'rollout-1.jsonl', None)
+    """
+    plain = name.removesuffix(COMPRESSED_SUFFIX)
+    return plain if plain.startswith(ROLLOUT_PREFIX) and plain.endswith(PLAIN_SUFFIX) else None
+
+
+def is_compressed(path: Path) -> bool:
+    """Whether ``path`` names a compressed rollout.
+
+    >>> is_compressed(Path("a/rollout-1.jsonl.zst")), is_compressed(Path("a/rollout-1.jsonl"))
+    (True, False)
+    """
+    return path.name.endswith(PLAIN_SUFFIX + COMPRESSED_SUFFIX)
+
+
+def shown_names(names: list[str]) -> list[str]:
+    """The rollout files of a folder's ``names``, in their order: a compressed one only when
+    no plain one of its name is there.
+
+    >>> shown_names(["rollout-1.jsonl", "rollout-1.jsonl.zst", "rollout-2.jsonl.zst", "x"])
+    ['rollout-1.jsonl', 'rollout-2.jsonl.zst']
+    """
+    present = set(names)
+    return [
+        name
+        for name in names
+        if plain_name(name) is not None
+        and not (
+            name.endswith(COMPRESSED_SUFFIX) and name.removesuffix(COMPRESSED_SUFFIX) in present
+        )
+    ]
+
+
+def rollout_files(folder: Path, passed: list[StoreProblem] | None = None) -> list[Path]:
+    """The rollouts in ``folder``, by name (:func:`shown_names`): files, and whatever else
+    bears such a name (reading it says what is wrong); a folder that cannot be listed is a
+    problem added to ``passed``.
+
+    >>> rollout_files(Path("/nonexistent"))
+    []
+    """
+    names = [entry.name for entry in directory_entries(folder, passed)]
+    return [folder / name for name in shown_names(names)]
+
+
+def existing_rollout(path: Path) -> Path | None:
+    """The rollout a path names, as it is on disk: the plain file, else its compressed
+    sibling; ``None`` when neither is there.
+
+    >>> existing_rollout(Path("/nonexistent/rollout-1.jsonl")) is None
+    True
+    """
+    plain = path.with_name(path.name.removesuffix(COMPRESSED_SUFFIX))
+    for candidate in (plain, plain.with_name(plain.name + COMPRESSED_SUFFIX)):
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
+def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
+    """The committed lines of a rollout's first 64 KiB of text, plain or compressed (a
+    compressed one no larger than ``max_bytes``, and decompressed only that far).
+
+    >>> rollout_head(Path("/no/rollout-1.jsonl.zst"), 10, 10)
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
+    """
+    if not is_compressed(path):
+        return head_lines(path, max_line_bytes)
+    location = str(path)
+    chunks = plaintext_chunks(location, file_bytes(location, max_bytes), max_bytes)
+    return first_lines(chunks, location, max_line_bytes)
+
+
+def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
+    """The committed lines of a rollout, plain or compressed; neither the file nor its text
+    may be over ``max_bytes``. A damaged compressed rollout raises :class:`SessionLogError`
+    naming it.
+
+    >>> rollout_lines(Path("/no/rollout-1.jsonl.zst"), 10, 10)
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
+    """
+    if not is_compressed(path):
+        return read_committed(path, max_bytes, max_line_bytes)
+    location = str(path)
+    text = b"".join(plaintext_chunks(location, file_bytes(location, max_bytes), max_bytes))
+    return committed_lines(text, max_line_bytes, location)
