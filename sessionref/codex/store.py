@@ -26,7 +26,6 @@ from sessionref.codex.rollouts import (
     plain_name,
     rollout_files,
     rollout_head,
-    rollout_lines,
 )
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
@@ -137,8 +136,11 @@ class CodexStore(HarnessStore):
         return rollout_head(path, self.max_bytes, self.max_line_bytes)
 
     def lines_of(self, path: Path) -> list[bytes]:
-        """The committed lines of a rollout, plain or compressed."""
-        return rollout_lines(path, self.max_bytes, self.max_line_bytes)
+        """The history a rollout holds: its committed lines, plain or compressed, with each
+        ``rollout_reference`` expanded (:class:`~sessionref.codex.references.Expansion`)."""
+        from sessionref.codex.references import Expansion  # as head()
+
+        return Expansion(self.home, self.max_bytes, self.max_line_bytes).lines(path)
 
     @staticmethod
     def reading_name(path: Path) -> str:

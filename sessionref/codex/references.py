@@ -1,0 +1,288 @@
+"""Rollout references: a newer Codex moves a long thread's older history out of its live
+rollout into frozen segments, ``<home>/rotated_rollout_segments/<thread id>/<segment id, or
+"initial">/rollout-….jsonl``, and the live rollout refers to them with a ``rollout_reference``
+item; a fork refers to its parent's rollout the same way, up to the message it forked at
+(docs/harnesses.md §Codex §References).
+
+The history is the rollout with each reference replaced by the lines of the rollout it names,
+those expanded the same way, without their ``session_meta`` lines (openai/codex
+``codex-rs/rollout/src/reference.rs``: ``materialize_rollout_lines``, ``expand_lines``,
+``resolve_rollout_reference_path``, ``truncate_before_nth_user_message``). One that cannot be
+found contributes nothing, as in Codex's listing (``codex-rs/rollout/src/list_reference.rs``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final, NamedTuple
+
+import msgspec
+
+from sessionref.codex.rollouts import (
+    existing_rollout,
+    plain_name,
+    rollout_head,
+    rollout_lines,
+    shown_names,
+)
+from sessionref.errors import LogUnreadable, SessionLogError
+from sessionref.log.discovery import directory_entries
+from sessionref.log.jsonl import decode_line
+
+MAX_DEPTH: Final = 256
+"""How deep references may nest (Codex's ``MAX_ROLLOUT_REFERENCE_DEPTH``)."""
+ROTATED_SEGMENTS: Final = "rotated_rollout_segments"
+"""Where Codex keeps the frozen segments of a thread, below its home."""
+INITIAL: Final = "initial"
+"""The segment folder of a thread's rollout from before segments had ids."""
+
+
+class _Payload(msgspec.Struct, frozen=True, gc=False):
+    """The fields of a payload that references, and the lines they are cut at, use."""
+
+    type: object = None
+    id: object = None
+    segment_id: object = None
+    rollout_path: object = None
+    thread_id: object = None
+    rollout_timestamp: object = None
+    nth_user_message: object = None
+    role: object = None
+    num_turns: object = None
+
+
+class _Line(msgspec.Struct, frozen=True, gc=False):
+    type: object = None
+    payload: _Payload | None = None
+
+
+_LINE: Final = msgspec.json.Decoder(_Line)
+
+
+def _decoded(line: bytes) -> _Line | None:
+    """A line as far as references need it (``None`` for one that is not of that shape)."""
+    decoded = decode_line(_LINE, _Line, line)
+    return decoded if isinstance(decoded, _Line) and decoded.payload is not None else None
+
+
+class Identity(NamedTuple):
+    """What a reference names: a thread, and one of its segments (``None``: the thread's one
+    rollout from before segments had ids, the ``initial`` one)."""
+
+    thread: str
+    segment: str | None
+
+    def __str__(self) -> str:
+        return f"{self.thread}/{self.segment or INITIAL}"
+
+
+class Reference(NamedTuple):
+    """A ``rollout_reference`` item: what it names, the path Codex wrote it at, the time in
+    the rollout's name (to find it in ``sessions/`` or ``archived_sessions/``), and the user
+    message a fork stops before."""
+
+    identity: Identity
+    path: str
+    timestamp: str | None
+    nth_user_message: int | None
+
+
+def reference_of(line: bytes) -> Reference | None:
+    """The reference a line holds; ``None`` for any other line, and for a reference without
+    a thread id or path (one Codex refuses).
+
+    >>> reference_of(b'{"type":"rollout_reference","payload":{"rollout_path":"/r.jsonl",'
+    ...              b'"thread_id":"t","segment_id":"s","max_depth":256}}')[:2]
+    (Identity(thread='t', segment='s'), '/r.jsonl')
+    >>> reference_of(b'{"type":"event_msg","payload":{}}') is None
+    True
+    """
+    if b"rollout_reference" not in line:
+        return None
+    decoded = _decoded(line)
+    if decoded is None or decoded.type != "rollout_reference" or decoded.payload is None:
+        return None
+    item = decoded.payload
+    if type(item.thread_id) is not str or type(item.rollout_path) is not str:
+        return None
+    segment = item.segment_id if type(item.segment_id) is str else None
+    timestamp = item.rollout_timestamp if type(item.rollout_timestamp) is str else None
+    nth = item.nth_user_message if type(item.nth_user_message) is int else None
+    return Reference(Identity(item.thread_id, segment), item.rollout_path, timestamp, nth)
+
+
+def identity_of(first_lines: list[bytes]) -> Identity | None:
+    """The identity a rollout's first line gives it (a ``session_meta`` with an id).
+
+    >>> identity_of([b'{"type":"session_meta","payload":{"id":"t","segment_id":"s"}}'])
+    Identity(thread='t', segment='s')
+    >>> identity_of([b'{"type":"event_msg","payload":{"id":"t"}}']), identity_of([])
+    (None, None)
+    """
+    decoded = _decoded(first_lines[0]) if first_lines else None
+    if decoded is None or decoded.type != "session_meta" or decoded.payload is None:
+        return None
+    meta = decoded.payload
+    if type(meta.id) is not str:
+        return None
+    return Identity(meta.id, meta.segment_id if type(meta.segment_id) is str else None)
+
+
+def _is_meta(line: bytes) -> bool:
+    """Whether a line is a ``session_meta`` (a referenced rollout's are not its history).
+
+    >>> _is_meta(b'{"type":"session_meta","payload":{"id":"t"}}')
+    True
+    """
+    return b"session_meta" in line and identity_of([line]) is not None
+
+
+def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
+    """``lines`` up to the turn of their ``nth`` user message (counted from 0), as a fork
+    inherits its parent's history: a turn starts at its ``task_started`` event when it has
+    one; the user messages are the ``user_message`` events, or the user response items when
+    there are none; a ``thread_rolled_back`` event takes back its turns.
+
+    >>> def event(kind): return b'{"type":"event_msg","payload":{"type":"%s"}}' % kind
+    >>> turn = [event(b"task_started"), event(b"user_message"), event(b"task_complete")]
+    >>> len(before_nth_user_message(turn * 3, 1)), len(before_nth_user_message(turn, 1))
+    (3, 3)
+    """
+    events: list[int] = []
+    responses: list[int] = []
+    started: int | None = None
+    for index, line in enumerate(lines):
+        decoded = _decoded(line)
+        if decoded is None or decoded.payload is None:
+            continue
+        kind, payload = decoded.payload.type, decoded.payload
+        turn = index if started is None else started
+        if decoded.type == "response_item" and kind == "message" and payload.role == "user":
+            responses.append(turn)
+        elif decoded.type != "event_msg":
+            continue
+        elif kind in ("task_started", "turn_started"):
+            started = index
+        elif kind == "user_message":
+            events.append(turn)
+        elif kind in ("task_complete", "turn_complete", "turn_aborted"):
+            started = None
+        elif kind == "thread_rolled_back" and type(payload.num_turns) is int:
+            for positions in (events, responses):
+                del positions[max(0, len(positions) - payload.num_turns) :]
+    positions = events or responses
+    return lines[: positions[nth]] if 0 <= nth < len(positions) else lines
+
+
+class Expansion:
+    """The history of rollouts under the Codex home ``home``: each reference replaced by what
+    it names. ``max_bytes`` bounds a rollout and all it refers to together, ``max_line_bytes``
+    each line."""
+
+    def __init__(self, home: Path, max_bytes: int, max_line_bytes: int) -> None:
+        self.home, self.max_bytes, self.max_line_bytes = home, max_bytes, max_line_bytes
+        self.spent = 0
+
+    def lines(self, path: Path) -> list[bytes]:
+        """The history of the rollout at ``path``: its lines, each reference expanded."""
+        return self._expand(path, self._read(path), 0, frozenset())
+
+    def _read(self, path: Path) -> list[bytes]:
+        lines = rollout_lines(path, self.max_bytes, self.max_line_bytes)
+        self.spent += sum(map(len, lines)) + len(lines)
+        if self.spent > self.max_bytes:
+            raise SessionLogError(
+                f"{path}: the rollouts a thread refers to are over the limit of "
+                f"{self.max_bytes} bytes together"
+            )
+        return lines
+
+    def _expand(
+        self, path: Path, lines: list[bytes], depth: int, open_: frozenset[Identity]
+    ) -> list[bytes]:
+        """``lines`` of the rollout at ``path``, ``depth`` references deep, with each reference
+        expanded; ``open_``: the identities being expanded around it (a cycle)."""
+        history: list[bytes] = []
+        for line in lines:
+            reference = reference_of(line)
+            if reference is None:
+                history.append(line)
+                continue
+            identity = reference.identity
+            if depth >= MAX_DEPTH:
+                raise SessionLogError(f"{path}: rollout references nest deeper than {MAX_DEPTH}")
+            if identity in open_:
+                raise SessionLogError(f"{path}: rollout reference cycle at {identity}")
+            found = self.resolve(reference)
+            if found is None:
+                continue  # not on disk: the history before it is what is missing
+            referenced = [line for line in self._read(found) if not _is_meta(line)]
+            expanded = self._expand(found, referenced, depth + 1, open_ | {identity})
+            if reference.nth_user_message is not None:
+                expanded = before_nth_user_message(expanded, reference.nth_user_message)
+            history += expanded
+        return history
+
+    def resolve(self, reference: Reference) -> Path | None:
+        """The rollout a reference names, as Codex finds it: at its path when the rollout
+        there is the one named (plain, else compressed); else the one rollout of that
+        identity in its segment folder below ``rotated_rollout_segments/``, then below
+        ``archived_sessions/``; else, by the time in its name, in ``sessions/YYYY/MM/DD/`` or
+        ``archived_sessions/``. ``None`` when it is in none of them; two that match in one
+        folder (or a legacy one in both) raise :class:`SessionLogError`."""
+        identity = reference.identity
+        given = Path(reference.path)
+        if given.is_absolute():
+            found = self._named(existing_rollout(given), identity)
+            if found is not None:
+                return found
+        legacy = plain_name(given.name) if identity.segment is None else None
+        found_in = [
+            found
+            for root in (ROTATED_SEGMENTS, "archived_sessions")
+            for found in [self._in_folder(root, identity, legacy)]
+            if found is not None
+        ]
+        if len(found_in) > 1 and identity.segment is None:
+            raise SessionLogError(f"rollout reference {identity} is ambiguous: {found_in}")
+        if found_in:
+            return found_in[0]
+        stamp = reference.timestamp
+        if identity.segment is None or stamp is None or len(stamp) < 10:
+            return None
+        name = f"rollout-{stamp}-{identity.thread}.jsonl"
+        day = self.home / "sessions" / stamp[0:4] / stamp[5:7] / stamp[8:10]
+        for place in (day / name, self.home / "archived_sessions" / name):
+            found = self._named(existing_rollout(place), identity)
+            if found is not None:
+                return found
+        return None
+
+    def _in_folder(self, root: str, identity: Identity, legacy: str | None) -> Path | None:
+        """The one rollout of ``identity`` in its segment folder below ``root`` (named
+        ``legacy`` when given); two raise :class:`SessionLogError`."""
+        folder = self.home / root / identity.thread / (identity.segment or INITIAL)
+        files = [entry.name for entry in directory_entries(folder, None) if entry.is_file()]
+        matching = [
+            found
+            for name in shown_names(files)
+            if legacy is None or plain_name(name) == legacy
+            for found in [self._named(folder / name, identity)]
+            if found is not None
+        ]
+        if len(matching) > 1:
+            raise SessionLogError(
+                f"{folder}: rollout reference {identity} is ambiguous: "
+                f"{len(matching)} matching files"
+            )
+        return matching[0] if matching else None
+
+    def _named(self, path: Path | None, identity: Identity) -> Path | None:
+        """``path`` when the rollout there has ``identity`` (its first line says so)."""
+        if path is None:
+            return None
+        try:
+            first = rollout_head(path, self.max_bytes, self.max_line_bytes)
+        except LogUnreadable:
+            return None
+        return path if identity_of(first) == identity else None
