@@ -247,11 +247,13 @@ def test_a_fork_inherits_its_parent_up_to_the_message_it_forked_at(tmp_path: Pat
     assert len(shown(store.transcript(parent))) == 6
 
 
-@pytest.mark.parametrize("kind", ["cycle", "too deep", "ambiguous", "damaged"])
+@pytest.mark.parametrize(
+    "kind", ["cycle", "forks too deep", "ambiguous", "initial twice", "damaged"]
+)
 def test_a_reference_graph_codex_refuses_fails_naming_the_file(tmp_path: Path, kind: str) -> None:
-    """A cycle, references nested deeper than 256, two rollouts that are the named segment, or a
-    named segment that is damaged: Codex refuses to read the thread, and so does sessionref,
-    naming the file and why."""
+    """A cycle, forks nested deeper than 256, two rollouts that are the named segment, or a named
+    segment that is damaged: Codex refuses to read the thread, and so does sessionref, naming
+    the file and why."""
     files: dict[str, bytes] = {}
     if kind == "cycle":
         back = reference(tmp_path / LIVE, SEGMENTS[2])
@@ -259,19 +261,25 @@ def test_a_reference_graph_codex_refuses_fails_naming_the_file(tmp_path: Path, k
         files[LIVE] = segment(2, reference(tmp_path / segment_path(SEGMENTS[1]), SEGMENTS[1]))
         # as Codex's: the segments being expanded, not the live rollout, are checked
         where, reason = LIVE, f"rollout reference cycle at {THREAD}/{SEGMENTS[1]}"
-    elif kind == "too deep":
-        ids = [f"0197c000-0000-7000-8000-{n:012}" for n in range(258)]
-        for n in range(257):
-            below = reference(tmp_path / segment_path(ids[n + 1]), ids[n + 1])
-            files[segment_path(ids[n])] = rollout(meta(segment_id=ids[n]), below)
-        files[segment_path(ids[257])] = rollout(meta(segment_id=ids[257]), *said("user", "x"))
-        files[LIVE] = segment(2, reference(tmp_path / segment_path(ids[0]), ids[0]))
-        where, reason = segment_path(ids[255]), "rollout references nest deeper than 256"
+    elif kind == "forks too deep":  # each rollout a fork of the next thread's
+        threads = [f"0197c000-0000-7000-8000-{n:012}" for n in range(257)]
+        for n in range(256):
+            parent = reference(tmp_path / segment_path(None, threads[n + 1]), None, threads[n + 1])
+            files[segment_path(None, threads[n])] = rollout(meta(threads[n]), parent)
+        first = reference(tmp_path / segment_path(None, threads[0]), None, threads[0])
+        files[LIVE] = segment(2, first)
+        # the live rollout's fork is the first, that in the 256th rollout the 257th
+        where, reason = segment_path(None, threads[255]), "forks nest deeper than 256"
     elif kind == "ambiguous":
         files[segment_path(SEGMENTS[1])] = segment(1)
         files[segment_path(SEGMENTS[1], name="rollout-other.jsonl")] = segment(1)
         files[LIVE] = segment(2, reference("/gone.jsonl", SEGMENTS[1]))
         where, reason = f"rotated_rollout_segments/{THREAD}/{SEGMENTS[1]}", "is ambiguous"
+    elif kind == "initial twice":  # a legacy reference, in both segment roots
+        files[segment_path(None)] = rollout(meta())
+        files[f"archived_sessions/{THREAD}/initial/{NAME}"] = rollout(meta())
+        files[LIVE] = segment(2, reference(f"/gone/{NAME}", None))
+        where, reason = segment_path(None), "is ambiguous: "
     else:
         data = zstandard.ZstdCompressor().compress(segment(1, *said("user", "x")))
         files[segment_path(SEGMENTS[1]) + ".zst"] = data[:-2]
@@ -300,3 +308,41 @@ def test_the_limit_holds_for_a_rollout_and_what_it_refers_to_together(tmp_path: 
         captured(CodexStore(tmp_path, max_bytes=10_000))
     assert "over the limit of 10000 bytes together" in failed.value.message
     assert shown(CodexStore(tmp_path, max_bytes=20_000).transcript(THREAD)) == [("user", big)] * 2
+
+
+def test_a_thread_s_own_segments_are_followed_however_many(tmp_path: Path) -> None:
+    """Codex bounds only how deep forks nest: a thread rotated 300 times reads whole."""
+    ids = [f"0197c000-0000-7000-8000-{n:012}" for n in range(300)]
+    files = {segment_path(ids[0]): rollout(meta(segment_id=ids[0]), *said("user", "turn 0"))}
+    for n in range(1, 300):
+        back = reference(tmp_path / segment_path(ids[n - 1]), ids[n - 1])
+        files[segment_path(ids[n])] = rollout(
+            meta(segment_id=ids[n]), back, *said("user", f"turn {n}")
+        )
+    files[LIVE] = segment(2, reference(tmp_path / segment_path(ids[299]), ids[299]))
+    store = write(tmp_path, files)
+    assert shown(store.transcript(THREAD)) == [("user", f"turn {n}") for n in range(300)]
+
+
+def test_a_reference_never_leads_out_of_the_codex_home(tmp_path: Path) -> None:
+    """As in Codex, a rollout is taken only from ``sessions/``, ``archived_sessions/`` or
+    ``rotated_rollout_segments/`` of the home (links followed, then checked again)."""
+    home = tmp_path / "home"
+    outside = tmp_path / "elsewhere" / NAME
+    outside.parent.mkdir()
+    outside.write_bytes(segment(1, *said("user", "not of this home")))
+    (home / "rotated_rollout_segments" / THREAD).mkdir(parents=True)
+    (home / "rotated_rollout_segments" / THREAD / SEGMENTS[0]).symlink_to(outside.parent)
+    store = write(
+        home,
+        {
+            LIVE: segment(
+                2,
+                reference(outside, SEGMENTS[1]),
+                reference(home / segment_path(SEGMENTS[0]), SEGMENTS[1]),
+                reference(home / "sessions" / ".." / ".." / "elsewhere" / NAME, SEGMENTS[1]),
+                *said("user", "mine"),
+            )
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "mine")]

@@ -19,6 +19,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from sessionref.codex.rollouts import (
+    COMPRESSED_SUFFIX,
     existing_rollout,
     plain_name,
     rollout_head,
@@ -29,9 +30,16 @@ from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import directory_entries
 from sessionref.log.jsonl import decode_line
 
-MAX_DEPTH: Final = 256
-"""How deep references may nest (Codex's ``MAX_ROLLOUT_REFERENCE_DEPTH``)."""
-ROTATED_SEGMENTS: Final = "rotated_rollout_segments"
+MAX_FORKS: Final = 256
+"""How deep forks may nest (Codex's ``MAX_ROLLOUT_REFERENCE_DEPTH``): references to another
+thread's rollout, or up to a user message."""
+MAX_NESTING: Final = 512
+"""How deep sessionref follows references of any kind (Codex follows a thread's own segments
+without a bound; 512 is over four times the longest chain its source mentions)."""
+
+APPROVED_ROOTS: Final = ("sessions", "archived_sessions", "rotated_rollout_segments")
+"""The folders of the Codex home a reference may lead into."""
+ROTATED_SEGMENTS: Final = APPROVED_ROOTS[2]
 """Where Codex keeps the frozen segments of a thread, below its home."""
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
@@ -174,18 +182,29 @@ def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
     return lines[: positions[nth]] if 0 <= nth < len(positions) else lines
 
 
+class _Depth(NamedTuple):
+    """Where an expansion is: the thread of the rollout being expanded, and how many forks and
+    references of any kind lead to it."""
+
+    thread: str | None
+    forks: int = 0
+    references: int = 0
+
+
 class Expansion:
     """The history of rollouts under the Codex home ``home``: each reference replaced by what
     it names. ``max_bytes`` bounds a rollout and all it refers to together, ``max_line_bytes``
     each line."""
 
     def __init__(self, home: Path, max_bytes: int, max_line_bytes: int) -> None:
-        self.home, self.max_bytes, self.max_line_bytes = home, max_bytes, max_line_bytes
+        self.home, self.max_bytes, self.max_line_bytes = home.absolute(), max_bytes, max_line_bytes
         self.spent = 0
 
     def lines(self, path: Path) -> list[bytes]:
         """The history of the rollout at ``path``: its lines, each reference expanded."""
-        return self._expand(path, self._read(path), 0, frozenset())
+        lines = self._read(path)
+        root = identity_of(lines)
+        return self._expand(path, lines, _Depth(root.thread if root else None), frozenset())
 
     def _read(self, path: Path) -> list[bytes]:
         lines = rollout_lines(path, self.max_bytes, self.max_line_bytes)
@@ -198,10 +217,10 @@ class Expansion:
         return lines
 
     def _expand(
-        self, path: Path, lines: list[bytes], depth: int, open_: frozenset[Identity]
+        self, path: Path, lines: list[bytes], depth: _Depth, open_: frozenset[Identity]
     ) -> list[bytes]:
-        """``lines`` of the rollout at ``path``, ``depth`` references deep, with each reference
-        expanded; ``open_``: the identities being expanded around it (a cycle)."""
+        """``lines`` of the rollout at ``path``, at ``depth``, with each reference expanded;
+        ``open_``: the identities being expanded around it (a cycle)."""
         history: list[bytes] = []
         for line in lines:
             reference = reference_of(line)
@@ -209,15 +228,19 @@ class Expansion:
                 history.append(line)
                 continue
             identity = reference.identity
-            if depth >= MAX_DEPTH:
-                raise SessionLogError(f"{path}: rollout references nest deeper than {MAX_DEPTH}")
+            fork = reference.nth_user_message is not None or identity.thread != depth.thread
+            if fork and depth.forks >= MAX_FORKS:
+                raise SessionLogError(f"{path}: forks nest deeper than {MAX_FORKS}")
+            if depth.references >= MAX_NESTING:
+                raise SessionLogError(f"{path}: rollout references nest deeper than {MAX_NESTING}")
             if identity in open_:
                 raise SessionLogError(f"{path}: rollout reference cycle at {identity}")
             found = self.resolve(reference)
             if found is None:
                 continue  # not on disk: the history before it is what is missing
             referenced = [line for line in self._read(found) if not _is_meta(line)]
-            expanded = self._expand(found, referenced, depth + 1, open_ | {identity})
+            below = _Depth(identity.thread, depth.forks + fork, depth.references + 1)
+            expanded = self._expand(found, referenced, below, open_ | {identity})
             if reference.nth_user_message is not None:
                 expanded = before_nth_user_message(expanded, reference.nth_user_message)
             history += expanded
@@ -236,15 +259,16 @@ class Expansion:
             found = self._named(existing_rollout(given), identity)
             if found is not None:
                 return found
-        legacy = plain_name(given.name) if identity.segment is None else None
-        found_in = [
-            found
-            for root in (ROTATED_SEGMENTS, "archived_sessions")
-            for found in [self._in_folder(root, identity, legacy)]
-            if found is not None
-        ]
-        if len(found_in) > 1 and identity.segment is None:
-            raise SessionLogError(f"rollout reference {identity} is ambiguous: {found_in}")
+        legacy = given.name.removesuffix(COMPRESSED_SUFFIX) if identity.segment is None else None
+        found_in: list[Path] = []
+        for root in (ROTATED_SEGMENTS, "archived_sessions"):
+            found = self._in_folder(root, identity, legacy)
+            if found is not None and legacy is None:
+                return found
+            found_in += [found] if found is not None else []
+        if len(found_in) > 1:
+            first, other = found_in
+            raise SessionLogError(f"{first}: rollout reference {identity} is ambiguous: {other}")
         if found_in:
             return found_in[0]
         stamp = reference.timestamp
@@ -262,7 +286,8 @@ class Expansion:
         """The one rollout of ``identity`` in its segment folder below ``root`` (named
         ``legacy`` when given); two raise :class:`SessionLogError`."""
         folder = self.home / root / identity.thread / (identity.segment or INITIAL)
-        files = [entry.name for entry in directory_entries(folder, None) if entry.is_file()]
+        entries = directory_entries(folder, None)
+        files = [entry.name for entry in entries if entry.is_file(follow_symlinks=False)]
         matching = [
             found
             for name in shown_names(files)
@@ -278,7 +303,10 @@ class Expansion:
         return matching[0] if matching else None
 
     def _named(self, path: Path | None, identity: Identity) -> Path | None:
-        """``path`` when the rollout there has ``identity`` (its first line says so)."""
+        """``path``, as it really is, when the rollout there has ``identity`` (its first line
+        says so) and lies in one of the :data:`APPROVED_ROOTS` of the home, as Codex requires
+        (``approved_reference_root_path``): a reference never leads elsewhere on the disk."""
+        path = self._approved(path)
         if path is None:
             return None
         try:
@@ -286,3 +314,17 @@ class Expansion:
         except LogUnreadable:
             return None
         return path if identity_of(first) == identity else None
+
+    def _approved(self, path: Path | None) -> Path | None:
+        """The real path of ``path`` when it lies in a root of :data:`APPROVED_ROOTS` (itself
+        no link) below the home, also once links are followed; else ``None``."""
+        if path is None:
+            return None
+        for name in APPROVED_ROOTS:
+            root = self.home / name
+            inside = path.is_relative_to(root) and ".." not in path.relative_to(root).parts
+            if inside and not root.is_symlink():
+                real_root, real = root.resolve(), path.resolve()
+                if real_root.is_relative_to(self.home.resolve()) and real.is_relative_to(real_root):
+                    return real
+        return None

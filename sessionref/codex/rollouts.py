@@ -84,7 +84,7 @@ def existing_rollout(path: Path) -> Path | None:
     """
     plain = path.with_name(path.name.removesuffix(COMPRESSED_SUFFIX))
     for candidate in (plain, plain.with_name(plain.name + COMPRESSED_SUFFIX)):
-        if os.path.lexists(candidate):
+        if os.path.exists(candidate):
             return candidate
     return None
 
