@@ -9,14 +9,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 import zstandard
 
 from sessionref import SessionReferenceResolver, Target
 from sessionref.cli import main
+from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from tests.test_codex import THREAD, line, meta, rollout, said, shown, write
+from tests.test_mcp import served
 
 NAME = f"rollout-2025-06-01T10-00-00-{THREAD}.jsonl"
 LIVE = f"sessions/2025/06/03/{NAME}"
@@ -346,3 +349,32 @@ def test_a_reference_never_leads_out_of_the_codex_home(tmp_path: Path) -> None:
         },
     )
     assert shown(store.transcript(THREAD)) == [("user", "mine")]
+
+
+def test_mcp_serves_a_compressed_rotated_thread_whole(tmp_path: Path) -> None:
+    """The MCP server reads through the same store: a thread whose live rollout Codex
+    compressed, and whose older history is a rotated segment, is one resource, read whole."""
+    home = tmp_path / "codex"
+    (tmp_path / "project").mkdir()
+    live = segment(
+        2, reference(home / segment_path(SEGMENTS[1]), SEGMENTS[1]), *said("user", "and the docs")
+    )
+    write(
+        home,
+        {
+            segment_path(SEGMENTS[1]): segment(1, *said("user", "fix the build")),
+            LIVE + ".zst": zstandard.ZstdCompressor(level=3).compress(live),
+        },
+    )
+
+    async def scenario() -> tuple[Any, Any]:
+        async with served(home) as session:
+            listed = await session.list_resources()
+            read = await session.read_resource(encode_session_reference_uri(THREAD))
+            return listed, read
+
+    listed, read = anyio.run(scenario)
+    assert [r.uri for r in listed.resources] == [encode_session_reference_uri(THREAD)]
+    assert listed.resources[0].name == "fix the build"
+    text = read.contents[0].text
+    assert "fix the build" in text and "and the docs" in text
