@@ -20,6 +20,7 @@ import msgspec
 
 from sessionref.codex.rollouts import (
     COMPRESSED_SUFFIX,
+    UUID,
     existing_rollout,
     plain_name,
     rollout_head,
@@ -97,12 +98,13 @@ class Reference(NamedTuple):
 
 def reference_of(line: bytes) -> Reference | None:
     """The reference a line holds; ``None`` for any other line, and for a reference without
-    a thread id or path (one Codex refuses).
+    a path or a thread id, or whose ids are no UUIDs (one Codex refuses).
 
-    >>> reference_of(b'{"type":"rollout_reference","payload":{"rollout_path":"/r.jsonl",'
-    ...              b'"thread_id":"t","segment_id":"s","max_depth":256}}')[:2]
-    (Identity(thread='t', segment='s'), '/r.jsonl')
-    >>> reference_of(b'{"type":"event_msg","payload":{}}') is None
+    >>> def item(thread): return (b'{"type":"rollout_reference","payload":{"rollout_path":'
+    ...     b'"/r.jsonl","thread_id":"%s","segment_id":null}}' % thread)
+    >>> reference_of(item(b"0197a000-0000-7000-8000-0000000000aa"))[:2]
+    (Identity(thread='0197a000-0000-7000-8000-0000000000aa', segment=None), '/r.jsonl')
+    >>> reference_of(item(b"../x")) is None
     True
     """
     if b"rollout_reference" not in line:
@@ -114,6 +116,8 @@ def reference_of(line: bytes) -> Reference | None:
     if type(item.thread_id) is not str or type(item.rollout_path) is not str:
         return None
     segment = item.segment_id if type(item.segment_id) is str else None
+    if not all(UUID.fullmatch(part) for part in (item.thread_id, segment) if part is not None):
+        return None
     timestamp = item.rollout_timestamp if type(item.rollout_timestamp) is str else None
     nth = item.nth_user_message if type(item.nth_user_message) is int else None
     return Reference(Identity(item.thread_id, segment), item.rollout_path, timestamp, nth)

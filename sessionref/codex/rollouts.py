@@ -12,6 +12,7 @@ decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Final
 
@@ -21,6 +22,8 @@ from sessionref.log.jsonl import committed_lines, file_bytes, read_committed
 from sessionref.log.zstd_files import plaintext_chunks
 
 ROLLOUT_PREFIX: Final = "rollout-"
+UUID: Final = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
+"""A thread or segment id, as Codex writes them (a UUID)."""
 PLAIN_SUFFIX: Final = ".jsonl"
 COMPRESSED_SUFFIX: Final = ".zst"
 

@@ -15,7 +15,6 @@ latest line for an id).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ import msgspec
 
 from sessionref.codex.rollouts import (
     ROLLOUT_PREFIX,
+    UUID,
     plain_name,
     rollout_files,
     rollout_head,
@@ -34,8 +34,6 @@ from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, r
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
-_THREAD_ID = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}")
-"""A thread id as a rollout's name holds it (a UUID)."""
 SESSION_INDEX = "session_index.jsonl"
 
 
@@ -161,7 +159,7 @@ class CodexStore(HarnessStore):
         """
         if not path.name.startswith(ROLLOUT_PREFIX):
             return None
-        threads = _THREAD_ID.findall(path.name)
+        threads = UUID.findall(path.name)
         return threads[-1] if threads else None
 
     @staticmethod
