@@ -14,7 +14,7 @@ latest line for an id).
 
 from __future__ import annotations
 
-import os
+import functools
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,9 +29,8 @@ from sessionref.codex.rollouts import (
 )
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.harness_store import HarnessStore, Head, HeadMemory, real_directories
+from sessionref.log.harness_store import HarnessStore, Head, real_directories
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
-from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
 SESSION_INDEX = "session_index.jsonl"
@@ -96,20 +95,14 @@ class CodexStore(HarnessStore):
     harness: Harness = "codex"
     one_file_per_session = False
 
-    def __init__(
-        self,
-        root: str | os.PathLike[str],
-        *,
-        max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        heads: HeadMemory | None = None,
-    ) -> None:
-        super().__init__(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes, heads=heads)
-        home = self.root
-        if not (home / "sessions").is_dir() and home.name == "sessions":
-            home = home.parent
-        self.home = home
-        self._names: tuple[object, dict[str, str]] = (None, {})
+    _names: tuple[object, dict[str, str]] = (None, {})
+    """The version of ``session_index.jsonl`` last read, and the names it gave."""
+
+    @functools.cached_property
+    def home(self) -> Path:
+        """The Codex home: the root, or its parent when the root is its ``sessions/``."""
+        root = self.root
+        return root.parent if root.name == "sessions" and not (root / "sessions").is_dir() else root
 
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
         """Every rollout file below ``sessions/``, then in ``archived_sessions/`` (so the copy
