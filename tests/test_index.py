@@ -939,3 +939,26 @@ def test_a_harness_log_moved_since_the_last_refresh_is_read_where_it_is_now(
                 answers.append((type(exc), str(exc)))
         assert answers[0] == answers[1]
         assert change == "removed" or not isinstance(answers[0], tuple)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"once": "no"}, "SessionIndex once must be True or False, not str"),
+        ({"persist": 0}, "SessionIndex persist must be True or False, not int"),
+        ({"warn": 5}, "SessionIndex warn must be a function, not int"),
+        ({"progress": "bar"}, "SessionIndex progress must be a function or None, not str"),
+        ({"clock": None}, "SessionIndex clock must be a function, not NoneType"),
+    ],
+)
+def test_an_option_of_the_wrong_kind_is_refused_before_anything_is_written(
+    tmp_path: Path, options: dict[str, Any], message: str
+) -> None:
+    """A newcomer's trial: ``once="no"`` was taken as true and ``warn=5`` failed only when a
+    warning came (a TypeError from deep inside); each is now INVALID_CONFIG naming it, and no
+    index file is made."""
+    path = tmp_path / "index.sqlite"
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionIndex(DirectoryStore(tmp_path), path, **options)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+    assert not path.exists()

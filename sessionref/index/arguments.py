@@ -6,7 +6,7 @@ checked as every API checks them: :func:`~sessionref.errors.string`,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sessionref.errors import wrong_kind
 from sessionref.index.refresh import IndexedStore, is_indexed_store
@@ -14,6 +14,36 @@ from sessionref.types import Target, as_target
 
 if TYPE_CHECKING:
     from sessionref.redact import Redaction
+
+T = TypeVar("T")
+
+
+def flag(value: object, name: str) -> bool:
+    """``value``, ``True`` or ``False`` (a string such as ``"no"`` would read as true).
+
+    >>> flag(False, "SessionIndex once")
+    False
+    >>> flag("no", "SessionIndex once")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: SessionIndex once must be True or False, not str
+    """
+    if not isinstance(value, bool):
+        raise wrong_kind(name, "True or False", value)
+    return value
+
+
+def function(value: T, name: str, optional: bool = False) -> T:
+    """``value``, something to call (or ``None`` when ``optional``).
+
+    >>> function(print, "SessionIndex warn") is print
+    True
+    >>> function(5, "SessionIndex warn")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: SessionIndex warn must be a function, not int
+    """
+    if not callable(value) and not (optional and value is None):
+        raise wrong_kind(name, "a function or None" if optional else "a function", value)
+    return value
 
 
 def target(value: object, name: str) -> Target:

@@ -113,14 +113,17 @@ class SessionIndex:
         warn: Callable[[str], None] = _stderr_line,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
-        self.store, self.clock = arguments.indexed_store(store), clock
+        self.store = arguments.indexed_store(store)
+        self.clock = arguments.function(clock, "SessionIndex clock")
         self.path = default_index_path(store.root, optional_path(path, "SessionIndex path"))
         self._named_file = names_a_file(path)
-        self.workers, self.once = positive_count(workers, "SessionIndex workers"), once
+        self.workers = positive_count(workers, "SessionIndex workers")
+        self.once = arguments.flag(once, "SessionIndex once")
         self._served: int | None = None
-        self._progress, self._warn = progress, warn
+        self._progress = arguments.function(progress, "SessionIndex progress", optional=True)
+        self._warn = arguments.function(warn, "SessionIndex warn")
         self._db: sqlite3.Connection | None = None
-        self._bypassed = not persist
+        self._bypassed = not arguments.flag(persist, "SessionIndex persist")
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
