@@ -9,15 +9,20 @@ those expanded the same way, without their ``session_meta`` lines (openai/codex
 ``codex-rs/rollout/src/reference.rs``: ``materialize_rollout_lines``, ``expand_lines``,
 ``resolve_rollout_reference_path``, ``truncate_before_nth_user_message``). One that cannot be
 found contributes nothing, as in Codex's listing (``codex-rs/rollout/src/list_reference.rs``).
+
+A paginated thread's page is preceded the same way by the history it continues
+(:mod:`sessionref.codex.pages`).
 """
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
+from sessionref.codex.pages import HistoryBase, history_base_of, prefix, rollouts_by_id
 from sessionref.codex.rollouts import (
     COMPRESSED_SUFFIX,
     UUID,
@@ -25,6 +30,7 @@ from sessionref.codex.rollouts import (
     plain_name,
     rollout_head,
     rollout_lines,
+    rollout_text,
     shown_names,
 )
 from sessionref.errors import LogUnreadable, SessionLogError
@@ -195,23 +201,50 @@ class _Depth(NamedTuple):
     references: int = 0
 
 
+Opened = frozenset[Identity | str]
+"""What is being expanded around a rollout, for a cycle: the identities references name, and
+the rollout ids of the pages continued."""
+
+
+def _below(path: Path, depth: _Depth, thread: str, fork: bool) -> _Depth:
+    """The depth of a rollout of ``thread`` that the one at ``path``, at ``depth``, leads to;
+    raises :class:`SessionLogError` when it is deeper than Codex (forks) or sessionref (any)
+    follows.
+
+    >>> _below(Path("r"), _Depth("t"), "u", True)
+    _Depth(thread='u', forks=1, references=1)
+    """
+    if fork and depth.forks >= MAX_FORKS:
+        raise SessionLogError(f"{path}: forks nest deeper than {MAX_FORKS}")
+    if depth.references >= MAX_NESTING:
+        raise SessionLogError(f"{path}: rollout references nest deeper than {MAX_NESTING}")
+    return _Depth(thread, depth.forks + fork, depth.references + 1)
+
+
 class Expansion:
     """The history of rollouts under the Codex home ``home``: each reference replaced by what
-    it names. ``max_bytes`` bounds a rollout and all it refers to together, ``max_line_bytes``
-    each line."""
+    it names, and a paginated page preceded by the history it continues. ``max_bytes`` bounds
+    a rollout and all it refers to together, ``max_line_bytes`` each line."""
 
     def __init__(self, home: Path, max_bytes: int, max_line_bytes: int) -> None:
         self.home, self.max_bytes, self.max_line_bytes = home.absolute(), max_bytes, max_line_bytes
         self.spent = 0
 
     def lines(self, path: Path) -> list[bytes]:
-        """The history of the rollout at ``path``: its lines, each reference expanded."""
+        """The history of the rollout at ``path``: its first line (its ``session_meta``), the
+        history it continues, then its other lines, each reference expanded."""
         lines = self._read(path)
         root = identity_of(lines)
-        return self._expand(path, lines, _Depth(root.thread if root else None), frozenset())
+        first = lines[:1] if root else []
+        depth = _Depth(root.thread if root else None)
+        rest = lines[len(first) :]
+        return first + self._expand(path, rest, depth, frozenset(), history_base_of(lines))
 
     def _read(self, path: Path) -> list[bytes]:
-        lines = rollout_lines(path, self.max_bytes, self.max_line_bytes)
+        return self._spend(path, rollout_lines(path, self.max_bytes, self.max_line_bytes))
+
+    def _spend(self, path: Path, lines: list[bytes]) -> list[bytes]:
+        """``lines``, read from ``path``, counted against the limit of the whole history."""
         self.spent += sum(map(len, lines)) + len(lines)
         if self.spent > self.max_bytes:
             raise SessionLogError(
@@ -221,11 +254,17 @@ class Expansion:
         return lines
 
     def _expand(
-        self, path: Path, lines: list[bytes], depth: _Depth, open_: frozenset[Identity]
+        self,
+        path: Path,
+        lines: list[bytes],
+        depth: _Depth,
+        open_: Opened,
+        base: HistoryBase | None = None,
     ) -> list[bytes]:
-        """``lines`` of the rollout at ``path``, at ``depth``, with each reference expanded;
-        ``open_``: the identities being expanded around it (a cycle)."""
-        history: list[bytes] = []
+        """``lines`` of the rollout at ``path``, at ``depth``, after the history ``base`` names
+        (the rollout's own), with each reference expanded; ``open_``: what is being expanded
+        around it (a cycle)."""
+        history = [] if base is None else self._continued(path, base, depth, open_)
         for line in lines:
             reference = reference_of(line)
             if reference is None:
@@ -233,22 +272,46 @@ class Expansion:
                 continue
             identity = reference.identity
             fork = reference.nth_user_message is not None or identity.thread != depth.thread
-            if fork and depth.forks >= MAX_FORKS:
-                raise SessionLogError(f"{path}: forks nest deeper than {MAX_FORKS}")
-            if depth.references >= MAX_NESTING:
-                raise SessionLogError(f"{path}: rollout references nest deeper than {MAX_NESTING}")
+            below = _below(path, depth, identity.thread, fork)
             if identity in open_:
                 raise SessionLogError(f"{path}: rollout reference cycle at {identity}")
             found = self.resolve(reference)
             if found is None:
                 continue  # not on disk: the history before it is what is missing
-            referenced = [line for line in self._read(found) if not _is_meta(line)]
-            below = _Depth(identity.thread, depth.forks + fork, depth.references + 1)
-            expanded = self._expand(found, referenced, below, open_ | {identity})
+            found_lines = self._read(found)
+            referenced = [line for line in found_lines if not _is_meta(line)]
+            opened = open_ | {identity}
+            expanded = self._expand(found, referenced, below, opened, history_base_of(found_lines))
             if reference.nth_user_message is not None:
                 expanded = before_nth_user_message(expanded, reference.nth_user_message)
             history += expanded
         return history
+
+    def _continued(
+        self, path: Path, base: HistoryBase, depth: _Depth, open_: Opened
+    ) -> list[bytes]:
+        """The history the page at ``path`` continues: the prefix ``base`` names, without its
+        ``session_meta`` lines, itself expanded; nothing when that rollout is not on disk."""
+        if base.rollout in open_:
+            raise SessionLogError(f"{path}: history_base cycle at rollout {base.rollout}")
+        found = self._approved(self._by_rollout_id.get(base.rollout))
+        if found is None:
+            return []  # not on disk: the history before the page is what is missing
+        thread, prefix = self._prefix(found, base)
+        below = _below(found, depth, thread, thread != depth.thread)
+        own = [line for line in prefix if not _is_meta(line)]
+        return self._expand(found, own, below, open_ | {base.rollout}, history_base_of(prefix))
+
+    def _prefix(self, path: Path, base: HistoryBase) -> tuple[str, list[bytes]]:
+        """The thread of the rollout at ``path`` and its lines that ``base`` names
+        (:func:`~sessionref.codex.pages.prefix`)."""
+        thread, lines = prefix(rollout_text(path, self.max_bytes), base, path, self.max_line_bytes)
+        return thread, self._spend(path, lines)
+
+    @functools.cached_property
+    def _by_rollout_id(self) -> dict[str, Path]:
+        """The rollouts of the home by their rollout ids (:func:`rollouts_by_id`)."""
+        return rollouts_by_id(self.home)
 
     def resolve(self, reference: Reference) -> Path | None:
         """The rollout a reference names, as Codex finds it: at its path when the rollout

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
 from sessionref.log.discovery import StoreProblem, directory_entries
-from sessionref.log.harness_store import first_lines, head_lines
-from sessionref.log.jsonl import committed_lines, file_bytes, read_committed
+from sessionref.log.harness_store import first_lines, head_lines, real_directories
+from sessionref.log.jsonl import committed_lines, file_bytes
 from sessionref.log.zstd_files import plaintext_chunks
 
 ROLLOUT_PREFIX: Final = "rollout-"
@@ -26,6 +27,25 @@ UUID: Final = re.compile(r"[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}"
 """A thread or segment id, as Codex writes them (a UUID)."""
 PLAIN_SUFFIX: Final = ".jsonl"
 COMPRESSED_SUFFIX: Final = ".zst"
+PAGES: Final = "rollout_segments"
+"""The folder below ``sessions/`` where Codex keeps the older pages of its paginated threads
+(:mod:`sessionref.codex.references`)."""
+
+
+def folders(
+    directory: Path, passed: list[StoreProblem] | None = None, skipped: str | None = None
+) -> Iterator[Path]:
+    """``directory`` and every real directory below it, by name, but the one directly below it
+    named ``skipped`` and what it holds (see
+    :func:`~sessionref.log.harness_store.real_directories` for ``passed``).
+
+    >>> list(folders(Path("/nonexistent")))
+    [PosixPath('/nonexistent')]
+    """
+    yield directory
+    for below in real_directories(directory, passed):
+        if below.name != skipped:
+            yield from folders(below, passed)
 
 
 def plain_name(name: str) -> str | None:
@@ -37,6 +57,26 @@ def plain_name(name: str) -> str | None:
     """
     plain = name.removesuffix(COMPRESSED_SUFFIX)
     return plain if plain.startswith(ROLLOUT_PREFIX) and plain.endswith(PLAIN_SUFFIX) else None
+
+
+def rollout_ids(name: str) -> tuple[str, str] | None:
+    """The thread and the rollout a rollout file's name says it holds (Codex's
+    ``RolloutFileName``): ``rollout-<time>-<thread>.jsonl``, the rollout being the thread's
+    own, or ``rollout-<time>-<thread>_<rollout>.jsonl`` (a page of a paginated thread, or a
+    reverted thread's rewrite), maybe compressed; ``None`` for another name.
+
+    >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197c000-0000-7000-8000-000000000001"
+    >>> rollout_ids(f"rollout-2025-06-01T10-00-00-{a}_{b}.jsonl.zst") == (a, b)
+    True
+    >>> rollout_ids(f"rollout-2025-06-01T10-00-00-{a}.jsonl") == (a, a)
+    True
+    >>> rollout_ids(f"rollout-2025-06-01T10-00-00-{a}_x.jsonl"), rollout_ids("rollout-1.jsonl")
+    (None, None)
+    """
+    core = (plain_name(name) or "")[len(ROLLOUT_PREFIX) : -len(PLAIN_SUFFIX)]
+    thread, _, rollout = core[20:].partition("_") if core[19:20] == "-" else ("", "", "")
+    rollout = rollout or thread
+    return (thread, rollout) if UUID.fullmatch(thread) and UUID.fullmatch(rollout) else None
 
 
 def is_compressed(path: Path) -> bool:
@@ -107,17 +147,24 @@ def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]
     return first_lines(chunks, location, max_line_bytes)
 
 
+def rollout_text(path: Path, max_bytes: int) -> bytes:
+    """The text of a rollout, plain or compressed; neither the file nor its text may be over
+    ``max_bytes``. A damaged compressed rollout raises :class:`SessionLogError` naming it.
+
+    >>> rollout_text(Path("/no/rollout-1.jsonl.zst"), 10)
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
+    """
+    location = str(path)
+    data = file_bytes(location, max_bytes)
+    return b"".join(plaintext_chunks(location, data, max_bytes)) if is_compressed(path) else data
+
+
 def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
-    """The committed lines of a rollout, plain or compressed; neither the file nor its text
-    may be over ``max_bytes``. A damaged compressed rollout raises :class:`SessionLogError`
-    naming it.
+    """The committed lines of a rollout's text (:func:`rollout_text`).
 
     >>> rollout_lines(Path("/no/rollout-1.jsonl.zst"), 10, 10)
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
     """
-    if not is_compressed(path):
-        return read_committed(path, max_bytes, max_line_bytes)
-    location = str(path)
-    text = b"".join(plaintext_chunks(location, file_bytes(location, max_bytes), max_bytes))
-    return committed_lines(text, max_line_bytes, location)
+    return committed_lines(rollout_text(path, max_bytes), max_line_bytes, str(path))

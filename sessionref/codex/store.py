@@ -21,15 +21,17 @@ from pathlib import Path
 import msgspec
 
 from sessionref.codex.rollouts import (
+    PAGES,
     ROLLOUT_PREFIX,
     UUID,
+    folders,
     plain_name,
     rollout_files,
     rollout_head,
 )
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.harness_store import HarnessStore, Head, real_directories
+from sessionref.log.harness_store import HarnessStore, Head
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
 from sessionref.transcript import Harness, Transcript
 
@@ -74,14 +76,6 @@ def one_rollout(found_first: list[bytes], other: list[bytes]) -> list[bytes]:
     return found_first
 
 
-def _folders(directory: Path, passed: list[StoreProblem] | None = None) -> Iterator[Path]:
-    """``directory`` and every real directory below it, by name (see
-    :func:`~sessionref.log.harness_store.real_directories` for ``passed``)."""
-    yield directory
-    for below in real_directories(directory, passed):
-        yield from _folders(below, passed)
-
-
 class CodexStore(HarnessStore):
     """The threads of a Codex home.
 
@@ -105,19 +99,20 @@ class CodexStore(HarnessStore):
         return root.parent if root.name == "sessions" and not (root / "sessions").is_dir() else root
 
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
-        """Every rollout file below ``sessions/``, then in ``archived_sessions/`` (so the copy
-        in ``sessions/`` of a rollout in both comes first: :meth:`joined`)."""
-        for folder in _folders(self.home / "sessions", passed):  # which says what it passed
+        """Every rollout file below ``sessions/`` but its older pages (``rollout_segments/``,
+        read through the pages that continue them), then in ``archived_sessions/`` (so the
+        copy in ``sessions/`` of a rollout in both comes first: :meth:`joined`)."""
+        for folder in folders(self.home / "sessions", passed, PAGES):  # says what it passed
             yield from rollout_files(folder)
         yield from rollout_files(self.home / "archived_sessions", passed)
 
     def watched(self) -> list[Path]:
-        """The home, every directory below ``sessions/``, ``archived_sessions/`` and
-        ``session_index.jsonl``."""
+        """The home, every directory below ``sessions/`` that :meth:`files` reads,
+        ``archived_sessions/`` and ``session_index.jsonl``."""
         home = self.home
         return [
             home,
-            *_folders(home / "sessions"),
+            *folders(home / "sessions", skipped=PAGES),
             home / "archived_sessions",
             home / SESSION_INDEX,
         ]

@@ -1,0 +1,132 @@
+"""Paginated threads: the newest Codex keeps a thread's older pages out of its live rollout,
+in ``sessions/rollout_segments/YYYY/MM/DD/rollout-<time>-<thread>_<rollout id>.jsonl``, and a
+page's ``session_meta`` (``history_mode: "paginated"``) names in its ``history_base`` the
+prefix of the rollout that comes before its own lines: up to a byte offset of that rollout's
+text, which ends a line, and a line number (docs/harnesses.md §Codex §Pages; openai/codex
+``codex-rs/rollout/src/reference.rs``: ``load_history_base_prefix``, ``expand_lines``; the
+page is found by the rollout id in its name, ``find_rollout_path_by_rollout_id`` in
+``codex-rs/rollout/src/list.rs``). :class:`~sessionref.codex.references.Expansion` reads them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final, NamedTuple
+
+import msgspec
+
+from sessionref.codex.rollouts import UUID, folders, rollout_files, rollout_ids
+from sessionref.errors import SessionLogError
+from sessionref.log.jsonl import committed_lines, decode_line
+
+
+class _Meta(msgspec.Struct, frozen=True, gc=False):
+    id: object = None
+    history_mode: object = None
+    history_base: object = None
+
+
+class _Line(msgspec.Struct, frozen=True, gc=False):
+    type: object = None
+    ordinal: object = None
+    payload: _Meta | None = None
+
+
+_LINE: Final = msgspec.json.Decoder(_Line)
+
+
+def _decoded(line: bytes) -> _Line:
+    """A line as far as pages need it (empty for one that is not of that shape)."""
+    decoded = decode_line(_LINE, _Line, line)
+    return decoded if isinstance(decoded, _Line) else _Line()
+
+
+class HistoryBase(NamedTuple):
+    """What a page continues (Codex's ``HistoryPosition``): the rollout of that id up to the
+    line numbered ``end_ordinal`` and the byte ``end_byte`` of its text."""
+
+    rollout: str
+    end_ordinal: int
+    end_byte: int
+
+
+def history_base_of(first_lines: list[bytes]) -> HistoryBase | None:
+    """The ``history_base`` of a rollout's first line: a ``session_meta`` of a paginated
+    thread (Codex follows no other); ``None`` when there is none or it is not of its shape.
+
+    >>> meta = (b'{"type":"session_meta","payload":{"id":"t","history_mode":"paginated",'
+    ...     b'"history_base":{"thread_id":"0197c000-0000-7000-8000-000000000001",'
+    ...     b'"end_ordinal_exclusive":5,"end_byte_offset":900}}}')
+    >>> history_base_of([meta])
+    HistoryBase(rollout='0197c000-0000-7000-8000-000000000001', end_ordinal=5, end_byte=900)
+    >>> history_base_of([meta.replace(b"paginated", b"legacy")]), history_base_of([])
+    (None, None)
+    """
+    line = _decoded(first_lines[0]) if first_lines else _Line()
+    meta = line.payload
+    if line.type != "session_meta" or meta is None or meta.history_mode != "paginated":
+        return None
+    base = meta.history_base if isinstance(meta.history_base, dict) else {}
+    rollout, ordinal, offset = (
+        base.get(key) for key in ("thread_id", "end_ordinal_exclusive", "end_byte_offset")
+    )
+    if type(rollout) is not str or not UUID.fullmatch(rollout):
+        return None
+    if type(ordinal) is not int or type(offset) is not int or min(ordinal, offset) < 0:
+        return None
+    return HistoryBase(rollout, ordinal, offset)
+
+
+def prefix(
+    text: bytes, base: HistoryBase, path: Path, max_line_bytes: int
+) -> tuple[str, list[bytes]]:
+    """The thread of the rollout at ``path`` whose text is ``text``, and its lines that
+    ``base`` names, as Codex takes them: those before byte ``base.end_byte``, which must end a
+    line, but blank ones; the first a ``session_meta`` with an id, the last numbered just
+    before ``base.end_ordinal``. Else :class:`SessionLogError` names the file and why.
+
+    >>> text = b'{"ordinal":0,"type":"session_meta","payload":{"id":"t"}}\\n\\n{"ordinal":1}\\n'
+    >>> prefix(text, HistoryBase("r", 2, len(text)), Path("p"), 100)[0]
+    't'
+    >>> prefix(text, HistoryBase("r", 2, len(text) - 2), Path("p"), 100)
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: p: history_base byte offset 70 does not end a line
+    """
+    end = base.end_byte
+    if len(text) < end:
+        raise SessionLogError(
+            f"{path}: history_base byte offset {end} is past its end ({len(text)} bytes)"
+        )
+    if not text[:end].endswith(b"\n"):
+        raise SessionLogError(f"{path}: history_base byte offset {end} does not end a line")
+    lines = [
+        line for line in committed_lines(text[:end], max_line_bytes, str(path)) if line.strip()
+    ]
+    first = _decoded(lines[0]) if lines else _Line()
+    if first.type != "session_meta" or first.payload is None or type(first.payload.id) is not str:
+        raise SessionLogError(f"{path}: history_base prefix starts with no session_meta")
+    last = _decoded(lines[-1]).ordinal
+    if type(last) is not int or last + 1 != base.end_ordinal:
+        raise SessionLogError(
+            f"{path}: history_base ordinal {base.end_ordinal} does not follow the last line "
+            f"before byte {end}"
+        )
+    return first.payload.id, lines
+
+
+def rollouts_by_id(home: Path) -> dict[str, Path]:
+    """Every rollout below ``sessions/`` (its pages too), then ``archived_sessions/``, of the
+    Codex home ``home``, by the rollout id its name says (the first found of an id), as
+    Codex's ``find_rollout_path_by_rollout_id`` looks a page up.
+
+    >>> rollouts_by_id(Path("/nonexistent"))
+    {}
+    """
+    found: dict[str, Path] = {}
+    for root in ("sessions", "archived_sessions"):
+        for folder in folders(home / root):
+            for path in rollout_files(folder):
+                ids = rollout_ids(path.name)
+                if ids is not None:
+                    found.setdefault(ids[1], path)
+    return found
