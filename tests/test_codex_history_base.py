@@ -220,3 +220,18 @@ def test_a_history_base_codex_refuses_fails_naming_the_page(tmp_path: Path, kind
     with pytest.raises(SessionLogError) as failed:
         store.transcript(THREAD)
     assert str(tmp_path / middle) in str(failed.value) and reason in str(failed.value)
+
+
+REWRITTEN = f"{DAY}/rollout-2025-06-01T11-00-00-{THREAD}_{ROLLOUTS[3]}.jsonl"
+"""A rollout of the thread that continues the thread's first one (a reverted thread's, which
+Codex names with its own rollout id, in the same folder)."""
+
+
+def test_a_passed_over_rollout_of_a_rewritten_thread_is_named_by_its_thread(
+    tmp_path: Path,
+) -> None:
+    """``rollout-<time>-<thread>_<rollout>.jsonl`` holds the thread, not the rollout id."""
+    store = write(tmp_path, {REWRITTEN: said("user", "no meta")[1] + b"\n"})
+    assert store.headers() == []
+    with pytest.raises(SessionLogError, match=REWRITTEN.rsplit("/", 1)[1]):
+        store.transcript(THREAD)

@@ -139,7 +139,8 @@ class CodexStore(HarnessStore):
 
     @staticmethod
     def named_by(path: Path) -> str | None:
-        """The thread a rollout's name ends with (``rollout-<time>-<thread id>.jsonl``).
+        """The thread a rollout's name says (``rollout-<time>-<thread id>.jsonl``, maybe with
+        ``_<rollout id>`` after the thread's).
 
         >>> name = "rollout-2025-06-01T10-00-00-0197a000-0000-7000-8000-0000000000aa.jsonl"
         >>> CodexStore.named_by(Path(name))
@@ -148,7 +149,7 @@ class CodexStore(HarnessStore):
         if not path.name.startswith(ROLLOUT_PREFIX):
             return None
         threads = UUID.findall(path.name)
-        return threads[-1] if threads else None
+        return threads[0] if threads else None
 
     @staticmethod
     def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
