@@ -227,6 +227,20 @@ REWRITTEN = f"{DAY}/rollout-2025-06-01T11-00-00-{THREAD}_{ROLLOUTS[3]}.jsonl"
 Codex names with its own rollout id, in the same folder)."""
 
 
+def test_a_listed_rollout_another_one_continues_is_no_segment_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Both rollouts are in the thread's folder and both are the thread's: the one continued
+    is read only as far as the other continues it, so no message shows twice."""
+    kept = numbered(0, [paginated(), *said("user", "one"), *said("assistant", "One.")])
+    first = kept + numbered(5, said("user", "taken back"))
+    then = numbered(5, [paginated(base(THREAD, kept, 5)), *said("user", "three")])
+    store = write(tmp_path, {LIVE: first, REWRITTEN: then})
+    assert [h.id for h in store.headers()] == [THREAD]
+    assert shown(store.transcript(THREAD)) == [*EXPECTED[:2], EXPECTED[-1]]
+    assert '"capturedThroughSeq":6' in captured(store)  # its meta, 4 lines continued, 2 own
+
+
 def test_a_passed_over_rollout_of_a_rewritten_thread_is_named_by_its_thread(
     tmp_path: Path,
 ) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from sessionref.codex.pages import history_base_of
 from sessionref.codex.rollouts import (
     PAGES,
     ROLLOUT_PREFIX,
@@ -28,6 +29,7 @@ from sessionref.codex.rollouts import (
     plain_name,
     rollout_files,
     rollout_head,
+    rollout_ids,
 )
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
@@ -58,6 +60,23 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
         if line is not None and type(line.id) is str and type(line.thread_name) is str:
             names[line.id] = line.thread_name
     return names
+
+
+def continued(rollouts: dict[str, list[bytes]]) -> set[str]:
+    """The names of the ``rollouts`` (name → its lines, as read) that another of them
+    continues (its ``history_base`` names their rollout id): what it continues of them is in
+    its history already, so they are no segments of their own.
+
+    >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197c000-0000-7000-8000-000000000001"
+    >>> base = ('{"type":"session_meta","payload":{"id":"%s","history_mode":"paginated",'
+    ...     '"history_base":{"thread_id":"%s","end_ordinal_exclusive":1,"end_byte_offset":9}}}')
+    >>> first = f"rollout-2025-06-01T10-00-00-{a}.jsonl"
+    >>> then = f"rollout-2025-06-01T11-00-00-{a}_{b}.jsonl"
+    >>> continued({first: [b"..."], then: [(base % (a, a)).encode()]}) == {first}
+    True
+    """
+    bases = {base.rollout for lines in rollouts.values() if (base := history_base_of(lines[:1]))}
+    return {name for name in rollouts if (ids := rollout_ids(name)) and ids[1] in bases}
 
 
 def one_rollout(found_first: list[bytes], other: list[bytes]) -> list[bytes]:
@@ -155,7 +174,7 @@ class CodexStore(HarnessStore):
     def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
         """A thread's lines from its files', in reading order: the segments one after another,
         each rollout read once (:func:`one_rollout` of its copies, compressed or not, which are
-        neighbours).
+        neighbours), but a rollout that another of them continues (:func:`continued`).
 
         >>> live = Path("sessions/rollout-1.jsonl")
         >>> archived = Path("archived_sessions/rollout-1.jsonl.zst")
@@ -168,7 +187,8 @@ class CodexStore(HarnessStore):
             name = CodexStore.reading_name(path)
             copy = rollouts.get(name)
             rollouts[name] = lines if copy is None else one_rollout(copy, lines)
-        return [line for lines in rollouts.values() for line in lines]
+        left_out = continued(rollouts)
+        return [line for name, lines in rollouts.items() if name not in left_out for line in lines]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""
