@@ -8,8 +8,10 @@ A session is a thread: its id is the first ``session_meta``'s ``payload.id``, an
 files of one thread are read as one session, in the order of their names (which start with
 their time). A file of the same name (compressed or not) in ``sessions/`` and in
 ``archived_sessions/`` is one rollout in two places, read once (:func:`one_rollout`). A
-subagent's thread is not a session of its own. Names come from ``session_index.jsonl`` (the
-latest line for an id).
+subagent's thread is not a session of its own. A paginated thread's older pages
+(``sessions/rollout_segments/``) are read through the page that continues them
+(:mod:`sessionref.codex.pages`), no segments of their own. Names come from
+``session_index.jsonl`` (the latest line for an id).
 """
 
 from __future__ import annotations
