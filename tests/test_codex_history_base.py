@@ -14,7 +14,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import zstandard
 
@@ -25,7 +24,7 @@ from sessionref.errors import SessionLogError
 from sessionref.index import SessionIndex
 from tests.test_codex import THREAD, meta, said, shown, write
 from tests.test_codex_references import captured
-from tests.test_mcp import served
+from tests.test_mcp import listed_and_read
 
 STAMP = "2025-06-01T10-00-00"
 DAY = "sessions/2025/06/01"
@@ -133,15 +132,9 @@ def test_the_index_and_the_mcp_server_read_a_paginated_thread_whole(tmp_path: Pa
     finally:
         index.close()
 
-    async def scenario() -> tuple[Any, Any]:
-        async with served(home) as session:
-            listed = await session.list_resources()
-            read = await session.read_resource(encode_session_reference_uri(THREAD))
-            return listed, read
-
-    listed, read = anyio.run(scenario)
+    listed, text = listed_and_read(home, THREAD)
     assert [r.uri for r in listed.resources] == [encode_session_reference_uri(THREAD)]
-    assert in_order(read.contents[0].text)
+    assert in_order(text)
 
 
 def test_a_compressed_page_is_continued_by_the_offset_into_its_text(tmp_path: Path) -> None:

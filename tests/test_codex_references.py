@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 import zstandard
 
@@ -19,7 +18,7 @@ from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from tests.test_codex import THREAD, line, meta, rollout, said, shown, write
-from tests.test_mcp import served
+from tests.test_mcp import listed_and_read
 
 NAME = f"rollout-2025-06-01T10-00-00-{THREAD}.jsonl"
 LIVE = f"sessions/2025/06/03/{NAME}"
@@ -367,14 +366,7 @@ def test_mcp_serves_a_compressed_rotated_thread_whole(tmp_path: Path) -> None:
         },
     )
 
-    async def scenario() -> tuple[Any, Any]:
-        async with served(home) as session:
-            listed = await session.list_resources()
-            read = await session.read_resource(encode_session_reference_uri(THREAD))
-            return listed, read
-
-    listed, read = anyio.run(scenario)
+    listed, text = listed_and_read(home, THREAD)
     assert [r.uri for r in listed.resources] == [encode_session_reference_uri(THREAD)]
     assert listed.resources[0].name == "fix the build"
-    text = read.contents[0].text
     assert "fix the build" in text and "and the docs" in text

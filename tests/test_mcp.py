@@ -85,6 +85,19 @@ async def served(
             yield session
 
 
+def listed_and_read(root: Path, session_id: str) -> tuple[types.ListResourcesResult, str]:
+    """What a client of ``sessionref mcp`` over ``root`` lists, and the text it reads of the
+    resource of ``session_id``."""
+
+    async def scenario() -> tuple[types.ListResourcesResult, str]:
+        async with served(root) as session:
+            listed = await session.list_resources()
+            read = await session.read_resource(encode_session_reference_uri(session_id))
+            return listed, cast(types.TextResourceContents, read.contents[0]).text
+
+    return anyio.run(scenario)
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     argv = [sys.executable, "-m", "sessionref", *args]
     return subprocess.run(argv, capture_output=True, text=True, env={**os.environ, **ENV})
