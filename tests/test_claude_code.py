@@ -200,6 +200,27 @@ def test_what_the_harness_wrote_is_not_user_text() -> None:
     ]
 
 
+def test_a_failed_local_command_and_a_teammate_s_message_are_not_user_text() -> None:
+    # Claude Code 2.1 writes a local command's error as a user line of its own, without
+    # isMeta, and a teammate's message (agent teams) into the lead's prompt, with attributes
+    chain = Chain()
+    chain.user("c1", "<command-name>/effort</command-name>\n<command-args>huge</command-args>")
+    chain.user("e1", "<local-command-stderr>Unknown effort: huge</local-command-stderr>")
+    chain.user(
+        "t1",
+        '<teammate-message teammate_id="alice" color="blue" summary="tests: 15% -> 96%">\n'
+        "I raised the coverage\n</teammate-message>",
+    )
+    chain.user("t2", "<teammate-message teammate_id='system'>done</teammate-message>\nship it")
+    transcript = chain.transcript()
+    assert shown(transcript) == [("user", "/effort huge"), ("user", "ship it")]
+    stderr_first = Chain()
+    stderr_first.user("e1", "<local-command-stderr>Error: failed</local-command-stderr>")
+    stderr_first.user("t1", '<teammate-message teammate_id="bob">hi</teammate-message>')
+    stderr_first.user("u1", "the real question")
+    assert stderr_first.transcript().title == "the real question"
+
+
 def test_a_prompt_is_a_slash_command_only_when_it_is_made_of_command_tags() -> None:
     # a person's prompt that mentions the tags lost all but the tag's text ("/x")
     said = "why does <command-name>/x</command-name> show up in my log?"

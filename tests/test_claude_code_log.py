@@ -231,6 +231,34 @@ def test_difference_slash_commands_and_shell_input_are_user_text() -> None:
     assert ("user", "/review a.py") not in ccl_claude_view(content)
 
 
+def test_a_teammate_s_message_is_not_user_text_in_either_view() -> None:
+    # sessionref showed the <teammate-message> block (agent teams) as if the user typed it
+    content = claude_lines(
+        prompt("u1", None, "split the work"),
+        prompt(
+            "u2",
+            "u1",
+            '<teammate-message teammate_id="alice" summary="a > b">done</teammate-message>',
+        ),
+        answer("a1", "u2", "Alice is done."),
+    )
+    view = ccl_claude_view(content)
+    assert runs(ours(claude_transcript(SESSION, content.splitlines()))) == runs(view)
+    assert view == [("user", "split the work"), ("assistant", "Alice is done.")]
+
+
+def test_difference_a_local_command_s_error_is_not_user_text() -> None:
+    """claude-code-log 1.7 classifies ``<local-command-stdout>`` alone as command output and
+    shows a ``<local-command-stderr>`` line as user text; sessionref treats both as output."""
+    error = "<local-command-stderr>Unknown effort: huge</local-command-stderr>"
+    content = claude_lines(
+        prompt("u1", None, "<command-name>/effort</command-name><command-args>huge</command-args>"),
+        prompt("u2", "u1", error),
+    )
+    assert ours(claude_transcript(SESSION, content.splitlines())) == [("user", "/effort huge")]
+    assert ("user", error) in ccl_claude_view(content)
+
+
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
 @given(codex_rollouts(legacy=False))
 def test_codex_texts_agree_on_generated_rollouts(log: HarnessLog) -> None:

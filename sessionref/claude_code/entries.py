@@ -19,12 +19,17 @@ from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title
 
 _INJECTED_TAG: Final = re.compile(
-    r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification)>"
+    r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification"
+    r"|teammate-message)(?:\s+[\w-]+=(?:\"[^\"<]*\"|'[^'<]*'))*\s*>"
 )
+"""An opening or closing tag of what the harness or an IDE wraps into a prompt; a tag may
+carry quoted attributes (``<teammate-message teammate_id="a" summary="x > y">``)."""
 _BLANKS: Final = re.compile(r"\s*")
 _COMMAND_TAG: Final = re.compile(r"\s*<(command-[a-z]+)>")
 _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
-_OUTPUT: Final = re.compile(r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout)>", re.S)
+_OUTPUT: Final = re.compile(
+    r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>", re.S
+)
 _INTERRUPTED: Final = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 )
@@ -78,6 +83,8 @@ def without_injected(text: str) -> str:
 
     >>> without_injected("fix<system-reminder>x</system-reminder>  it<ide_selection>y")
     'fixit<ide_selection>y'
+    >>> without_injected('<teammate-message teammate_id="a">done</teammate-message>ok')
+    'ok'
     """
     pieces: list[str] = []
     kept_from, open_at, open_name = 0, 0, None
@@ -101,6 +108,8 @@ def typed_text(text: str) -> tuple[str, bool]:
     ('/review a.py', True)
     >>> typed_text("<bash-input>ls</bash-input>"), typed_text("<bash-stdout>x</bash-stdout>")
     (('!ls', True), ('', False))
+    >>> typed_text("<local-command-stderr>Unknown effort: huge</local-command-stderr>")
+    ('', False)
     >>> typed_text("fix it<system-reminder>be brief</system-reminder>")
     ('fix it', True)
     >>> typed_text("why <command-name>/x</command-name>?")
