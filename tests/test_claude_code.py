@@ -99,6 +99,20 @@ def test_one_api_message_over_several_lines_is_one_assistant_text() -> None:
     assert entries[0].time == 1748772001000
 
 
+def test_a_thinking_block_with_only_its_signature_is_no_entry() -> None:
+    """A currency check: newer models' thinking comes as ``"thinking": ""`` with only a
+    signature; ``export --reasoning`` printed an empty "thinking" heading for each."""
+    chain = Chain()
+    chain.user("u1", "why")
+    chain.assistant("a1", "msg_1", {"type": "thinking", "thinking": "", "signature": "s"})
+    chain.assistant("a2", "msg_1", text("Because."))
+    entries = chain.transcript().entries
+    assert [(e.role, e.kind, e.text) for e in entries] == [
+        ("user", "text", "why"),
+        ("assistant", "text", "Because."),
+    ]
+
+
 def test_the_current_chain_is_the_path_from_the_newest_leaf() -> None:
     chain = Chain()
     chain.user("u1", "first")

@@ -252,7 +252,7 @@ class _Builder:
         """A block of an API message that is not text."""
         if block.type == "thinking":
             thinking = built(block.thinking)
-            if type(thinking) is str:
+            if type(thinking) is str and thinking:  # newer models sign an empty one
                 self.put("assistant", "thinking", thinking)
         elif block.type == "tool_use":
             name = block.name if type(block.name) is str else None
