@@ -18,7 +18,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.rollouts import plain_name
+from sessionref.codex.names import plain_name
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.discovery import LOG_NAMES
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES

@@ -81,6 +81,8 @@ SNAPSHOT_NEEDS_NOT = {
     "sessionref.codecs.collation",
     "copy",  # prepare's deep copy of a host's content
     "shutil",  # argparse's way to the terminal's width (cli.app.help_width), with bz2 and lzma
+    "sessionref.log.harness_store",  # the Claude Code and Codex stores, for a DSH root
+    "sessionref.codex.rollouts",  # what telling a Codex home by its names must not import
 }
 
 

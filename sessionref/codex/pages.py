@@ -15,7 +15,8 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.rollouts import UUID, folders, rollout_files, rollout_ids
+from sessionref.codex.names import UUID, rollout_ids
+from sessionref.codex.rollouts import folders, rollout_files
 from sessionref.errors import SessionLogError
 from sessionref.log.jsonl import committed_lines, decode_line
 

@@ -22,17 +22,9 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from sessionref.codex.names import COMPRESSED_SUFFIX, UUID, plain_name, shown_names
 from sessionref.codex.pages import HistoryBase, history_base_of, prefix, rollouts_by_id
-from sessionref.codex.rollouts import (
-    COMPRESSED_SUFFIX,
-    UUID,
-    existing_rollout,
-    plain_name,
-    rollout_head,
-    rollout_lines,
-    rollout_text,
-    shown_names,
-)
+from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import directory_entries
 from sessionref.log.jsonl import decode_line

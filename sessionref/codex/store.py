@@ -22,17 +22,9 @@ from pathlib import Path
 
 import msgspec
 
+from sessionref.codex.names import ROLLOUT_PREFIX, UUID, plain_name, rollout_ids
 from sessionref.codex.pages import history_base_of
-from sessionref.codex.rollouts import (
-    PAGES,
-    ROLLOUT_PREFIX,
-    UUID,
-    folders,
-    plain_name,
-    rollout_files,
-    rollout_head,
-    rollout_ids,
-)
+from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head
