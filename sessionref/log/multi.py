@@ -8,7 +8,14 @@ from typing import Any, Final, cast
 
 from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, mapping
 from sessionref.log.discovery import StoreProblem
-from sessionref.log.protocol import DSH, CountingStore, Store, checked_store
+from sessionref.log.protocol import (
+    CountingStore,
+    Store,
+    checked_store,
+    store_harness,
+    store_problems,
+    store_transcript,
+)
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
@@ -37,37 +44,6 @@ class AmbiguousSession(SessionLogError):
         """Made again from its id and roots, as it was made (it crosses to a process pool's
         caller pickled)."""
         return (type(self), (self.session_id, self.roots))
-
-
-def store_harness(store: Store) -> str:
-    """``store``'s harness; a store that does not say (anything with ``headers()``, ``read()``
-    and ``title()`` will do as a store) is DSH's, as a log is by default.
-
-    >>> class Minimal:
-    ...     def headers(self): return []
-    ...     def read(self, session_id): raise SessionNotFound(session_id)
-    ...     def title(self, session_id): return None
-    >>> store_harness(Minimal())
-    'dsh'
-    """
-    return str(getattr(store, "harness", DSH))
-
-
-def store_problems(store: Store) -> list[StoreProblem]:
-    """What ``store``'s last listing passed over; none for a store that does not say."""
-    problems = getattr(store, "problems", None)
-    return list(problems()) if callable(problems) else []
-
-
-def store_transcript(store: Store, session_id: str) -> Transcript:
-    """``store``'s transcript of a session; for a store that has none, that of the DSH log it
-    reads (:func:`~sessionref.log.transcript.log_transcript`)."""
-    transcript = getattr(store, "transcript", None)
-    if callable(transcript):
-        return cast(Transcript, transcript(session_id))
-    from sessionref.log.transcript import log_transcript  # the views' reader: only when asked
-
-    return log_transcript(store.read(session_id))
 
 
 class MultiStore:

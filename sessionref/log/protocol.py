@@ -141,4 +141,35 @@ def harness_of(store: Store, session_id: str) -> str:
     'dsh'
     """
     per_session = getattr(store, "harness_of", None)
-    return str(per_session(session_id)) if callable(per_session) else store.harness
+    return str(per_session(session_id)) if callable(per_session) else store_harness(store)
+
+
+def store_harness(store: Store) -> str:
+    """``store``'s harness; a store that does not say (anything with ``headers()``, ``read()``
+    and ``title()`` will do as a store) is DSH's, as a log is by default.
+
+    >>> class Minimal:
+    ...     def headers(self): return []
+    ...     def read(self, session_id): ...
+    ...     def title(self, session_id): return None
+    >>> store_harness(Minimal())
+    'dsh'
+    """
+    return str(getattr(store, "harness", DSH))
+
+
+def store_problems(store: Store) -> list[StoreProblem]:
+    """What ``store``'s last listing passed over; none for a store that does not say."""
+    problems = getattr(store, "problems", None)
+    return list(problems()) if callable(problems) else []
+
+
+def store_transcript(store: Store, session_id: str) -> Transcript:
+    """``store``'s transcript of a session; for a store that has none, that of the DSH log it
+    reads (:func:`~sessionref.log.transcript.log_transcript`)."""
+    transcript = getattr(store, "transcript", None)
+    if callable(transcript):
+        return cast(Transcript, transcript(session_id))
+    from sessionref.log.transcript import log_transcript  # the views' reader: only when asked
+
+    return log_transcript(store.read(session_id))
