@@ -11,16 +11,18 @@ decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression
 
 from __future__ import annotations
 
+import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Final
 
 from sessionref.codex.names import COMPRESSED_SUFFIX, is_compressed, shown_names
+from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import StoreProblem, directory_entries
+from sessionref.log.frames import Compressed, complete_frames
 from sessionref.log.harness_store import first_lines, head_lines, real_directories
-from sessionref.log.jsonl import committed_lines, file_bytes
-from sessionref.log.zstd_files import plaintext_chunks
+from sessionref.log.jsonl import committed_lines, file_bytes, open_regular
 
 PAGES: Final = "rollout_segments"
 """The folder below ``sessions/`` where Codex keeps the older pages of its paginated threads
@@ -69,9 +71,21 @@ def existing_rollout(path: Path) -> Path | None:
     return None
 
 
+def _plaintext(location: str, compressed: Compressed, limit: int) -> Generator[bytes, None, None]:
+    """The text of the compressed rollout at ``location`` in chunks, decompressed as far as
+    they are taken; it must end on a frame (Codex renames it into place whole), and a damaged
+    one raises :class:`SessionLogError` naming it
+    (:func:`~sessionref.log.frames.complete_frames`)."""
+    try:
+        yield from complete_frames(compressed, limit, torn_ok=False)
+    except SessionLogError as exc:
+        raise SessionLogError(f"{location}: {exc}") from None
+
+
 def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
-    """The committed lines of a rollout's first 64 KiB of text, plain or compressed (a
-    compressed one no larger than ``max_bytes``, and decompressed only that far).
+    """The committed lines of a rollout's first chunk of text (and of more while its first
+    line goes on), plain or compressed: a compressed one no larger than ``max_bytes``, mapped
+    into memory and decompressed only that far.
 
     >>> rollout_head(Path("/no/rollout-1.jsonl.zst"), 10, 10)
     Traceback (most recent call last):
@@ -80,8 +94,21 @@ def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]
     if not is_compressed(path):
         return head_lines(path, max_line_bytes)
     location = str(path)
-    chunks = plaintext_chunks(location, file_bytes(location, max_bytes), max_bytes)
-    return first_lines(chunks, location, max_line_bytes)
+    try:
+        with open_regular(location) as file:
+            size = os.fstat(file.fileno()).st_size
+            if size > max_bytes:
+                raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
+            if not size:
+                return []
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                chunks = _plaintext(location, mapped, max_bytes)
+                try:
+                    return first_lines(chunks, location, max_line_bytes)
+                finally:
+                    chunks.close()  # its reader lets go of the mapping
+    except OSError as exc:
+        raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
 
 
 def rollout_text(path: Path, max_bytes: int) -> bytes:
@@ -94,7 +121,7 @@ def rollout_text(path: Path, max_bytes: int) -> bytes:
     """
     location = str(path)
     data = file_bytes(location, max_bytes)
-    return b"".join(plaintext_chunks(location, data, max_bytes)) if is_compressed(path) else data
+    return b"".join(_plaintext(location, data, max_bytes)) if is_compressed(path) else data
 
 
 def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:

@@ -286,15 +286,28 @@ class _Window:
 
 
 def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
-    """The plaintext of every complete frame in ``file`` (header frame included) in chunks;
-    what a torn last frame holds is left out.
+    """:func:`complete_frames` of ``file``'s bytes (header frame included)."""
+    yield from complete_frames(file.read(), limit)
 
-    >>> frames = b"".join(zstandard.ZstdCompressor().compress(x) for x in (b"a\\n", b"b\\n"))
-    >>> list(zstd_chunks(io.BytesIO(frames))), list(zstd_chunks(io.BytesIO(frames[:-2])))
-    ([b'a\\nb\\n'], [b'a\\n'])
+
+def complete_frames(
+    buffer: Compressed, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES, torn_ok: bool = True
+) -> Iterator[bytes]:
+    """The plaintext of every complete frame of ``buffer`` in chunks, decompressed only as far
+    as they are taken; a torn last frame is left out, or, unless ``torn_ok`` (a file a writer
+    renamed into place once complete, as Codex does its compressed rollouts), is damage.
+
+    >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
+    >>> list(complete_frames(frame + frame)), list(zstd_chunks(io.BytesIO(frame + frame[:-1])))
+    ([b'a\\na\\n'], [b'a\\n'])
+    >>> list(complete_frames(frame[:-1], torn_ok=False))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: corrupt zstd file: it ends inside the frame at byte 0
     """
-    buffer = file.read()
     scan = scan_frames(buffer)
+    if scan.torn_start is not None and not torn_ok:
+        torn = scan.torn_start
+        raise SessionLogError(f"corrupt zstd file: it ends inside the frame at byte {torn}")
     if scan.frames:
         yield from body_chunks(buffer, (scan.frames[0][0], scan.frames[-1][1]), limit)
 
