@@ -21,25 +21,42 @@ from sessionref.errors import SessionLogError
 from sessionref.log.jsonl import committed_lines, decode_line
 
 
-class _Meta(msgspec.Struct, frozen=True, gc=False):
+class LinePayload(msgspec.Struct, frozen=True, gc=False):
+    """The fields of a payload that pages and references read (a ``session_meta``'s, a
+    ``rollout_reference``'s, an event's or a response item's); any value, checked where read."""
+
+    type: object = None
     id: object = None
+    segment_id: object = None
     history_mode: object = None
     history_base: object = None
+    rollout_path: object = None
+    thread_id: object = None
+    rollout_timestamp: object = None
+    nth_user_message: object = None
+    role: object = None
+    num_turns: object = None
 
 
-class _Line(msgspec.Struct, frozen=True, gc=False):
+class RolloutLine(msgspec.Struct, frozen=True, gc=False):
+    """A rollout line as far as pages and references read it."""
+
     type: object = None
     ordinal: object = None
-    payload: _Meta | None = None
+    payload: LinePayload | None = None
 
 
-_LINE: Final = msgspec.json.Decoder(_Line)
+_LINE: Final = msgspec.json.Decoder(RolloutLine)
 
 
-def _decoded(line: bytes) -> _Line:
-    """A line as far as pages need it (empty for one that is not of that shape)."""
-    decoded = decode_line(_LINE, _Line, line)
-    return decoded if isinstance(decoded, _Line) else _Line()
+def decoded(line: bytes) -> RolloutLine:
+    """A line as far as pages and references read it (empty for one not of that shape).
+
+    >>> decoded(b'{"type":"session_meta","payload":{"id":"t"}}').payload.id, decoded(b"[1]")
+    ('t', RolloutLine(type=None, ordinal=None, payload=None))
+    """
+    found = decode_line(_LINE, RolloutLine, line)
+    return found if isinstance(found, RolloutLine) else RolloutLine()
 
 
 class HistoryBase(NamedTuple):
@@ -63,7 +80,7 @@ def history_base_of(first_lines: list[bytes]) -> HistoryBase | None:
     >>> history_base_of([meta.replace(b"paginated", b"legacy")]), history_base_of([])
     (None, None)
     """
-    line = _decoded(first_lines[0]) if first_lines else _Line()
+    line = decoded(first_lines[0]) if first_lines else RolloutLine()
     meta = line.payload
     if line.type != "session_meta" or meta is None or meta.history_mode != "paginated":
         return None
@@ -103,10 +120,10 @@ def prefix(
     lines = [
         line for line in committed_lines(text[:end], max_line_bytes, str(path)) if line.strip()
     ]
-    first = _decoded(lines[0]) if lines else _Line()
+    first = decoded(lines[0]) if lines else RolloutLine()
     if first.type != "session_meta" or first.payload is None or type(first.payload.id) is not str:
         raise SessionLogError(f"{path}: history_base prefix starts with no session_meta")
-    last = _decoded(lines[-1]).ordinal
+    last = decoded(lines[-1]).ordinal
     if type(last) is not int or last + 1 != base.end_ordinal:
         raise SessionLogError(
             f"{path}: history_base ordinal {base.end_ordinal} does not follow the last line "

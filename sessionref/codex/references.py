@@ -20,14 +20,18 @@ import functools
 from pathlib import Path
 from typing import Final, NamedTuple
 
-import msgspec
-
 from sessionref.codex.names import COMPRESSED_SUFFIX, UUID, plain_name, shown_names
-from sessionref.codex.pages import HistoryBase, history_base_of, prefix, rollouts_by_id
+from sessionref.codex.pages import (
+    HistoryBase,
+    RolloutLine,
+    decoded,
+    history_base_of,
+    prefix,
+    rollouts_by_id,
+)
 from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import directory_entries
-from sessionref.log.jsonl import decode_line
 
 MAX_FORKS: Final = 256
 """How deep forks may nest (Codex's ``MAX_ROLLOUT_REFERENCE_DEPTH``): references to another
@@ -42,34 +46,6 @@ ROTATED_SEGMENTS: Final = APPROVED_ROOTS[2]
 """Where Codex keeps the frozen segments of a thread, below its home."""
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
-
-
-class _Payload(msgspec.Struct, frozen=True, gc=False):
-    """The fields of a payload that references, and the lines they are cut at, use."""
-
-    type: object = None
-    id: object = None
-    segment_id: object = None
-    rollout_path: object = None
-    thread_id: object = None
-    rollout_timestamp: object = None
-    nth_user_message: object = None
-    role: object = None
-    num_turns: object = None
-
-
-class _Line(msgspec.Struct, frozen=True, gc=False):
-    type: object = None
-    payload: _Payload | None = None
-
-
-_LINE: Final = msgspec.json.Decoder(_Line)
-
-
-def _decoded(line: bytes) -> _Line | None:
-    """A line as far as references need it (``None`` for one that is not of that shape)."""
-    decoded = decode_line(_LINE, _Line, line)
-    return decoded if isinstance(decoded, _Line) and decoded.payload is not None else None
 
 
 class Identity(NamedTuple):
@@ -107,10 +83,10 @@ def reference_of(line: bytes) -> Reference | None:
     """
     if b"rollout_reference" not in line:
         return None
-    decoded = _decoded(line)
-    if decoded is None or decoded.type != "rollout_reference" or decoded.payload is None:
+    found = decoded(line)
+    item = found.payload
+    if found.type != "rollout_reference" or item is None:
         return None
-    item = decoded.payload
     if type(item.thread_id) is not str or type(item.rollout_path) is not str:
         return None
     segment = item.segment_id if type(item.segment_id) is str else None
@@ -129,10 +105,10 @@ def identity_of(first_lines: list[bytes]) -> Identity | None:
     >>> identity_of([b'{"type":"event_msg","payload":{"id":"t"}}']), identity_of([])
     (None, None)
     """
-    decoded = _decoded(first_lines[0]) if first_lines else None
-    if decoded is None or decoded.type != "session_meta" or decoded.payload is None:
+    first = decoded(first_lines[0]) if first_lines else RolloutLine()
+    meta = first.payload
+    if first.type != "session_meta" or meta is None:
         return None
-    meta = decoded.payload
     if type(meta.id) is not str:
         return None
     return Identity(meta.id, meta.segment_id if type(meta.segment_id) is str else None)
@@ -162,14 +138,15 @@ def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
     responses: list[int] = []
     started: int | None = None
     for index, line in enumerate(lines):
-        decoded = _decoded(line)
-        if decoded is None or decoded.payload is None:
+        found = decoded(line)
+        payload = found.payload
+        if payload is None:
             continue
-        kind, payload = decoded.payload.type, decoded.payload
+        kind = payload.type
         turn = index if started is None else started
-        if decoded.type == "response_item" and kind == "message" and payload.role == "user":
+        if found.type == "response_item" and kind == "message" and payload.role == "user":
             responses.append(turn)
-        elif decoded.type != "event_msg":
+        elif found.type != "event_msg":
             continue
         elif kind in ("task_started", "turn_started"):
             started = index
