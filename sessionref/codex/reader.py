@@ -35,6 +35,8 @@ _INJECTED: Final = re.compile(
     re.S,
 )
 _IDE_REQUEST: Final = "## My request for Codex:"
+_SHOWN: Final = frozenset({"text", "checkpoint"})
+"""The kinds of entry a snapshot shows."""
 _TOOL_CALLS: Final = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _TOOL_OUTPUTS: Final = frozenset({"function_call_output", "custom_tool_call_output"})
 
@@ -87,7 +89,6 @@ class _Builder:
 
     def __init__(self, events_from: int, texts_only: bool) -> None:
         self.events_from = events_from
-        self.from_events = False
         self.texts_only = texts_only
         self.entries: list[Entry] = []
         self.tools: dict[str, str] = {}
@@ -101,15 +102,15 @@ class _Builder:
     def add(self, line: tuple[int, Item]) -> None:
         """Add the entries of the item on line ``line[0]``."""
         index, (kind, payload, self.stamp) = line
-        self.from_events = index >= self.events_from
+        from_events = index >= self.events_from
         message = payload.message
-        if kind == "event_msg" and self.from_events and type(message) is str:
+        if kind == "event_msg" and from_events and type(message) is str:
             if payload.type == "user_message":
                 self.event("user", typed_prompt(message), index)
             elif payload.type == "agent_message":
                 self.event("assistant", message, index)
         elif kind == "response_item" and type(payload.type) is str:
-            self.response(payload.type, payload)
+            self.response(payload.type, payload, from_events)
         elif kind == "compacted" and type(message) is str and message:
             self.put("user", "checkpoint", message)
 
@@ -118,15 +119,17 @@ class _Builder:
         text of its own response item, which Codex writes just before it: the last text shown,
         if it says the same."""
         if index == self.events_from:
-            shown = [at for at, e in enumerate(self.entries) if e.kind in ("text", "checkpoint")]
-            copy = self.entries[shown[-1]] if shown else None
+            entries = self.entries
+            shown = (at for at in reversed(range(len(entries))) if entries[at].kind in _SHOWN)
+            last = next(shown, -1)
+            copy = entries[last] if last >= 0 else None
             if copy is not None and (copy.role, copy.kind, copy.text) == (role, "text", text):
-                del self.entries[shown[-1]]
+                del entries[last]
         self.put(role, "text", text)
 
-    def response(self, kind: str, payload: Payload) -> None:
+    def response(self, kind: str, payload: Payload, from_events: bool) -> None:
         if kind == "message":
-            if self.from_events:
+            if from_events:
                 return
             if payload.role == "user":
                 texts = (typed_prompt(text) for text in _texts(payload.content))

@@ -228,7 +228,7 @@ class Expansion:
         lines: list[bytes],
         depth: _Depth,
         open_: Opened,
-        base: HistoryBase | None = None,
+        base: HistoryBase | None,
     ) -> list[bytes]:
         """``lines`` of the rollout at ``path``, at ``depth``, after the history ``base`` names
         (the rollout's own), with each reference expanded; ``open_``: what is being expanded
