@@ -242,3 +242,30 @@ def test_a_passed_over_rollout_of_a_rewritten_thread_is_named_by_its_thread(
     assert store.headers() == []
     with pytest.raises(SessionLogError, match=REWRITTEN.rsplit("/", 1)[1]):
         store.transcript(THREAD)
+
+
+def test_the_home_is_walked_for_pages_once_and_again_when_a_page_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: every read of a paginated thread walked ``sessions/`` and ``archived_sessions/``
+    again to find its pages. The store keeps where they are, and walks again only when a page
+    is not where the last walk found it."""
+    import sessionref.codex.pages as pages_module
+
+    walks: list[Path] = []
+    walk = pages_module.rollouts_by_id
+
+    def counted(home: Path) -> dict[str, Path]:
+        walks.append(home)
+        return walk(home)
+
+    monkeypatch.setattr(pages_module, "rollouts_by_id", counted)
+    store = write(tmp_path, pages())
+    for _ in range(3):
+        assert shown(store.transcript(THREAD)) == EXPECTED
+    assert len(walks) == 1
+    moved = tmp_path / "archived_sessions" / Path(page_name(ROLLOUTS[0])).name
+    moved.parent.mkdir(exist_ok=True)
+    (tmp_path / page_name(ROLLOUTS[0])).rename(moved)
+    assert shown(store.transcript(THREAD)) == EXPECTED
+    assert len(walks) == 2

@@ -148,3 +148,26 @@ def rollouts_by_id(home: Path) -> dict[str, Path]:
                 if ids is not None:
                     found.setdefault(ids[1], path)
     return found
+
+
+class RolloutsById:
+    """:func:`rollouts_by_id` of a Codex home, walked once and again only when a rollout asked
+    for is not where the last walk found it (a page, once written, stays where it is): an
+    index refresh over many paginated threads walks the home once, not once a thread.
+
+    >>> RolloutsById(Path("/nonexistent")).find("0197c000-0000-7000-8000-000000000001") is None
+    True
+    """
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+        self._found: dict[str, Path] | None = None
+
+    def find(self, rollout: str) -> Path | None:
+        """The rollout of id ``rollout`` in the home, if there is one."""
+        found = self._found
+        path = None if found is None else found.get(rollout)
+        if path is None or not path.exists():
+            self._found = found = rollouts_by_id(self.home)
+            path = found.get(rollout)
+        return path

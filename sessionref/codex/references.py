@@ -16,7 +16,6 @@ A paginated thread's page is preceded the same way by the history it continues
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -24,10 +23,10 @@ from sessionref.codex.names import COMPRESSED_SUFFIX, UUID, plain_name, shown_na
 from sessionref.codex.pages import (
     HistoryBase,
     RolloutLine,
+    RolloutsById,
     decoded,
     history_base_of,
     prefix,
-    rollouts_by_id,
 )
 from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
 from sessionref.errors import LogUnreadable, SessionLogError
@@ -195,8 +194,12 @@ class Expansion:
     it names, and a paginated page preceded by the history it continues. ``max_bytes`` bounds
     a rollout and all it refers to together, ``max_line_bytes`` each line."""
 
-    def __init__(self, home: Path, max_bytes: int, max_line_bytes: int) -> None:
+    def __init__(
+        self, home: Path, max_bytes: int, max_line_bytes: int, pages: RolloutsById
+    ) -> None:
         self.home, self.max_bytes, self.max_line_bytes = home.absolute(), max_bytes, max_line_bytes
+        self.pages = pages
+        """Where the rollouts a page continues are (the store's, kept across reads)."""
         self.spent = 0
 
     def lines(self, path: Path) -> list[bytes]:
@@ -263,7 +266,7 @@ class Expansion:
         ``session_meta`` lines, itself expanded; nothing when that rollout is not on disk."""
         if base.rollout in open_:
             raise SessionLogError(f"{path}: history_base cycle at rollout {base.rollout}")
-        found = self._approved(self._by_rollout_id.get(base.rollout))
+        found = self._approved(self.pages.find(base.rollout))
         if found is None:
             return []  # not on disk: the history before the page is what is missing
         thread, prefix = self._prefix(found, base)
@@ -276,11 +279,6 @@ class Expansion:
         (:func:`~sessionref.codex.pages.prefix`)."""
         thread, lines = prefix(rollout_text(path, self.max_bytes), base, path, self.max_line_bytes)
         return thread, self._spend(path, lines)
-
-    @functools.cached_property
-    def _by_rollout_id(self) -> dict[str, Path]:
-        """The rollouts of the home by their rollout ids (:func:`rollouts_by_id`)."""
-        return rollouts_by_id(self.home)
 
     def resolve(self, reference: Reference) -> Path | None:
         """The rollout a reference names, as Codex finds it: at its path when the rollout

@@ -23,7 +23,7 @@ from pathlib import Path
 import msgspec
 
 from sessionref.codex.names import ROLLOUT_PREFIX, UUID, plain_name, rollout_ids
-from sessionref.codex.pages import history_base_of
+from sessionref.codex.pages import RolloutsById, history_base_of
 from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
@@ -139,7 +139,12 @@ class CodexStore(HarnessStore):
         ``rollout_reference`` expanded (:class:`~sessionref.codex.references.Expansion`)."""
         from sessionref.codex.references import Expansion  # as head()
 
-        return Expansion(self.home, self.max_bytes, self.max_line_bytes).lines(path)
+        return Expansion(self.home, self.max_bytes, self.max_line_bytes, self._pages).lines(path)
+
+    @functools.cached_property
+    def _pages(self) -> RolloutsById:
+        """Where the rollouts of the home are by rollout id, kept across reads."""
+        return RolloutsById(self.home.absolute())
 
     @staticmethod
     def reading_name(path: Path) -> str:
