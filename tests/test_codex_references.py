@@ -370,3 +370,33 @@ def test_mcp_serves_a_compressed_rotated_thread_whole(tmp_path: Path) -> None:
     assert [r.uri for r in listed.resources] == [encode_session_reference_uri(THREAD)]
     assert listed.resources[0].name == "fix the build"
     assert "fix the build" in text and "and the docs" in text
+
+
+def test_a_segment_is_read_once_however_many_copies_of_the_live_rollout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: each copy of a rollout (in ``sessions/`` and in ``archived_sessions/``) was
+    expanded, the segments it refers to read, before one copy was chosen; now the copy is
+    chosen on the lines as read and only it is expanded."""
+    import sessionref.codex.references as references
+
+    reads: list[Path] = []
+    read = references.rollout_lines
+
+    def counted(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
+        reads.append(path)
+        return read(path, max_bytes, max_line_bytes)
+
+    monkeypatch.setattr(references, "rollout_lines", counted)
+    old = tmp_path / segment_path(SEGMENTS[1])
+    live = segment(2, reference(old, SEGMENTS[1]), *said("user", "and the docs"))
+    store = write(
+        tmp_path,
+        {
+            segment_path(SEGMENTS[1]): segment(1, *said("user", "fix the build")),
+            LIVE: live,
+            f"archived_sessions/{NAME}": live,
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "fix the build"), ("user", "and the docs")]
+    assert reads == [old]

@@ -202,10 +202,11 @@ class Expansion:
         """Where the rollouts a page continues are (the store's, kept across reads)."""
         self.spent = 0
 
-    def lines(self, path: Path) -> list[bytes]:
-        """The history of the rollout at ``path``: its first line (its ``session_meta``), the
-        history it continues, then its other lines, each reference expanded."""
-        lines = self._read(path)
+    def lines(self, path: Path, read: list[bytes]) -> list[bytes]:
+        """The history of the rollout at ``path``, whose lines are ``read``: its first line
+        (its ``session_meta``), the history it continues, then its other lines, each
+        reference expanded."""
+        lines = self._spend(path, read)
         root = identity_of(lines)
         first = lines[:1] if root else []
         depth = _Depth(root.thread if root else None)

@@ -24,7 +24,7 @@ import msgspec
 
 from sessionref.codex.names import ROLLOUT_PREFIX, UUID, plain_name, rollout_ids
 from sessionref.codex.pages import RolloutsById, history_base_of
-from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head
+from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head, rollout_lines
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head
@@ -135,11 +135,9 @@ class CodexStore(HarnessStore):
         return rollout_head(path, self.max_bytes, self.max_line_bytes)
 
     def lines_of(self, path: Path) -> list[bytes]:
-        """The history a rollout holds: its committed lines, plain or compressed, with each
-        ``rollout_reference`` expanded (:class:`~sessionref.codex.references.Expansion`)."""
-        from sessionref.codex.references import Expansion  # as head()
-
-        return Expansion(self.home, self.max_bytes, self.max_line_bytes, self._pages).lines(path)
+        """A rollout's committed lines, plain or compressed, as read: which of a thread's
+        rollouts count is decided on them (:meth:`joined`), and only those are expanded."""
+        return rollout_lines(path, self.max_bytes, self.max_line_bytes)
 
     @functools.cached_property
     def _pages(self) -> RolloutsById:
@@ -170,24 +168,40 @@ class CodexStore(HarnessStore):
         return threads[0] if threads else None
 
     @staticmethod
-    def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
-        """A thread's lines from its files', in reading order: the segments one after another,
-        each rollout read once (:func:`one_rollout` of its copies, compressed or not, which are
-        neighbours), but a rollout that another of them continues (:func:`continued`).
+    def kept(files: list[tuple[Path, list[bytes]]]) -> list[tuple[Path, list[bytes]]]:
+        """Which of a thread's files count, in reading order, with their lines as read: each
+        rollout once (:func:`one_rollout` of its copies, compressed or not, which are
+        neighbours), but one that another of them continues (:func:`continued`).
 
         >>> live = Path("sessions/rollout-1.jsonl")
         >>> archived = Path("archived_sessions/rollout-1.jsonl.zst")
         >>> later = Path("sessions/rollout-2.jsonl")
-        >>> CodexStore.joined([(live, [b"m"]), (archived, [b"m", b"x"]), (later, [b"y"])])
-        [b'm', b'x', b'y']
+        >>> CodexStore.kept([(live, [b"m"]), (archived, [b"m", b"x"]), (later, [b"y"])])
+        [(PosixPath('archived_sessions/rollout-1.jsonl.zst'), [b'm', b'x']), \
+(PosixPath('sessions/rollout-2.jsonl'), [b'y'])]
         """
-        rollouts: dict[str, list[bytes]] = {}
+        rollouts: dict[str, tuple[Path, list[bytes]]] = {}
         for path, lines in files:
             name = CodexStore.reading_name(path)
             copy = rollouts.get(name)
-            rollouts[name] = lines if copy is None else one_rollout(copy, lines)
-        left_out = continued(rollouts)
-        return [line for name, lines in rollouts.items() if name not in left_out for line in lines]
+            if copy is None or one_rollout(copy[1], lines) is lines:
+                rollouts[name] = (path, lines)
+        left_out = continued({name: lines for name, (_, lines) in rollouts.items()})
+        return [file for name, file in rollouts.items() if name not in left_out]
+
+    def joined(self, files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
+        """A thread's lines: those of the files that count (:meth:`kept`), one after another,
+        each with its ``rollout_reference`` items expanded and preceded by the history it
+        continues (:class:`~sessionref.codex.references.Expansion`)."""
+        from sessionref.codex.references import Expansion  # as head()
+
+        return [
+            line
+            for path, lines in self.kept(files)
+            for line in Expansion(
+                self.home, self.max_bytes, self.max_line_bytes, self._pages
+            ).lines(path, lines)
+        ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``."""

@@ -67,6 +67,15 @@ def head_lines(path: Path, max_line_bytes: int) -> list[bytes]:
         raise LogUnreadable(f"cannot read {path}: {exc.strerror or exc}") from None
 
 
+def concatenated(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
+    """The lines of ``files`` (each a path and its lines), one file's after another's.
+
+    >>> concatenated([(Path("a"), [b"1"]), (Path("b"), [b"2"])])
+    [b'1', b'2']
+    """
+    return [line for _, lines in files for line in lines]
+
+
 def first_lines(chunks: Iterable[bytes], location: str, max_line_bytes: int) -> list[bytes]:
     """The committed lines of the first of a file's ``chunks``, and of as many more as its
     first line takes; a first line over ``max_line_bytes`` raises :class:`SessionLogError`.
@@ -229,16 +238,11 @@ class HarnessStore(ABC):
                 raise SessionLogError(f"{problem.path}: {problem.message}")
         raise SessionNotFound(session_id)
 
-    @staticmethod
-    def joined(files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
-        """A session's lines from the committed lines of each of its files, in reading order:
-        one file's after another's (a harness whose files may be copies of one another says
-        which to read).
-
-        >>> HarnessStore.joined([(Path("a"), [b"1"]), (Path("b"), [b"2"])])
-        [b'1', b'2']
-        """
-        return [line for _, lines in files for line in lines]
+    def joined(self, files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
+        """A session's lines from the lines of each of its files as :meth:`lines_of` read
+        them, in reading order: one file's after another's (:func:`concatenated`; a harness
+        whose files may be copies of one another, or refer to others, says which to read)."""
+        return concatenated(files)
 
     def _lines(self, session_id: str) -> list[bytes]:
         return self.joined([(path, self.lines_of(path)) for path in self.paths_of(session_id)])
