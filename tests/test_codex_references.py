@@ -400,3 +400,152 @@ def test_a_segment_is_read_once_however_many_copies_of_the_live_rollout(
     )
     assert shown(store.transcript(THREAD)) == [("user", "fix the build"), ("user", "and the docs")]
     assert reads == [old]
+
+
+PARENT = "0197a000-0000-7000-8000-0000000000bb"
+REWRITE = "0197c000-0000-7000-8000-0000000000cc"
+"""The rollout id of a reverted thread's rewrite: Codex names that rollout
+``rollout-<time>-<thread>_<rollout id>.jsonl`` (``RolloutFileName``)."""
+
+
+def parent_name(rollout_id: str = PARENT, stamp: str = "2025-05-01T10-00-00") -> str:
+    """The name of a rollout of thread ``PARENT``: its own, or a rewrite's."""
+    ids = PARENT if rollout_id == PARENT else f"{PARENT}_{rollout_id}"
+    return f"rollout-{stamp}-{ids}.jsonl"
+
+
+@pytest.mark.parametrize("where", ["sessions/2025/05/01", "archived_sessions"])
+def test_a_stale_path_is_followed_by_the_rollout_id_its_name_carries(
+    tmp_path: Path, where: str
+) -> None:
+    """A fork recorded an absolute path and no time: in a home moved elsewhere, Codex looks
+    the rollout up by the id the name of that path carries, below ``sessions/`` then
+    ``archived_sessions/`` (``find_rollout_path_by_rollout_id``), and takes it when its
+    ``session_meta`` is the one named."""
+    fork = reference(f"/old/home/sessions/2025/05/01/{parent_name()}", None, PARENT)
+    store = write(
+        tmp_path,
+        {
+            f"{where}/{parent_name()}": rollout(meta(PARENT), *said("user", "inherited")),
+            LIVE: segment(2, fork, *said("user", "mine")),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "inherited"), ("user", "mine")]
+
+
+def test_a_named_rollout_id_wins_and_picks_the_rollout_of_that_name(tmp_path: Path) -> None:
+    """A reverted thread has two rollouts of one identity (the thread, no segment): the
+    original and its rewrite. A reference that names a ``rollout_id`` takes only the file
+    whose name carries it, even where its recorded path holds the other one."""
+    original = f"sessions/2025/05/01/{parent_name()}"
+    rewrite = f"sessions/2025/05/01/{parent_name(REWRITE, '2025-05-02T10-00-00')}"
+    fork = reference(tmp_path / original, None, PARENT, rollout_id=REWRITE)
+    store = write(
+        tmp_path,
+        {
+            original: rollout(meta(PARENT), *said("user", "taken back")),
+            rewrite: rollout(meta(PARENT), *said("user", "kept")),
+            LIVE: segment(2, fork, *said("user", "mine")),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "kept"), ("user", "mine")]
+
+
+def test_a_relative_path_counts_by_its_name_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Codex opens a recorded path only when it lies in the home's ``sessions/``,
+    ``archived_sessions/`` or ``rotated_rollout_segments/``, which a relative path never does:
+    it is read neither relative to the home nor to the working folder, and only its name
+    counts (its segment folder, the rollout id it carries, the thread when none is recorded)."""
+    unlisted = "archived_sessions/x/segment.jsonl"  # not where Codex lists or looks up rollouts
+    elsewhere = tmp_path / "cwd"
+    for folder in (elsewhere, tmp_path / "home"):
+        (folder / unlisted).parent.mkdir(parents=True)
+        (folder / unlisted).write_bytes(segment(0, *said("user", "not by a relative path")))
+    monkeypatch.chdir(elsewhere)
+    store = write(
+        tmp_path / "home",
+        {
+            f"archived_sessions/{parent_name()}": rollout(meta(PARENT), *said("user", "by name")),
+            segment_path(SEGMENTS[1]): segment(1, *said("user", "in its folder")),
+            LIVE: segment(
+                2,
+                reference(unlisted, SEGMENTS[0]),
+                reference(f"sessions/{NAME}", SEGMENTS[1]),
+                reference(f"x/../{parent_name()}", None, thread_id=None),
+                *said("user", "mine"),
+            ),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [
+        ("user", "in its folder"),
+        ("user", "by name"),
+        ("user", "mine"),
+    ]
+
+
+def test_a_reference_without_a_thread_id_takes_it_from_its_path_s_name(tmp_path: Path) -> None:
+    """The newest Codex infers a missing ``thread_id`` from the name of the path; such a
+    reference is always a fork (``is_fork_boundary_reference`` compares the recorded thread),
+    so forks nest no deeper than 256 even through a thread's own segments. One whose path's
+    name gives no thread is refused by Codex and skipped here."""
+    ids = [f"0197c000-0000-7000-8000-{n:012}" for n in range(258)]
+    files = {segment_path(ids[0]): rollout(meta(segment_id=ids[0]), *said("user", "turn 0"))}
+    for n in range(1, 258):
+        back = reference(tmp_path / segment_path(ids[n - 1]), ids[n - 1], thread_id=None)
+        files[segment_path(ids[n])] = rollout(meta(segment_id=ids[n]), back)
+    unnamed = reference("/gone/segment.jsonl", ids[0], thread_id=None)
+    files[LIVE] = segment(2, unnamed, reference(tmp_path / segment_path(ids[2]), ids[2]))
+    store = write(tmp_path, files)
+    assert shown(store.transcript(THREAD)) == [("user", "turn 0")]  # two forks deep
+    files[LIVE] = segment(2, reference(tmp_path / segment_path(ids[257]), ids[257]))
+    store = write(tmp_path, files)
+    with pytest.raises(SessionReferenceError) as failed:
+        captured(store)
+    assert f"{tmp_path / segment_path(ids[1])}: forks nest deeper than 256" in failed.value.message
+
+
+def test_references_to_rollouts_of_one_identity_are_no_cycle(tmp_path: Path) -> None:
+    """Codex tells what a reference names by its thread, segment and rollout id: a rewrite
+    that refers to the rollout it rewrote (the same thread, no segment) is no cycle."""
+    folder = f"rotated_rollout_segments/{PARENT}/initial"
+    first, second = (f"{folder}/{parent_name(r)}" for r in (PARENT, REWRITE))
+    store = write(
+        tmp_path,
+        {
+            first: rollout(meta(PARENT), *said("user", "first")),
+            second: rollout(
+                meta(PARENT),
+                reference(tmp_path / first, None, PARENT, rollout_id=PARENT),
+                *said("user", "second"),
+            ),
+            LIVE: segment(
+                2,
+                reference(tmp_path / second, None, PARENT, rollout_id=REWRITE),
+                *said("user", "3"),
+            ),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "first"), ("user", "second"), ("user", "3")]
+
+
+def test_the_time_is_tried_when_the_first_rollout_of_the_id_is_another(tmp_path: Path) -> None:
+    """Codex takes the first rollout the walk finds whose name carries the rollout id; when
+    that is not the one named, it still looks where the recorded time and the rollout id
+    name it, in ``sessions/YYYY/MM/DD/`` then ``archived_sessions/``."""
+    stamp = "2025-05-03T10-00-00"
+    other = f"sessions/2025/05/01/{parent_name(REWRITE)}"
+    named = f"archived_sessions/{parent_name(REWRITE, stamp)}"
+    fork = reference(
+        "/gone.jsonl", SEGMENTS[3], PARENT, rollout_id=REWRITE, rollout_timestamp=stamp
+    )
+    store = write(
+        tmp_path,
+        {
+            other: rollout(meta(PARENT, segment_id=SEGMENTS[2]), *said("user", "another")),
+            named: rollout(meta(PARENT, segment_id=SEGMENTS[3]), *said("user", "inherited")),
+            LIVE: segment(2, fork, *said("user", "mine")),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "inherited"), ("user", "mine")]

@@ -32,6 +32,7 @@ class LinePayload(msgspec.Struct, frozen=True, gc=False):
     history_base: object = None
     rollout_path: object = None
     thread_id: object = None
+    rollout_id: object = None
     rollout_timestamp: object = None
     nth_user_message: object = None
     role: object = None

@@ -10,6 +10,15 @@ those expanded the same way, without their ``session_meta`` lines (openai/codex
 ``resolve_rollout_reference_path``, ``truncate_before_nth_user_message``). One that cannot be
 found contributes nothing, as in Codex's listing (``codex-rs/rollout/src/list_reference.rs``).
 
+A reference names its rollout by a thread, a segment and maybe a rollout id
+(:mod:`sessionref.codex.reference_lines`), and records where it was
+(:meth:`Expansion.resolve`): a path, the time in its name. A path counts only inside
+the home, and a relative one only by its name, which carries a thread and a rollout id
+(``codex-rs/rollout/src/reference.rs``: ``reference_identity``, ``validated_candidate``,
+``approved_reference_root_path``; ``find_rollout_path_by_rollout_id`` in
+``codex-rs/rollout/src/list.rs``; ``thread_id_from_path`` and ``rollout_id_from_path`` in
+``codex-rs/rollout/src/metadata.rs``).
+
 A paginated thread's page is preceded the same way by the history it continues
 (:mod:`sessionref.codex.pages`).
 """
@@ -19,14 +28,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, NamedTuple
 
-from sessionref.codex.names import COMPRESSED_SUFFIX, UUID, plain_name, shown_names
-from sessionref.codex.pages import (
-    HistoryBase,
-    RolloutLine,
-    RolloutsById,
-    decoded,
-    history_base_of,
-    prefix,
+from sessionref.codex.names import COMPRESSED_SUFFIX, plain_name, shown_names
+from sessionref.codex.pages import HistoryBase, RolloutsById, history_base_of, prefix
+from sessionref.codex.reference_lines import (
+    INITIAL,
+    Identity,
+    Reference,
+    before_nth_user_message,
+    identity_of,
+    ids_named,
+    is_meta,
+    reference_of,
 )
 from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
 from sessionref.errors import LogUnreadable, SessionLogError
@@ -43,121 +55,6 @@ APPROVED_ROOTS: Final = ("sessions", "archived_sessions", "rotated_rollout_segme
 """The folders of the Codex home a reference may lead into."""
 ROTATED_SEGMENTS: Final = APPROVED_ROOTS[2]
 """Where Codex keeps the frozen segments of a thread, below its home."""
-INITIAL: Final = "initial"
-"""The segment folder of a thread's rollout from before segments had ids."""
-
-
-class Identity(NamedTuple):
-    """What a reference names: a thread, and one of its segments (``None``: the thread's one
-    rollout from before segments had ids, the ``initial`` one)."""
-
-    thread: str
-    segment: str | None
-
-    def __str__(self) -> str:
-        return f"{self.thread}/{self.segment or INITIAL}"
-
-
-class Reference(NamedTuple):
-    """A ``rollout_reference`` item: what it names, the path Codex wrote it at, the time in
-    the rollout's name (to find it in ``sessions/`` or ``archived_sessions/``), and the user
-    message a fork stops before."""
-
-    identity: Identity
-    path: str
-    timestamp: str | None
-    nth_user_message: int | None
-
-
-def reference_of(line: bytes) -> Reference | None:
-    """The reference a line holds; ``None`` for any other line, and for a reference without
-    a path or a thread id, or whose ids are no UUIDs (one Codex refuses).
-
-    >>> def item(thread): return (b'{"type":"rollout_reference","payload":{"rollout_path":'
-    ...     b'"/r.jsonl","thread_id":"%s","segment_id":null}}' % thread)
-    >>> reference_of(item(b"0197a000-0000-7000-8000-0000000000aa"))[:2]
-    (Identity(thread='0197a000-0000-7000-8000-0000000000aa', segment=None), '/r.jsonl')
-    >>> reference_of(item(b"../x")) is None
-    True
-    """
-    if b"rollout_reference" not in line:
-        return None
-    found = decoded(line)
-    item = found.payload
-    if found.type != "rollout_reference" or item is None:
-        return None
-    if type(item.thread_id) is not str or type(item.rollout_path) is not str:
-        return None
-    segment = item.segment_id if type(item.segment_id) is str else None
-    if not all(UUID.fullmatch(part) for part in (item.thread_id, segment) if part is not None):
-        return None
-    timestamp = item.rollout_timestamp if type(item.rollout_timestamp) is str else None
-    nth = item.nth_user_message if type(item.nth_user_message) is int else None
-    return Reference(Identity(item.thread_id, segment), item.rollout_path, timestamp, nth)
-
-
-def identity_of(first_lines: list[bytes]) -> Identity | None:
-    """The identity a rollout's first line gives it (a ``session_meta`` with an id).
-
-    >>> identity_of([b'{"type":"session_meta","payload":{"id":"t","segment_id":"s"}}'])
-    Identity(thread='t', segment='s')
-    >>> identity_of([b'{"type":"event_msg","payload":{"id":"t"}}']), identity_of([])
-    (None, None)
-    """
-    first = decoded(first_lines[0]) if first_lines else RolloutLine()
-    meta = first.payload
-    if first.type != "session_meta" or meta is None:
-        return None
-    if type(meta.id) is not str:
-        return None
-    return Identity(meta.id, meta.segment_id if type(meta.segment_id) is str else None)
-
-
-def _is_meta(line: bytes) -> bool:
-    """Whether a line is a ``session_meta`` (a referenced rollout's are not its history).
-
-    >>> _is_meta(b'{"type":"session_meta","payload":{"id":"t"}}')
-    True
-    """
-    return b"session_meta" in line and identity_of([line]) is not None
-
-
-def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
-    """``lines`` up to the turn of their ``nth`` user message (counted from 0), as a fork
-    inherits its parent's history: a turn starts at its ``task_started`` event when it has
-    one; the user messages are the ``user_message`` events, or the user response items when
-    there are none; a ``thread_rolled_back`` event takes back its turns.
-
-    >>> def event(kind): return b'{"type":"event_msg","payload":{"type":"%s"}}' % kind
-    >>> turn = [event(b"task_started"), event(b"user_message"), event(b"task_complete")]
-    >>> len(before_nth_user_message(turn * 3, 1)), len(before_nth_user_message(turn, 1))
-    (3, 3)
-    """
-    events: list[int] = []
-    responses: list[int] = []
-    started: int | None = None
-    for index, line in enumerate(lines):
-        found = decoded(line)
-        payload = found.payload
-        if payload is None:
-            continue
-        kind = payload.type
-        turn = index if started is None else started
-        if found.type == "response_item" and kind == "message" and payload.role == "user":
-            responses.append(turn)
-        elif found.type != "event_msg":
-            continue
-        elif kind in ("task_started", "turn_started"):
-            started = index
-        elif kind == "user_message":
-            events.append(turn)
-        elif kind in ("task_complete", "turn_complete", "turn_aborted"):
-            started = None
-        elif kind == "thread_rolled_back" and type(payload.num_turns) is int:
-            for positions in (events, responses):
-                del positions[max(0, len(positions) - payload.num_turns) :]
-    positions = events or responses
-    return lines[: positions[nth]] if 0 <= nth < len(positions) else lines
 
 
 class _Depth(NamedTuple):
@@ -244,15 +141,14 @@ class Expansion:
                 history.append(line)
                 continue
             identity = reference.identity
-            fork = reference.nth_user_message is not None or identity.thread != depth.thread
-            below = _below(path, depth, identity.thread, fork)
+            below = _below(path, depth, identity.thread, reference.is_fork(depth.thread))
             if identity in open_:
                 raise SessionLogError(f"{path}: rollout reference cycle at {identity}")
             found = self.resolve(reference)
             if found is None:
                 continue  # not on disk: the history before it is what is missing
             found_lines = self._read(found)
-            referenced = [line for line in found_lines if not _is_meta(line)]
+            referenced = [line for line in found_lines if not is_meta(line)]
             opened = open_ | {identity}
             expanded = self._expand(found, referenced, below, opened, history_base_of(found_lines))
             if reference.nth_user_message is not None:
@@ -272,7 +168,7 @@ class Expansion:
             return []  # not on disk: the history before the page is what is missing
         thread, prefix = self._prefix(found, base)
         below = _below(found, depth, thread, thread != depth.thread)
-        own = [line for line in prefix if not _is_meta(line)]
+        own = [line for line in prefix if not is_meta(line)]
         return self._expand(found, own, below, open_ | {base.rollout}, history_base_of(prefix))
 
     def _prefix(self, path: Path, base: HistoryBase) -> tuple[str, list[bytes]]:
@@ -282,19 +178,59 @@ class Expansion:
         return thread, self._spend(path, lines)
 
     def resolve(self, reference: Reference) -> Path | None:
-        """The rollout a reference names, as Codex finds it: at its path when the rollout
-        there is the one named (plain, else compressed); else the one rollout of that
-        identity in its segment folder below ``rotated_rollout_segments/``, then below
-        ``archived_sessions/``; else, by the time in its name, in ``sessions/YYYY/MM/DD/`` or
-        ``archived_sessions/``. ``None`` when it is in none of them; two that match in one
-        folder (or a legacy one in both) raise :class:`SessionLogError`."""
-        identity = reference.identity
-        given = Path(reference.path)
-        if given.is_absolute():
-            found = self._named(existing_rollout(given), identity)
+        """The rollout a reference names, as Codex finds it (``resolve_rollout_reference_path``),
+        each place taken only when the rollout there is the one named (:meth:`Identity.is_of`)
+        and lies in the home (:meth:`_approved`):
+
+        1. at its path (the plain file, else the compressed one), when that is absolute: a
+           relative one is never opened, relative to the home or to anything else, and only
+           its name counts in the steps below;
+        2. as the one rollout of that identity in its segment folder below
+           ``rotated_rollout_segments/``, then below ``archived_sessions/`` (for ``initial``,
+           of the name its path has, and in one of the two only);
+        3. as the rollout whose name carries the rollout id the reference names, else the one
+           the name of its path carries: the first of that id below ``sessions/``, then below
+           ``archived_sessions/`` (Codex's ``find_rollout_path_by_rollout_id``);
+        4. for a segment whose reference records the time in the rollout's name, at
+           ``sessions/YYYY/MM/DD/`` then in ``archived_sessions/``, under the name of that
+           time, thread and rollout id.
+
+        ``None`` when it is in none of them; two that match in one folder (or an ``initial``
+        one in both) raise :class:`SessionLogError`."""
+        identity, given = reference.identity, Path(reference.path)
+        found = self._named(existing_rollout(given), identity) if given.is_absolute() else None
+        found = found or self._in_segment_folders(identity, given.name)
+        rollout = identity.rollout or ids_named(given)[1]
+        if found is None and rollout is not None:
+            found = self._named(self.pages.find(rollout), identity)
+        return found or self._by_time(reference)
+
+    def _by_time(self, reference: Reference) -> Path | None:
+        """The segment a reference names where the time it records, its thread and its
+        rollout id name it (``rollout-<time>-<thread>[_<rollout>].jsonl``, plain or
+        compressed): in ``sessions/YYYY/MM/DD/`` of that time, else in ``archived_sessions/``."""
+        identity, stamp = reference.identity, reference.timestamp
+        if identity.segment is None or stamp is None:
+            return None
+        ids = identity.thread
+        if identity.rollout not in (None, identity.thread):
+            ids = f"{ids}_{identity.rollout}"
+        name = f"rollout-{stamp}-{ids}.jsonl"
+        places = [self.home / "archived_sessions" / name]
+        if len(stamp) >= 10:  # else Codex has no day folder to look in, only the archive
+            places.insert(0, self.home / "sessions" / stamp[0:4] / stamp[5:7] / stamp[8:10] / name)
+        for place in places:
+            found = self._named(existing_rollout(place), identity)
             if found is not None:
                 return found
-        legacy = given.name.removesuffix(COMPRESSED_SUFFIX) if identity.segment is None else None
+        return None
+
+    def _in_segment_folders(self, identity: Identity, name: str) -> Path | None:
+        """The one rollout of ``identity`` in its segment folder below
+        ``rotated_rollout_segments/``, else below ``archived_sessions/``; for an ``initial``
+        one, the one named ``name`` (plain) in either, and two of them raise
+        :class:`SessionLogError`."""
+        legacy = name.removesuffix(COMPRESSED_SUFFIX) if identity.segment is None else None
         found_in: list[Path] = []
         for root in (ROTATED_SEGMENTS, "archived_sessions"):
             found = self._in_folder(root, identity, legacy)
@@ -304,18 +240,7 @@ class Expansion:
         if len(found_in) > 1:
             first, other = found_in
             raise SessionLogError(f"{first}: rollout reference {identity} is ambiguous: {other}")
-        if found_in:
-            return found_in[0]
-        stamp = reference.timestamp
-        if identity.segment is None or stamp is None or len(stamp) < 10:
-            return None
-        name = f"rollout-{stamp}-{identity.thread}.jsonl"
-        day = self.home / "sessions" / stamp[0:4] / stamp[5:7] / stamp[8:10]
-        for place in (day / name, self.home / "archived_sessions" / name):
-            found = self._named(existing_rollout(place), identity)
-            if found is not None:
-                return found
-        return None
+        return found_in[0] if found_in else None
 
     def _in_folder(self, root: str, identity: Identity, legacy: str | None) -> Path | None:
         """The one rollout of ``identity`` in its segment folder below ``root`` (named
@@ -348,7 +273,7 @@ class Expansion:
             first = rollout_head(path, self.max_bytes, self.max_line_bytes)
         except LogUnreadable:
             return None
-        return path if identity_of(first) == identity else None
+        return path if identity.is_of(path, first) else None
 
     def _approved(self, path: Path | None) -> Path | None:
         """The real path of ``path`` when it lies in a root of :data:`APPROVED_ROOTS` (itself
