@@ -1,6 +1,7 @@
 """Markdown export, parsed back with markdown-it-py (CommonMark): the document's structure is
 the transcript's (one heading per entry, in order), nothing in a message becomes markup,
-prose reads back exactly as written and fenced code comes back as the same code."""
+prose reads back exactly as written and fenced code comes back as the same code, its info
+string too (and a page classes the code by that string's first word)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import unescapeAll
 from markdown_it.token import Token
 
 from sessionref.testing import js_strings
 from sessionref.transcript import Entry, Transcript
 from sessionref.views.entries import ViewOptions
+from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
 from tests.conftest import examples
 
@@ -83,14 +86,19 @@ def export(entries: list[Entry], **options: bool) -> str:
 BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 
 
+def bidi_escaped(text: str) -> str:
+    for control in BIDI_CONTROLS:
+        text = text.replace(control, f"\\u{ord(control):04x}")
+    return text
+
+
 def paragraphs(text: str) -> list[str]:
     """What a prose message reads back as: line ends normalized, NUL shown as U+FFFD
     (CommonMark's rule), bidi controls as their escapes (``\\u202e``), runs of blank lines
     as one paragraph break, and U+000B trimmed at a paragraph's ends (markdown-it-py trims it,
     and CommonMark takes no reference for it)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
-    for control in BIDI_CONTROLS:
-        text = text.replace(control, f"\\u{ord(control):04x}")
+    text = bidi_escaped(text)
     return [p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")) if p]
 
 
@@ -211,3 +219,51 @@ def test_a_tools_name_stays_one_line_of_text() -> None:
     calls = [block for line in lines for block in (("p", line), ("code", ("{}\n", "")))]
     assert message_blocks(export(entries)) == [[summary]]
     assert message_blocks(export(entries, tools=True)) == [[summary, *calls]]
+
+
+def source_infos(text: str) -> list[str]:
+    """The info strings of a message's top-level fences as CommonMark reads them (escapes
+    and references resolved, ends trimmed), bidi controls as their escapes."""
+    infos = [unescapeAll(t.info).strip() for t in PARSER.parse(text) if t.type == "fence"]
+    return [bidi_escaped(info) for info in infos]
+
+
+INFO_STRINGS = [
+    'python title="x"',
+    "js {1,3-5} showLineNumbers",
+    "py `title` <script>alert(1)</script>",
+    "sh &amp; &#96; \\` \\\\ &#10;# forged heading",
+    "rust,ignore \u202eevil\u202c",
+]
+
+
+def test_a_fences_whole_info_string_is_kept_and_stays_on_its_line() -> None:
+    # tilde fences may hold backticks in their info string; backtick fences may not
+    texts = [f"~~~ {info}\ncode\n~~~\nafter" for info in INFO_STRINGS]
+    document = export([Entry("assistant", "text", t) for t in texts])
+    assert not [t.type for t in PARSER.parse(document) if t.type.startswith("html")]
+    found = message_blocks(document)
+    assert [[kind for kind, _ in blocks] for blocks in found] == [["code", "p"]] * len(texts)
+    infos = [unescapeAll(blocks[0][1][1]).strip() for blocks in found]
+    assert infos == [source_infos(t)[0] for t in texts]
+    assert infos[0] == 'python title="x"' and infos[3] == "sh & ` ` \\ \n# forged heading"
+
+
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(js_strings(max_size=40).filter(lambda t: "\n" not in t and "\r" not in t))
+def test_any_info_string_reads_back_as_written(info: str) -> None:
+    text = f"~~~~ {info}\ncode\n~~~~"
+    found = message_blocks(export([Entry("user", "text", text)]))
+    assert [kind for kind, _ in found[0]] == ["code"]
+    assert unescapeAll(found[0][0][1][1]).strip() == source_infos(text)[0]
+
+
+def test_a_page_classes_code_by_its_info_strings_first_word_if_a_plain_name() -> None:
+    texts = ['```python title="x"\na\n```', '```"><b>x\nb\n```', "```\nc\n```"]
+    transcript = Transcript("s", "dsh", None, None, None, [Entry("user", "text", t) for t in texts])
+    page = "".join(export_html_chunks(transcript, ViewOptions()))
+    assert re.findall(r"<pre><code[^>]*>", page) == [
+        '<pre><code class="language-python">',
+        "<pre><code>",
+        "<pre><code>",
+    ]

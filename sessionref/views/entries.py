@@ -129,16 +129,27 @@ def format_time(milliseconds: int | None) -> str:
     return moment.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+_LANGUAGE: Final = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
+
+
 class Segment(msgspec.Struct, frozen=True):
     """A piece of a message's text: ``prose`` (shown as written) or fenced ``code``
-    (``info``: the language word the fence gave, sanitized)."""
+    (``info``: the fence's whole info string as a viewer reads it, its backslash escapes
+    and character references resolved, white space at its ends trimmed)."""
 
     kind: Literal["prose", "code"]
     text: str
     info: str = ""
 
+    def language(self) -> str:
+        """The info string's first word when it is a plain name (letters, digits and
+        ``_ + # . -``, at most 32), the class a page gives the code; else ''.
 
-_INFO: Final = re.compile(r"[A-Za-z0-9_+#.-]{1,32}")
+        >>> Segment("code", "", 'python title="a b"').language(), Segment("code", "", "<x>").language()
+        ('python', '')
+        """
+        words = self.info.split(maxsplit=1)
+        return words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
 
 
 @functools.lru_cache(maxsize=1)
@@ -156,12 +167,16 @@ def segments(text: str) -> list[Segment]:
 
     >>> [(s.kind, s.text, s.info) for s in segments("run:\\n```sh\\nls\\n```\\ndone")]
     [('prose', 'run:', ''), ('code', 'ls\\n', 'sh'), ('prose', 'done', '')]
+    >>> segments('``` py  title="a\\\\_b" &amp; \\nx')[0].info
+    'py  title="a_b" &'
     >>> [(s.kind, s.text) for s in segments("a\\n~~~\\nopen fence\\n\\n# b")]
     [('prose', 'a'), ('code', 'open fence\\n\\n# b')]
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     if "```" not in text and "~~~" not in text:  # no fence can open: all prose
         return [Segment("prose", text.strip("\n"))] if text.strip("\n") else []
+    from markdown_it.common.utils import unescapeAll  # only when an export runs
+
     lines = text.split("\n")
     pieces: list[Segment] = []
     start = 0
@@ -171,9 +186,7 @@ def segments(text: str) -> list[Segment]:
         first, end = token.map
         if first > start:
             pieces.append(Segment("prose", "\n".join(lines[start:first]).strip("\n")))
-        words = token.info.split()
-        info = _INFO.fullmatch(words[0]) if words else None
-        pieces.append(Segment("code", token.content, info.group() if info else ""))
+        pieces.append(Segment("code", token.content, unescapeAll(token.info).strip()))
         start = end
     if start < len(lines) and (start > 0 or text):
         pieces.append(Segment("prose", "\n".join(lines[start:]).strip("\n")))

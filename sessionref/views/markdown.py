@@ -30,6 +30,8 @@ _MARKUP: Final = re.compile(r"[\\`*_{}\[\]<>()#+\-!|~&=:$^]")
 _ORDERED: Final = re.compile(r"^(\d{1,9})([.)])")
 _BACKTICKS: Final = re.compile(r"`+")
 _UNREFERABLE: Final = frozenset("\x0b\x1c\x1d\x1e\x1f\x85")
+_INFO_REFERENCES: Final = re.compile(r"[\\&<>`\n\r]")
+_INFO_NAMED: Final = {"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;"}
 HEADINGS: Final = {
     ("user", "text"): "User",
     ("user", "checkpoint"): "Checkpoint (compaction summary)",
@@ -127,17 +129,34 @@ def prose(text: str) -> str:
     )
 
 
+def info_string(info: str) -> str:
+    """An info string (as a viewer reads it) written so a fence line reads back the same and
+    stays one line: backslashes escaped; ``&``, ``<``, ``>``, backticks (which a backtick
+    fence's info string may not hold) and line ends (which would let the rest start a
+    block of its own) as character references; bidi controls as their escapes
+    (:func:`visible_bidi`).
+
+    >>> print(info_string('py title="a`b" <x>&#10;\\\\ \\n# h'))
+    py title="a&#96;b" &lt;x&gt;&amp;#10;\\\\ &#10;# h
+    """
+    return _INFO_REFERENCES.sub(_info_reference, visible_bidi(info))
+
+
+def _info_reference(character: re.Match[str]) -> str:
+    return _INFO_NAMED.get(character[0]) or f"&#{ord(character[0])};"
+
+
 def fenced(code: str, info: str = "") -> str:
     """A fenced code block holding ``code`` exactly but for its bidi controls, written as
     their escapes (:func:`visible_bidi`): its fence is longer than any run of backticks
-    inside.
+    inside; its info string is written by :func:`info_string`.
 
-    >>> print(fenced("a ``` b\\n", "py"))
-    ````py
+    >>> print(fenced("a ``` b\\n", 'py title="x"'))
+    ````py title="x"
     a ``` b
     ````
     """
-    code, info = visible_bidi(code), visible_bidi(info)
+    code, info = visible_bidi(code), info_string(info)
     longest = max((len(run) for run in _BACKTICKS.findall(code)), default=0)
     fence = "`" * max(3, longest + 1)
     body = code if code.endswith("\n") or not code else code + "\n"
