@@ -515,8 +515,38 @@ def test_unclosed_tags_leave_the_prompt_as_typed() -> None:
     text = "<system-reminder>" * 3 + "<command-name>/x" + " keep"
     chain = Chain()
     chain.user("u1", text)
-    chain.user("u2", "a<system-reminder>b<system-reminder>c</system-reminder> d")
-    assert shown(chain.transcript()) == [("user", text), ("user", "ad")]
+    mid_sentence = "a<system-reminder>b<system-reminder>c</system-reminder> d"
+    chain.user("u2", mid_sentence)
+    chain.user("u3", "a\n<system-reminder>b<system-reminder>c</system-reminder>")
+    assert shown(chain.transcript()) == [("user", text), ("user", mid_sentence), ("user", "a")]
+
+
+def test_only_what_claude_code_injects_is_removed() -> None:
+    """Claude Code and an IDE put what they inject into a prompt as text blocks of their own,
+    or at a block's start or end; a pair of tags a person quoted (in a code span, a fenced
+    example, mid-sentence) was typed, and is shown with what it holds."""
+    opened = "<ide_opened_file>The user opened a.py in the IDE.</ide_opened_file>"
+    reminder = "<system-reminder>\nThe date changed.\n</system-reminder>"
+    quoted = [
+        "why does `<system-reminder>x</system-reminder>` show up?",
+        "my log has:\n```xml\n<system-reminder>\nbe brief\n</system-reminder>\n```",
+        "is <ide_selection>a</ide_selection> a tag or <system-reminder>b</system-reminder>?",
+        "```\n<system-reminder>x</system-reminder>\n```\nwhat is this?",
+    ]
+    chain = Chain()
+    for number, typed in enumerate(quoted):
+        chain.user(f"q{number}", typed)
+    chain.user("b1", [text(opened), text("fix it"), text(reminder)])
+    chain.user("b2", [text("first"), text(reminder), text("second")])
+    chain.user("s1", f"{reminder}\n{opened} fix it\n\n{reminder}")
+    chain.user("s2", [text(f"{quoted[0]}\n\n{reminder}")])
+    assert shown(chain.transcript()) == [
+        *[("user", typed) for typed in quoted],
+        ("user", "fix it"),
+        ("user", "first\nsecond"),
+        ("user", "fix it"),
+        ("user", quoted[0]),
+    ]
 
 
 def refuse_listing(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:

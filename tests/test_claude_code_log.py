@@ -309,3 +309,13 @@ def test_difference_codex_injected_context_and_compaction() -> None:
     assert ("user", "summary of it") not in theirs
     mine = ours(codex_transcript("t", content.splitlines(), None))
     assert mine == [("user", "hi"), ("user", "summary of it"), ("assistant", "hello")]
+
+
+def test_difference_a_quoted_injected_tag_is_user_text() -> None:
+    """claude-code-log takes every ``<system-reminder>`` pair out of a prompt as an
+    annotation; sessionref only those at a text block's start or end, where Claude Code puts
+    them, and shows a pair the person quoted with what it holds."""
+    quoted = "why does `<system-reminder>be brief</system-reminder>` show up in my log?"
+    content = claude_lines(prompt("u1", None, quoted))
+    assert ours(claude_transcript(SESSION, content.splitlines())) == [("user", quoted)]
+    assert all("be brief" not in text for _, text in ccl_claude_view(content))

@@ -11,7 +11,7 @@ one API message, whose blocks Claude Code writes on several lines sharing ``mess
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Final
 
 from sessionref.claude_code.records import Block, Content, Line
@@ -24,7 +24,6 @@ _INJECTED_TAG: Final = re.compile(
 )
 """An opening or closing tag of what the harness or an IDE wraps into a prompt; a tag may
 carry quoted attributes (``<teammate-message teammate_id="a" summary="x > y">``)."""
-_BLANKS: Final = re.compile(r"\s*")
 _COMMAND_TAG: Final = re.compile(r"\s*<(command-[a-z]+)>")
 _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
 _OUTPUT: Final = re.compile(
@@ -36,22 +35,28 @@ _INTERRUPTED: Final = frozenset(
 _TYPED_PREFIX: Final = {"bash-input": "!", "user-memory-input": "#"}
 
 
-def block_texts(content: Content) -> str:
+def block_texts(content: Content, each: Callable[[str], str] | None = None) -> str:
     """The text of ``content``: the string, or its ``text`` blocks joined by a newline
-    (images and other blocks show nothing).
+    (images and other blocks show nothing); with ``each``, each text as ``each`` gives it,
+    a block it empties left out.
 
     >>> block_texts([Block("text", "a"), Block("image"), "x", Block("text", "b")])
     'a\\nb'
+    >>> block_texts([Block("text", "a"), Block("text", "b")], lambda text: text.strip("b"))
+    'a'
     """
     if type(content) is str:
-        return content
+        return content if each is None else each(content)
     if type(content) is not list:
         return ""
-    return "\n".join(
+    texts = [
         block.text
         for block in content
         if isinstance(block, Block) and block.type == "text" and type(block.text) is str
-    )
+    ]
+    if each is not None:
+        texts = [shown for text in texts if (shown := each(text)) or not text]
+    return "\n".join(texts)
 
 
 def command_tags(text: str) -> dict[str, str] | None:
@@ -77,31 +82,57 @@ def command_tags(text: str) -> dict[str, str] | None:
     return None if text[at:].strip() else tags
 
 
-def without_injected(text: str) -> str:
-    """``text`` without the blocks a harness or an IDE wrapped into a prompt (each from its
-    opening tag to the first closing tag of its name, and the blanks after it); one pass.
+def _injected_blocks(text: str) -> list[tuple[int, int]]:
+    """Where the blocks of ``text`` wrapped in an injected tag start and end, in order: each
+    from its opening tag to the first closing tag of its name; one pass.
 
-    >>> without_injected("fix<system-reminder>x</system-reminder>  it<ide_selection>y")
-    'fixit<ide_selection>y'
-    >>> without_injected('<teammate-message teammate_id="a">done</teammate-message>ok')
-    'ok'
+    >>> _injected_blocks("a<ide_selection>b<system-reminder></ide_selection>c")
+    [(1, 50)]
     """
-    pieces: list[str] = []
-    kept_from, open_at, open_name = 0, 0, None
+    blocks: list[tuple[int, int]] = []
+    open_at, open_name = 0, None
     for tag in _INJECTED_TAG.finditer(text):
         closing, name = tag.groups()
         if open_name is None and not closing:
             open_at, open_name = tag.start(), name
         elif open_name == name and closing:
-            pieces.append(text[kept_from:open_at])
-            kept_from = _BLANKS.match(text, tag.end()).end()  # type: ignore[union-attr]
+            blocks.append((open_at, tag.end()))
             open_name = None
-    pieces.append(text[kept_from:])
-    return "".join(pieces)
+    return blocks
 
 
-def typed_text(text: str) -> tuple[str, bool]:
-    """What a person typed into a prompt the harness wrote, and whether it is a prompt at all
+def without_injected(text: str) -> str:
+    """``text`` (one text block of a prompt) without what a harness or an IDE wrapped into
+    it: the injected blocks (:func:`_injected_blocks`) at its start and at its end, where
+    Claude Code puts them, with nothing but blanks and other such blocks between them and
+    the end; the rest stripped of the blanks at its ends. A block with the person's words
+    on both sides (mid-sentence, in a code span, in a fenced example) was typed, and stays.
+
+    >>> without_injected("<ide_selection>y</ide_selection> fix it\\n\\n<system-reminder>x</system-reminder>")
+    'fix it'
+    >>> without_injected("fix `<system-reminder>x</system-reminder>`, and <system-reminder>y")
+    'fix `<system-reminder>x</system-reminder>`, and <system-reminder>y'
+    >>> without_injected('<teammate-message teammate_id="a">done</teammate-message>ok')
+    'ok'
+    """
+    if "<" not in text:
+        return text
+    blocks = _injected_blocks(text)
+    start, end = 0, len(text)
+    for open_at, close_end in blocks:
+        if text[start:open_at].strip():
+            break
+        start = close_end
+    for open_at, close_end in reversed(blocks):
+        if close_end <= start or text[close_end:end].strip():
+            break
+        end = open_at
+    return text if (start, end) == (0, len(text)) else text[start:end].strip()
+
+
+def typed_text(content: Content) -> tuple[str, bool]:
+    """What a person typed into a prompt the harness wrote (its text blocks without what
+    was injected into them, :func:`without_injected`), and whether it is a prompt at all
     (``False`` for the output of a shell or local command).
 
     >>> typed_text("<command-name>/review</command-name><command-args>a.py</command-args>")
@@ -114,7 +145,10 @@ def typed_text(text: str) -> tuple[str, bool]:
     ('fix it', True)
     >>> typed_text("why <command-name>/x</command-name>?")
     ('why <command-name>/x</command-name>?', True)
+    >>> typed_text([Block("text", "<ide_opened_file>a.py</ide_opened_file>"), Block("text", "go")])
+    ('go', True)
     """
+    text = block_texts(content, without_injected)
     if _OUTPUT.match(text):
         return "", False
     tags = command_tags(text) if text.lstrip().startswith("<command-") else None
@@ -126,10 +160,6 @@ def typed_text(text: str) -> tuple[str, bool]:
     wrapped = _WRAPPED.match(text)
     if wrapped is not None:
         return _TYPED_PREFIX[wrapped.group(1)] + wrapped.group(2), True
-    if "<" in text:
-        cleaned = without_injected(text)
-        if cleaned != text:
-            text = cleaned.strip()
     return ("", True) if text in _INTERRUPTED else (text, True)
 
 
@@ -210,7 +240,7 @@ class _Builder:
         if line.is_meta is True:
             self.put("system", "text", text)
             return
-        typed, prompt = typed_text(text)
+        typed, prompt = typed_text(content)
         if not prompt:
             self.put("tool", "tool-result", text)
         elif typed:
