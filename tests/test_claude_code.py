@@ -578,3 +578,44 @@ def test_a_folder_that_cannot_be_listed_or_is_a_link_is_a_problem(
         (str(projects / "-linked"), "a link to a directory, not followed"),
         (str(locked), "cannot be listed: Permission denied"),
     ]
+
+
+def test_a_server_tool_s_call_and_result_are_a_tool_call_and_its_result() -> None:
+    """The Messages API writes a server tool's call (web search) and its result into the
+    assistant's own message: ``server_tool_use`` (id, name, input) and
+    ``web_search_tool_result`` (``tool_use_id``; ``content``: the results, each with a title,
+    a URL and the ``encrypted_content`` only the model reads, or an error object)."""
+    query = {"query": "claude shannon birth date"}
+    results = [
+        {
+            "type": "web_search_result",
+            "url": "https://en.wikipedia.org/wiki/Claude_Shannon",
+            "title": "Claude Shannon - Wikipedia",
+            "encrypted_content": "EqgfCioIARgBIiQ3YTAwMjY1Mi1m",
+            "page_age": "April 30, 2025",
+        },
+        {"type": "web_search_result", "url": "https://example.org/s", "title": "Shannon"},
+    ]
+    chain = Chain()
+    chain.user("u1", "when was Shannon born?")
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": query}
+    chain.assistant("a1", "msg_1", text("I'll search."), use)
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": results}
+    chain.assistant("a2", "msg_1", result, text("He was born on April 30, 1916."))
+    error = {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"}
+    use_2 = {**use, "id": "srvtoolu_2"}
+    chain.assistant("a3", "msg_1", use_2)
+    chain.assistant("a4", "msg_1", {**result, "tool_use_id": "srvtoolu_2", "content": error})
+    transcript = chain.transcript()
+    tools = [(e.role, e.kind, e.name, e.text) for e in transcript.entries if e.kind != "text"]
+    assert [json.loads(text) for _, kind, _, text in tools if kind == "tool-call"] == [query] * 2
+    assert [(role, kind, name) for role, kind, name, _ in tools] == [
+        ("assistant", "tool-call", "web_search"),
+        ("tool", "tool-result", "web_search"),
+    ] * 2
+    assert [text for _, kind, _, text in tools if kind == "tool-result"] == [
+        "Claude Shannon - Wikipedia\nhttps://en.wikipedia.org/wiki/Claude_Shannon"
+        "\n\nShannon\nhttps://example.org/s",
+        "error: max_uses_exceeded",
+    ]
+    assert shown(transcript)[1:] == [("assistant", "I'll search.\nHe was born on April 30, 1916.")]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -54,3 +56,37 @@ def test_other_harnesses_export_and_show(generated: tuple[str, HarnessLog], budg
     assert [(row.role, row.text) for row in picture.rows] == [
         ("user" if kind != "assistant" else "assistant", text) for kind, text in log.surface
     ]
+
+
+def test_a_server_tool_s_call_and_result_are_shown_as_tool_calls_are() -> None:
+    """A web search's call and results show with ``--tools`` as any call does: by name, with
+    its input and output as code; a result's title or URL is text, never markup or a link."""
+    hostile = "```\n# forged</div><script>alert(1)</script>"
+    use = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
+    result = {
+        "type": "web_search_tool_result",
+        "tool_use_id": "srvtoolu_1",
+        "content": [{"type": "web_search_result", "title": hostile, "url": "javascript:x()"}],
+    }
+    content = [{**use, "input": {"query": "q"}}, result]
+    message = {"id": "m", "role": "assistant", "content": content}
+    lines = [
+        json.dumps({"type": "user", "uuid": "u", "message": {"role": "user", "content": "go"}}),
+        json.dumps({"type": "assistant", "uuid": "a", "parentUuid": "u", "message": message}),
+    ]
+    transcript = claude_transcript("s", [line.encode() for line in lines])
+    options = ViewOptions(tools=True)
+    document = "".join(markdown_chunks(transcript, options))
+    assert blocks(document)[5:] == [
+        ("h3", "Tools"),
+        ("p", "web_search"),
+        ("p", "web_search"),
+        ("code", ('{"query": "q"}\n', "")),
+        ("p", "Output:"),
+        ("code", (f"{hostile}\njavascript:x()\n", "")),
+    ]
+    collapsed = "".join(markdown_chunks(transcript, ViewOptions()))
+    assert blocks(collapsed)[5:] == [("h3", "Tools"), ("p", "web_search")]
+    page = "".join(export_html_chunks(transcript, options))
+    assert "&lt;/div&gt;&lt;script&gt;" in page and "<script" not in page
+    assert "javascript:x()" in page and "href" not in page

@@ -175,6 +175,29 @@ def _tool_output(block: Block) -> str:
     return content if type(content) is str else ""
 
 
+def web_search_output(content: object) -> str:
+    """A ``web_search_tool_result``'s content as text: each result's title and URL (its
+    ``encrypted_content`` is for the model alone), or the search's error code.
+
+    >>> web_search_output([{"type": "web_search_result", "title": "T", "url": "https://t",
+    ...                     "encrypted_content": "E", "page_age": None}, {"title": "U"}])
+    'T\\nhttps://t\\n\\nU'
+    >>> web_search_output({"type": "web_search_tool_result_error", "error_code": "unavailable"})
+    'error: unavailable'
+    """
+    if type(content) is dict:
+        code = content.get("error_code")
+        return f"error: {code}" if type(code) is str else ""
+    if type(content) is not list:
+        return ""
+    found = (
+        "\n".join(field for key in ("title", "url") if type(field := item.get(key)) is str)
+        for item in content
+        if type(item) is dict
+    )
+    return "\n\n".join(result for result in found if result)
+
+
 class _Builder:
     """Entries of a chain, built line by line; with ``texts_only``, only what a snapshot
     shows (user and assistant texts, checkpoints), nothing else built."""
@@ -284,11 +307,15 @@ class _Builder:
             thinking = built(block.thinking)
             if type(thinking) is str and thinking:  # newer models sign an empty one
                 self.put("assistant", "thinking", thinking)
-        elif block.type == "tool_use":
+        elif block.type in ("tool_use", "server_tool_use"):  # server_tool_use: web search …
             name = block.name if type(block.name) is str else None
             if type(block.id) is str and name is not None:
                 self.tools[block.id] = name
             self.put("assistant", "tool-call", raw_text(block.input), name)
+        elif block.type == "web_search_tool_result":  # the API's answer to a web_search
+            use = block.tool_use_id
+            name = self.tools.get(use) if type(use) is str else None
+            self.put("tool", "tool-result", web_search_output(built(block.content)), name)
 
 
 def first_prompt(lines: Iterable[Line]) -> str | None:
