@@ -108,8 +108,8 @@ def without_injected(text: str) -> str:
     the end; the rest stripped of the blanks at its ends. A block with the person's words
     on both sides (mid-sentence, in a code span, in a fenced example) was typed, and stays.
 
-    >>> without_injected("<ide_selection>y</ide_selection> fix it\\n\\n<system-reminder>x</system-reminder>")
-    'fix it'
+    >>> without_injected("<ide_selection>y</ide_selection>fix\\n<ide_selection>x</ide_selection>")
+    'fix'
     >>> without_injected("fix `<system-reminder>x</system-reminder>`, and <system-reminder>y")
     'fix `<system-reminder>x</system-reminder>`, and <system-reminder>y'
     >>> without_injected('<teammate-message teammate_id="a">done</teammate-message>ok')

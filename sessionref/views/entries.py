@@ -145,8 +145,8 @@ class Segment(msgspec.Struct, frozen=True):
         """The info string's first word when it is a plain name (letters, digits and
         ``_ + # . -``, at most 32), the class a page gives the code; else ''.
 
-        >>> Segment("code", "", 'python title="a b"').language(), Segment("code", "", "<x>").language()
-        ('python', '')
+        >>> Segment("code", "", 'py title="a b"').language(), Segment("code", "", "<x>").language()
+        ('py', '')
         """
         words = self.info.split(maxsplit=1)
         return words[0] if words and _LANGUAGE.fullmatch(words[0]) else ""
