@@ -1,7 +1,8 @@
-"""The one exception type of sessionref, its codes (docs/api.md §Errors), and the checks every
-argument given to the package passes: a count is a positive safe integer (as the published
-package counts); an argument of another kind is a coded error naming it and the kind given
-(never a ``TypeError`` or an ``AttributeError`` from deep inside)."""
+"""The one exception type of sessionref, its codes (docs/api.md §Errors), the errors of a
+store derived from it, and the checks every argument given to the package passes: a count is
+a positive safe integer (as the published package counts); an argument of another kind is a
+coded error naming it and the kind given (never a ``TypeError`` or an ``AttributeError`` from
+deep inside)."""
 
 from __future__ import annotations
 
@@ -58,7 +59,9 @@ class SessionReferenceError(Exception):
         self.message = message
         self.code = code
 
-    def __reduce__(self) -> tuple[type[SessionReferenceError], tuple[str, str]]:
+    def __reduce__(self) -> tuple[type[SessionReferenceError], tuple[object, ...]]:
+        """Made again from what it was made of (a process pool sends it back pickled); a
+        subclass made of other arguments says which."""
         return (type(self), (self.message, self.code))
 
     @property
@@ -143,12 +146,30 @@ def read_failed(cause: BaseException) -> SessionReferenceError:
     return error
 
 
-class SessionLogError(Exception):
-    """A session log that breaks a rule of docs/format.md; surfaces as READ_FAILED.
+class SessionLogError(SessionReferenceError):
+    """What a store raises for a session log it cannot give: one that breaks a rule of
+    docs/format.md, cannot be read, or is not there (``SessionNotFound``). Its code is
+    READ_FAILED; the message is the store's own, naming the log file where the store knows
+    it. The resolver still wraps it (:func:`read_failed`), as it wraps any failure of a store.
 
-    >>> str(SessionLogError("seq gap at line 3"))
-    'seq gap at line 3'
+    >>> err = SessionLogError("seq gap at line 3")
+    >>> str(err), err.code
+    ('seq gap at line 3', 'SESSION_REFERENCE_READ_FAILED')
+    >>> err.to_dict()
+    {'code': 'SESSION_REFERENCE_READ_FAILED', 'message': 'seq gap at line 3'}
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, READ_FAILED)
+
+    def __reduce__(self) -> tuple[type[SessionLogError], tuple[object, ...]]:
+        """Made again from its message, as it was made.
+
+        >>> import pickle
+        >>> pickle.loads(pickle.dumps(LogUnreadable("x: gone"))).to_dict()
+        {'code': 'SESSION_REFERENCE_READ_FAILED', 'message': 'x: gone'}
+        """
+        return (type(self), (self.message,))
 
 
 class LogUnreadable(SessionLogError):

@@ -19,6 +19,7 @@ from sessionref.codecs.uri import Reference, parse_session_reference_text
 from sessionref.errors import (
     INVALID_CONFIG,
     INVALID_REFERENCE,
+    SessionLogError,
     SessionReferenceError,
     copied,
     listed,
@@ -169,8 +170,10 @@ class SessionReferenceResolver:
         """Read one source and fit it to the budget, a failure to fit returned, not raised.
 
         Whatever the store raises is READ_FAILED, and so is a log it gave that the pipeline
-        cannot read (records are decoded as the snapshot goes). With ``label_from_title`` the
-        label is the log's latest title, when it has one.
+        cannot read (records are decoded as the snapshot goes). A :class:`SessionLogError` a
+        stage raises is such a read failure, though it is a ``SessionReferenceError``: only
+        the others (BUDGET_EXCEEDED) are a source's own. With ``label_from_title`` the label is
+        the log's latest title, when it has one.
         """
         try:
             log = self.store.read(reference.session_id)
@@ -182,9 +185,9 @@ class SessionReferenceResolver:
             if self.redaction is None:
                 return snapshot_source(log, label, self.max_reference_bytes)
             return self.redaction.snapshot(log, label, self.max_reference_bytes)
-        except SessionReferenceError as exc:  # BUDGET_EXCEEDED: raised once every read is done
-            return exc
         except Exception as exc:
+            if isinstance(exc, SessionReferenceError) and not isinstance(exc, SessionLogError):
+                return exc  # BUDGET_EXCEEDED: raised once every read is done
             raise read_failed(exc) from exc
 
     def read_sources(

@@ -45,7 +45,8 @@ class Store(Protocol):
     """A session store: what the resolver, the candidates and the batch read.
 
     ``read`` raises :class:`~sessionref.log.store.SessionNotFound` for an id it does not hold,
-    and :class:`~sessionref.errors.SessionLogError` for a log it cannot read.
+    and :class:`~sessionref.errors.SessionLogError` for a log it cannot read: each a
+    :class:`~sessionref.errors.SessionReferenceError` with code READ_FAILED.
     """
 
     @property

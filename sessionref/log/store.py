@@ -78,10 +78,11 @@ _PROBE = 1 << 16
 
 class SessionNotFound(SessionLogError):
     """No session with that id in the store; worded as the harness words it (the id as it is,
-    not escaped).
+    not escaped). Its code is READ_FAILED, as the package answers a missing session.
 
-    >>> str(SessionNotFound('a"b'))
-    'session "a"b" not found'
+    >>> missing = SessionNotFound('a"b')
+    >>> str(missing), missing.code
+    ('session "a"b" not found', 'SESSION_REFERENCE_READ_FAILED')
     """
 
     def __init__(self, session_id: str) -> None:
