@@ -37,9 +37,11 @@ SKIPPED_PLUGINS: Final = frozenset(
 #: detect-secrets' plugins whose pattern is replaced by a wider one: a password in a URL whose
 #: user is empty (``redis://:password@host``), where detect-secrets wants a user, and one that
 #: holds what RFC 3986 allows there besides letters and digits (``! $ & ' ( ) * + , ; = :``),
-#: which detect-secrets refuses: a password with punctuation passed whole.
+#: which detect-secrets refuses: a password with punctuation passed whole. What a URI never
+#: holds unencoded (``" < > \\ ^ ` { | }``) ends it, so that a match never runs across the
+#: quotes of JSON (``{"a": "http://x:y", "b": "z@h"}``) and a replacement keeps them.
 WIDENED: Final = {
-    "BasicAuthDetector": r"://[^:/?#\[\]@\s]*:([^/?#\[\]@\s]+)@",
+    "BasicAuthDetector": r'://[^:/?#\[\]@\s"<>\\^`{|}]*:([^/?#\[\]@\s"<>\\^`{|}]+)@',
 }
 
 #: Formats detect-secrets 1.5 does not know, as (secret type, pattern); each pattern's first

@@ -7,12 +7,14 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from itertools import chain
 from typing import Final
 
 import msgspec
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.redact.detectors import Detectors
+from sessionref.redact.escapes import decodings
 
 CUSTOM: Final = "custom"
 """The kind of a secret found by a pattern of the user's."""
@@ -23,6 +25,9 @@ _KEY_END: Final = re.compile(r"-*END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-*|Private-M
 _KEY_BODY: Final = re.compile(r"(?:(?:\s|\\[nr])*[A-Za-z0-9+/=]{16,})*")
 """A key's base64 lines, raw or with JSON's ``\\n`` escapes: a block's end when it has no END."""
 
+
+_SAME_LENGTH: Final = (('\\"', '""'), ("\\n", " \n"), ("\\r", " \r"), ("\\t", " \t"))
+"""What :func:`scanned_view` reads each escape as: two characters for two."""
 
 MARKER: Final = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 """What a secret becomes (:attr:`Finding.replacement`), whatever its kind: a kind is a
@@ -82,16 +87,19 @@ expression: the repetition number is too large
 
 
 def scanned_view(text: str) -> str:
-    r"""``text`` as the plugins read it: JSON's escaped quotes and newlines inside it (a
-    config pasted as a JSON string) are read as quotes and line ends. Each replacement has
-    the length of what it replaces, so a position in the view is the same in ``text``.
+    r"""``text`` as the plugins read it: JSON's escaped quotes, line ends and tabs inside it
+    (a config pasted as a JSON string) are read as quotes and white space, so that a value
+    ends where its string or its line does. Each replacement has the length of what it
+    replaces, so a position in the view is the same in ``text``.
 
-    >>> scanned_view(r'{"cmd": "KEY=\"v\"\nNEXT=1"}')
-    '{"cmd": "KEY=""v"" \nNEXT=1"}'
+    >>> scanned_view(r'{"cmd": "KEY=\"v\"\nNEXT=1\tx"}')
+    '{"cmd": "KEY=""v"" \nNEXT=1 \tx"}'
     """
     if "\\" not in text:
         return text
-    return text.replace('\\"', '""').replace("\\n", " \n")
+    for escape, same_length in _SAME_LENGTH:
+        text = text.replace(escape, same_length)
+    return text
 
 
 def hit_lines(view: str, detectors: Detectors) -> dict[int, set[int]]:
@@ -121,9 +129,15 @@ def hit_lines(view: str, detectors: Detectors) -> dict[int, set[int]]:
     return lines
 
 
-def _line_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
-    """What the plugins find in :func:`scanned_view`: each line some anchor hits, scanned
-    once by the plugins its anchors anchor."""
+def level_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
+    """What the plugins find in :func:`scanned_view` of one level of ``text``: each line
+    some anchor hits, scanned once by the plugins its anchors anchor; each finding widened
+    (:func:`widen`) in ``text``.
+
+    >>> from sessionref.redact.detectors import builtin_detectors
+    >>> list(level_findings("ok ghp_" + "x1" * 18, builtin_detectors()))
+    [Finding(start=3, end=43, kind='github-token')]
+    """
     view = scanned_view(text)
     for start, plugins in sorted(hit_lines(view, detectors).items()):
         end = view.find("\n", start)
@@ -131,7 +145,7 @@ def _line_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
         for index in sorted(plugins):
             plugin = detectors.plugins[index]
             for a, b in plugin.spans(line):
-                yield Finding(start + a, start + b, plugin.kind)
+                yield widen(text, Finding(start + a, start + b, plugin.kind))
 
 
 def _pattern_findings(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[Finding]:
@@ -189,9 +203,25 @@ def merged(findings: Sequence[Finding]) -> list[Finding]:
 def find_secrets(
     text: str, detectors: Detectors, patterns: Sequence[re.Pattern[str]] = ()
 ) -> list[Finding]:
-    """Every secret of ``text``, in order, none overlapping."""
-    found = [widen(text, f) for f in _line_findings(text, detectors)]
-    found += _pattern_findings(text, patterns)
+    r"""Every secret of ``text``, in order, none overlapping: found in ``text`` and in
+    every level of its JSON escapes decoded (:func:`~sessionref.redact.escapes.decodings`),
+    each at the place of ``text`` it was read from, never part of an escape.
+
+    >>> from sessionref.redact.detectors import builtin_detectors
+    >>> text = r'{"key": "gh\u0070_' + "x1" * 18 + '"}'
+    >>> [text[f.start:f.end] for f in find_secrets(text, builtin_detectors())]
+    ['gh\\u0070_x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1']
+    """
+    levels = decodings(text)
+    found: list[Finding] = []
+    for depth, level in enumerate([text] + [escapes.text for escapes in levels]):
+        for finding in chain(level_findings(level, detectors), _pattern_findings(level, patterns)):
+            start, end = finding.start, finding.end
+            if depth < len(levels):
+                start, end = levels[depth].snap(start, end)
+            for escapes in reversed(levels[:depth]):
+                start, end = escapes.back(start, end)
+            found.append(Finding(start, end, finding.kind))
     return merged(found)
 
 

@@ -1,0 +1,182 @@
+"""Secrets written inside JSON held as text, with any of their characters escapes
+(docs/redaction.md §How a text is scanned): none passes, whichever character is escaped and
+however deep the JSON is nested; the output is still the JSON it was, with only the secret
+replaced. Expected values come from the standard library's JSON and the corpus' secrets."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sessionref.redact import Redaction
+from sessionref.redact.escapes import decoded
+from sessionref.redact.scan import MARKER
+from tests.conftest import examples
+from tests.redact_corpus import FRAGMENT, MAKERS, Secret, leaked, ordinary_lines, secrets
+
+SECRETS = secrets(seed=41, per_kind=1)
+BEFORE = '{"step": 3, "config": {"credential": "'
+AFTER = '"}, "ok": true}'
+
+
+def escaped(text: str, escape: set[int]) -> str:
+    """``text`` as the body of a JSON string, the characters at ``escape`` written as
+    ``\\uXXXX`` (what JSON needs escaped is escaped as ``json.dumps`` does it)."""
+    return "".join(
+        f"\\u{ord(c):04x}" if i in escape else json.dumps(c)[1:-1] for i, c in enumerate(text)
+    )
+
+
+def spots(secret: Secret) -> list[set[int]]:
+    """Which characters to escape: the first, one inside the random part (whose first
+    :data:`FRAGMENT` characters are written together in every kind), the last, every fifth,
+    and all of them."""
+    snippet = secret.snippet
+    inside = snippet.index(secret.core[:FRAGMENT]) + FRAGMENT // 2
+    every = set(range(len(snippet)))
+    return [{0}, {inside}, {len(snippet) - 1}, set(range(0, len(snippet), 5)), every]
+
+
+def assert_only_the_secret_replaced(out: str, body: str, secret: Secret) -> None:
+    """``out`` is ``BEFORE + body + AFTER`` with one piece of ``body`` replaced by markers:
+    valid JSON, everything around the secret byte for byte, and no run of the secret's random
+    part left in it, raw or decoded."""
+    assert out.startswith(BEFORE) and out.endswith(AFTER), out
+    middle = out[len(BEFORE) : len(out) - len(AFTER)]
+    pieces = MARKER.split(middle)
+    assert len(pieces) > 1, middle
+    assert body.startswith(pieces[0]) and body.endswith(pieces[-1]), middle
+    assert all(piece in body for piece in pieces)
+    value = json.loads(out)
+    assert value["step"] == 3 and value["ok"] is True
+    credential = value["config"]["credential"]
+    assert not leaked(secret, out) and not leaked(secret, credential), credential
+
+
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_a_secret_with_any_character_escaped_is_redacted(kind: str) -> None:
+    (secret,) = (s for s in SECRETS if s.kind == kind)
+    for escape in spots(secret):
+        body = escaped(secret.snippet, escape)
+        out, counts = Redaction().redact(BEFORE + body + AFTER)
+        assert_only_the_secret_replaced(out, body, secret)
+        assert sum(counts.values()) >= 1
+
+
+@pytest.mark.parametrize("secret", [s for s in SECRETS if "/" in s.snippet], ids=lambda s: s.kind)
+def test_a_secret_with_its_slashes_escaped_is_redacted(secret: Secret) -> None:
+    """JSON may write ``/`` as ``\\/`` (PHP's encoder does, and some JavaScript escapers)."""
+    body = json.dumps(secret.snippet)[1:-1].replace("/", "\\/")
+    out, _ = Redaction().redact(BEFORE + body + AFTER)
+    assert_only_the_secret_replaced(out, body, secret)
+
+
+@pytest.mark.parametrize("kind", sorted(MAKERS))
+def test_a_secret_in_json_held_in_a_json_string_is_redacted(kind: str) -> None:
+    """A tool call's arguments as text, holding JSON that holds the key, one letter escaped:
+    two levels of escapes. Both levels stay valid JSON, and only the key changes."""
+    (secret,) = (s for s in SECRETS if s.kind == kind)
+    inner = BEFORE + escaped(secret.snippet, spots(secret)[1]) + AFTER
+    text = json.dumps({"name": "write_config", "arguments": inner})
+    out, _ = Redaction().redact(text)
+    outer = json.loads(out)
+    assert outer["name"] == "write_config" and not leaked(secret, out)
+    arguments = outer["arguments"]
+    assert not leaked(secret, arguments)
+    assert arguments.startswith(BEFORE) and arguments.endswith(AFTER)
+    value = json.loads(arguments)
+    assert not leaked(secret, value["config"]["credential"])
+    assert MARKER.search(value["config"]["credential"])
+
+
+def test_ordinary_json_with_escapes_survives() -> None:
+    """Ordinary lines written as JSON strings with every character escaped, or with their
+    slashes escaped, come through as they are (the same ceiling as plain lines)."""
+    lines = ordinary_lines(seed=17, count=1000)
+    rng = random.Random(3)
+    texts = [json.dumps(line).replace("/", "\\/") for line in lines]
+    texts += [
+        '"' + escaped(line, set(rng.sample(range(len(line)), len(line) // 3))) + '"'
+        for line in lines
+        if line
+    ]
+    redaction = Redaction()
+    changed = [text for text in texts if redaction.redact(text)[0] != text]
+    assert len(changed) <= 0.002 * len(texts), changed[:5]
+
+
+# The map from a decoded text back to its escaped source, against a source written from
+# known pieces: each character is written plainly or as an escape, so where each one's
+# writing starts and ends is known without decoding anything.
+
+CHARACTERS = st.characters(codec="utf-8", exclude_categories=("Cs",))
+
+
+def _writings(draw: Any, text: str) -> list[str]:
+    """Each character of ``text`` as a JSON string body writes it, plainly or escaped."""
+    out = []
+    for c in text:
+        short = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\t": "\\t"}.get(c)
+        plain = json.dumps(c, ensure_ascii=False)[1:-1]
+        options = [plain, f"\\u{ord(c):04x}"] if ord(c) < 0x10000 else [plain]
+        out.append(draw(st.sampled_from(options + ([short] if short else []))))
+    return out
+
+
+@st.composite
+def written(draw: Any) -> tuple[str, list[str]]:
+    text = draw(st.text(CHARACTERS, max_size=20))
+    return text, _writings(draw, text)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(written(), st.data())
+def test_a_span_of_the_decoded_text_maps_back_to_its_writing(
+    case: tuple[str, list[str]], data: st.DataObject
+) -> None:
+    text, writings = case
+    source = "".join(writings)
+    escapes = decoded(source)
+    assert (source if escapes is None else escapes.text) == json.loads('"' + source + '"')
+    if escapes is None:
+        return
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    at = [sum(map(len, writings[:i])) for i in range(len(writings) + 1)]
+    assert escapes.back(start, end) == (at[start], at[end])
+
+
+PATTERNS = st.lists(
+    st.sampled_from(["u00", "n", r"\\", "[0-9a-f]{2}", "x", r"\w{3}", "/"]), min_size=1, max_size=3
+)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(st.text(CHARACTERS, max_size=40), PATTERNS, st.booleans())
+def test_a_replacement_never_splits_an_escape(
+    text: str, patterns: list[str], ascii_only: bool
+) -> None:
+    """Patterns that match inside escapes (``u00`` of ``\\u00e9``, ``n`` of ``\\n``, the
+    backslash itself): the output is still a JSON string, and what it holds outside the
+    markers is what the input held there."""
+    source = json.dumps(text, ensure_ascii=ascii_only)
+    out, _ = Redaction(patterns).redact(source)
+    value = json.loads(out)
+    assert isinstance(value, str)
+    for piece in MARKER.split(value):
+        assert piece in text
+
+
+def test_what_the_pattern_matched_decoded_is_gone() -> None:
+    """A pattern of the user's finds its text however it is escaped."""
+    text = json.dumps({"note": "ticket TK-123456 filed"}).replace("-", "\\u002d")
+    out, counts = Redaction([r"TK-\d+"]).redact(text)
+    assert json.loads(out) == {"note": "ticket [REDACTED:custom] filed"}
+    assert counts == {"custom": 1}
+    assert re.search(r"TK|123456", json.loads(out)["note"]) is None
