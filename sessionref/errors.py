@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
+
+T = TypeVar("T")
 
 INVALID_REFERENCE: Final = "SESSION_REFERENCE_INVALID_REFERENCE"
 SELF_REFERENCE: Final = "SESSION_REFERENCE_SELF_REFERENCE"
@@ -245,6 +247,20 @@ def string(value: object, name: str, code: str = INVALID_CONFIG) -> str:
     """
     if not isinstance(value, str):
         raise wrong_kind(name, "a string", value, code)
+    return value
+
+
+def instance(value: object, kind: type[T], name: str, wanted: str) -> T:
+    """``value``, an instance of ``kind``, else :func:`wrong_kind` saying it wanted ``wanted``.
+
+    >>> instance(3, int, "limit", "an int")
+    3
+    >>> instance("3", int, "limit", "an int")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: limit must be an int, not str
+    """
+    if not isinstance(value, kind):
+        raise wrong_kind(name, wanted, value)
     return value
 
 

@@ -11,7 +11,7 @@ from typing import Any, Final
 import msgspec
 
 from sessionref.codecs.uri import label_text
-from sessionref.errors import listed, string
+from sessionref.errors import instance, listed, positive_count, string
 from sessionref.log.records import SessionLog
 from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
@@ -58,7 +58,11 @@ class Redaction(msgspec.Struct, frozen=True):
 
         >>> Redaction(("ticket-[0-9]+",)).redact("see ticket-42")
         ('see [REDACTED:custom]', Counter({'custom': 1}))
+        >>> Redaction().redact(b"see ticket-42")
+        Traceback (most recent call last):
+        sessionref.errors.SessionReferenceError: Redaction.redact text must be a string, not bytes
         """
+        string(text, "Redaction.redact text")
         return redact_text(text, builtin_detectors(), compile_patterns(self.patterns))
 
     def label(self, label: Any) -> tuple[Any, Counter[str]]:
@@ -89,7 +93,13 @@ class Redaction(msgspec.Struct, frozen=True):
         >>> done = Redaction().snapshot(log, "key AKIAIOSFODNN7EXAMPLE", 200)
         >>> done.label, done.redacted
         ('key [REDACTED:aws-access-key]', {'aws-access-key': 1})
+        >>> Redaction().snapshot(log, "s", "200")
+        Traceback (most recent call last):
+        sessionref.errors.SessionReferenceError: Redaction.snapshot max_bytes must be a positive \
+safe integer, not '200'
         """
+        instance(log, SessionLog, "Redaction.snapshot log", "a SessionLog")
+        max_bytes = positive_count(max_bytes, "Redaction.snapshot max_bytes")
         label, counts = self.label(label)
         redacting = self.transform()
         snapshot = snapshot_source(log, label, max_bytes, redacting)
@@ -107,6 +117,7 @@ class Redaction(msgspec.Struct, frozen=True):
         >>> [(e.text, e.name) for e in redacted.entries], counts
         ([('[REDACTED:custom]', None), ('{}', '[REDACTED:custom]')], Counter({'custom': 2}))
         """
+        instance(transcript, Transcript, "Redaction.transcript transcript", "a Transcript")
         counts: Counter[str] = Counter()
         entries = []
         for entry in transcript.entries:

@@ -19,6 +19,7 @@ from typing import Final, Literal
 import msgspec
 
 from sessionref.codecs.jsstring import utf8_length, well_formed
+from sessionref.errors import instance, positive_count, string
 from sessionref.log.records import SessionLog
 from sessionref.redact import Redaction
 from sessionref.snapshot import SourceSnapshot, Unit, project_units, snapshot_source
@@ -179,7 +180,19 @@ def snapshot_picture(
     (['dropped', 'cut'], 1, 150)
     >>> picture.rows[1].head, picture.rows[1].tail, picture.rows[1].omitted_bytes
     ('yyyyy', 'yyyyy', 90)
+
+    An argument of another kind is INVALID_CONFIG naming it and the kind given:
+
+    >>> snapshot_picture(log, "s", 150, redaction=True)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: snapshot_picture redaction must be a Redaction or \
+None, not bool
     """
+    instance(log, SessionLog, "snapshot_picture log", "a SessionLog")
+    string(label, "snapshot_picture label")
+    max_bytes = positive_count(max_bytes, "snapshot_picture max_bytes")
+    if redaction is not None:
+        instance(redaction, Redaction, "snapshot_picture redaction", "a Redaction or None")
     units = list(project_units(log.records))
     if redaction is None:
         return picture_of(units, snapshot_source(log, label, max_bytes), max_bytes)
