@@ -332,3 +332,30 @@ def test_an_exported_transcript_holds_no_secret_in_any_entry() -> None:
     assert counts == {"github-token": 8}
     names = [entry.name for entry in redacted.entries]
     assert names == [None, None, None, "[REDACTED:github-token]", "[REDACTED:github-token]"]
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda r: r.redact(b"key"), "Redaction.redact text must be a string, not bytes"),
+        (lambda r: r.redact(None), "Redaction.redact text must be a string, not NoneType"),
+        (
+            lambda r: r.snapshot({"header": HEADER}, "s", 100),
+            "Redaction.snapshot log must be a SessionLog, not dict",
+        ),
+        (
+            lambda r: r.snapshot(store_of("hi").read("s"), "s", -1),
+            "Redaction.snapshot max_bytes must be a positive safe integer, not -1",
+        ),
+        (
+            lambda r: r.transcript("s"),
+            "Redaction.transcript transcript must be a Transcript, not str",
+        ),
+    ],
+)
+def test_a_redaction_given_an_argument_of_another_kind_says_which(call: Any, message: str) -> None:
+    """As every public call: INVALID_CONFIG naming the argument and the kind given (a bytes
+    text was a TypeError from inside the regular expressions)."""
+    with pytest.raises(SessionReferenceError) as caught:
+        call(Redaction())
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)

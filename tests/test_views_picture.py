@@ -7,13 +7,14 @@ anything was left out."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sessionref.codecs import utf8_encode, utf8_length
-from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import MemoryStore
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.resolver import SessionReferenceResolver
@@ -116,3 +117,34 @@ def test_disagreeing_stats_are_refused() -> None:
     picture = SnapshotPicture("s", "s", 100, 50, rows, 2, 1, 1, 9, True, False)
     with pytest.raises(PictureMismatch, match="9"):
         check_agreement(picture)
+
+
+HEADER = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": "/w"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (("s", "s", 100, None), "snapshot_picture log must be a SessionLog, not str"),
+        ((None, 7, 100, None), "snapshot_picture label must be a string, not int"),
+        (
+            (None, "s", "100", None),
+            "snapshot_picture max_bytes must be a positive safe integer, not '100'",
+        ),
+        ((None, "s", 0, None), "snapshot_picture max_bytes must be a positive safe integer, not 0"),
+        (
+            (None, "s", 100, True),
+            "snapshot_picture redaction must be a Redaction or None, not bool",
+        ),
+    ],
+)
+def test_an_argument_of_another_kind_is_invalid_config(
+    arguments: tuple[Any, ...], message: str
+) -> None:
+    """As every public call: a coded error naming the argument and the kind given, never a
+    TypeError or an AttributeError from deep inside."""
+    log, label, max_bytes, redaction = arguments
+    empty = MemoryStore([{"header": HEADER, "events": []}]).read("s")
+    with pytest.raises(SessionReferenceError) as caught:
+        snapshot_picture(empty if log is None else log, label, max_bytes, redaction)
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
