@@ -140,6 +140,10 @@ def test_a_name_that_is_only_a_secret_word_is_an_assignment(text: str, expected:
         ),
         ("postgres://user:p%40ss@db/x", "postgres://user:[REDACTED:basic-auth-credentials]@db/x"),
         ("see http://example.com:8080/a@b", "see http://example.com:8080/a@b"),
+        (  # no URI holds a quote unencoded: not one password running across JSON's quotes
+            '{"a":"http://x:y","b":"z@h"}',
+            '{"a":"http://x:y","b":"z@h"}',
+        ),
     ],
 )
 def test_a_password_in_a_url_with_or_without_a_user(text: str, expected: str) -> None:
