@@ -300,7 +300,8 @@ def test_an_entry_in_place_of_a_log_is_named_with_its_own_reason(tmp_path: Path)
 
 def test_a_codex_rollout_passed_over_is_named_once(tmp_path: Path) -> None:
     """The Codex store's reason starts with the file; the line names it once, as for a DSH log."""
-    rollout = tmp_path / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01T10-00-00-x.jsonl"
+    name = "rollout-2025-06-01T10-00-00-0197a000-0000-7000-8000-0000000000aa.jsonl"
+    rollout = tmp_path / "sessions" / "2025" / "06" / "01" / name
     rollout.parent.mkdir(parents=True)
     rollout.write_bytes(b'{"type":"response_item","payload":{}}\n')
     given = ["--root", str(tmp_path), "--harness", "codex", "--no-index", "--verbose"]

@@ -24,6 +24,9 @@ from tests.conftest import examples
 from tests.test_claude_code import listed_within, refuse_listing
 
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
+OTHERS = [f"0197b000-0000-7000-8000-00000000000{n}" for n in range(4)]
+"""Ids of rollouts that hold no thread of their own (a broken or empty one)."""
+NAME = f"rollout-2025-06-01T10-00-00-{THREAD}.jsonl"
 NO_META = "no session_meta line with an id in its first lines"
 
 
@@ -261,17 +264,17 @@ def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
             f"sessions/2025/06/01/rollout-2025-06-01T10-00-00-{THREAD}.jsonl": rollout(
                 meta(), *said("user", "first part")
             ),
-            f"sessions/2025/06/02/rollout-2025-06-02T09-00-00-{THREAD}_seg2.jsonl": rollout(
+            f"sessions/2025/06/02/rollout-2025-06-02T09-00-00-{THREAD}.jsonl": rollout(
                 meta(), *said("assistant", "second part")
             ),
             f"archived_sessions/rollout-2025-05-01T10-00-00-{other}.jsonl": rollout(
                 meta(other), *said("user", "archived question")
             ),
-            f"sessions/rollout-2025-04-01-{child}.jsonl": rollout(
+            f"sessions/rollout-2025-04-01T10-00-00-{child}.jsonl": rollout(
                 meta(child, source={"subagent": {}})
             ),
-            "sessions/2025/06/03/rollout-broken.jsonl": b"not json\n",
-            "sessions/2025/06/03/rollout-empty.jsonl": b"",
+            f"sessions/2025/06/03/rollout-2025-06-03T10-00-00-{OTHERS[0]}.jsonl": b"not json\n",
+            f"sessions/2025/06/03/rollout-2025-06-03T11-00-00-{OTHERS[1]}.jsonl": b"",
             "session_index.jsonl": rollout(
                 b'{"id":"%s","thread_name":"Old name","updated_at":"x"}' % other.encode(),
                 b'{"id":"%s","thread_name":"New name","updated_at":"y"}' % other.encode(),
@@ -293,24 +296,25 @@ def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
 
 
 def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path: Path) -> None:
+    unthreaded = f"sessions/rollout-2025-06-01T10-00-01-{OTHERS[0]}.jsonl"
     store = write(
         tmp_path,
         {
-            f"sessions/rollout-a-{THREAD}.jsonl": rollout(meta()),
-            "sessions/rollout-b.jsonl": rollout(b'{"type":"event_msg","payload":{}}'),
+            f"sessions/rollout-2025-06-01T10-00-00-{THREAD}.jsonl": rollout(meta()),
+            unthreaded: rollout(b'{"type":"event_msg","payload":{}}'),
         },
     )
-    fifo = tmp_path / "sessions" / "rollout-c.jsonl"
+    fifo = tmp_path / "sessions" / f"rollout-2025-06-01T10-00-02-{OTHERS[1]}.jsonl"
     os.mkfifo(fifo)
     assert listed_within(store, 30) == [THREAD]
     assert [(p.path, p.message) for p in store.problems()] == [
-        (str(tmp_path / "sessions" / "rollout-b.jsonl"), NO_META),
+        (str(tmp_path / unthreaded), NO_META),
         (str(fifo), "a FIFO in place of a log file"),
     ]
 
 
 def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
-    store = write(tmp_path, {f"sessions/rollout-a-{THREAD}.jsonl": rollout(meta(), b"\xff" * 50)})
+    store = write(tmp_path, {f"sessions/{NAME}": rollout(meta(), b"\xff" * 50)})
     small = CodexStore(tmp_path, max_line_bytes=40)
     assert [h.id for h in small.headers()] == []  # its first line is over the limit
     assert len(small.problems()) == 1
@@ -320,7 +324,7 @@ def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
         SessionReferenceResolver(tight).prepare(
             Target("me"), content=[], references=[{"sessionId": THREAD}]
         )
-    assert failure.value.code == READ_FAILED and "rollout-a-" in failure.value.message
+    assert failure.value.code == READ_FAILED and NAME in failure.value.message
     assert shown(store.transcript(THREAD)) == []
 
 
@@ -336,8 +340,10 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(
     store = write(
         tmp_path,
         {
-            f"sessions/2025/06/01/rollout-a-{THREAD}.jsonl": rollout(meta()),
-            "sessions/2025/06/02/rollout-b.jsonl": rollout(meta("0197a000-0000-7000-8000-bb")),
+            f"sessions/2025/06/01/{NAME}": rollout(meta()),
+            f"sessions/2025/06/02/rollout-2025-06-02T10-00-00-{OTHERS[0]}.jsonl": rollout(
+                meta(OTHERS[0])
+            ),
         },
     )
     locked = tmp_path / "sessions" / "2025" / "06" / "02"
@@ -348,7 +354,6 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(
     ]
 
 
-NAME = f"rollout-2025-06-01T10-00-00-{THREAD}.jsonl"
 ASKED = [meta(), *said("user", "fix the build"), *said("assistant", "Fixed.")]
 MORE = said("user", "and the docs")
 FIXED = [("user", "fix the build"), ("assistant", "Fixed.")]
@@ -386,7 +391,7 @@ def test_a_rollout_in_sessions_and_in_archived_sessions_is_read_once(
 def test_a_copied_segment_is_read_once_and_the_other_segments_still_follow(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    later = f"rollout-2025-06-02T09-00-00-{THREAD}_seg2.jsonl"
+    later = f"rollout-2025-06-02T09-00-00-{THREAD}.jsonl"
     write(
         tmp_path,
         {

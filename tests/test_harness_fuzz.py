@@ -29,7 +29,7 @@ from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SessionLogError, Ses
 from sessionref.log.harness_store import HarnessStore
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
 from sessionref.testing.claude_logs import claude_code_logs
-from sessionref.testing.codex_logs import codex_rollouts
+from sessionref.testing.codex_logs import THREAD_ID, codex_rollouts
 from sessionref.testing.harness_damage import damaged_files
 from tests.conftest import fuzz_examples, fuzz_settings, per_harness_reader
 
@@ -98,6 +98,6 @@ def test_damaged_claude_code_transcripts(
 def test_damaged_codex_rollouts(
     scratch: Path, content: bytes, limits: dict[str, int], max_bytes: int, directory: int
 ) -> None:
-    relative = "sessions/2025/06/15/rollout-2025-06-15T10-00-00-0197a000.jsonl"
+    relative = f"sessions/2025/06/15/rollout-2025-06-15T10-00-00-{THREAD_ID}.jsonl"
     file = write(scratch, relative, content, directory == 0)
     check_store(CodexStore(scratch, **limits), file, max_bytes)

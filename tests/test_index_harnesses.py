@@ -24,6 +24,8 @@ from sessionref.types import Target
 
 DAY_NS = 86_400 * 10**9
 QUERIES = ("", "fix", "deploy", "renamed", "/srv", "zz-none")
+T1, T2, T3, T9 = (f"0197d000-0000-7000-8000-00000000000{n}" for n in (1, 2, 3, 9))
+"""The Codex threads (UUIDs, as Codex names its rollouts)."""
 
 
 def claude_lines(session: str, cwd: str, prompts: list[str], title: str | None = None) -> bytes:
@@ -117,16 +119,18 @@ def claude_store(root: Path, clock: Settled) -> Path:
 def codex_store(root: Path, clock: Settled) -> Path:
     day = root / "sessions" / "2025" / "06" / "01"
     clock.write(
-        day / "rollout-2025-06-01T10-00-00-t1.jsonl", codex_lines("t1", "/w", ["fix tests"])
+        day / f"rollout-2025-06-01T10-00-00-{T1}.jsonl", codex_lines(T1, "/w", ["fix tests"])
     )
     clock.write(
-        day / "rollout-2025-06-01T11-00-00-t2.jsonl", codex_lines("t2", "/srv", ["deploy now"])
+        day / f"rollout-2025-06-01T11-00-00-{T2}.jsonl", codex_lines(T2, "/srv", ["deploy now"])
     )
     clock.write(
-        root / "archived_sessions" / "rollout-2025-06-01T12-00-00-t3.jsonl",
-        codex_lines("t3", "/w", ["old work"], day=2),
+        root / "archived_sessions" / f"rollout-2025-06-01T12-00-00-{T3}.jsonl",
+        codex_lines(T3, "/w", ["old work"], day=2),
     )
-    clock.write(root / "session_index.jsonl", b'{"id":"t2","thread_name":"Deploy thread"}\n')
+    clock.write(
+        root / "session_index.jsonl", b'{"id":"%s","thread_name":"Deploy thread"}\n' % T2.encode()
+    )
     return root
 
 
@@ -205,9 +209,11 @@ def append_prompt(store: HarnessStore, clock: Settled) -> str:
         clock.write(path, lines.splitlines(keepends=True)[-2], "ab")
         clock.write(path, lines.splitlines(keepends=True)[-1], "ab")
         return "aaaa1111"
-    path = store.root / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01T10-00-00-t1.jsonl"
-    clock.write(path, codex_lines("t1", "/w", ["now renamed"]).split(b"\n", 1)[1], "ab")
-    return "t1"
+    path = (
+        store.root / "sessions" / "2025" / "06" / "01" / f"rollout-2025-06-01T10-00-00-{T1}.jsonl"
+    )
+    clock.write(path, codex_lines(T1, "/w", ["now renamed"]).split(b"\n", 1)[1], "ab")
+    return T1
 
 
 def add_session(store: HarnessStore, clock: Settled) -> str:
@@ -215,9 +221,11 @@ def add_session(store: HarnessStore, clock: Settled) -> str:
         path = store.root / "projects" / "-new" / "eeee5555.jsonl"
         clock.write(path, claude_lines("eeee5555", "/new", ["renamed project"]))
         return "eeee5555"
-    path = store.root / "sessions" / "2025" / "06" / "03" / "rollout-2025-06-03T10-00-00-t9.jsonl"
-    clock.write(path, codex_lines("t9", "/new", ["renamed project"], day=3))
-    return "t9"
+    path = (
+        store.root / "sessions" / "2025" / "06" / "03" / f"rollout-2025-06-03T10-00-00-{T9}.jsonl"
+    )
+    clock.write(path, codex_lines(T9, "/new", ["renamed project"], day=3))
+    return T9
 
 
 def move_session(store: HarnessStore, clock: Settled) -> str:
@@ -227,11 +235,11 @@ def move_session(store: HarnessStore, clock: Settled) -> str:
         old = store.root / "projects" / "-srv" / "cccc3333.jsonl"
         old.rename(old.with_name("ffff6666.jsonl"))
         return "ffff6666"
-    old = store.root / "archived_sessions" / "rollout-2025-06-01T12-00-00-t3.jsonl"
+    old = store.root / "archived_sessions" / f"rollout-2025-06-01T12-00-00-{T3}.jsonl"
     new = store.root / "sessions" / "2025" / "06" / "02" / old.name
     new.parent.mkdir(parents=True)
     shutil.move(old, new)
-    return "t3"
+    return T3
 
 
 def remove_session(store: HarnessStore, clock: Settled) -> str:
@@ -239,9 +247,9 @@ def remove_session(store: HarnessStore, clock: Settled) -> str:
         (store.root / "projects" / "-w" / "bbbb2222.jsonl").unlink()
         return "bbbb2222"
     (
-        store.root / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01T11-00-00-t2.jsonl"
+        store.root / "sessions" / "2025" / "06" / "01" / f"rollout-2025-06-01T11-00-00-{T2}.jsonl"
     ).unlink()
-    return "t2"
+    return T2
 
 
 def retitle_session(store: HarnessStore, clock: Settled) -> str:
@@ -255,8 +263,12 @@ def retitle_session(store: HarnessStore, clock: Settled) -> str:
             "ab",
         )
         return "bbbb2222"
-    clock.write(store.root / "session_index.jsonl", b'{"id":"t2","thread_name":"Renamed"}\n', "ab")
-    return "t2"
+    clock.write(
+        store.root / "session_index.jsonl",
+        b'{"id":"%s","thread_name":"Renamed"}\n' % T2.encode(),
+        "ab",
+    )
+    return T2
 
 
 def break_session(store: HarnessStore, clock: Settled) -> str:
@@ -264,9 +276,11 @@ def break_session(store: HarnessStore, clock: Settled) -> str:
     if isinstance(store, ClaudeCodeStore):
         clock.write(store.root / "projects" / "-w" / "aaaa1111.jsonl", b"not json\n")
         return "aaaa1111"
-    path = store.root / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01T10-00-00-t1.jsonl"
+    path = (
+        store.root / "sessions" / "2025" / "06" / "01" / f"rollout-2025-06-01T10-00-00-{T1}.jsonl"
+    )
     clock.write(path, b'{"type":"event_msg","payload":{}}\n')
-    return "t1"
+    return T1
 
 
 CHANGES = {
@@ -307,9 +321,13 @@ def test_the_next_use_after_a_change_reads_only_it_and_answers_as_the_store(
 def test_codex_titles_follow_session_index_in_one_process(tmp_path: Path) -> None:
     clock = Settled()
     store = CodexStore(codex_store(tmp_path / "codex", clock))
-    assert store.title("t2") == "Deploy thread"
-    clock.write(store.root / "session_index.jsonl", b'{"id":"t2","thread_name":"Renamed"}\n', "ab")
-    assert store.title("t2") == "Renamed"
+    assert store.title(T2) == "Deploy thread"
+    clock.write(
+        store.root / "session_index.jsonl",
+        b'{"id":"%s","thread_name":"Renamed"}\n' % T2.encode(),
+        "ab",
+    )
+    assert store.title(T2) == "Renamed"
 
 
 def test_a_racy_file_is_read_each_time_until_it_settles(
@@ -344,8 +362,8 @@ def test_roots_behind_indexes_say_where_a_session_is_without_listing(
         }
     )
     monkeypatch.setattr(SessionIndex, "headers", lambda self: pytest.fail("listed"))
-    assert [harness_of(both, sid) for sid in ("t2", "cccc3333")] == ["codex", "claude-code"]
-    assert both.homes("t2") == ["x"] and both.homes("cccc3333") == ["c", "copy"]
+    assert [harness_of(both, sid) for sid in (T2, "cccc3333")] == ["codex", "claude-code"]
+    assert both.homes(T2) == ["x"] and both.homes("cccc3333") == ["c", "copy"]
     assert both.homes("nothing") == []
     with pytest.raises(AmbiguousSession):
         both.read("cccc3333")

@@ -55,11 +55,14 @@ def test_other_agents_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture
         '{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2025-06-01T10:00:01.000Z",'
         '"message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"done"}]}}\n'
     )
-    rollout = tmp_path / "codex" / "sessions" / "2025" / "06" / "01" / "rollout-2025-06-01-t1.jsonl"
+    thread = "0197a000-0000-7000-8000-0000000000aa"
+    day = tmp_path / "codex" / "sessions" / "2025" / "06" / "01"
+    rollout = day / f"rollout-2025-06-01T10-00-00-{thread}.jsonl"
     rollout.parent.mkdir(parents=True)
     rollout.write_text(
-        '{"timestamp":"2025-06-01T10:00:00.000Z","type":"session_meta","payload":{"id":"t1",'
-        '"cwd":"/home/dev/app","timestamp":"2025-06-01T10:00:00.000Z"}}\n'
+        '{"timestamp":"2025-06-01T10:00:00.000Z","type":"session_meta","payload":{"id":"'
+        + thread
+        + '","cwd":"/home/dev/app","timestamp":"2025-06-01T10:00:00.000Z"}}\n'
         '{"timestamp":"2025-06-01T10:00:01.000Z","type":"event_msg","payload":'
         '{"type":"user_message","message":"add a test"}}\n'
         '{"timestamp":"2025-06-01T10:00:02.000Z","type":"event_msg","payload":'

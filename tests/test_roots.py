@@ -405,6 +405,10 @@ def claude_session(home: Path) -> Path:
     return home
 
 
+CODEX_THREAD = "0197a000-0000-7000-8000-0000000000c1"
+"""The Codex thread of :func:`codex_session` (a UUID, as Codex names its rollouts)."""
+
+
 def codex_session(home: Path) -> Path:
     """A Codex home holding one short rollout."""
 
@@ -419,13 +423,18 @@ def codex_session(home: Path) -> Path:
         "content": [{"type": "input_text", "text": "codex asks"}],
     }
     lines = [
-        line("session_meta", {"id": "cx-1", "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"}),
+        line(
+            "session_meta",
+            {"id": CODEX_THREAD, "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"},
+        ),
         line("response_item", item),
         line("event_msg", {"type": "user_message", "message": "codex asks"}),
     ]
     folder = home / "sessions" / "2025" / "06" / "02"
     folder.mkdir(parents=True)
-    (folder / "rollout-2025-06-02T10-00-00-cx-1.jsonl").write_text("\n".join(lines) + "\n")
+    (folder / f"rollout-2025-06-02T10-00-00-{CODEX_THREAD}.jsonl").write_text(
+        "\n".join(lines) + "\n"
+    )
     return home
 
 
@@ -437,8 +446,8 @@ def test_roots_of_three_harnesses_are_one_listing(tmp_path: Path) -> None:
     listed = command("candidates", *roots, "--json", "--no-index", "--cwd", "/w")
     assert listed.returncode == 0, listed.stderr
     harness = {row["sessionId"]: row["harness"] for row in json.loads(listed.stdout)}
-    assert harness == {"a": "dsh", "b": "dsh", "cc-1": "claude-code", "cx-1": "codex"}
-    shot = command("snapshot", *roots, "cc-1", "cx-1", "a")
+    assert harness == {"a": "dsh", "b": "dsh", "cc-1": "claude-code", CODEX_THREAD: "codex"}
+    shot = command("snapshot", *roots, "cc-1", CODEX_THREAD, "a")
     assert shot.returncode == 0, shot.stderr
     for said in (b"claude asks", b"codex asks", b"alpha"):
         assert said in shot.stdout
@@ -447,7 +456,7 @@ def test_roots_of_three_harnesses_are_one_listing(tmp_path: Path) -> None:
         batch = command("batch", *roots, "--out", str(out), "--workers", workers)
         assert batch.returncode == 0, batch.stderr
         lines = [json.loads(line) for line in out.read_bytes().splitlines()]
-        assert sorted(line["sessionId"] for line in lines) == ["a", "b", "cc-1", "cx-1"]
+        assert sorted(line["sessionId"] for line in lines) == [CODEX_THREAD, "a", "b", "cc-1"]
         assert all("context" in line for line in lines)
 
 
@@ -457,10 +466,10 @@ def test_a_store_over_harnesses_travels_to_a_worker_process(tmp_path: Path) -> N
     multi = MultiStore({root.named: open_store(root) for root in roots})
     ids = listing_order(multi)
     travelled = pickle.loads(pickle.dumps(portable_store(multi, ids)))()
-    assert listing_order(travelled) == ids == ["cx-1", "a", "b"]
+    assert listing_order(travelled) == ids == [CODEX_THREAD, "a", "b"]
     for session_id in ids:
         assert travelled.read(session_id) == multi.read(session_id)
-    assert travelled.harness_of("cx-1") == "codex"
+    assert travelled.harness_of(CODEX_THREAD) == "codex"
 
 
 def test_harness_on_the_command_line_forces_every_root(tmp_path: Path) -> None:
