@@ -19,6 +19,7 @@ import zstandard
 
 from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.codex.pages import FolderState
 from sessionref.codex.store import CodexStore
 from sessionref.errors import SessionLogError
 from sessionref.index import SessionIndex
@@ -255,9 +256,9 @@ def test_the_home_is_walked_for_pages_once_and_again_when_a_page_moved(
     walks: list[Path] = []
     walk = pages_module.rollouts_by_id
 
-    def counted(home: Path) -> dict[str, Path]:
+    def counted(home: Path, states: dict[Path, FolderState] | None = None) -> dict[str, Path]:
         walks.append(home)
-        return walk(home)
+        return walk(home, states)
 
     monkeypatch.setattr(pages_module, "rollouts_by_id", counted)
     store = write(tmp_path, pages())

@@ -10,12 +10,14 @@ page is found by the rollout id in its name, ``find_rollout_path_by_rollout_id``
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.names import UUID, rollout_ids
+from sessionref.codex.names import canonical_id, rollout_ids
 from sessionref.codex.rollouts import folders, rollout_files
 from sessionref.errors import SessionLogError
 from sessionref.log.jsonl import committed_lines, decode_line
@@ -72,6 +74,7 @@ class HistoryBase(NamedTuple):
 def history_base_of(first_lines: list[bytes]) -> HistoryBase | None:
     """The ``history_base`` of a rollout's first line: a ``session_meta`` of a paginated
     thread (Codex follows no other); ``None`` when there is none or it is not of its shape.
+    Its rollout id is read as Codex reads ids (:func:`~sessionref.codex.names.canonical_id`).
 
     >>> meta = (b'{"type":"session_meta","payload":{"id":"t","history_mode":"paginated",'
     ...     b'"history_base":{"thread_id":"0197c000-0000-7000-8000-000000000001",'
@@ -89,18 +92,18 @@ def history_base_of(first_lines: list[bytes]) -> HistoryBase | None:
     rollout, ordinal, offset = (
         base.get(key) for key in ("thread_id", "end_ordinal_exclusive", "end_byte_offset")
     )
-    if type(rollout) is not str or not UUID.fullmatch(rollout):
+    rollout = canonical_id(rollout) if type(rollout) is str else None
+    if rollout is None or type(ordinal) is not int or type(offset) is not int:
         return None
-    if type(ordinal) is not int or type(offset) is not int or min(ordinal, offset) < 0:
-        return None
-    return HistoryBase(rollout, ordinal, offset)
+    return HistoryBase(rollout, ordinal, offset) if min(ordinal, offset) >= 0 else None
 
 
 def prefix(
     text: bytes, base: HistoryBase, path: Path, max_line_bytes: int
 ) -> tuple[str, list[bytes]]:
-    """The thread of the rollout at ``path`` whose text is ``text``, and its lines that
-    ``base`` names, as Codex takes them: those before byte ``base.end_byte``, which must end a
+    """The thread of the rollout at ``path`` whose text is ``text`` (its id as Codex reads it:
+    :func:`~sessionref.codex.names.canonical_id`), and its lines that ``base`` names, as Codex
+    takes them: those before byte ``base.end_byte``, which must end a
     line, but blank ones; the first a ``session_meta`` with an id, the last numbered just
     before ``base.end_ordinal``. Else :class:`SessionLogError` names the file and why.
 
@@ -130,13 +133,35 @@ def prefix(
             f"{path}: history_base ordinal {base.end_ordinal} does not follow the last line "
             f"before byte {end}"
         )
-    return first.payload.id, lines
+    return canonical_id(first.payload.id) or first.payload.id, lines
 
 
-def rollouts_by_id(home: Path) -> dict[str, Path]:
+FolderState = tuple[int, int, int] | None
+"""What tells one state of a folder from another (its inode, modification and change times):
+a file or folder made, renamed or removed in it changes it; ``None`` for one not there."""
+RACY_NS: Final = 2_000_000_000
+"""How recent a folder's modification time may be for a walk not to trust it: a change made
+within the file system's clock tick after the walk listed it leaves it as it was."""
+
+
+def folder_state(folder: Path) -> FolderState:
+    """The state of ``folder`` (:data:`FolderState`).
+
+    >>> folder_state(Path("/nonexistent")) is None
+    True
+    """
+    try:
+        status = os.stat(folder)
+    except OSError:
+        return None
+    return status.st_ino, status.st_mtime_ns, status.st_ctime_ns
+
+
+def rollouts_by_id(home: Path, states: dict[Path, FolderState] | None = None) -> dict[str, Path]:
     """Every rollout below ``sessions/`` (its pages too), then ``archived_sessions/``, of the
     Codex home ``home``, by the rollout id its name says (the first found of an id), as
-    Codex's ``find_rollout_path_by_rollout_id`` looks a page up.
+    Codex's ``find_rollout_path_by_rollout_id`` looks a page up. With ``states``, the state of
+    each folder walked is added there, taken before the folder is listed.
 
     >>> rollouts_by_id(Path("/nonexistent"))
     {}
@@ -144,6 +169,8 @@ def rollouts_by_id(home: Path) -> dict[str, Path]:
     found: dict[str, Path] = {}
     for root in ("sessions", "archived_sessions"):
         for folder in folders(home / root):
+            if states is not None:
+                states[folder] = folder_state(folder)
             for path in rollout_files(folder):
                 ids = rollout_ids(path.name)
                 if ids is not None:
@@ -151,10 +178,28 @@ def rollouts_by_id(home: Path) -> dict[str, Path]:
     return found
 
 
+class _Walk(NamedTuple):
+    """What a walk of the home found, the state of each folder it walked, and whether one of
+    them changed so recently that a later change may not show (:data:`RACY_NS`)."""
+
+    found: dict[str, Path]
+    states: dict[Path, FolderState]
+    racy: bool
+
+    def is_current(self) -> bool:
+        """Whether no folder walked has changed since: a rollout not found then is not there
+        now either."""
+        return not self.racy and all(
+            folder_state(folder) == state for folder, state in self.states.items()
+        )
+
+
 class RolloutsById:
     """:func:`rollouts_by_id` of a Codex home, walked once and again only when a rollout asked
-    for is not where the last walk found it (a page, once written, stays where it is): an
-    index refresh over many paginated threads walks the home once, not once a thread.
+    for is not where the last walk found it (a page, once written, stays where it is), or is
+    one it did not find while a folder it walked has changed since: an index refresh over many
+    paginated threads walks the home once, not once a thread, and a thread whose page or
+    reference is found nowhere is read again without a walk.
 
     >>> RolloutsById(Path("/nonexistent")).find("0197c000-0000-7000-8000-000000000001") is None
     True
@@ -162,13 +207,22 @@ class RolloutsById:
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        self._found: dict[str, Path] | None = None
+        self._walk: _Walk | None = None
 
     def find(self, rollout: str) -> Path | None:
         """The rollout of id ``rollout`` in the home, if there is one."""
-        found = self._found
-        path = None if found is None else found.get(rollout)
-        if path is None or not path.exists():
-            self._found = found = rollouts_by_id(self.home)
-            path = found.get(rollout)
-        return path
+        walk = self._walk
+        path = None if walk is None else walk.found.get(rollout)
+        if path is not None and path.exists():
+            return path
+        if walk is not None and path is None and walk.is_current():
+            return None
+        self._walk = walk = self._walked()
+        return walk.found.get(rollout)
+
+    def _walked(self) -> _Walk:
+        states: dict[Path, FolderState] = {}
+        started = time.time_ns()
+        found = rollouts_by_id(self.home, states)
+        racy = any(state[1] > started - RACY_NS for state in states.values() if state is not None)
+        return _Walk(found, states, racy)

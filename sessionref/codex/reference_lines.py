@@ -11,10 +11,10 @@ read as ``thread_id_from_path`` and ``rollout_id_from_path`` read them
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final, NamedTuple, TypeGuard
+from typing import Final, NamedTuple
 
-from sessionref.codex.names import UUID, rollout_ids
-from sessionref.codex.pages import RolloutLine, decoded
+from sessionref.codex.names import canonical_id, rollout_ids
+from sessionref.codex.pages import LinePayload, RolloutLine, decoded
 
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
@@ -50,13 +50,14 @@ class Identity(NamedTuple):
         return self.rollout is None or ids_named(path)[1] == self.rollout
 
 
-def _is_id(value: object) -> TypeGuard[str]:
-    """Whether ``value`` is a thread, segment or rollout id as Codex writes them (a UUID).
+def _id_of(value: object) -> str | None:
+    """A thread, segment or rollout id a reference records, as Codex reads one (a UUID:
+    :func:`~sessionref.codex.names.canonical_id`); ``None`` for anything else.
 
-    >>> _is_id("0197a000-0000-7000-8000-0000000000aa"), _is_id("../x"), _is_id(7)
-    (True, False, False)
+    >>> _id_of("0197A000-0000-7000-8000-0000000000AA"), _id_of("../x"), _id_of(7)
+    ('0197a000-0000-7000-8000-0000000000aa', None, None)
     """
-    return type(value) is str and UUID.fullmatch(value) is not None
+    return canonical_id(value) if type(value) is str else None
 
 
 def ids_named(path: Path | str) -> tuple[str | None, str | None]:
@@ -98,19 +99,42 @@ class Reference(NamedTuple):
         return self.nth_user_message is not None or recorded is None or recorded != thread
 
 
+def _codex_reads(item: LinePayload) -> bool:
+    """Whether Codex reads a reference's optional fields: each absent or ``null``, or of its
+    type (the ids UUIDs, the time a string, the user message a count).
+
+    >>> _codex_reads(LinePayload(segment_id=7)), _codex_reads(LinePayload(nth_user_message=-1))
+    (False, False)
+    >>> _codex_reads(LinePayload(thread_id="0197a000-0000-7000-8000-0000000000aa"))
+    True
+    """
+    ids = (item.thread_id, item.segment_id, item.rollout_id)
+    nth = item.nth_user_message
+    return (
+        all(value is None or _id_of(value) is not None for value in ids)
+        and (item.rollout_timestamp is None or type(item.rollout_timestamp) is str)
+        and (nth is None or (type(nth) is int and nth >= 0))
+    )
+
+
 def reference_of(line: bytes) -> Reference | None:
     """The reference a line holds; ``None`` for any other line, and for a reference Codex
-    refuses: one without a path, or without a thread id that neither it nor the name of its
-    path gives, or whose ids are no UUIDs. As Codex's ``reference_identity`` has it, a
-    reference with neither a segment id nor a thread id names the rollout whose id the name
-    of its path carries (a fork recorded before references had either).
+    refuses (it cannot read it as a ``RolloutReferenceItem``): one without a path, or without
+    a thread id that neither it nor the name of its path gives, or whose ids are no UUIDs, or
+    with a field of another type than Codex's (a ``segment_id``, ``rollout_timestamp`` or
+    ``nth_user_message`` that is neither ``null`` nor a UUID, a string, a count). Its ids are
+    read as Codex reads them (:func:`_id_of`: any spelling of a UUID). As Codex's
+    ``reference_identity`` has it, a reference with neither a segment id nor a thread id names
+    the rollout whose id the name of its path carries (a fork recorded before references had
+    either).
 
     >>> def item(fields): return b'{"type":"rollout_reference","payload":{%s}}' % fields
     >>> t = b"0197a000-0000-7000-8000-0000000000aa"
-    >>> reference_of(item(b'"rollout_path":"/r.jsonl","thread_id":"%s"' % t)).identity
+    >>> reference_of(item(b'"rollout_path":"/r.jsonl","thread_id":"%s"' % t.upper())).identity
     Identity(thread='0197a000-0000-7000-8000-0000000000aa', segment=None, rollout=None)
     >>> reference_of(item(b'"rollout_path":"/r.jsonl","thread_id":"../x"')) is None
     True
+    >>> reference_of(item(b'"rollout_path":"/r.jsonl","thread_id":"%s","segment_id":7' % t))
     >>> named = reference_of(item(b'"rollout_path":"rollout-2025-06-01T10-00-00-%s.jsonl"' % t))
     >>> named.identity.rollout == named.identity.thread == t.decode(), named.recorded_thread
     (True, None)
@@ -121,29 +145,26 @@ def reference_of(line: bytes) -> Reference | None:
     item = found.payload
     if found.type != "rollout_reference" or item is None or type(item.rollout_path) is not str:
         return None
+    if not _codex_reads(item):  # Codex reads no such line
+        return None
+    recorded, segment, rollout = map(_id_of, (item.thread_id, item.segment_id, item.rollout_id))
+    stamp = item.rollout_timestamp if type(item.rollout_timestamp) is str else None
+    nth = item.nth_user_message if type(item.nth_user_message) is int else None
     named_thread, named_rollout = ids_named(item.rollout_path)
-    recorded, segment, rollout = item.thread_id, item.segment_id, item.rollout_id
-    thread = named_thread if recorded is None else recorded
-    segment = segment if type(segment) is str else None
+    thread = recorded or named_thread
+    if thread is None:
+        return None
     if rollout is None and segment is None and recorded is None:
         rollout = named_rollout
-    if not (
-        _is_id(thread)
-        and (segment is None or _is_id(segment))
-        and (rollout is None or _is_id(rollout))
-    ):
-        return None
-    timestamp = item.rollout_timestamp if type(item.rollout_timestamp) is str else None
-    nth = item.nth_user_message if type(item.nth_user_message) is int else None
-    recorded_thread = thread if recorded is not None else None
-    return Reference(
-        Identity(thread, segment, rollout), item.rollout_path, timestamp, nth, recorded_thread
-    )
+    return Reference(Identity(thread, segment, rollout), item.rollout_path, stamp, nth, recorded)
 
 
 def identity_of(first_lines: list[bytes]) -> Identity | None:
-    """The identity a rollout's first line gives it (a ``session_meta`` with an id); it names
-    no rollout id (its file's name does).
+    """The identity a rollout's first line gives it (a ``session_meta`` with an id), its ids
+    read as Codex reads them (:func:`~sessionref.codex.names.canonical_id`; an id of another
+    shape as it is, which no reference names); ``None`` for a meta Codex cannot read for its
+    ``segment_id`` (neither ``null`` nor a string). It names no rollout id (its file's name
+    does).
 
     >>> identity_of([b'{"type":"session_meta","payload":{"id":"t","segment_id":"s"}}'])
     Identity(thread='t', segment='s', rollout=None)
@@ -152,20 +173,27 @@ def identity_of(first_lines: list[bytes]) -> Identity | None:
     """
     first = decoded(first_lines[0]) if first_lines else RolloutLine()
     meta = first.payload
-    if first.type != "session_meta" or meta is None:
+    if first.type != "session_meta" or meta is None or type(meta.id) is not str:
         return None
-    if type(meta.id) is not str:
-        return None
-    return Identity(meta.id, meta.segment_id if type(meta.segment_id) is str else None)
+    thread, segment = canonical_id(meta.id) or meta.id, meta.segment_id
+    if segment is None:
+        return Identity(thread, None)
+    return Identity(thread, canonical_id(segment) or segment) if type(segment) is str else None
 
 
 def is_meta(line: bytes) -> bool:
-    """Whether a line is a ``session_meta`` (a referenced rollout's are not its history).
+    """Whether a line is a ``session_meta`` with an id (a referenced rollout's are not its
+    history).
 
-    >>> is_meta(b'{"type":"session_meta","payload":{"id":"t"}}')
+    >>> is_meta(b'{"type":"session_meta","payload":{"id":"t","segment_id":7}}')
     True
     """
-    return b"session_meta" in line and identity_of([line]) is not None
+    if b"session_meta" not in line:
+        return False
+    found = decoded(line)
+    return (
+        found.type == "session_meta" and found.payload is not None and type(found.payload.id) is str
+    )
 
 
 def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:

@@ -17,7 +17,7 @@ from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Final
 
-from sessionref.codex.names import COMPRESSED_SUFFIX, is_compressed, shown_names
+from sessionref.codex.names import COMPRESSED_SUFFIX, is_compressed, listed_names
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import StoreProblem, directory_entries
 from sessionref.log.frames import Compressed, complete_frames
@@ -46,15 +46,15 @@ def folders(
 
 
 def rollout_files(folder: Path, passed: list[StoreProblem] | None = None) -> list[Path]:
-    """The rollouts in ``folder``, by name (:func:`shown_names`): files, and whatever else
-    bears such a name (reading it says what is wrong); a folder that cannot be listed is a
-    problem added to ``passed``.
+    """The rollouts in ``folder`` that Codex lists, by name (:func:`listed_names`): files, and
+    whatever else bears such a name (reading it says what is wrong); a folder that cannot be
+    listed is a problem added to ``passed``.
 
     >>> rollout_files(Path("/nonexistent"))
     []
     """
     names = [entry.name for entry in directory_entries(folder, passed)]
-    return [folder / name for name in shown_names(names)]
+    return [folder / name for name in listed_names(names)]
 
 
 def existing_rollout(path: Path) -> Path | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import msgspec
 
-from sessionref.codex.names import ROLLOUT_PREFIX, UUID, plain_name, rollout_ids
+from sessionref.codex.names import canonical_id, plain_name, rollout_ids
 from sessionref.codex.pages import RolloutsById, history_base_of
 from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head, rollout_lines
 from sessionref.errors import SessionLogError
@@ -43,16 +43,20 @@ _INDEX_LINE = msgspec.json.Decoder(_IndexLine)
 
 
 def thread_names(lines: list[bytes]) -> dict[str, str]:
-    """Each thread's latest name in the lines of ``session_index.jsonl``.
+    """Each thread's latest name in the lines of ``session_index.jsonl``, by its id as Codex
+    reads it (:func:`~sessionref.codex.names.canonical_id`).
 
     >>> thread_names([b'{"id":"a","thread_name":"x"}', b'oops', b'{"id":"a","thread_name":"y"}'])
     {'a': 'y'}
+    >>> t = "0197a000-0000-7000-8000-0000000000aa"
+    >>> thread_names([b'{"id":"%s","thread_name":"x"}' % t.upper().encode()]) == {t: "x"}
+    True
     """
     names: dict[str, str] = {}
     for raw in lines:
         line = decode_line(_INDEX_LINE, _IndexLine, raw)
         if line is not None and type(line.id) is str and type(line.thread_name) is str:
-            names[line.id] = line.thread_name
+            names[canonical_id(line.id) or line.id] = line.thread_name
     return names
 
 
@@ -156,16 +160,14 @@ class CodexStore(HarnessStore):
     @staticmethod
     def named_by(path: Path) -> str | None:
         """The thread a rollout's name says (``rollout-<time>-<thread id>.jsonl``, maybe with
-        ``_<rollout id>`` after the thread's).
+        ``_<rollout id>`` after the thread's), as Codex reads it (:func:`rollout_ids`).
 
-        >>> name = "rollout-2025-06-01T10-00-00-0197a000-0000-7000-8000-0000000000aa.jsonl"
+        >>> name = "rollout-2025-06-01T10-00-00-0197A000-0000-7000-8000-0000000000AA.jsonl"
         >>> CodexStore.named_by(Path(name))
         '0197a000-0000-7000-8000-0000000000aa'
         """
-        if not path.name.startswith(ROLLOUT_PREFIX):
-            return None
-        threads = UUID.findall(path.name)
-        return threads[0] if threads else None
+        ids = rollout_ids(path.name)
+        return ids[0] if ids else None
 
     @staticmethod
     def kept(files: list[tuple[Path, list[bytes]]]) -> list[tuple[Path, list[bytes]]]:
@@ -204,7 +206,9 @@ class CodexStore(HarnessStore):
         ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
-        """The thread of a rollout, from its first ``session_meta``."""
+        """The thread of a rollout, from its first ``session_meta``: its id as Codex reads it
+        (:func:`~sessionref.codex.names.canonical_id`), so every spelling of one UUID is one
+        thread's."""
         from sessionref.codex.records import decode  # read only when a file changed
 
         for item in map(decode, lines):
@@ -217,7 +221,11 @@ class CodexStore(HarnessStore):
             if type(source) is dict and "subagent" in source:
                 return Head(None)
             created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
-            return Head(meta.id, created, meta.cwd if type(meta.cwd) is str else None)
+            return Head(
+                canonical_id(meta.id) or meta.id,
+                created,
+                meta.cwd if type(meta.cwd) is str else None,
+            )
         raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
 
     def names(self) -> dict[str, str]:
