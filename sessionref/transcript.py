@@ -15,7 +15,7 @@ b'{"role":"assistant","kind":"tool-call","text":"{\\\\"cmd\\\\":\\\\"ls\\\\"}","
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final, Literal, TypeVar
 
 import msgspec
@@ -37,13 +37,17 @@ snapshot; ``tool-call``: a call (``name`` the tool, ``text`` its arguments as JS
 
 class Entry(msgspec.Struct, frozen=True, omit_defaults=True):
     """One entry of a transcript. ``time`` is milliseconds since the Unix epoch, ``None``
-    where the log gives none."""
+    where the log gives none. ``continues``: an assistant text that goes on the text before
+    it of the same API message, other entries of that message (a server tool's call and
+    result, thinking) having come between; where nothing shown comes between, it is shown
+    joined to that text (:func:`joined_texts`), as a snapshot always shows it."""
 
     role: Role
     kind: EntryKind
     text: str
     time: int | None = None
     name: str | None = None
+    continues: bool = False
 
 
 class Transcript(msgspec.Struct, frozen=True, rename="camel"):
@@ -62,6 +66,37 @@ class Transcript(msgspec.Struct, frozen=True, rename="camel"):
     entries: list[Entry]
 
 
+def joined_texts(entries: Iterable[Entry]) -> Iterator[Entry]:
+    """``entries`` with each text that ``continues`` the assistant text right before it
+    joined to it by a line end, as one text; lazy, linear (one text held at a time).
+
+    >>> said = [Entry("assistant", "text", "a", 1), Entry("assistant", "tool-call", "{}"),
+    ...         Entry("assistant", "text", "c", 3, continues=True)]
+    >>> said.insert(1, Entry("assistant", "text", "b", 2, continues=True))
+    >>> [(e.kind, e.text, e.time) for e in joined_texts(said)]
+    [('text', 'a\\nb', 1), ('tool-call', '{}', None), ('text', 'c', 3)]
+    """
+    held: list[Entry] = []  # an assistant text and the texts that continue it
+    for entry in entries:
+        if held and entry.continues and entry.kind == "text":
+            held.append(entry)
+            continue
+        if held:
+            yield _joined(held)
+        held = [entry] if entry.role == "assistant" and entry.kind == "text" else []
+        if not held:
+            yield entry
+    if held:
+        yield _joined(held)
+
+
+def _joined(texts: list[Entry]) -> Entry:
+    """The first of ``texts`` holding all their texts, a line end between each two."""
+    if len(texts) == 1:
+        return texts[0]
+    return msgspec.structs.replace(texts[0], text="\n".join(entry.text for entry in texts))
+
+
 TITLE_LENGTH = 80
 """Characters of a first prompt a title keeps (docs/harnesses.md §Titles)."""
 _TOKEN_CHARS: Final = "[!-~]"
@@ -70,11 +105,26 @@ _ACROSS_THE_CUT: Final = re.compile(f"{_TOKEN_CHARS}{{2}}")
 _TOKEN_END: Final = re.compile(f"{_TOKEN_CHARS}+\\Z")
 
 
+def cut_text(text: str, length: int) -> str:
+    """``text`` cut to ``length`` characters (``length`` at least 2) with ``…`` when it is
+    longer, never inside a run of printable ASCII: a key or a token the cut falls in is left
+    out whole, as its start alone is no key a secret detector recognises (``--redact`` would
+    show it). Empty when the text starts with such a run that long.
+
+    >>> cut_text("see ghp_" + "x" * 40, 20), cut_text("short", 20)
+    ('see…', 'short')
+    """
+    if len(text) <= length:
+        return text
+    kept = text[: length - 1]
+    if _ACROSS_THE_CUT.fullmatch(text, length - 2, length):  # inside a run
+        kept = _TOKEN_END.sub("", kept)
+    kept = kept.rstrip()
+    return kept + "…" if kept else ""
+
+
 def cut_title(line: str) -> str:
-    """``line`` cut to :data:`TITLE_LENGTH` characters with ``…`` when it is longer, never
-    inside a run of printable ASCII: a key or a token the cut falls in is left out whole, as
-    its start alone is no key a secret detector recognises (``--redact`` would show it).
-    Empty when the line starts with such a run that long.
+    """``line`` cut to :data:`TITLE_LENGTH` characters by :func:`cut_text`.
 
     >>> cut_title("fix the build")
     'fix the build'
@@ -85,13 +135,7 @@ def cut_title(line: str) -> str:
     >>> cut_title("sk-" + "x" * 100)
     ''
     """
-    if len(line) <= TITLE_LENGTH:
-        return line
-    kept = line[: TITLE_LENGTH - 1]
-    if _ACROSS_THE_CUT.fullmatch(line, TITLE_LENGTH - 2, TITLE_LENGTH):  # inside a run
-        kept = _TOKEN_END.sub("", kept)
-    kept = kept.rstrip()
-    return kept + "…" if kept else ""
+    return cut_text(line, TITLE_LENGTH)
 
 
 def first_prompt_line(entries: list[Entry]) -> str | None:

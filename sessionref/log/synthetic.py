@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from sessionref.log.structs import DecodedLogRecord, LogRecord, SessionHeader, SessionLog
-from sessionref.transcript import Entry, Transcript
+from sessionref.transcript import Entry, Transcript, joined_texts
 
 _USER: Final = {"kind": "user"}
 _CHECKPOINT: Final = {"kind": "plugin", "plugin": "compact"}
@@ -22,22 +22,25 @@ _MODEL: Final = {"kind": "model"}
 
 def surface_entries(entries: list[Entry]) -> list[Entry]:
     """The entries a snapshot may show: user and assistant texts and checkpoints, from the
-    latest checkpoint on.
+    latest checkpoint on; an assistant text and the texts that continue it (other entries
+    of its API message between them) are one text (:func:`joined_texts`).
 
     >>> texts = [Entry("user", "text", "a"), Entry("user", "checkpoint", "sum"),
-    ...          Entry("assistant", "thinking", "t"), Entry("assistant", "text", "b")]
+    ...          Entry("assistant", "text", "b"), Entry("assistant", "tool-call", "{}"),
+    ...          Entry("assistant", "text", "c", continues=True)]
     >>> [entry.text for entry in surface_entries(texts)]
-    ['sum', 'b']
+    ['sum', 'b\\nc']
     """
     start = 0
     for index, entry in enumerate(entries):
         if entry.kind == "checkpoint":
             start = index
-    return [
+    shown = (
         entry
         for entry in entries[start:]
         if entry.role in ("user", "assistant") and entry.kind in ("text", "checkpoint")
-    ]
+    )
+    return list(joined_texts(shown))
 
 
 def _record(entry: Entry, seq: int) -> LogRecord:

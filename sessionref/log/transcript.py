@@ -157,7 +157,7 @@ def dsh_transcript(log: SessionLog, title: Any = None) -> Transcript:
     >>> _ = b.checkpoint("we fixed it", 0, 2)
     >>> lines = b"".join(js_json(event) + b"\\n" for event in b.events)
     >>> dsh_transcript(SessionLog(SessionHeader("s", 5), decode_records(lines))).entries
-    [Entry(role='user', kind='checkpoint', text='we fixed it', time=28, name=None)]
+    [Entry(role='user', kind='checkpoint', text='we fixed it', time=28, name=None, continues=False)]
     """
     entries: list[Entry] = []
     tools: dict[str, str] = {}

@@ -1,7 +1,7 @@
 """What an export shows of a transcript: the entries chosen by the options, tool calls
 gathered into groups, and each text split into prose and fenced code.
 
->>> from sessionref.transcript import Entry
+>>> from sessionref.transcript import Entry, joined_texts
 >>> entries = [Entry("user", "text", "hi"), Entry("assistant", "tool-call", "{}", name="ls"),
 ...            Entry("tool", "tool-result", "a.py", name="ls"),
 ...            Entry("assistant", "tool-call", "{}", name="ls")]
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import msgspec
 
 from sessionref.controls import BIDI_CONTROLS, CONTROLS, escapes
-from sessionref.transcript import Entry
+from sessionref.transcript import Entry, joined_texts
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -84,11 +84,19 @@ def shown(entry: Entry, options: ViewOptions) -> bool:
 def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewItem]:
     """The entries an export shows, in order, with each run of tool calls and results
     gathered into one :class:`ToolGroup` (a result joins the earliest call of its tool that
-    has none yet). Lazy: one group at a time is held."""
+    has none yet), and a text that continues the one before it joined to it when nothing
+    shown came between (:func:`~sessionref.transcript.joined_texts`). Lazy: one group or
+    text at a time is held.
+
+    >>> said = [Entry("assistant", "text", "a"), Entry("assistant", "thinking", "hm"),
+    ...         Entry("assistant", "text", "b", continues=True)]
+    >>> [item.text for item in view_items(said, ViewOptions())]
+    ['a\\nb']
+    >>> len(list(view_items(said, ViewOptions(reasoning=True))))
+    3
+    """
     group: ToolGroup | None = None
-    for entry in entries:
-        if not shown(entry, options):
-            continue
+    for entry in joined_texts(entry for entry in entries if shown(entry, options)):
         if entry.kind in ("tool-call", "tool-result"):
             group = group or ToolGroup([])
             _add_to_group(group, entry)
