@@ -19,7 +19,7 @@ from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.log.store import SessionNotFound
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
-from sessionref.transcript import Transcript
+from sessionref.transcript import Transcript, joined_texts
 from tests.conftest import examples
 
 SESSION = "5e55a000-0000-4000-8000-000000000001"
@@ -71,11 +71,15 @@ def text(value: str) -> dict[str, str]:
 
 
 def shown(transcript: Transcript) -> list[tuple[str, str]]:
-    """``(role or "checkpoint", text)`` of what a snapshot may show, in order."""
-    return [
-        ("checkpoint" if e.kind == "checkpoint" else e.role, e.text)
+    """``(role or "checkpoint", text)`` of what a snapshot may show, in order (a text that
+    continues the one before it, a server tool's call between them, joined to it)."""
+    texts = [
+        e
         for e in transcript.entries
         if e.kind in ("text", "checkpoint") and e.role in ("user", "assistant")
+    ]
+    return [
+        ("checkpoint" if e.kind == "checkpoint" else e.role, e.text) for e in joined_texts(texts)
     ]
 
 
@@ -618,4 +622,15 @@ def test_a_server_tool_s_call_and_result_are_a_tool_call_and_its_result() -> Non
         "\n\nShannon\nhttps://example.org/s",
         "error: max_uses_exceeded",
     ]
-    assert shown(transcript)[1:] == [("assistant", "I'll search.\nHe was born on April 30, 1916.")]
+    order = [(e.kind, e.continues) for e in transcript.entries[1:]]
+    assert order == [
+        ("text", False),
+        ("tool-call", False),
+        ("tool-result", False),
+        ("text", True),  # after the search, in the one message: it goes on the text before
+        ("tool-call", False),
+        ("tool-result", False),
+    ]
+    texts = [e.text for e in transcript.entries[1:] if e.kind == "text"]
+    assert texts == ["I'll search.", "He was born on April 30, 1916."]
+    assert shown(transcript)[1:] == [("assistant", "\n".join(texts))]  # as a snapshot has it

@@ -33,6 +33,7 @@ ROLLOUT = "rollout-2025-06-15T10-00-00-0197a000-0000-7000-8000-000000000001.json
 Texts = list[tuple[str, str]]
 _LONE = re.compile("[\ud800-\udfff]")
 _IMAGE_PLACEHOLDER = "{'type': 'image'"
+_SERVER_TOOL_PLACEHOLDER = re.compile(r"\{'type': '(?:server_tool_use|[a-z_]+_tool_result)'")
 _INJECTED = ("<environment_context>", "<user_instructions>")
 
 
@@ -47,8 +48,16 @@ def runs(texts: Texts) -> Texts:
     return joined
 
 
-def rendered_texts(messages: list[dict[str, Any]]) -> Texts:
-    """The user and assistant texts of claude-code-log's rendered tree, depth first."""
+def placeholder(text: str) -> bool:
+    """Whether claude-code-log wrote ``text`` for a block it does not read: an image, which
+    sessionref does not show, or a server tool's call or result (its Python ``repr``), which
+    sessionref shows as a tool call and its result (differences 6 and 10)."""
+    return text.startswith(_IMAGE_PLACEHOLDER) or _SERVER_TOOL_PLACEHOLDER.match(text) is not None
+
+
+def rendered_texts(messages: list[dict[str, Any]], placeholders: bool = False) -> Texts:
+    """The user and assistant texts of claude-code-log's rendered tree, depth first (its
+    :func:`placeholder` texts only with ``placeholders``)."""
     texts: Texts = []
     for message in messages:
         if message["type"] in ("user", "assistant"):
@@ -56,15 +65,15 @@ def rendered_texts(messages: list[dict[str, Any]]) -> Texts:
             pieces = [
                 item["text"]
                 for item in items
-                if item.get("type") == "text" and not item["text"].startswith(_IMAGE_PLACEHOLDER)
-            ]  # claude-code-log renders an image as a text placeholder; sessionref shows none
+                if item.get("type") == "text" and (placeholders or not placeholder(item["text"]))
+            ]
             if pieces:
                 texts.append((message["type"], "\n".join(pieces)))
-        texts += rendered_texts(message.get("children") or [])
+        texts += rendered_texts(message.get("children") or [], placeholders)
     return texts
 
 
-def ccl_claude_view(content: bytes) -> Texts:
+def ccl_claude_view(content: bytes, placeholders: bool = False) -> Texts:
     directory = Path(tempfile.mkdtemp())
     path = directory / f"{SESSION}.jsonl"
     path.write_bytes(content)
@@ -76,7 +85,8 @@ def ccl_claude_view(content: bytes) -> Texts:
         silent=True,
         generate_individual_sessions=False,
     )
-    return rendered_texts(json.loads(out.read_text("utf-8", "surrogatepass"))["messages"])
+    messages = json.loads(out.read_text("utf-8", "surrogatepass"))["messages"]
+    return rendered_texts(messages, placeholders)
 
 
 def ccl_codex_view(content: bytes) -> Texts:
@@ -319,3 +329,26 @@ def test_difference_a_quoted_injected_tag_is_user_text() -> None:
     content = claude_lines(prompt("u1", None, quoted))
     assert ours(claude_transcript(SESSION, content.splitlines())) == [("user", quoted)]
     assert all("be brief" not in text for _, text in ccl_claude_view(content))
+
+
+def test_difference_a_server_tool_s_blocks_are_a_call_and_its_result() -> None:
+    """claude-code-log 1.7 writes a ``server_tool_use`` block and its result block, which it
+    does not read, as text (their Python ``repr``) among the message's texts; sessionref shows
+    them as a tool call and its result, between the texts they came between."""
+    call = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    found = [{"type": "web_search_result", "title": "T", "url": "https://t.example"}]
+    result = {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": found}
+    message = answer("a1", "u1", "Let me look.")
+    message["message"]["content"] += [call, result, {"type": "text", "text": "Found it."}]
+    content = claude_lines(prompt("u1", None, "search"), message)
+    transcript = claude_transcript(SESSION, content.splitlines())
+    assert [(e.kind, e.name) for e in transcript.entries if e.kind.startswith("tool")] == [
+        ("tool-call", "web_search"),
+        ("tool-result", "web_search"),
+    ]
+    assert runs(ours(transcript)) == [("user", "search"), ("assistant", "Let me look.\nFound it.")]
+    assert ccl_claude_view(content) == runs(ours(transcript))  # their placeholders left out
+    theirs = runs(ccl_claude_view(content, placeholders=True))[1][1].split("\n")
+    assert theirs[0] == "Let me look." and theirs[-1] == "Found it."
+    assert theirs[1].startswith("{'type': 'server_tool_use'")
+    assert theirs[2].startswith("{'type': 'web_search_tool_result'")

@@ -6,11 +6,13 @@ on a phone, in the dark and in print. A missing Chromium fails these tests; it i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from sessionref.claude_code.reader import claude_transcript
 from sessionref.cli.demo import sample_root
 from sessionref.cli.output_file import write_pieces
 from sessionref.codecs.jsstring import well_formed
@@ -54,6 +56,28 @@ def hostile_transcript() -> Transcript:
         Entry("system", "text", HOSTILE[3]),
     ]
     return Transcript("<s>\u202e", "dsh", "</title><script>x</script>", "/w/<b>", 0, entries)
+
+
+def server_tools_transcript() -> Transcript:
+    """A Claude Code API message of text, a code execution's call and result, and more text,
+    in the Messages API's shapes, the hostile texts in the result's output and around it."""
+    stdout = "\n".join(HOSTILE)
+    blocks = [
+        {"type": "text", "text": HOSTILE[0]},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "code_execution",
+         "input": {"code": HOSTILE[3]}},
+        {"type": "code_execution_tool_result", "tool_use_id": "srvtoolu_1", "content": {
+            "type": "code_execution_result", "stdout": stdout, "stderr": HOSTILE[4],
+            "return_code": 1, "content": []}},
+        {"type": "text", "text": HOSTILE[8]},
+    ]  # fmt: skip
+    lines = [{"type": "user", "uuid": "u", "message": {"role": "user", "content": HOSTILE[1]}}]
+    for number, block in enumerate(blocks):
+        message = {"id": "msg_1", "role": "assistant", "content": [block]}
+        parent = lines[-1]["uuid"]
+        lines.append({"type": "assistant", "uuid": f"a{number}", "parentUuid": parent,
+                      "message": message})  # fmt: skip
+    return claude_transcript("<s>", [json.dumps(line).encode() for line in lines])
 
 
 def hostile_store() -> MemoryStore:
@@ -102,10 +126,14 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Path, lis
     write_pieces(picture_html_chunks(picture), str(path), "--out")
     shown = [row.head[:100] for row in picture.rows if row.fate == "cut"]
     found["hostile-show"] = (path, [*shown, *(r.text for r in picture.rows if r.fate == "kept")])
+    path = folder / "server-tools.html"
+    write_pieces(export_html_chunks(server_tools_transcript(), everything), str(path), "--out")
+    fenced = "<script>document.title='pwned'</script>\n"
+    found["server-tools"] = (path, [*(t for t in HOSTILE if not t.startswith("```")), fenced])
     return found
 
 
-NAMES = [*SAMPLES, *(f"{s}-show" for s in SAMPLES), "hostile", "hostile-show"]
+NAMES = [*SAMPLES, *(f"{s}-show" for s in SAMPLES), "hostile", "hostile-show", "server-tools"]
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,12 +14,13 @@ from sessionref.codex.reader import codex_log, codex_transcript
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
+from sessionref.transcript import Transcript
 from sessionref.views.entries import ViewOptions, view_items
 from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
 from sessionref.views.picture import check_agreement, snapshot_picture
 from tests.conftest import examples
-from tests.test_views_markdown import blocks
+from tests.test_views_markdown import bidi_escaped, blocks
 
 
 def either_log() -> st.SearchStrategy[tuple[str, HarnessLog]]:
@@ -90,3 +92,84 @@ def test_a_server_tool_s_call_and_result_are_shown_as_tool_calls_are() -> None:
     page = "".join(export_html_chunks(transcript, options))
     assert "&lt;/div&gt;&lt;script&gt;" in page and "<script" not in page
     assert "javascript:x()" in page and "href" not in page
+
+
+def assistant_line(uuid: str, parent: str, *blocks: dict[str, Any]) -> bytes:
+    """A line of one API message (``msg_1``), as Claude Code writes each block of it."""
+    message = {"id": "msg_1", "role": "assistant", "content": list(blocks)}
+    line = {"type": "assistant", "uuid": uuid, "parentUuid": parent, "message": message}
+    return json.dumps(line).encode()
+
+
+def one_message(*blocks: dict[str, Any]) -> Transcript:
+    prompt = {"type": "user", "uuid": "u", "message": {"role": "user", "content": "go"}}
+    lines = [json.dumps(prompt).encode()]
+    for number, block in enumerate(blocks):
+        lines.append(assistant_line(f"a{number}", "u" if number == 0 else f"a{number - 1}", block))
+    return claude_transcript("s", lines)
+
+
+def test_texts_around_a_server_tool_show_in_the_message_s_order() -> None:
+    """Text, a web fetch's call and its result, more text, all one API message: the export
+    shows them in that order, with ``--tools`` and without; the fetched page's hostile text
+    (a fence, a heading, tags, a link, a bidi override) is the result's code, shown as it is
+    but for the override, never markup or a link (docs/views.md)."""
+    hostile = "```\n# forged\n</div><script>alert(1)</script>\n[x](javascript:y) \u202eevil"
+    page = {
+        "type": "web_fetch_result",
+        "url": "https://e.example/</a>",
+        "content": {"type": "document", "title": "T <b>", "source": {"type": "text",
+            "media_type": "text/plain", "data": hostile}},
+    }  # fmt: skip
+    transcript = one_message(
+        {"type": "text", "text": "Let me *read* it."},
+        {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_fetch", "input": {"url": "u"}},
+        {"type": "web_fetch_tool_result", "tool_use_id": "srvtoolu_1", "content": page},
+        {"type": "text", "text": "It says\n# hi"},
+    )
+    output = f"T <b>\nhttps://e.example/</a>\n\n{bidi_escaped(hostile)}\n"
+    document = "".join(markdown_chunks(transcript, ViewOptions(tools=True)))
+    assert blocks(document)[5:] == [
+        ("h3", "Assistant"),
+        ("p", "Let me *read* it."),
+        ("h3", "Tools"),
+        ("p", "web_fetch"),
+        ("p", "web_fetch"),
+        ("code", ('{"url": "u"}\n', "")),
+        ("p", "Output:"),
+        ("code", (output, "")),
+        ("h3", "Assistant"),
+        ("p", "It says\n# hi"),
+    ]
+    collapsed = blocks("".join(markdown_chunks(transcript, ViewOptions())))[5:]
+    assert collapsed == [
+        ("h3", "Assistant"),
+        ("p", "Let me *read* it."),
+        ("h3", "Tools"),
+        ("p", "web_fetch"),
+        ("h3", "Assistant"),
+        ("p", "It says\n# hi"),
+    ]
+    html = "".join(export_html_chunks(transcript, ViewOptions(tools=True)))
+    assert html.index("Let me *read* it.") < html.index("evil") < html.index("It says")
+    assert "&lt;/div&gt;&lt;script&gt;" in html and "<script" not in html and "<b>" not in html
+    assert "href" not in html
+
+
+def test_a_text_continued_after_what_is_not_shown_is_shown_as_one() -> None:
+    """Thinking between two texts of one message (interleaved thinking): with
+    ``--reasoning`` the three in order; without it the texts are one, as a snapshot has it."""
+    transcript = one_message(
+        {"type": "text", "text": "First."},
+        {"type": "thinking", "thinking": "Hmm.", "signature": "s"},
+        {"type": "text", "text": "Second."},
+    )
+    hidden = [(e.kind, e.text) for e in view_items(transcript.entries, ViewOptions())]
+    assert hidden == [("text", "go"), ("text", "First.\nSecond.")]
+    reasoning = view_items(transcript.entries, ViewOptions(reasoning=True))
+    assert [(e.kind, e.text) for e in reasoning] == [
+        ("text", "go"),
+        ("text", "First."),
+        ("thinking", "Hmm."),
+        ("text", "Second."),
+    ]

@@ -4,8 +4,11 @@ User text is what a person typed: a ``user`` line that is not ``isMeta`` (those 
 injected), not a tool result, not a sidechain; slash commands and ``!`` shell input are shown
 as typed (``/name args``, ``!command``), their output and what the harness or IDE wrapped into
 a prompt (``<system-reminder>`` …) are not user text. Assistant text is the text blocks of
-one API message, whose blocks Claude Code writes on several lines sharing ``message.id``. A
-``compact_boundary`` and the summary after it are one checkpoint.
+one API message, whose blocks Claude Code writes on several lines sharing ``message.id``; a
+text after another entry of its message (a server tool's call and result, between the texts
+the model wrote before and after it) is an entry of its own that ``continues`` the text
+before it, so the transcript keeps the message's order and a snapshot still shows one text.
+A ``compact_boundary`` and the summary after it are one checkpoint.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Final
 
+import msgspec
+
 from sessionref.claude_code.records import Block, Content, Line
+from sessionref.claude_code.server_results import server_result_text
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title
 
@@ -175,29 +181,6 @@ def _tool_output(block: Block) -> str:
     return content if type(content) is str else ""
 
 
-def web_search_output(content: object) -> str:
-    """A ``web_search_tool_result``'s content as text: each result's title and URL (its
-    ``encrypted_content`` is for the model alone), or the search's error code.
-
-    >>> web_search_output([{"type": "web_search_result", "title": "T", "url": "https://t",
-    ...                     "encrypted_content": "E", "page_age": None}, {"title": "U"}])
-    'T\\nhttps://t\\n\\nU'
-    >>> web_search_output({"type": "web_search_tool_result_error", "error_code": "unavailable"})
-    'error: unavailable'
-    """
-    if type(content) is dict:
-        code = content.get("error_code")
-        return f"error: {code}" if type(code) is str else ""
-    if type(content) is not list:
-        return ""
-    found = (
-        "\n".join(field for key in ("title", "url") if type(field := item.get(key)) is str)
-        for item in content
-        if type(item) is dict
-    )
-    return "\n\n".join(result for result in found if result)
-
-
 class _Builder:
     """Entries of a chain, built line by line; with ``texts_only``, only what a snapshot
     shows (user and assistant texts, checkpoints), nothing else built."""
@@ -208,15 +191,23 @@ class _Builder:
         self.tools: dict[str, str] = {}
         self.message_id: object = None
         self.text_at: int | None = None  # the entry holding the current API message's text
+        self.said: bool = False  # whether the current API message has had text
         self.boundary_at: int | None = None  # a checkpoint still waiting for its summary
         self.line = Line()
 
-    def put(self, role: Role, kind: EntryKind, text: str, name: str | None = None) -> None:
+    def put(
+        self,
+        role: Role,
+        kind: EntryKind,
+        text: str,
+        name: str | None = None,
+        continues: bool = False,
+    ) -> None:
         """Add an entry of the current line (unless only texts are asked for and it is not)."""
         if self.texts_only and (kind not in ("text", "checkpoint") or role == "system"):
             return
         time = iso_millis(self.line.timestamp)
-        self.entries.append(Entry(role, kind, text, time, name))
+        self.entries.append(Entry(role, kind, text, time, name, continues))
 
     def add(self, line: Line) -> None:
         self.line = line
@@ -278,7 +269,7 @@ class _Builder:
             self.put("system", "text", block_texts(message.content))
             return
         if message.id is None or message.id != self.message_id:
-            self.message_id, self.text_at = message.id, None
+            self.message_id, self.text_at, self.said = message.id, None, False
         content = message.content
         if type(content) is str:
             self.text(content)
@@ -289,17 +280,21 @@ class _Builder:
                     if type(block.text) is str:
                         self.text(block.text)
                 elif not self.texts_only:
+                    before = len(self.entries)
                     self.block(block)
+                    if len(self.entries) > before:  # text after it goes on in an entry of its own
+                        self.text_at = None
 
     def text(self, text: str) -> None:
-        """An assistant text: the current API message's text entry, or more of it."""
+        """An assistant text: the current API message's text entry, or more of it; a new
+        entry that ``continues`` it when another entry of the message came between."""
         if self.text_at is None:
             self.text_at = len(self.entries)
-            self.put("assistant", "text", text)
+            self.put("assistant", "text", text, continues=self.said)
+            self.said = True
         else:
             last = self.entries[self.text_at]
-            joined = Entry("assistant", "text", last.text + "\n" + text, last.time)
-            self.entries[self.text_at] = joined
+            self.entries[self.text_at] = msgspec.structs.replace(last, text=f"{last.text}\n{text}")
 
     def block(self, block: Block) -> None:
         """A block of an API message that is not text."""
@@ -312,10 +307,11 @@ class _Builder:
             if type(block.id) is str and name is not None:
                 self.tools[block.id] = name
             self.put("assistant", "tool-call", raw_text(block.input), name)
-        elif block.type == "web_search_tool_result":  # the API's answer to a web_search
-            use = block.tool_use_id
-            name = self.tools.get(use) if type(use) is str else None
-            self.put("tool", "tool-result", web_search_output(built(block.content)), name)
+        elif type(block.type) is str and block.type.endswith("_tool_result"):
+            use = block.tool_use_id  # a server tool's result, in the message that called it
+            if type(use) is str:
+                text = server_result_text(block.type, built(block.content))
+                self.put("tool", "tool-result", text, self.tools.get(use))
 
 
 def first_prompt(lines: Iterable[Line]) -> str | None:

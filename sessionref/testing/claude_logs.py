@@ -2,7 +2,8 @@
 says, known by construction (docs/harnesses.md §Claude Code).
 
 A generated file is a conversation of turns (a prompt, an assistant message written over
-several lines sharing ``message.id``, tool calls and their results), with what makes the
+several lines sharing ``message.id``, a server tool's call and result among its texts, tool
+calls and their results), with what makes the
 format hard: rewinds (a branch left behind), compaction replays (siblings with the parent's
 timestamp), compactions (a boundary and its summary), meta and sidechain lines, lines of
 unknown types on the chain and off it, titles. The expectation is the list of
@@ -139,6 +140,13 @@ class _Writer:
             blocks.insert(
                 0, {"type": "thinking", "thinking": draw(plain_texts()), "signature": "s"}
             )
+        if draw(st.booleans()):  # a server tool's call and result, among the texts
+            search = f"srvtoolu_{self.count}"
+            found = [{"type": "web_search_result", "title": "T", "url": "https://t.example"}]
+            blocks[draw(st.integers(0, len(blocks))) : 0] = [
+                {"type": "server_tool_use", "id": search, "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": search, "content": found},
+            ]
         tool = draw(st.booleans())
         tool_id = f"toolu_{self.count}"
         if tool:
