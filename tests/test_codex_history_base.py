@@ -245,12 +245,8 @@ def test_a_passed_over_rollout_of_a_rewritten_thread_is_named_by_its_thread(
         store.transcript(THREAD)
 
 
-def test_the_home_is_walked_for_pages_once_and_again_when_a_page_moved(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Review: every read of a paginated thread walked ``sessions/`` and ``archived_sessions/``
-    again to find its pages. The store keeps where they are, and walks again only when a page
-    is not where the last walk found it."""
+def counted_walks(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The homes the Codex store walks for rollouts by id from now on, one entry a walk."""
     import sessionref.codex.pages as pages_module
 
     walks: list[Path] = []
@@ -261,6 +257,16 @@ def test_the_home_is_walked_for_pages_once_and_again_when_a_page_moved(
         return walk(home, states)
 
     monkeypatch.setattr(pages_module, "rollouts_by_id", counted)
+    return walks
+
+
+def test_the_home_is_walked_for_pages_once_and_again_when_a_page_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: every read of a paginated thread walked ``sessions/`` and ``archived_sessions/``
+    again to find its pages. The store keeps where they are, and walks again only when a page
+    is not where the last walk found it."""
+    walks = counted_walks(monkeypatch)
     store = write(tmp_path, pages())
     for _ in range(3):
         assert shown(store.transcript(THREAD)) == EXPECTED

@@ -18,10 +18,16 @@ import pytest
 
 from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
-from sessionref.codex.pages import FolderState
 from sessionref.log.store import SessionNotFound
 from tests.test_codex import THREAD, meta, rollout, said, shown, write
-from tests.test_codex_history_base import EXPECTED, LIVE, ROLLOUTS, page_name, pages
+from tests.test_codex_history_base import (
+    EXPECTED,
+    LIVE,
+    ROLLOUTS,
+    counted_walks,
+    page_name,
+    pages,
+)
 from tests.test_codex_references import NAME, SEGMENTS, reference, segment, segment_path
 from tests.test_mcp import listed_and_read
 
@@ -225,16 +231,7 @@ def test_a_rollout_found_nowhere_is_looked_for_again_only_when_the_home_changed(
     ``archived_sessions/`` again. The store keeps the state of the folders it walked, and
     walks again for a rollout it did not find only when one of them changed (a page that
     comes later is then found)."""
-    import sessionref.codex.pages as pages_module
-
-    walks: list[Path] = []
-    walk = pages_module.rollouts_by_id
-
-    def counted(home: Path, states: dict[Path, FolderState] | None = None) -> dict[str, Path]:
-        walks.append(home)
-        return walk(home, states)
-
-    monkeypatch.setattr(pages_module, "rollouts_by_id", counted)
+    walks = counted_walks(monkeypatch)
     written = pages()
     oldest = written.pop(page_name(ROLLOUTS[0]))
     store = write(tmp_path, written)
