@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sessionref.redact import Redaction
-from sessionref.redact.escapes import decoded
+from sessionref.redact.escapes import decoded, decodings
 from sessionref.redact.scan import MARKER
 from tests.conftest import examples
 from tests.redact_corpus import FRAGMENT, MAKERS, Secret, leaked, ordinary_lines, secrets
@@ -124,7 +124,7 @@ def _writings(draw: Any, text: str) -> list[str]:
     for c in text:
         short = {'"': '\\"', "\\": "\\\\", "/": "\\/", "\n": "\\n", "\t": "\\t"}.get(c)
         plain = json.dumps(c, ensure_ascii=False)[1:-1]
-        options = [plain, f"\\u{ord(c):04x}"] if ord(c) < 0x10000 else [plain]
+        options = [plain, json.dumps(c)[1:-1] if ord(c) > 0xFFFF else f"\\u{ord(c):04x}"]
         out.append(draw(st.sampled_from(options + ([short] if short else []))))
     return out
 
@@ -180,3 +180,81 @@ def test_what_the_pattern_matched_decoded_is_gone() -> None:
     assert json.loads(out) == {"note": "ticket [REDACTED:custom] filed"}
     assert counts == {"custom": 1}
     assert re.search(r"TK|123456", json.loads(out)["note"]) is None
+
+
+def test_an_escaped_surrogate_pair_is_one_character() -> None:
+    """JSON writes a character beyond U+FFFF as a pair of escapes; it is read as one, and a
+    pattern that matches up to its first escape redacts it whole."""
+    source = json.dumps("token-\U0001f600 ok")
+    escapes = decoded(source)
+    assert escapes is not None and escapes.text == f'"{json.loads(source)}"'
+    assert escapes.back(7, 8) == (7, 19)  # the one character is both escapes
+    out, _ = Redaction(["token-."]).redact(source)
+    assert json.loads(out) == "[REDACTED:custom] ok"
+
+
+# A key beside escapes and characters beyond U+FFFF, in JSON held in JSON up to 3 deep: a
+# replacement takes no escape's letters for the key's (the n of \n, the ude00 of \ude00),
+# splits no pair, and leaves everything around the key as it was.
+
+TOKENS = [s for s in SECRETS if re.fullmatch(r"[A-Za-z0-9_-]+", s.snippet)]
+NEIGHBOURS = st.text(st.sampled_from(' \n\t\r"\\:,{}\x00\xb7\u2028\u20ac\U0001f600'), max_size=4)
+"""No letter, digit or ``_``: formats end where ``(?!\\w)`` says, and ``é`` is a letter."""
+
+
+@st.composite
+def nested(draw: Any) -> tuple[Secret, str, str, int, list[str]]:
+    """A key with text on both sides, written as JSON strings held in each other ``depth``
+    deep: the pieces of the outermost text that write the left side, the key and the right
+    side, each character written plainly or escaped at random at each level (the key's all
+    plainly, or each at random)."""
+    secret = draw(st.sampled_from(TOKENS))
+    left = draw(NEIGHBOURS.filter(lambda text: not text.endswith("\\")))
+    right = draw(NEIGHBOURS)
+    depth = draw(st.integers(1, 3))
+    pieces = [left, secret.snippet, right]
+    for _ in range(depth):
+        plain = json.dumps(pieces[1], ensure_ascii=False)[1:-1]  # where a format finds it
+        pieces = ["".join(_writings(draw, piece)) for piece in pieces]
+        pieces[1] = draw(st.sampled_from([plain, pieces[1]]))
+        pieces = ['"' + pieces[0], pieces[1], pieces[2] + '"']
+    return secret, left, right, depth, pieces
+
+
+def _no_lone_surrogate(text: str) -> bool:
+    return not re.search("[\ud800-\udfff]", text)
+
+
+@settings(max_examples=examples(300), deadline=None)
+@given(nested())
+def test_a_key_beside_escapes_is_replaced_and_nothing_else(
+    case: tuple[Secret, str, str, int, list[str]],
+) -> None:
+    secret, left, right, depth, (before, _, after) = case
+    out, _ = Redaction().redact(before + case[4][1] + after)
+    assert out.startswith(before) and out.endswith(after), out
+    assert MARKER.fullmatch(out[len(before) : len(out) - len(after)]), out
+    value = out
+    for _ in range(depth):
+        value = json.loads(value)
+        assert isinstance(value, str) and _no_lone_surrogate(value), value
+    assert MARKER.fullmatch(value[len(left) : len(value) - len(right)]), value
+    assert value.startswith(left) and value.endswith(right) and not leaked(secret, out)
+
+
+def test_a_hostile_text_is_read_a_few_levels_deep_only() -> None:
+    """``\\u005c`` stands for a backslash, so each ``u005c`` after it makes one more level:
+    the levels read stay a few, what they hold a small multiple of the text."""
+    hostile = "\\u005c" + "u005c" * 2000
+    assert sum(len(level.text) for level in decodings(hostile)) <= 4 * len(hostile)
+
+
+def test_a_key_in_json_held_in_json_four_deep_is_redacted() -> None:
+    """A key with a letter escaped, in a tool call's arguments three deep: four levels."""
+    secret = SECRETS[0]
+    snippet = secret.snippet
+    text = snippet[:5] + f"\\u{ord(snippet[5]):04x}" + snippet[6:]
+    for _ in range(3):
+        text = json.dumps({"arguments": text})
+    out, counts = Redaction().redact(text)
+    assert not leaked(secret, out) and counts

@@ -155,8 +155,10 @@ def looks_random(value: str, entropy: float) -> bool:
     return len(value) >= 10 and has_letter and has_digit and entropy >= floor
 
 
-_DELIMITERS: Final = " \t=:\"'"
-"""What some plugins' matches include around a secret (a quote, ``=``, a space)."""
+_DELIMITERS: Final = "=:\"'" + "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+"""What some plugins' matches include around a secret: a quote, ``=``, ``:`` or any white
+space ``\\s`` matches (Artifactory's pattern ends with one, so a line end after the key
+stays)."""
 
 
 class Plugin(msgspec.Struct, frozen=True):

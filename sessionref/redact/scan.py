@@ -131,12 +131,12 @@ def hit_lines(view: str, detectors: Detectors) -> dict[int, set[int]]:
 
 def level_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
     """What the plugins find in :func:`scanned_view` of one level of ``text``: each line
-    some anchor hits, scanned once by the plugins its anchors anchor; each finding widened
-    (:func:`widen`) in ``text``.
+    some anchor hits, scanned once by the plugins its anchors anchor; each as the plugin's
+    pattern matched it (:func:`widen` grows it to the token it sits in).
 
     >>> from sessionref.redact.detectors import builtin_detectors
     >>> list(level_findings("ok ghp_" + "x1" * 18, builtin_detectors()))
-    [Finding(start=3, end=43, kind='github-token')]
+    [Finding(start=3, end=6, kind='github-token')]
     """
     view = scanned_view(text)
     for start, plugins in sorted(hit_lines(view, detectors).items()):
@@ -145,7 +145,7 @@ def level_findings(text: str, detectors: Detectors) -> Iterator[Finding]:
         for index in sorted(plugins):
             plugin = detectors.plugins[index]
             for a, b in plugin.spans(line):
-                yield widen(text, Finding(start + a, start + b, plugin.kind))
+                yield Finding(start + a, start + b, plugin.kind)
 
 
 def _pattern_findings(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterator[Finding]:
@@ -162,6 +162,8 @@ def _pattern_findings(text: str, patterns: Sequence[re.Pattern[str]]) -> Iterato
 def widen(text: str, finding: Finding) -> Finding:
     """A format's finding grown to the whole token it sits in (a key longer than the
     format's pattern is redacted to its end); a private key's to its whole block.
+    :func:`find_secrets` widens in the last level of escapes it reads, so that no escape's
+    letters (``n`` of ``\\n``, ``ude00`` of ``\\ude00``) are taken for a token's.
 
     >>> text = "key sk_live_" + "a" * 30 + " end"
     >>> finding = widen(text, Finding(4, 36, "stripe-access-key"))
@@ -205,21 +207,28 @@ def find_secrets(
 ) -> list[Finding]:
     r"""Every secret of ``text``, in order, none overlapping: found in ``text`` and in
     every level of its JSON escapes decoded (:func:`~sessionref.redact.escapes.decodings`),
-    each at the place of ``text`` it was read from, never part of an escape.
+    each taken to the last level read and widened there (:func:`widen`), then mapped back
+    to the place of ``text`` it was read from, splitting no escape of any level read.
 
     >>> from sessionref.redact.detectors import builtin_detectors
     >>> text = r'{"key": "gh\u0070_' + "x1" * 18 + '"}'
     >>> [text[f.start:f.end] for f in find_secrets(text, builtin_detectors())]
     ['gh\\u0070_x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1']
+    >>> text = r'["line\nghp_' + "x1" * 18 + '"]'
+    >>> [text[f.start:f.end] for f in find_secrets(text, builtin_detectors())]
+    ['ghp_x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1x1']
     """
     levels = decodings(text)
+    texts = [text] + [escapes.text for escapes in levels]
     found: list[Finding] = []
-    for depth, level in enumerate([text] + [escapes.text for escapes in levels]):
+    for depth, level in enumerate(texts):
         for finding in chain(level_findings(level, detectors), _pattern_findings(level, patterns)):
             start, end = finding.start, finding.end
-            if depth < len(levels):
-                start, end = levels[depth].snap(start, end)
-            for escapes in reversed(levels[:depth]):
+            for escapes in levels[depth:]:
+                start, end = escapes.ahead(start, end)
+            finding = widen(texts[-1], Finding(start, end, finding.kind))
+            start, end = finding.start, finding.end
+            for escapes in reversed(levels):
                 start, end = escapes.back(start, end)
             found.append(Finding(start, end, finding.kind))
     return merged(found)
