@@ -103,6 +103,25 @@ def test_a_log_the_pipeline_cannot_read_is_read_failed() -> None:
     assert failure(lambda: resolver.snapshot("t", [{"sessionId": "garbage"}])).code == READ_FAILED
 
 
+class NoLogStore(FailingStore):
+    """A custom store whose read gives a dict, not a SessionLog."""
+
+    def read(self, session_id: str) -> SessionLog:
+        return {"header": {"sessionId": session_id}, "records": []}  # type: ignore[return-value]
+
+
+@pytest.mark.parametrize("redact", [False, True])
+def test_a_read_that_gives_no_session_log_is_read_failed(redact: bool) -> None:
+    """With redaction or without, the same error, about the read, not about a call the
+    user never made."""
+    resolver = SessionReferenceResolver(NoLogStore(), redact=redact)
+    caught = failure(lambda: resolver.snapshot("t", [{"sessionId": "a"}]))
+    assert (caught.code, caught.message) == (
+        READ_FAILED,
+        "failed to read referenced session: the store's read gave a dict, not a SessionLog",
+    )
+
+
 def test_titles_that_fail_label_by_id_and_an_empty_title_is_kept() -> None:
     resolver = SessionReferenceResolver(FailingStore(title=OSError("gone")))
     assert [(c.session_id, c.label) for c in resolver.list_candidates("t")] == [
