@@ -30,6 +30,11 @@ class Identity(NamedTuple):
     rollout: str | None = None
 
     def __str__(self) -> str:
+        """The thread and segment, as an error names the rollout reference.
+
+        >>> str(Identity("t", "s")), str(Identity("t", None))
+        ('t/s', 't/initial')
+        """
         return f"{self.thread}/{self.segment or INITIAL}"
 
     def is_of(self, path: Path, first_lines: list[bytes]) -> bool:

@@ -208,7 +208,24 @@ class Expansion:
     def _by_time(self, reference: Reference) -> Path | None:
         """The segment a reference names where the time it records, its thread and its
         rollout id name it (``rollout-<time>-<thread>[_<rollout>].jsonl``, plain or
-        compressed): in ``sessions/YYYY/MM/DD/`` of that time, else in ``archived_sessions/``."""
+        compressed): in ``sessions/YYYY/MM/DD/`` of that time, else in ``archived_sessions/``.
+
+        >>> import json, shutil, tempfile
+        >>> t, seg = "0197a000-0000-7000-8000-0000000000aa", "0197a000-0000-7000-8000-0000000000bb"
+        >>> home = Path(tempfile.mkdtemp())
+        >>> day = home / "sessions" / "2025" / "06" / "01"
+        >>> day.mkdir(parents=True)
+        >>> meta = {"type": "session_meta", "payload": {"id": t, "segment_id": seg}}
+        >>> name = f"rollout-2025-06-01T10-00-00-{t}.jsonl"
+        >>> _ = (day / name).write_text(json.dumps(meta) + "\\n")
+        >>> expansion = Expansion(home, 1 << 20, 1 << 20, RolloutsById(home))
+        >>> at = Reference(Identity(t, seg), "gone.jsonl", "2025-06-01T10-00-00", None, t)
+        >>> expansion._by_time(at).relative_to(home.resolve()).parts[:4]
+        ('sessions', '2025', '06', '01')
+        >>> expansion._by_time(at._replace(timestamp="2025-06-02T10-00-00")) is None
+        True
+        >>> shutil.rmtree(home)
+        """
         identity, stamp = reference.identity, reference.timestamp
         if identity.segment is None or stamp is None:
             return None
@@ -229,7 +246,23 @@ class Expansion:
         """The one rollout of ``identity`` in its segment folder below
         ``rotated_rollout_segments/``, else below ``archived_sessions/``; for an ``initial``
         one, the one named ``name`` (plain) in either, and two of them raise
-        :class:`SessionLogError`."""
+        :class:`SessionLogError`.
+
+        >>> import json, shutil, tempfile
+        >>> t, seg = "0197a000-0000-7000-8000-0000000000aa", "0197a000-0000-7000-8000-0000000000bb"
+        >>> home = Path(tempfile.mkdtemp())
+        >>> folder = home / ROTATED_SEGMENTS / t / seg
+        >>> folder.mkdir(parents=True)
+        >>> meta = {"type": "session_meta", "payload": {"id": t, "segment_id": seg}}
+        >>> name = f"rollout-2025-06-01T10-00-00-{t}.jsonl"
+        >>> _ = (folder / name).write_text(json.dumps(meta) + "\\n")
+        >>> expansion = Expansion(home, 1 << 20, 1 << 20, RolloutsById(home))
+        >>> expansion._in_segment_folders(Identity(t, seg), "any.jsonl").parent.name == seg
+        True
+        >>> expansion._in_segment_folders(Identity(t, None), "any.jsonl") is None
+        True
+        >>> shutil.rmtree(home)
+        """
         legacy = name.removesuffix(COMPRESSED_SUFFIX) if identity.segment is None else None
         found_in: list[Path] = []
         for root in (ROTATED_SEGMENTS, "archived_sessions"):

@@ -143,6 +143,12 @@ def info_string(info: str) -> str:
 
 
 def _info_reference(character: re.Match[str]) -> str:
+    """The character reference an info string writes the matched character as: its name when
+    it has one, else its number.
+
+    >>> _info_reference(re.match("<", "<")), _info_reference(re.match("`", "`"))
+    ('&lt;', '&#96;')
+    """
     return _INFO_NAMED.get(character[0]) or f"&#{ord(character[0])};"
 
 
