@@ -29,8 +29,8 @@ from sessionref.errors import (
     string,
     wrong_kind,
 )
-from sessionref.log.protocol import Store, checked_store
-from sessionref.log.records import SessionHeader, SessionLog, latest_title
+from sessionref.log.protocol import Store, checked_store, store_log
+from sessionref.log.records import SessionHeader, latest_title
 from sessionref.rules import (
     DEFAULT_CANDIDATE_LIMIT,
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -169,20 +169,16 @@ class SessionReferenceResolver:
     def _read(self, reference: Reference, label_from_title: bool) -> FittedSource:
         """Read one source and fit it to the budget, a failure to fit returned, not raised.
 
-        Whatever the store raises is READ_FAILED, and so is what it gave when that is not a
-        SessionLog (redacted or not), and a log it gave that the pipeline cannot read
-        (records are decoded as the snapshot goes). A :class:`SessionLogError` a
-        stage raises is such a read failure, though it is a ``SessionReferenceError``: only
-        the others (BUDGET_EXCEEDED) are a source's own. With ``label_from_title`` the label is
-        the log's latest title, when it has one.
+        Whatever the store raises or gives that is no SessionLog is READ_FAILED, as is a log the
+        pipeline cannot read (records are decoded as the snapshot goes, redacted or not). A
+        :class:`SessionLogError` a stage raises is such a read failure, though it is a
+        ``SessionReferenceError``: only the others (BUDGET_EXCEEDED) are a source's own. With
+        ``label_from_title`` the label is the log's latest title, when it has one.
         """
         try:
-            log = self.store.read(reference.session_id)
+            log = store_log(self.store, reference.session_id)
         except Exception as exc:
             raise read_failed(exc) from exc
-        if not isinstance(log, SessionLog):
-            gave = TypeError(f"the store's read gave a {type(log).__name__}, not a SessionLog")
-            raise read_failed(gave)
         try:
             title = latest_title(log) if label_from_title else None
             label = reference.label if title is None else title

@@ -165,6 +165,22 @@ def store_problems(store: Store) -> list[StoreProblem]:
     return list(problems()) if callable(problems) else []
 
 
+def store_log(store: Store, session_id: str) -> SessionLog:
+    """``store``'s log of a session; a ``TypeError`` saying so when what a custom store's
+    ``read`` gave is something else.
+
+    >>> class Loose:
+    ...     def read(self, session_id): return {"id": session_id}
+    >>> store_log(Loose(), "s")
+    Traceback (most recent call last):
+    TypeError: the store's read gave a dict, not a SessionLog
+    """
+    log = store.read(session_id)
+    if not isinstance(log, SessionLog):
+        raise TypeError(f"the store's read gave a {type(log).__name__}, not a SessionLog")
+    return log
+
+
 def store_transcript(store: Store, session_id: str) -> Transcript:
     """``store``'s transcript of a session; for a store that has none, that of the DSH log it
     reads (:func:`~sessionref.log.transcript.log_transcript`)."""
