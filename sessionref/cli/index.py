@@ -119,15 +119,17 @@ def refreshed(
     """Refresh the index of ``store`` (a bar on a terminal): the summary line, the logs
     passed over, and whether the index was saved (not when it could not be used)."""
     index = SessionIndex(store, args.index, workers=args.workers)
-    with progress_bar(0, sys.stderr, unit="log") as bar:
+    try:
+        with progress_bar(0, sys.stderr, unit="log") as bar:
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
 
-        report = index.refresh(progress)
-    passed_over = passed_over_by(index)
-    index.close()  # its write-ahead log folded in: the size said is the one --stats says
+            report = index.refresh(progress)
+        passed_over = passed_over_by(index)
+    finally:  # stopped or not: its write-ahead log folded in (and the -wal, -shm files gone)
+        index.close()  # first: the size said is the one --stats says
     return summary(report, index), passed_over, not index.bypassed
 
 
