@@ -14,6 +14,10 @@ it (:func:`die_with_parent`): on Linux the kernel kills each worker as its paren
 :data:`PARENT_WATCH_SECONDS`. (Children of a fork server watch the fork server, which ends
 when the process that started it ends.)
 
+A worker that dies while the pool is in use (``kill -9``, the OOM killer) breaks it: the pool
+is ended and :class:`WorkerDied` raised, one coded error naming the worker and how it ended,
+never a bare ``BrokenProcessPool``.
+
 >>> with worker_pool(1) as pool:
 ...     pool.submit(pow, 2, 5).result()
 32
@@ -30,11 +34,12 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from types import FrameType
 from typing import Any, Final, TypeVar
 
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
+from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError, describe
 
 R = TypeVar("R")
 
@@ -126,6 +131,27 @@ def _run_task(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         _running_task = False
 
 
+class Withdrawable(Future[Any]):
+    """A pool's future that may be cancelled before a worker takes it, however the pool ends.
+
+    Before Python 3.12, a pool broken by a dying worker set its error on every future it
+    still held, a cancelled one too, which raised :class:`InvalidStateError` in the pool's
+    manager thread (gh-107219): a traceback on stderr, and the other workers never ended.
+
+    >>> future = Withdrawable()
+    >>> future.cancel(), future.set_exception(RuntimeError("broken")), future.cancelled()
+    (True, None, True)
+    """
+
+    def set_exception(self, exception: BaseException | None) -> None:
+        """Set the error, unless the future was cancelled (then it has none)."""
+        try:
+            super().set_exception(exception)
+        except InvalidStateError:
+            if not self.cancelled():
+                raise
+
+
 class WorkerPool(ProcessPoolExecutor):
     """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed."""
 
@@ -159,8 +185,17 @@ class WorkerPool(ProcessPoolExecutor):
             signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
-        """Run ``fn(*args, **kwargs)`` in a worker (see :func:`_run_task`)."""
-        return super().submit(_run_task, fn, *args, **kwargs)
+        """Run ``fn(*args, **kwargs)`` in a worker (see :func:`_run_task`); the future may
+        be cancelled whatever then befalls the pool (:class:`Withdrawable`)."""
+        future = super().submit(_run_task, fn, *args, **kwargs)
+        future.__class__ = Withdrawable  # nothing has seen it yet: made here, not yet cancelled
+        return future
+
+    def ended(self) -> list[tuple[int, int]]:
+        """The process id and exit status of each worker that has ended (as
+        :attr:`multiprocessing.Process.exitcode` gives it, ``-N`` for signal N)."""
+        processes = (self._processes or {}).values()
+        return [(p.pid or 0, p.exitcode) for p in processes if p.exitcode is not None]
 
     def end(self) -> None:
         """Shut down without waiting for the work in flight, and end the worker processes.
@@ -196,10 +231,56 @@ def worker_pool(
     pool = WorkerPool(workers, initializer, initargs)
     try:
         yield pool
+    except BrokenProcessPool:
+        dead = pool.ended()  # before end() ends the others
+        pool.end()
+        raise worker_died(dead) from None
     except BaseException:
         pool.end()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
+
+
+class WorkerDied(SessionReferenceError):
+    """A worker process ended while its pool was in use (``kill -9``, the OOM killer, a
+    crash): the work it had is lost, and the pool with it."""
+
+    def __init__(self, message: str, code: str = READ_FAILED) -> None:
+        super().__init__(message, code)
+
+
+def worker_died(ended: list[tuple[int, int]]) -> WorkerDied:
+    """The error of a pool broken by the death of one of its workers, given the process id
+    and exit status of those that had ended (:meth:`WorkerPool.ended`): the first that
+    neither finished nor was ended by the pool as it broke.
+
+    >>> print(worker_died([(11, ENDED_STATUS), (12, -9)]))
+    worker process 12 died (killed by SIGKILL) while it worked
+    >>> print(worker_died([(11, 0), (12, 3)]))
+    worker process 12 died (exit status 3) while it worked
+    >>> print(worker_died([(11, 0)]))
+    a worker process died while it worked
+    """
+    ended_by_pool = {0, ENDED_STATUS, -signal.SIGTERM}
+    dead = [(pid, status) for pid, status in ended if status not in ended_by_pool]
+    if not dead:
+        return WorkerDied("a worker process died while it worked")
+    pid, status = dead[0]
+    return WorkerDied(f"worker process {pid} died ({ending(status)}) while it worked")
+
+
+def ending(status: int) -> str:
+    """How a process ended, from its exit status (``-N``: signal N).
+
+    >>> ending(-9), ending(2), ending(-99)
+    ('killed by SIGKILL', 'exit status 2', 'killed by signal 99')
+    """
+    if status >= 0:
+        return f"exit status {status}"
+    try:
+        return f"killed by {signal.Signals(-status).name}"
+    except ValueError:
+        return f"killed by signal {-status}"
 
 
 def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -20,10 +21,10 @@ import pytest
 from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore, MemoryStore
-from sessionref.pool import WorkerPool, process_context, single_threaded
+from sessionref.pool import WorkerDied, WorkerPool, process_context, single_threaded, worker_pool
 from sessionref.testing import write_session_store
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 
@@ -261,3 +262,26 @@ def test_workers_beyond_the_open_file_limit_are_one_line_at_once(
     assert message.startswith("SESSION_REFERENCE_INVALID_CONFIG: cannot start "), message
     assert message.endswith(": Too many open files; ask for fewer\n"), message
     assert not out.exists()
+
+
+def _die() -> None:
+    """In a worker: die as the OOM killer ends a process."""
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_worker_that_dies_is_one_coded_error_naming_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed outright broke the pool with a bare ``BrokenProcessPool``; and a
+    future cancelled before any worker took it (as the index's reading withdraws one) made
+    the pool's manager thread fail (``InvalidStateError``, a traceback on stderr), leaving
+    the other workers to be killed after a wait."""
+    failed_threads: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", failed_threads.append)
+    with pytest.raises(WorkerDied) as raised, worker_pool(1) as pool:
+        dying = pool.submit(_die)
+        waiting = [pool.submit(abs, -n) for n in range(8)]  # more than its queue takes
+        assert waiting[-1].cancel()
+        dying.result()
+    assert raised.value.code == READ_FAILED
+    message = r"worker process \d+ died \(killed by SIGKILL\) while it worked"
+    assert re.fullmatch(message, raised.value.message)
+    assert [failed.exc_type for failed in failed_threads] == []

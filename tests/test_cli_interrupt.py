@@ -323,3 +323,53 @@ def test_an_interrupted_index_build_leaves_its_database_alone(store: Path, tmp_p
     assert (running.returncode, err) == (130, b"interrupted\n")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["index.sqlite"]
 
+
+def mid_run(running: subprocess.Popen[bytes], tmp_path: Path, command: str) -> bool:
+    """Whether a command of :data:`KILLED` is well into its work: a batch has finished a
+    line, an index build has written."""
+    assert running.poll() is None, "the command ended before its worker could be killed"
+    if command == "index":
+        return (tmp_path / "index.sqlite-wal").exists()
+    return any(b"\n" in path.read_bytes() for path in temporary_files(tmp_path))
+
+
+@pytest.mark.parametrize("command", list(KILLED))
+def test_a_worker_killed_outright_is_one_coded_line(
+    store: Path, tmp_path: Path, command: str
+) -> None:
+    """``kill -9`` of one worker (as the OOM killer does it): the command stops with one
+    coded line naming it, ends its other workers and leaves nothing temporary; a batch keeps
+    its finished lines, and ``--resume`` does the rest."""
+    running = KILLED[command](store, tmp_path)
+    group = running.pid
+    try:
+        wait_for(lambda: len(group_members(group)) > 2, "the worker processes")
+        wait_for(lambda: mid_run(running, tmp_path, command), "the work under way")
+        worker = max(set(group_members(group)) - {running.pid})
+        os.kill(worker, signal.SIGKILL)
+        _, err = running.communicate(timeout=PATIENCE)
+    finally:
+        if running.poll() is None:  # pragma: no cover - only when the test already failed
+            os.killpg(group, signal.SIGKILL)
+            running.wait()
+    wait_for(lambda: not group_members(group), "every process of the command to end")
+    assert running.returncode == 1, err
+    line = f"SESSION_REFERENCE_READ_FAILED: worker process {worker} died (killed by SIGKILL)"
+    line += " while it worked"
+    if command == "index":
+        assert err.decode() == line + "\n"
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["index.sqlite"]
+        return
+    out = tmp_path / "out.jsonl"
+    lines = out.read_bytes().splitlines(keepends=True)
+    assert all(line.endswith(b"\n") and json.loads(line)["context"] for line in lines)
+    assert err.decode() == (
+        f"{line}: {len(lines)} of {SESSIONS} sessions are in {out}; "
+        "run the same command with --resume to do the rest\n"
+    )
+    assert temporary_files(tmp_path) == []
+    resumed = batch(store, out, "--resume")
+    _, err = resumed.communicate(timeout=PATIENCE)
+    assert resumed.returncode == 0, err
+    done = [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()]
+    assert done == [f"s-{index}" for index in reversed(range(SESSIONS))]

@@ -31,6 +31,7 @@ from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 from sessionref.cli.store_logs import refuse_a_log
+from sessionref.pool import WorkerDied
 
 DESCRIPTION = """\
 Snapshot every session of a store into a JSON-lines file, one line per session in listing
@@ -158,18 +159,19 @@ class Tally(msgspec.Struct):
             line += f"; {kept} kept ({why})"
         return line
 
-    def interrupted(self, output: Output | None, out: str) -> str:
-        """The one line an interrupted run prints, saying what ``output`` (to ``out``) holds.
+    def interrupted(self, output: Output | None, out: str, why: str = "interrupted") -> str:
+        """The one line a run stopped early prints (``why``: by an interruption, else the
+        error that stopped it), saying what ``output`` (to ``out``) holds.
 
         >>> from sessionref.cli.batch_output import StreamOutput
         >>> Tally(9, 0, 0).interrupted(StreamOutput(), "-")
         'interrupted: 0 of 9 sessions are in stdout'
-        >>> Tally(9, 0, 0).interrupted(None, "/nonexistent")
-        'interrupted before any session was done: /nonexistent is unchanged'
+        >>> Tally(9, 0, 0).interrupted(None, "/nonexistent", "CODE: it broke")
+        'CODE: it broke before any session was done: /nonexistent is unchanged'
         """
         if output is None or not output.kept:
-            return f"interrupted before any session was done: {out} is unchanged"
-        line = f"interrupted: {output.held()} of {self.sessions} sessions are in {output.where()}"
+            return f"{why} before any session was done: {out} is unchanged"
+        line = f"{why}: {output.held()} of {self.sessions} sessions are in {output.where()}"
         if isinstance(output, OutputFile):
             line += "; run the same command with --resume to do the rest"
         return line
@@ -261,6 +263,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:
         note(tally.interrupted(output, args.out))
         return interrupted_status(exc)
+    except WorkerDied as exc:  # its finished lines are kept, as an interruption's
+        note(tally.interrupted(output, args.out, f"{exc.code}: {exc.message}"))
+        return 1
     except OSError as exc:
         if isinstance(exc, BrokenPipeError):
             raise

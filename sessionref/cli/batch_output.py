@@ -22,6 +22,7 @@ from sessionref.cli.batch_files import clear_leftovers, guarded, hold, locked_te
 from sessionref.cli.common import STDOUT, config_error
 from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
+from sessionref.pool import WorkerDied
 
 
 def _result_line(line: bytes, number: int, path: str) -> tuple[str, bool]:
@@ -94,8 +95,9 @@ class OutputFile:
     file, the largest leftover becomes the file), and locks the file until the ``with``
     block ends (:func:`hold`): a second batch to the same file is refused meanwhile. Nothing
     replaces the file if the batch fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
-    :class:`~sessionref.cli.process.Terminated`) that finished some lines puts them in
-    the file, for ``--resume`` to continue.
+    :class:`~sessionref.cli.process.Terminated`) or one stopped by the death of a worker
+    (:class:`~sessionref.pool.WorkerDied`) that finished some lines puts them in the file,
+    for ``--resume`` to continue.
 
     >>> import os, tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -223,7 +225,7 @@ class OutputFile:
 
     def __exit__(self, kind: type[BaseException] | None, *exception: object) -> None:
         assert self._file is not None
-        interrupted = kind is not None and issubclass(kind, KeyboardInterrupt)
+        interrupted = kind is not None and issubclass(kind, (KeyboardInterrupt, WorkerDied))
         keep = kind is None or (interrupted and (self._wrote() or self._old is not None))
         self.kept = keep or self.resume
         complete = False  # a temporary file replaces the file only once all of it is written
