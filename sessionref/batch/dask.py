@@ -317,7 +317,8 @@ def iter_bag(
     each: :func:`check_root_on_a_worker`).
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
-    which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt).
+    which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt);
+    one that dies raises :class:`~sessionref.pool.WorkerDied`.
 
     >>> list(iter_bag(db.from_sequence(["a", "b"])))
     ['a', 'b']
