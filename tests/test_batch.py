@@ -23,7 +23,7 @@ from sessionref.batch.core import (
 )
 from sessionref.batch.local import build_result_lines, build_snapshots, ordered_window
 from sessionref.cli import main
-from sessionref.cli.batch import progress_bar
+from sessionref.cli.batch import Tally, progress_bar
 from sessionref.cli.batch_output import OutputFile
 from sessionref.cli.demo import sample_root
 from sessionref.cli.output_target import locate
@@ -623,6 +623,28 @@ def test_an_interrupt_keeps_the_finished_lines_for_resume(
     monkeypatch.undo()
     assert run_batch(store_root, out, "--resume") == 1
     assert out.read_bytes() == full.read_bytes()
+
+
+def test_an_interrupt_after_the_last_line_asks_for_no_resume(
+    store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """A Ctrl-C that lands once every line is in the file (before the summary): the line
+    said to run --resume "to do the rest", when there was none."""
+    count = Tally.count
+
+    def counted_then_interrupted(self: Tally, result: ResultLine) -> None:
+        count(self, result)
+        if self.written + len(self.failed) == self.sessions:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(Tally, "count", counted_then_interrupted)
+    out = tmp_path / "out.jsonl"
+    assert run_batch(store_root, out) == 130
+    sessions = len(LISTING)
+    assert (
+        capsys.readouterr().err == f"interrupted: {sessions} of {sessions} sessions are in {out}\n"
+    )
+    assert len(read_lines(out)) == sessions
 
 
 def test_an_interrupt_before_any_line_leaves_the_file_alone(

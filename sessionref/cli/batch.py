@@ -168,11 +168,14 @@ class Tally(msgspec.Struct):
         'interrupted: 0 of 9 sessions are in stdout'
         >>> Tally(9, 0, 0).interrupted(None, "/nonexistent", "CODE: it broke")
         'CODE: it broke before any session was done: /nonexistent is unchanged'
+
+        A stop that came once every session was done does not ask for a ``--resume``.
         """
         if output is None or not output.kept:
             return f"{why} before any session was done: {out} is unchanged"
         line = f"{why}: {output.held()} of {self.sessions} sessions are in {output.where()}"
-        if isinstance(output, OutputFile):
+        left = self.sessions - self.earlier - self.written - len(self.failed)
+        if isinstance(output, OutputFile) and left > 0:
             line += "; run the same command with --resume to do the rest"
         return line
 
