@@ -193,7 +193,13 @@ class WorkerPool(ProcessPoolExecutor):
 
     def ended(self) -> list[tuple[int, int]]:
         """The process id and exit status of each worker that has ended (as
-        :attr:`multiprocessing.Process.exitcode` gives it, ``-N`` for signal N)."""
+        :attr:`multiprocessing.Process.exitcode` gives it, ``-N`` for signal N), once the
+        pool's manager thread is done (within :data:`WORKER_EXIT_SECONDS`): a broken pool's
+        thread ends the other workers and reaps them all, and a status it is reaping
+        meanwhile cannot be read here."""
+        manager = getattr(self, "_executor_manager_thread", None)
+        if manager is not None:
+            manager.join(WORKER_EXIT_SECONDS)
         processes = (self._processes or {}).values()
         return [(p.pid or 0, p.exitcode) for p in processes if p.exitcode is not None]
 
