@@ -15,8 +15,9 @@ it (:func:`die_with_parent`): on Linux the kernel kills each worker as its paren
 when the process that started it ends.)
 
 A worker that dies while the pool is in use (``kill -9``, the OOM killer) breaks it: the pool
-is ended and :class:`WorkerDied` raised, one coded error naming the worker and how it ended,
-never a bare ``BrokenProcessPool``.
+is ended and :class:`~sessionref.worker_deaths.WorkerDied` raised, one coded error naming the
+worker and how it ended, never a bare ``BrokenProcessPool`` nor a hang
+(:mod:`sessionref.worker_deaths`).
 
 >>> with worker_pool(1) as pool:
 ...     pool.submit(pow, 2, 5).result()
@@ -34,18 +35,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, InvalidStateError, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from types import FrameType
 from typing import Any, Final, TypeVar
 
-from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError, describe
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
+from sessionref.worker_deaths import ENDED_STATUS, DeathWatch, Withdrawable, worker_died
 
 R = TypeVar("R")
 
 WORKER_EXIT_SECONDS: Final = 10.0
 """How long an ended worker may take to go before it is killed outright."""
-ENDED_STATUS: Final = 128 + signal.SIGTERM
 ORPHANED_STATUS: Final = 128 + signal.SIGKILL
 """How a worker whose parent is gone exits (as the kernel's SIGKILL would end it)."""
 PARENT_WATCH_SECONDS: Final = 0.5
@@ -131,29 +132,11 @@ def _run_task(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
         _running_task = False
 
 
-class Withdrawable(Future[Any]):
-    """A pool's future that may be cancelled before a worker takes it, however the pool ends.
-
-    Before Python 3.12, a pool broken by a dying worker set its error on every future it
-    still held, a cancelled one too, which raised :class:`InvalidStateError` in the pool's
-    manager thread (gh-107219): a traceback on stderr, and the other workers never ended.
-
-    >>> future = Withdrawable()
-    >>> future.cancel(), future.set_exception(RuntimeError("broken")), future.cancelled()
-    (True, None, True)
-    """
-
-    def set_exception(self, exception: BaseException | None) -> None:
-        """Set the error, unless the future was cancelled (then it has none)."""
-        try:
-            super().set_exception(exception)
-        except InvalidStateError:
-            if not self.cancelled():
-                raise
-
-
 class WorkerPool(ProcessPoolExecutor):
-    """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed."""
+    """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed,
+    watched while it is in use (:class:`DeathWatch`)."""
+
+    watch: DeathWatch | None = None
 
     def __init__(
         self,
@@ -189,26 +172,53 @@ class WorkerPool(ProcessPoolExecutor):
         be cancelled whatever then befalls the pool (:class:`Withdrawable`)."""
         future = super().submit(_run_task, fn, *args, **kwargs)
         future.__class__ = Withdrawable  # nothing has seen it yet: made here, not yet cancelled
+        if self.watch is None:  # once the workers are started (all of them, when forked)
+            self.watch = DeathWatch(self)
         return future
 
-    def ended(self) -> list[tuple[int, int]]:
-        """The process id and exit status of each worker that has ended (as
-        :attr:`multiprocessing.Process.exitcode` gives it, ``-N`` for signal N), once the
-        pool's manager thread is done (within :data:`WORKER_EXIT_SECONDS`): a broken pool's
-        thread ends the other workers and reaps them all, and a status it is reaping
-        meanwhile cannot be read here."""
+    def processes(self) -> list[multiprocessing.process.BaseProcess]:
+        """The worker processes started so far."""
+        return list((self._processes or {}).values())
+
+    def unstick(self, dead: multiprocessing.process.BaseProcess) -> None:
+        """After the death of worker ``dead``: kill the others (the pool is broken, their work
+        lost) and close this process's end of the result pipe, so that a manager thread
+        waiting for the rest of a result ``dead`` was sending reads its end instead."""
+        for process in self.processes():
+            if process is not dead:
+                process.kill()
+        with contextlib.suppress(OSError, AttributeError):
+            self._result_queue._writer.close()  # type: ignore[attr-defined]
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Stop watching the workers, then shut down as a :class:`ProcessPoolExecutor` does."""
+        if self.watch is not None:
+            self.watch.stop()
+        super().shutdown(wait, cancel_futures=cancel_futures)
+
+    def ended(self) -> list[tuple[int, int | None]]:
+        """The process id and exit status (as :attr:`multiprocessing.Process.exitcode` gives
+        it, ``-N`` for signal N; ``None`` when another thread is reaping it) of the worker
+        whose death :class:`DeathWatch` saw, else of each worker that has ended, once the
+        pool's manager thread, which ends and reaps them as the pool breaks, and the watch
+        are done (within :data:`WORKER_EXIT_SECONDS`)."""
         manager = getattr(self, "_executor_manager_thread", None)
         if manager is not None:
             manager.join(WORKER_EXIT_SECONDS)
-        processes = (self._processes or {}).values()
-        return [(p.pid or 0, p.exitcode) for p in processes if p.exitcode is not None]
+        if self.watch is not None:
+            self.watch.stop(WORKER_EXIT_SECONDS)  # it sees a dead worker's sentinel at once
+            if self.watch.dead is not None:
+                return [(self.watch.dead.pid or 0, self.watch.dead.exitcode)]
+        return [(p.pid or 0, p.exitcode) for p in self.processes() if p.exitcode is not None]
 
     def end(self) -> None:
         """Shut down without waiting for the work in flight, and end the worker processes.
 
         A plain ``shutdown(wait=True)`` would wait for every session in flight.
         """
-        processes = list((self._processes or {}).values())
+        if self.watch is not None:
+            self.watch.stop()  # its workers are ended here: none dies on its own
+        processes = self.processes()
         # A pool that broke as it started its workers sent them nothing, and has no thread to
         # wake them: they wait for work, which no SIGTERM ends, and may be killed at once.
         started = getattr(self, "_executor_manager_thread", None) is not None
@@ -245,48 +255,6 @@ def worker_pool(
         pool.end()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
-
-
-class WorkerDied(SessionReferenceError):
-    """A worker process ended while its pool was in use (``kill -9``, the OOM killer, a
-    crash): the work it had is lost, and the pool with it."""
-
-    def __init__(self, message: str, code: str = READ_FAILED) -> None:
-        super().__init__(message, code)
-
-
-def worker_died(ended: list[tuple[int, int]]) -> WorkerDied:
-    """The error of a pool broken by the death of one of its workers, given the process id
-    and exit status of those that had ended (:meth:`WorkerPool.ended`): the first that
-    neither finished nor was ended by the pool as it broke.
-
-    >>> print(worker_died([(11, ENDED_STATUS), (12, -9)]))
-    worker process 12 died (killed by SIGKILL) while it worked
-    >>> print(worker_died([(11, 0), (12, 3)]))
-    worker process 12 died (exit status 3) while it worked
-    >>> print(worker_died([(11, 0)]))
-    a worker process died while it worked
-    """
-    ended_by_pool = {0, ENDED_STATUS, -signal.SIGTERM}
-    dead = [(pid, status) for pid, status in ended if status not in ended_by_pool]
-    if not dead:
-        return WorkerDied("a worker process died while it worked")
-    pid, status = dead[0]
-    return WorkerDied(f"worker process {pid} died ({ending(status)}) while it worked")
-
-
-def ending(status: int) -> str:
-    """How a process ended, from its exit status (``-N``: signal N).
-
-    >>> ending(-9), ending(2), ending(-99)
-    ('killed by SIGKILL', 'exit status 2', 'killed by signal 99')
-    """
-    if status >= 0:
-        return f"exit status {status}"
-    try:
-        return f"killed by {signal.Signals(-status).name}"
-    except ValueError:
-        return f"killed by signal {-status}"
 
 
 def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:

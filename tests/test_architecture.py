@@ -16,6 +16,7 @@ LAYERS = (
         "sessionref.types",
         "sessionref.transcript",
         "sessionref.pool",
+        "sessionref.worker_deaths",
         "sessionref.collector",
         "sessionref.controls",
     ),

@@ -24,8 +24,9 @@ from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
 from sessionref.log.store import DirectoryStore, MemoryStore
-from sessionref.pool import WorkerDied, WorkerPool, process_context, single_threaded, worker_pool
+from sessionref.pool import WorkerPool, process_context, single_threaded, worker_pool
 from sessionref.testing import write_session_store
+from sessionref.worker_deaths import WorkerDied
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 
 LINUX = os.path.isdir("/proc/self/task")
@@ -285,3 +286,36 @@ def test_a_worker_that_dies_is_one_coded_error_naming_it(monkeypatch: pytest.Mon
     message = r"worker process \d+ died \(killed by SIGKILL\) while it worked"
     assert re.fullmatch(message, raised.value.message)
     assert [failed.exc_type for failed in failed_threads] == []
+
+
+DIES_MID_RESULT = """if True:
+    import os, signal, struct
+    from sessionref.pool import worker_pool
+    from sessionref.worker_deaths import WorkerDied
+
+    def half_a_result():
+        # what a worker killed as it sends a result leaves: the result's length, part of it
+        pool._result_queue._writer._send(struct.pack("!i", 1000) + b"part")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    try:
+        with worker_pool(2) as pool:
+            pool.submit(half_a_result).result()
+    except WorkerDied as exc:
+        print(exc.message)
+"""
+
+
+def test_a_worker_killed_as_it_sends_a_result_does_not_hang_the_pool() -> None:
+    """The pool's manager thread waited for the rest of the result forever: the pool never
+    broke, and a batch whose worker the OOM killer ended hung (1 run in 8 of a batch)."""
+    done = subprocess.run(
+        [sys.executable, "-c", DIES_MID_RESULT],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=120,  # a bound on a hang, not a speed requirement
+    )
+    said = r"worker process \d+ died( \(killed by SIGKILL\))? while it worked\n"
+    assert re.fullmatch(said, done.stdout), done.stderr
+    assert done.stderr == ""

@@ -318,7 +318,7 @@ def iter_bag(
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt);
-    one that dies raises :class:`~sessionref.pool.WorkerDied`.
+    one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`.
 
     >>> list(iter_bag(db.from_sequence(["a", "b"])))
     ['a', 'b']

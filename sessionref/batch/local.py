@@ -221,7 +221,7 @@ def build_snapshots(
     ``next()``. ``redact`` and ``redact_patterns`` are the resolver's (docs/redaction.md).
     Pool workers ignore Ctrl-C; closing the iterator early (or an interrupt while it waits)
     ends them; one that dies (``kill -9``) ends the others and raises
-    :class:`~sessionref.pool.WorkerDied` (``READ_FAILED``).
+    :class:`~sessionref.worker_deaths.WorkerDied` (``READ_FAILED``).
 
     >>> from sessionref.log.builder import LogBuilder
     >>> from sessionref.log.store import MemoryStore

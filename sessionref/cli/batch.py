@@ -31,7 +31,7 @@ from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
 from sessionref.cli.store_logs import refuse_a_log
-from sessionref.pool import WorkerDied
+from sessionref.worker_deaths import WorkerDied
 
 DESCRIPTION = """\
 Snapshot every session of a store into a JSON-lines file, one line per session in listing

@@ -22,7 +22,7 @@ from sessionref.cli.batch_files import clear_leftovers, guarded, hold, locked_te
 from sessionref.cli.common import STDOUT, config_error
 from sessionref.cli.output_target import OutputTarget, locate
 from sessionref.cli.process import flush_output, write_bytes
-from sessionref.pool import WorkerDied
+from sessionref.worker_deaths import WorkerDied
 
 
 def _result_line(line: bytes, number: int, path: str) -> tuple[str, bool]:
@@ -96,7 +96,7 @@ class OutputFile:
     block ends (:func:`hold`): a second batch to the same file is refused meanwhile. Nothing
     replaces the file if the batch fails; an interrupted batch (``KeyboardInterrupt``, or SIGTERM's
     :class:`~sessionref.cli.process.Terminated`) or one stopped by the death of a worker
-    (:class:`~sessionref.pool.WorkerDied`) that finished some lines puts them in the file,
+    (:class:`~sessionref.worker_deaths.WorkerDied`) that finished some lines puts them in the file,
     for ``--resume`` to continue.
 
     >>> import os, tempfile
