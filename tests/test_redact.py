@@ -151,6 +151,26 @@ def test_a_password_in_a_url_with_or_without_a_user(text: str, expected: str) ->
     assert Redaction().redact(text)[0] == expected
 
 
+ROUTABLE_PAYLOAD = "Zm9vYmFyYmF6cXV4" * 5  # 80 characters: past detect-secrets' 50
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("glpat-abcdefghij0123456789 ok", "[REDACTED:gitlab-token] ok"),
+        (f"glpat-{ROUTABLE_PAYLOAD} ok", "[REDACTED:gitlab-token] ok"),
+        (f"GITLAB=glpat-{ROUTABLE_PAYLOAD}.01.1b2c3d4e5.", "GITLAB=[REDACTED:gitlab-token]."),
+        (f"GR1348941{ROUTABLE_PAYLOAD}", "[REDACTED:gitlab-token]"),
+        ("glpat-abcdefghij0123456789. Then", "[REDACTED:gitlab-token]. Then"),
+        ("glpat-tooshort", "glpat-tooshort"),
+    ],
+)
+def test_a_gitlab_token_of_any_length_is_replaced_whole(text: str, expected: str) -> None:
+    """A token of more than 50 characters after ``glpat-`` (GitLab's routable tokens run to
+    310, then ``.<version>.<check>``) passed whole: detect-secrets' pattern takes 20 to 50."""
+    assert Redaction().redact(text)[0] == expected
+
+
 def test_redaction_off_changes_nothing_and_says_nothing() -> None:
     secret = SECRETS[0]
     store = store_of("hello " + secret.snippet, "ok")

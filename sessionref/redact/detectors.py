@@ -34,14 +34,30 @@ SKIPPED_PLUGINS: Final = frozenset(
     }
 )
 
-#: detect-secrets' plugins whose pattern is replaced by a wider one: a password in a URL whose
-#: user is empty (``redis://:password@host``), where detect-secrets wants a user, and one that
-#: holds what RFC 3986 allows there besides letters and digits (``! $ & ' ( ) * + , ; = :``),
-#: which detect-secrets refuses: a password with punctuation passed whole. What a URI never
-#: holds unencoded (``" < > \\ ^ ` { | }``) ends it, so that a match never runs across the
-#: quotes of JSON (``{"a": "http://x:y", "b": "z@h"}``) and a replacement keeps them.
-WIDENED: Final = {
-    "BasicAuthDetector": r'://[^:/?#\[\]@\s"<>\\^`{|}]*:([^/?#\[\]@\s"<>\\^`{|}]+)@',
+#: detect-secrets' plugins whose patterns are replaced by wider ones.
+#:
+#: A password in a URL whose user is empty (``redis://:password@host``), where detect-secrets
+#: wants a user, and one that holds what RFC 3986 allows there besides letters and digits
+#: (``! $ & ' ( ) * + , ; = :``), which detect-secrets refuses: a password with punctuation
+#: passed whole. What a URI never holds unencoded (``" < > \\ ^ ` { | }``) ends it, so that a
+#: match never runs across the quotes of JSON (``{"a": "http://x:y", "b": "z@h"}``) and a
+#: replacement keeps them.
+#:
+#: GitLab tokens of more than 50 characters after their prefix: detect-secrets takes 20 to 50
+#: and wants no word character after them, so a longer one passed whole, as GitLab's routable
+#: tokens do (``glpat-`` and 37 to 310 characters, then ``.<version>.<check>``, taken here
+#: with the token). The fixed-length kinds keep detect-secrets' patterns.
+WIDENED: Final[dict[str, tuple[str, ...]]] = {
+    "BasicAuthDetector": (r'://[^:/?#\[\]@\s"<>\\^`{|}]*:([^/?#\[\]@\s"<>\\^`{|}]+)@',),
+    "GitLabTokenDetector": (
+        r"(?:glpat|gldt|glft|glsoat|glrt)-[A-Za-z0-9_\-]{20,}(?:\.[0-9A-Za-z]+\.[0-9A-Za-z]+)?",
+        r"GR1348941[A-Za-z0-9_\-]{20,}",
+        r"glcbt-(?:[0-9a-fA-F]{2}_)?[A-Za-z0-9_\-]{20,}",
+        r"glimt-[A-Za-z0-9_\-]{25}(?!\w)",
+        r"glptt-[A-Za-z0-9_\-]{40}(?!\w)",
+        r"glagent-[A-Za-z0-9_\-]{50,1024}(?!\w)",
+        r"gloas-[A-Za-z0-9_\-]{64}(?!\w)",
+    ),
 }
 
 #: Formats detect-secrets 1.5 does not know, as (secret type, pattern); each pattern's first
@@ -288,7 +304,7 @@ def builtin_detectors() -> Detectors:
 
 
 def widened(cls: Any) -> Any:
-    """A detect-secrets plugin class with its :data:`WIDENED` pattern, if it has one: a
+    """A detect-secrets plugin class with its :data:`WIDENED` patterns, if it has any: a
     subclass of the same name, so its anchors stay its own.
 
     >>> from detect_secrets.plugins.basic_auth import BasicAuthDetector
@@ -297,10 +313,10 @@ def widened(cls: Any) -> Any:
     >>> list(widened(BasicAuthDetector)().analyze_string("postgres://app:9RB!G1y$K=w:L@db/x"))
     ['9RB!G1y$K=w:L']
     """
-    pattern = WIDENED.get(cls.__name__)
-    if pattern is None:
+    patterns = WIDENED.get(cls.__name__)
+    if patterns is None:
         return cls
-    return type(cls.__name__, (cls,), {"denylist": [re.compile(pattern)]})
+    return type(cls.__name__, (cls,), {"denylist": [re.compile(p) for p in patterns]})
 
 
 def _plugin(cls: Any) -> Plugin:
