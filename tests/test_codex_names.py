@@ -201,15 +201,31 @@ def test_spellings_of_one_thread_id_are_one_thread(tmp_path: Path) -> None:
         ("nth_user_message", -1),
         ("nth_user_message", "1"),
         ("nth_user_message", True),
+        ("nth_user_message", 2**64),
+        ("max_depth", None),
+        ("max_depth", "2"),
+        ("max_depth", -1),
+        ("max_depth", 2.5),
+        ("max_depth", False),
+        ("max_depth", 2**64),
+        ("compacted_replacement_history_filter_texts", "developer text"),
+        ("compacted_replacement_history_filter_texts", ["developer text", 7]),
+        ("compacted_replacement_history_filter_texts", [None]),
+        ("compacted_replacement_history_filter_texts", {"text": "developer text"}),
     ],
 )
 def test_a_reference_codex_cannot_read_is_skipped(
     tmp_path: Path, field: str, value: object
 ) -> None:
-    """Review: a ``segment_id`` that is no string was read as none (``initial``). Codex reads a
-    reference as a ``RolloutReferenceItem`` (``segment_id: Option<SegmentId>``,
-    ``nth_user_message: Option<usize>``, …) and refuses one of other types, so it is a line of
-    no known kind: the initial segment it would otherwise name is not read."""
+    """Review: a ``segment_id`` that is no string was read as none (``initial``), and a
+    ``max_depth`` or ``compacted_replacement_history_filter_texts`` of any type was taken.
+    Codex reads a reference as a ``RolloutReferenceItem`` (openai/codex
+    ``codex-rs/protocol/src/protocol.rs``: ``segment_id: Option<SegmentId>``,
+    ``nth_user_message: Option<usize>``, ``max_depth: usize`` with a default when absent,
+    ``compacted_replacement_history_filter_texts: Option<Vec<String>>``, …) and serde refuses
+    one of other types (a ``usize`` takes no ``null``, float, boolean, negative number or one
+    past 2⁶⁴ - 1), so it is a line of no known kind: the initial segment it would otherwise
+    name is not read."""
     initial = segment_path(None)
     line = reference(initial, None, **{field: value})
     store = write(
@@ -222,6 +238,40 @@ def test_a_reference_codex_cannot_read_is_skipped(
     assert shown(store.transcript(THREAD)) == [("user", "live")]
     control = write(tmp_path, {f"sessions/2025/06/03/{NAME}": segment(2, reference(initial, None))})
     assert shown(control.transcript(THREAD)) == [("user", "initial")]
+
+
+def test_a_reference_of_the_types_codex_reads_is_followed(tmp_path: Path) -> None:
+    """The other side of the types Codex reads (``RolloutReferenceItem`` in openai/codex
+    ``codex-rs/protocol/src/protocol.rs``): an absent ``max_depth`` takes its default
+    (``#[serde(default = ...)]``), the largest ``usize`` is a count, and
+    ``compacted_replacement_history_filter_texts`` may be ``null`` or a list of strings,
+    empty or not; each such reference names the initial segment, which is read."""
+    initial = segment_path(None)
+    fields: list[dict[str, object]] = [
+        {"max_depth": 2**64 - 1, "nth_user_message": None},
+        {"compacted_replacement_history_filter_texts": []},
+        {"compacted_replacement_history_filter_texts": ["developer text"]},
+    ]
+    without_depth = json.loads(reference(initial, None))
+    del without_depth["payload"]["max_depth"]
+    for n, extra in enumerate(fields):
+        home = tmp_path / str(n)
+        store = write(
+            home,
+            {
+                initial: rollout(meta(), *said("user", "initial")),
+                f"sessions/2025/06/03/{NAME}": segment(2, reference(home / initial, None, **extra)),
+            },
+        )
+        assert shown(store.transcript(THREAD)) == [("user", "initial")], extra
+    store = write(
+        tmp_path / "absent",
+        {
+            initial: rollout(meta(), *said("user", "initial")),
+            f"sessions/2025/06/03/{NAME}": segment(2, json.dumps(without_depth).encode()),
+        },
+    )
+    assert shown(store.transcript(THREAD)) == [("user", "initial")]
 
 
 def test_a_rollout_found_nowhere_is_looked_for_again_only_when_the_home_changed(

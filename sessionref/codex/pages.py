@@ -25,7 +25,8 @@ from sessionref.log.jsonl import committed_lines, decode_line
 
 class LinePayload(msgspec.Struct, frozen=True, gc=False):
     """The fields of a payload that pages and references read (a ``session_meta``'s, a
-    ``rollout_reference``'s, an event's or a response item's); any value, checked where read."""
+    ``rollout_reference``'s, an event's or a response item's); any value, checked where read
+    (``max_depth`` is ``UNSET`` when absent: Codex takes an absent one, not a ``null``)."""
 
     type: object = None
     id: object = None
@@ -37,6 +38,8 @@ class LinePayload(msgspec.Struct, frozen=True, gc=False):
     rollout_id: object = None
     rollout_timestamp: object = None
     nth_user_message: object = None
+    max_depth: object = msgspec.UNSET
+    compacted_replacement_history_filter_texts: object = None
     role: object = None
     num_turns: object = None
 

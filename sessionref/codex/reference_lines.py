@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, NamedTuple
 
+import msgspec
+
 from sessionref.codex.names import canonical_id, rollout_ids
 from sessionref.codex.pages import LinePayload, RolloutLine, decoded
 
@@ -104,21 +106,42 @@ class Reference(NamedTuple):
         return self.nth_user_message is not None or recorded is None or recorded != thread
 
 
+def _is_count(value: object) -> bool:
+    """Whether Codex reads ``value`` as a count (a ``usize``: an integer from 0 to 2⁶⁴ - 1;
+    no float, no boolean).
+
+    >>> _is_count(0), _is_count(2**64 - 1), _is_count(2**64), _is_count(-1), _is_count(True)
+    (True, True, False, False, False)
+    """
+    return type(value) is int and 0 <= value < 1 << 64
+
+
 def _codex_reads(item: LinePayload) -> bool:
-    """Whether Codex reads a reference's optional fields: each absent or ``null``, or of its
-    type (the ids UUIDs, the time a string, the user message a count).
+    """Whether Codex reads a reference's fields other than its path as a
+    ``RolloutReferenceItem``'s (openai/codex ``codex-rs/protocol/src/protocol.rs``): the
+    optional ones absent or ``null``, or of their types (the ids UUIDs, the time a string, the
+    user message a count, the filter texts a list of strings); ``max_depth`` absent (it then
+    has its default) or a count, never ``null`` (it is no ``Option``).
 
     >>> _codex_reads(LinePayload(segment_id=7)), _codex_reads(LinePayload(nth_user_message=-1))
     (False, False)
     >>> _codex_reads(LinePayload(thread_id="0197a000-0000-7000-8000-0000000000aa"))
     True
+    >>> _codex_reads(LinePayload(max_depth=None)), _codex_reads(LinePayload(max_depth=2))
+    (False, True)
+    >>> def filtering(texts): return LinePayload(compacted_replacement_history_filter_texts=texts)
+    >>> _codex_reads(filtering(["a", 1])), _codex_reads(filtering("a")), _codex_reads(filtering([]))
+    (False, False, True)
     """
     ids = (item.thread_id, item.segment_id, item.rollout_id)
-    nth = item.nth_user_message
+    nth, depth = item.nth_user_message, item.max_depth
+    texts = item.compacted_replacement_history_filter_texts
     return (
         all(value is None or _id_of(value) is not None for value in ids)
         and (item.rollout_timestamp is None or type(item.rollout_timestamp) is str)
-        and (nth is None or (type(nth) is int and nth >= 0))
+        and (nth is None or _is_count(nth))
+        and (depth is msgspec.UNSET or _is_count(depth))
+        and (texts is None or (type(texts) is list and all(type(t) is str for t in texts)))
     )
 
 
@@ -126,8 +149,10 @@ def reference_of(line: bytes) -> Reference | None:
     """The reference a line holds; ``None`` for any other line, and for a reference Codex
     refuses (it cannot read it as a ``RolloutReferenceItem``): one without a path, or without
     a thread id that neither it nor the name of its path gives, or whose ids are no UUIDs, or
-    with a field of another type than Codex's (a ``segment_id``, ``rollout_timestamp`` or
-    ``nth_user_message`` that is neither ``null`` nor a UUID, a string, a count). Its ids are
+    with a field of another type than Codex's (:func:`_codex_reads`: a ``segment_id``,
+    ``rollout_timestamp``, ``nth_user_message`` or ``compacted_replacement_history_filter_texts``
+    that is neither ``null`` nor a UUID, a string, a count, a list of strings; a ``max_depth``
+    that is no count). Its ids are
     read as Codex reads them (:func:`_id_of`: any spelling of a UUID). As Codex's
     ``reference_identity`` has it, a reference with neither a segment id nor a thread id names
     the rollout whose id the name of its path carries (a fork recorded before references had
