@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +19,7 @@ import pytest
 
 from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
+from sessionref.errors import SessionLogError
 from sessionref.log.store import SessionNotFound
 from tests.test_codex import THREAD, meta, rollout, said, shown, write
 from tests.test_codex_history_base import (
@@ -272,6 +274,36 @@ def test_a_reference_of_the_types_codex_reads_is_followed(tmp_path: Path) -> Non
         },
     )
     assert shown(store.transcript(THREAD)) == [("user", "initial")]
+
+
+def test_a_rollout_whose_name_says_another_thread_than_its_meta_is_not_listed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review: a rollout named for one thread whose first ``session_meta`` is of another was
+    read as a segment of the meta's thread. Codex's listing takes each rollout as the thread
+    its name says and drops one whose meta says another (openai/codex
+    ``codex-rs/rollout/src/list.rs``, ``build_bounded_candidate_summaries``: ``candidate_thread_id
+    != Some(metadata.meta.id)``), and its look-up by id goes by the name
+    (``find_thread_path_by_id_from_filenames``): the file is neither thread's. It is a problem
+    naming both ids, and reading the thread its name says fails naming it."""
+    stray = f"sessions/2025/06/01/{NAME}"
+    store = write(
+        tmp_path,
+        {
+            stray: rollout(meta(OTHER), *said("user", "stray")),
+            KEPT: rollout(meta(OTHER), *said("user", "kept")),
+        },
+    )
+    assert [h.id for h in store.headers()] == [OTHER]
+    assert shown(store.transcript(OTHER)) == [("user", "kept")]
+    why = (
+        f"its name says thread {THREAD} but its session_meta says thread {OTHER} "
+        "(Codex does not list it)"
+    )
+    assert [(p.path, p.message) for p in store.problems()] == [(str(tmp_path / stray), why)]
+    with pytest.raises(SessionLogError, match=re.escape(f"{tmp_path / stray}: {why}")):
+        store.transcript(THREAD)
+    assert candidates(tmp_path, capsys) == [OTHER]
 
 
 def test_a_rollout_found_nowhere_is_looked_for_again_only_when_the_home_changed(

@@ -4,9 +4,10 @@ and ``<root>/archived_sessions/rollout-*.jsonl``, each possibly compressed to ``
 (:mod:`sessionref.codex.rollouts`).
 
 ``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
-A session is a thread: its id is the first ``session_meta``'s ``payload.id``, and the segment
-files of one thread are read as one session, in the order of their names (which start with
-their time). A file of the same name (compressed or not) in ``sessions/`` and in
+A session is a thread: its id is the first ``session_meta``'s ``payload.id`` (a rollout whose
+name says another thread is a problem, as Codex lists it as neither: :func:`mismatched_thread`),
+and the segment files of one thread are read as one session, in the order of their names
+(which start with their time). A file of the same name (compressed or not) in ``sessions/`` and in
 ``archived_sessions/`` is one rollout in two places, read once (:func:`one_rollout`). A
 subagent's thread is not a session of its own. A paginated thread's older pages
 (``sessions/rollout_segments/``) are read through the page that continues them
@@ -91,6 +92,30 @@ def one_rollout(found_first: list[bytes], other: list[bytes]) -> list[bytes]:
     if len(other) > len(found_first) and other[: len(found_first)] == found_first:
         return other
     return found_first
+
+
+def mismatched_thread(name: str, thread: str) -> str | None:
+    """Why Codex does not list the rollout file ``name`` whose first ``session_meta`` is of
+    ``thread`` (its id as :func:`~sessionref.codex.names.canonical_id` gives it): its name
+    says another thread. ``None`` when it says that one, or none (a name Codex does not read
+    is no rollout at all). Codex's listing takes a rollout by the thread its name says and
+    drops one whose meta is of another (openai/codex ``codex-rs/rollout/src/list.rs``,
+    ``build_bounded_candidate_summaries``).
+
+    >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197a000-0000-7000-8000-0000000000bb"
+    >>> mismatched_thread(f"rollout-2025-06-01T10-00-00-{a.upper()}.jsonl", a) is None
+    True
+    >>> print(mismatched_thread(f"rollout-2025-06-01T10-00-00-{a}.jsonl", b))
+    its name says thread 0197a000-0000-7000-8000-0000000000aa but its session_meta says \
+thread 0197a000-0000-7000-8000-0000000000bb (Codex does not list it)
+    """
+    ids = rollout_ids(name)
+    if ids is None or ids[0] == thread:
+        return None
+    return (
+        f"its name says thread {ids[0]} but its session_meta says thread {thread} "
+        "(Codex does not list it)"
+    )
 
 
 class CodexStore(HarnessStore):
@@ -208,7 +233,8 @@ class CodexStore(HarnessStore):
     def head(self, path: Path, lines: list[bytes]) -> Head:
         """The thread of a rollout, from its first ``session_meta``: its id as Codex reads it
         (:func:`~sessionref.codex.names.canonical_id`), so every spelling of one UUID is one
-        thread's."""
+        thread's. A rollout whose name says another thread is no thread's: Codex's listing
+        drops it (:func:`mismatched_thread`), and it is a problem naming both ids."""
         from sessionref.codex.records import decode  # read only when a file changed
 
         for item in map(decode, lines):
@@ -220,12 +246,12 @@ class CodexStore(HarnessStore):
             source = built(meta.source)
             if type(source) is dict and "subagent" in source:
                 return Head(None)
+            thread = canonical_id(meta.id) or meta.id
+            wrong = mismatched_thread(path.name, thread)
+            if wrong is not None:
+                raise SessionLogError(f"{path}: {wrong}")
             created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
-            return Head(
-                canonical_id(meta.id) or meta.id,
-                created,
-                meta.cwd if type(meta.cwd) is str else None,
-            )
+            return Head(thread, created, meta.cwd if type(meta.cwd) is str else None)
         raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
 
     def names(self) -> dict[str, str]:
