@@ -18,7 +18,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.names import plain_name
+from sessionref.codex.names import plain_name, rollout_ids
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.discovery import LOG_NAMES
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -80,25 +80,79 @@ def claude_code_home(root: Path) -> Path | None:
     return None
 
 
-def _has_rollout(directory: Path, depth: int) -> bool:
-    """Whether ``directory`` or its subdirectories, ``depth`` levels down, hold a rollout
-    (plain or compressed)."""
-    if _has_file(directory, lambda name: plain_name(name) is not None):
-        return True
-    return depth > 0 and any(_has_rollout(sub, depth - 1) for sub in _directories(directory))
+def _file_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> Path | None:
+    """The first file (by name) in ``directory`` whose name is ``wanted``, else the first in
+    its subdirectories, ``depth`` levels down (by name); ``None`` when there is none.
+
+    >>> _file_below(Path("/nonexistent"), 3, lambda name: True) is None
+    True
+    """
+    try:
+        with os.scandir(directory) as scan:
+            names = [entry.name for entry in scan if entry.is_file() and wanted(entry.name)]
+    except OSError:
+        names = []
+    if names:
+        return directory / min(names)
+    for sub in _directories(directory) if depth > 0 else ():
+        found = _file_below(sub, depth - 1, wanted)
+        if found is not None:
+            return found
+    return None
 
 
 CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
 
 
+def _codex_folders(root: Path) -> list[tuple[Path, Path]]:
+    """The Codex homes ``root`` may be, each with its folder of rollouts to look in: ``root``
+    with its ``sessions/`` or ``archived_sessions/``, or its parent when ``root`` is one.
+
+    >>> _codex_folders(Path("/h/sessions"))[-1]
+    (PosixPath('/h'), PosixPath('/h/sessions'))
+    """
+    places = [(root, root / name) for name in CODEX_FOLDERS] + [(root.parent, root)]
+    return [(home, folder) for home, folder in places if folder.name in CODEX_FOLDERS]
+
+
+def _is_rollout(name: str) -> bool:
+    """Whether Codex lists a file of this name (plain or compressed), as it reads names
+    (:func:`~sessionref.codex.names.rollout_ids`)."""
+    return rollout_ids(name) is not None
+
+
 def codex_home(root: Path) -> Path | None:
     """The Codex directory (``~/.codex``) of ``root``: ``root`` itself when its ``sessions/``
-    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold ``rollout-*.jsonl`` files (or
-    compressed, ``rollout-*.jsonl.zst``), its parent when ``root`` is one of those; ``None``
-    otherwise."""
-    for home, folder in [(root, root / name) for name in CODEX_FOLDERS] + [(root.parent, root)]:
-        if folder.name in CODEX_FOLDERS and _has_rollout(folder, 3):
+    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold rollouts Codex lists (named
+    ``rollout-<time>-<thread>.jsonl``, maybe compressed, as Codex's ``RolloutFileName::parse``
+    reads a name: :func:`~sessionref.codex.names.rollout_ids`), its parent when ``root`` is
+    one of those; ``None`` otherwise: a folder of files Codex does not list holds no thread."""
+    for home, folder in _codex_folders(root):
+        if _file_below(folder, 3, _is_rollout) is not None:
             return home
+    return None
+
+
+def misnamed_rollout(root: Path) -> str | None:
+    """Why ``root``, which holds no rollout Codex lists (:func:`codex_home`), is still no
+    Codex home when it holds ``rollout-*.jsonl`` files: the first such file, and what Codex
+    takes for a rollout's name; ``None`` when it holds none.
+
+    >>> misnamed_rollout(Path("/nonexistent")) is None
+    True
+    """
+    for _, folder in _codex_folders(root):
+        found = _file_below(folder, 3, lambda name: plain_name(name) is not None)
+        if found is not None:
+            return (
+                f"{found} is no rollout: Codex lists only "
+                "rollout-<YYYY-MM-DDThh-mm-ss>-<thread UUID>.jsonl (maybe .zst), of a real time"
+            )
+    return None
+
+
+def _nothing_near(root: Path) -> str | None:
+    """No layout of the harness is near ``root``'s (what a harness without near misses says)."""
     return None
 
 
@@ -112,6 +166,8 @@ class Harness(NamedTuple):
     home: Callable[[Path], Path | None]
     layout: str
     default: Callable[[Mapping[str, str]], Path]
+    near_miss: Callable[[Path], str | None] = _nothing_near
+    """Why a root that holds none of the harness's sessions looks as if it did, if it does."""
 
 
 def _home(environ: Mapping[str, str]) -> Path:
@@ -157,6 +213,7 @@ HARNESSES: Final = {
             "sessions/YYYY/MM/DD/rollout-*.jsonl, sessions/rollout-*.jsonl or "
             "archived_sessions/rollout-*.jsonl (each maybe .zst)",
             lambda environ: _home_dir(environ, "CODEX_HOME", ".codex"),
+            misnamed_rollout,
         ),
     )
 }
@@ -195,7 +252,8 @@ def check_root(named: str, harness: str | None = None, option: str = "--root") -
             return Root(os.path.abspath(home), candidate.name, str(path))
     looked = "; ".join(f"{c.title}: {c.layout}" for c in candidates)
     which = f"{candidates[0].title} sessions" if harness is not None else "sessions"
-    raise _config_error(f"{option} {path}: holds no {which} (looked for {looked})")
+    near = "".join(f"; {miss}" for c in candidates if (miss := c.near_miss(path)))
+    raise _config_error(f"{option} {path}: holds no {which} (looked for {looked}){near}")
 
 
 def default_roots(

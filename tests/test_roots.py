@@ -44,6 +44,11 @@ SESSIONS = [
 ]
 
 
+CODEX_THREAD = "0197a000-0000-7000-8000-0000000000c1"
+"""The Codex thread of :func:`codex_home` and :func:`codex_session` (a UUID, as Codex names
+its rollouts)."""
+
+
 def two_roots(tmp_path: Path) -> tuple[Path, Path]:
     """SESSIONS split over two DSH roots."""
     one, two = tmp_path / "one", tmp_path / "two"
@@ -65,7 +70,7 @@ def codex_home(tmp_path: Path, dated: bool = True) -> Path:
     home = tmp_path / "codex"
     folder = home / "sessions" / ("2026/11/30" if dated else "")
     folder.mkdir(parents=True)
-    (folder / "rollout-2026-11-30T10-00-00-0b7c.jsonl").write_text("{}\n")
+    (folder / f"rollout-2026-11-30T10-00-00-{CODEX_THREAD}.jsonl").write_text("{}\n")
     return home
 
 
@@ -90,7 +95,7 @@ def test_each_harness_is_recognized_from_its_layout(tmp_path: Path) -> None:
     claude, codex = claude_home(tmp_path), codex_home(tmp_path)
     archived = tmp_path / "old" / "archived_sessions"
     archived.mkdir(parents=True)
-    (archived / "rollout-2025-01-01T00-00-00-x.jsonl").write_text("{}\n")
+    (archived / f"rollout-2025-01-01T00-00-00-{CODEX_THREAD}.jsonl").write_text("{}\n")
     flat = codex_home(tmp_path / "flat", dated=False)
     assert check_root(str(dsh)) == Root(str(dsh), "dsh", str(dsh))
     assert check_root(str(claude)) == Root(str(claude), "claude-code", str(claude))
@@ -99,6 +104,39 @@ def test_each_harness_is_recognized_from_its_layout(tmp_path: Path) -> None:
     assert check_root(str(codex / "sessions")).path == str(codex)
     assert check_root(str(archived)) == Root(str(archived.parent), "codex", str(archived))
     assert check_root(str(flat)).harness == "codex"
+
+
+def test_a_folder_of_files_codex_lists_no_rollout_of_is_no_codex_home(tmp_path: Path) -> None:
+    """Review: a ``sessions/`` holding only ``rollout-*.jsonl`` files whose names Codex does
+    not read was taken for a Codex home that then listed nothing. Codex's listing takes a
+    file only when ``RolloutFileName::parse`` reads its name (openai/codex
+    ``codex-rs/rollout/src/list.rs``, ``collect_bounded_candidates_in_dir``;
+    ``codex-rs/rollout/src/rollout_file_name.rs``: a real time, then a UUID), so such a root
+    holds no sessions, and the one error line says which file looked like a rollout and
+    what Codex's rollouts are named."""
+    home = tmp_path / "codex"
+    folder = home / "sessions" / "2025" / "06" / "01"
+    folder.mkdir(parents=True)
+    (folder / "rollout-2025-06-01T10-00-00-0b7c.jsonl").write_text("{}\n")  # no UUID
+    first = folder / f"rollout-2025-02-29T10-00-00-{CODEX_THREAD}.jsonl"  # no such day
+    first.write_text("{}\n")
+    near = (
+        f"; {first} is no rollout: Codex lists only "
+        "rollout-<YYYY-MM-DDThh-mm-ss>-<thread UUID>.jsonl (maybe .zst), of a real time"
+    )
+    for harness, which in ((None, "sessions"), ("codex", "Codex sessions")):
+        with pytest.raises(SessionReferenceError) as raised:
+            check_root(str(home), harness)
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).startswith(f"--root {home}: holds no {which} (looked for")
+        assert str(raised.value).endswith(near)
+    done = command("candidates", "--root", str(home / "sessions"), "--no-index")
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.decode().endswith(near + "\n")
+    assert b"Traceback" not in done.stderr
+    (folder / f"rollout-2025-06-01T10-00-00-{CODEX_THREAD}.jsonl").write_text("{}\n")
+    assert check_root(str(home)) == Root(str(home), "codex", str(home))
 
 
 def test_subagent_transcripts_alone_are_no_claude_code_sessions(tmp_path: Path) -> None:
@@ -403,10 +441,6 @@ def claude_session(home: Path) -> Path:
     (home / "projects" / "-w").mkdir(parents=True)
     (home / "projects" / "-w" / "cc-1.jsonl").write_text("\n".join(lines) + "\n")
     return home
-
-
-CODEX_THREAD = "0197a000-0000-7000-8000-0000000000c1"
-"""The Codex thread of :func:`codex_session` (a UUID, as Codex names its rollouts)."""
 
 
 def codex_session(home: Path) -> Path:
