@@ -11,7 +11,10 @@ command line's start-up) costs nothing until the library is used.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, Final
+
+TYPE_CHECKING = False  # typing is not imported at run time: the command line's start-up
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 __version__ = "0.1.0"
 

@@ -220,6 +220,24 @@ sys.exit(main())
     assert (done.returncode, done.stderr, done.stdout) == (status, b"interrupted\n", b"")
 
 
+def test_importing_the_command_line_loads_nothing_but_os_and_signal() -> None:
+    """Found by a newcomer's trial: a Ctrl-C while ``sessionref.cli`` imported its stream and
+    signal helpers (threading, io, ...) printed Python's traceback. What ``main`` needs before
+    its handlers are set is ``os`` and ``signal`` and the modules they load themselves."""
+    code = """
+import sys
+before = set(sys.modules)
+import __future__, importlib, os, signal
+theirs = set(sys.modules) - before
+import sessionref.cli
+print(sorted(set(sys.modules) - before - theirs))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=PATIENCE)
+    assert done.stdout.decode().strip() == str(
+        ["sessionref", "sessionref.cli", "sessionref.cli.early"]
+    )
+
+
 # 6, 7. the batch summary and --resume
 
 

@@ -64,7 +64,8 @@ def test_help_loads_no_command(argv: list[str]) -> None:
     assert not modules & (LIBRARY | HEAVY), sorted(modules & (LIBRARY | HEAVY))
     assert not {name for name in modules if name.startswith("sessionref.cli.")} - {
         "sessionref.cli.app",
-        "sessionref.cli.process",  # signals and stdout: set up before anything else
+        "sessionref.cli.early",  # the signal handlers: set before anything else
+        "sessionref.cli.process",  # stdout and stderr: set up before the parser
     }
 
 

@@ -15,11 +15,11 @@ from collections.abc import Collection, Sequence
 from typing import Any, Final, NamedTuple, NoReturn
 
 import sessionref
+from sessionref.cli.early import exit_on_signals
 from sessionref.cli.process import (
     OutputError,
     abandon_output,
     collect_no_more,
-    exit_on_signals,
     flush_output,
     interrupted_status,
     note,

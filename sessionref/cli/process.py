@@ -32,10 +32,8 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any, Final
 
+from sessionref.cli.early import INTERRUPTED_STATUS, TERMINATED_STATUS
 from sessionref.controls import one_line
-
-INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
-TERMINATED_STATUS: Final = 128 + signal.SIGTERM
 
 
 class OutputError(Exception):
@@ -77,24 +75,11 @@ def _raise_interruption(signum: int, frame: FrameType | None) -> None:
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
-def _exit_at_once(signum: int, frame: FrameType | None) -> None:
-    """A signal ends the process at once, with one line and no traceback."""
-    os.write(2, b"interrupted\n")
-    os._exit(TERMINATED_STATUS if signum == signal.SIGTERM else INTERRUPTED_STATUS)
-
-
 def stop_on_signals() -> None:
     """While a command runs: SIGINT raises :class:`KeyboardInterrupt`, SIGTERM
     :class:`Terminated`, so that the command stops cleanly."""
     signal.signal(signal.SIGINT, _raise_interruption)
     signal.signal(signal.SIGTERM, _raise_interruption)
-
-
-def exit_on_signals() -> None:
-    """While the command line loads, and once the command is done (the interpreter closing
-    pools and threads): a signal exits at once with one line."""
-    signal.signal(signal.SIGINT, _exit_at_once)
-    signal.signal(signal.SIGTERM, _exit_at_once)
 
 
 @contextlib.contextmanager
