@@ -1,23 +1,20 @@
 """The one worker process pool (the batch engines and the index build use it): workers that
-stop at once on Ctrl-C and never outlive the process that started them.
+stop at once on Ctrl-C, never outlive the process that started them, and whose death is
+seen the moment it happens.
 
-A terminal sends SIGINT to the whole process group. The workers ignore it: the parent alone
-decides, and ends its workers with SIGTERM. A worker must never die while it talks to the
-parent (a half-written result leaves the pool's manager thread waiting forever, and the
-interpreter waits for that thread at exit), so SIGTERM ends a worker only while it runs a
-task; between tasks it is remembered, and the worker exits as it takes its next task or the
-pool's end-of-work marker.
+The pool owns its pipes. Each worker (:mod:`sessionref.pool_worker`) has a task pipe and a
+result pipe of its own, and one thread of this process, the collector, waits on every
+result pipe, every worker's sentinel and a wake-up pipe at once: it completes each future as
+its result comes, hands the queued tasks out (to each worker one to run and, when it is
+small, one more to take next, so that no worker waits between tasks), and ends the workers.
+This process keeps no writing end of a result pipe: a worker that dies as it sends a result
+leaves the collector the end of that pipe, never a wait for the rest.
 
-A parent that dies without ending its workers (``kill -9``, the OOM killer) takes them with
-it (:func:`die_with_parent`): on Linux the kernel kills each worker as its parent ends
-(``PR_SET_PDEATHSIG``), and everywhere a thread of the worker sees it orphaned within
-:data:`PARENT_WATCH_SECONDS`. (Children of a fork server watch the fork server, which ends
-when the process that started it ends.)
-
-A worker that dies while the pool is in use (``kill -9``, the OOM killer) breaks it: the pool
-is ended and :class:`~sessionref.worker_deaths.WorkerDied` raised, one coded error naming the
-worker and how it ended, never a bare ``BrokenProcessPool`` nor a hang
-(:mod:`sessionref.worker_deaths`).
+A worker that dies while the pool is in use (``kill -9``, the OOM killer) breaks it: its
+sentinel names it, the others are ended, and every future not done fails with
+:class:`~sessionref.worker_deaths.WorkerDied`, one coded error naming the worker and how it
+ended, never a hang. What a task raised, or returned, comes back pickled; one that does not
+pickle fails that future alone.
 
 >>> with worker_pool(1) as pool:
 ...     pool.submit(pow, 2, 5).result()
@@ -31,112 +28,77 @@ import multiprocessing
 import os
 import pickle
 import signal
-import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
-from types import FrameType
-from typing import Any, Final, TypeVar
+from concurrent.futures import BrokenExecutor, Executor, Future
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
-from sessionref.worker_deaths import ENDED_STATUS, DeathWatch, Withdrawable, worker_died
+from sessionref.pool_start import cannot_start, check_pickles, process_context
+from sessionref.pool_worker import HELD_AT_START, serve
+from sessionref.worker_deaths import WorkerDied, worker_died
+
+if TYPE_CHECKING:
+    from sessionref.pool_start import StartContext
 
 R = TypeVar("R")
 
 WORKER_EXIT_SECONDS: Final = 10.0
 """How long an ended worker may take to go before it is killed outright."""
-ORPHANED_STATUS: Final = 128 + signal.SIGKILL
-"""How a worker whose parent is gone exits (as the kernel's SIGKILL would end it)."""
-PARENT_WATCH_SECONDS: Final = 0.5
-"""How often a worker checks that its parent is still there."""
-PR_SET_PDEATHSIG: Final = 1
-"""Linux ``prctl`` option: the signal the kernel sends a process when its parent ends."""
+AHEAD_BYTES: Final = 4096
+"""A task at most this long (pickled) may wait in the pipe of a worker that runs another:
+it fits in the smallest pipe (a page), so handing it over never waits for that worker. A
+longer one goes to a worker that runs none."""
 
-_running_task = False
-_ended = False
-
-
-def _on_sigterm(signum: int, frame: FrameType | None) -> None:
-    """In a worker: exit now if a task runs, else as soon as the next one is taken."""
-    global _ended
-    _ended = True
-    if _running_task:
-        os._exit(ENDED_STATUS)
+State = Literal["open", "closing", "ending"]
+"""A pool takes tasks (``open``), finishes those it has (``closing``: shut down), or ends
+its workers at once (``ending``: ended, or broken)."""
 
 
-def _set_parent_death_signal(signum: int) -> None:
-    """Have the kernel send ``signum`` to this process when its parent ends (Linux
-    ``prctl(PR_SET_PDEATHSIG)``; elsewhere, or if refused, nothing happens).
+@dataclass(eq=False)
+class _Worker:
+    """One worker process, this process's ends of its pipes, and the futures of the tasks
+    handed to it, oldest first (its results come in that order)."""
 
-    The kernel's parent is the *thread* that started the process: a pool is used from the
-    thread that made it (as every ``with worker_pool(...)`` block is).
-    """
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes  # only a worker process on Linux loads it
+    process: BaseProcess
+    tasks: Connection
+    results: Connection
+    running: deque[Future[Any]] = field(default_factory=deque)
+    gone: bool = False
+    """Its result pipe is at its end: the worker is gone, or going."""
 
+
+def _start_worker(context: StartContext, args: tuple[Any, ...]) -> _Worker:
+    """Start one worker (:func:`~sessionref.pool_worker.serve` with ``args``), its ends of
+    its pipes closed here once it has them."""
+    take, hand = context.Pipe(duplex=False)
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum, 0, 0, 0)
-    except (OSError, AttributeError):  # pragma: no cover - a libc without prctl
-        return
-
-
-def _watch_parent(parent: int) -> None:
-    """In a worker's own thread: exit the worker as soon as ``parent`` is no longer its
-    parent (it died, and the worker was handed to another process)."""
-    while os.getppid() == parent:
-        time.sleep(PARENT_WATCH_SECONDS)
-    os._exit(ORPHANED_STATUS)
-
-
-def die_with_parent(parent: int) -> None:
-    """In a worker process started by ``parent``: end with it, whatever ends it.
-
-    The kernel's signal (where there is one) ends the worker at once; a thread that checks
-    every :data:`PARENT_WATCH_SECONDS` is the fallback. A parent already gone when this
-    runs ends the worker here.
-    """
-    _set_parent_death_signal(signal.SIGKILL)
-    if os.getppid() != parent:  # it went before the signal was set
-        os._exit(ORPHANED_STATUS)
-    watch = threading.Thread(target=_watch_parent, args=(parent,), name="parent-watch")
-    watch.daemon = True
-    watch.start()
-
-
-def _start_worker(
-    owner: int, method: str, initializer: Callable[..., None] | None, *initargs: Any
-) -> None:
-    """Pool initializer: die with the pool's ``owner`` (or, started by ``method``
-    ``forkserver``, with the fork server), ignore Ctrl-C, end cleanly on SIGTERM, then the
-    engine's own."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # one that came since the fork is dropped
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # blocked by _spawn_process
-    die_with_parent(os.getppid() if method == "forkserver" else owner)
-    signal.signal(signal.SIGTERM, _on_sigterm)
-    if initializer is not None:
-        initializer(*initargs)
-
-
-def _run_task(fn: Callable[..., R], *args: Any, **kwargs: Any) -> R:
-    """In a worker: run one task, marked as running so SIGTERM may end it at once."""
-    global _running_task
-    _running_task = True
+        collect, give = context.Pipe(duplex=False)
+    except OSError:
+        take.close()
+        hand.close()
+        raise
     try:
-        if _ended:
-            os._exit(ENDED_STATUS)
-        return fn(*args, **kwargs)
+        process = context.Process(target=serve, args=(take, give, *args), daemon=True)
+        process.start()
+    except BaseException:
+        hand.close()
+        collect.close()
+        raise
     finally:
-        _running_task = False
+        take.close()
+        give.close()
+    return _Worker(process, hand, collect)
 
 
-class WorkerPool(ProcessPoolExecutor):
-    """A :class:`ProcessPoolExecutor` whose workers ignore SIGINT and can be :meth:`end`-ed,
-    watched while it is in use (:class:`DeathWatch`)."""
-
-    watch: DeathWatch | None = None
+class WorkerPool(Executor):
+    """An :class:`~concurrent.futures.Executor` of ``workers`` processes, all started as it
+    is made (forked while this process runs one thread: :func:`process_context`), each
+    running ``initializer(*initargs)`` first; the pool can be :meth:`end`-ed at once."""
 
     def __init__(
         self,
@@ -145,96 +107,242 @@ class WorkerPool(ProcessPoolExecutor):
         initargs: tuple[Any, ...] = (),
     ) -> None:
         context = process_context()
-        self.workers = workers
-        if context.get_start_method() != "fork":
+        method = context.get_start_method()
+        if method != "fork":
             check_pickles(initargs)
-        super().__init__(
-            workers,
-            mp_context=context,
-            initializer=_start_worker,
-            initargs=(os.getpid(), context.get_start_method(), initializer, *initargs),
-        )
-
-    def _spawn_process(self) -> None:
-        """Start a worker with SIGINT blocked: a Ctrl-C before its initializer ignores it
-        would end it with a traceback on stderr. The worker unblocks it once it ignores it
-        (:func:`_start_worker`); here, one that came meanwhile is taken after the start."""
-        blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        self.workers = self._max_workers = workers  # dask's processes scheduler reads the latter
+        self._lock = threading.Lock()
+        self._queue: deque[tuple[Future[Any], bytes]] = deque()
+        self._state: State = "open"
+        self._broken: WorkerDied | None = None
+        self._in_flight = 0
+        self._woken = False
         try:
-            super()._spawn_process()  # type: ignore[misc]
-        except OSError as exc:  # out of processes or open files: say so, and how many
-            raise cannot_start(self.workers, len(self._processes or {}), exc) from None
+            self._wake, self._waker = multiprocessing.Pipe(duplex=False)
+        except OSError as exc:
+            raise cannot_start(workers, 0, exc) from None
+        try:
+            self._workers = self._start(context, (os.getpid(), method, initializer, initargs))
+        except BaseException:
+            self._wake.close()
+            self._waker.close()
+            raise
+        self._collector = threading.Thread(target=self._collect, name="worker-pool", daemon=True)
+        self._collector.start()
+
+    def _start(self, context: StartContext, args: tuple[Any, ...]) -> list[_Worker]:
+        """Start every worker, SIGINT and SIGTERM held meanwhile (until each worker handles
+        them itself); none at all if one cannot start."""
+        started: list[_Worker] = []
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_AT_START)
+        try:
+            for _ in range(self.workers):
+                started.append(_start_worker(context, args))
+        except BaseException as exc:
+            for worker in started:  # they have done nothing yet: killed, not ended
+                worker.process.kill()
+            for worker in started:
+                worker.process.join()
+                worker.tasks.close()
+                worker.results.close()
+            if isinstance(exc, OSError):  # out of processes or open files: say so, how many
+                raise cannot_start(self.workers, len(started), exc) from None
+            raise
         finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        return started
 
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
-        """Run ``fn(*args, **kwargs)`` in a worker (see :func:`_run_task`); the future may
-        be cancelled whatever then befalls the pool (:class:`Withdrawable`)."""
-        future = super().submit(_run_task, fn, *args, **kwargs)
-        future.__class__ = Withdrawable  # nothing has seen it yet: made here, not yet cancelled
-        if self.watch is None:  # once the workers are started (all of them, when forked)
-            self.watch = DeathWatch(self)
+        """Run ``fn(*args, **kwargs)`` in a worker; what it returns or raises comes back
+        pickled. After the pool broke, this raises its :class:`WorkerDied`."""
+        future: Future[R] = Future()
+        try:
+            task = pickle.dumps((fn, args, kwargs), pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:  # as a task that raised: its future says why
+            future.set_exception(exc)
+            return future
+        with self._lock:
+            if self._broken is not None:
+                raise WorkerDied(self._broken.message)
+            if self._state != "open":
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._queue.append((future, task))
+            if self._in_flight < 2 * len(self._workers):  # else a result hands it out
+                self._wake_collector()
         return future
 
-    def processes(self) -> list[multiprocessing.process.BaseProcess]:
-        """The worker processes started so far."""
-        return list((self._processes or {}).values())
-
-    def unstick(self, dead: multiprocessing.process.BaseProcess) -> None:
-        """After the death of worker ``dead``: kill the others (the pool is broken, their work
-        lost) and close this process's end of the result pipe, so that a manager thread
-        waiting for the rest of a result ``dead`` was sending reads its end instead."""
-        for process in self.processes():
-            if process is not dead:
-                process.kill()
-        with contextlib.suppress(OSError, AttributeError):
-            self._result_queue._writer.close()  # type: ignore[attr-defined]
-
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        """Stop watching the workers, then shut down as a :class:`ProcessPoolExecutor` does."""
-        if self.watch is not None:
-            self.watch.stop()
-        super().shutdown(wait, cancel_futures=cancel_futures)
-
-    def ended(self) -> list[tuple[int, int | None]]:
-        """The process id and exit status (as :attr:`multiprocessing.Process.exitcode` gives
-        it, ``-N`` for signal N; ``None`` when another thread is reaping it) of the worker
-        whose death :class:`DeathWatch` saw, else of each worker that has ended, once the
-        pool's manager thread, which ends and reaps them as the pool breaks, and the watch
-        are done (within :data:`WORKER_EXIT_SECONDS`)."""
-        manager = getattr(self, "_executor_manager_thread", None)
-        if manager is not None:
-            manager.join(WORKER_EXIT_SECONDS)
-        if self.watch is not None:
-            self.watch.stop(WORKER_EXIT_SECONDS)  # it sees a dead worker's sentinel at once
-            if self.watch.dead is not None:
-                return [(self.watch.dead.pid or 0, self.watch.dead.exitcode)]
-        return [(p.pid or 0, p.exitcode) for p in self.processes() if p.exitcode is not None]
+        """Finish the tasks handed out (and, unless ``cancel_futures``, those queued), then
+        end the workers; ``wait``: until they are gone."""
+        self._stop("closing", cancel_futures)
+        if wait:
+            self._collector.join()
 
     def end(self) -> None:
-        """Shut down without waiting for the work in flight, and end the worker processes.
+        """End the workers at once (SIGTERM, then SIGKILL after :data:`WORKER_EXIT_SECONDS`),
+        the queued tasks cancelled, and wait until they are gone; the futures of tasks handed
+        out and not done fail (:class:`~concurrent.futures.BrokenExecutor`).
 
         A plain ``shutdown(wait=True)`` would wait for every session in flight.
         """
-        if self.watch is not None:
-            self.watch.stop()  # its workers are ended here: none dies on its own
-        processes = self.processes()
-        # A pool that broke as it started its workers sent them nothing, and has no thread to
-        # wake them: they wait for work, which no SIGTERM ends, and may be killed at once.
-        started = getattr(self, "_executor_manager_thread", None) is not None
-        self.shutdown(wait=False, cancel_futures=True)
-        for process in processes:
-            if started:
-                process.terminate()
+        self._stop("ending", True)
+        self._collector.join()
+
+    def _stop(self, state: State, cancel: bool) -> None:
+        """Take no more tasks: go to ``state`` (``ending`` comes after ``closing``, never the
+        other way), the queued tasks cancelled if ``cancel``."""
+        with self._lock:
+            if self._state != "ending":
+                self._state = state
+            queued = list(self._queue) if cancel else []
+            if cancel:
+                self._queue.clear()
+            self._wake_collector()
+        for future, _ in queued:
+            future.cancel()
+            future.set_running_or_notify_cancel()  # a wait() on it returns
+
+    def _wake_collector(self) -> None:
+        """(With the lock held.) Have the collector look again, if it was not asked already."""
+        if not self._woken and not self._waker.closed:
+            self._woken = True
+            self._waker.send_bytes(b"")
+
+    def _collect(self) -> None:
+        """The collector thread: serve the tasks, then end the workers (as the pool was shut
+        down, ended, or broke), fail what is left, and close this process's pipes."""
+        live = list(self._workers)
+        try:
+            self._serve(live)
+        finally:
+            self._finish(live)
+
+    def _serve(self, live: list[_Worker]) -> None:
+        """Hand out tasks and complete futures until the pool is ended, broken, or shut down
+        with nothing left to do."""
+        while True:
+            with self._lock:
+                if self._state == "ending" or (
+                    self._state == "closing" and not self._queue and not self._in_flight
+                ):
+                    return
+            for worker, task in self._hand_out(live):
+                with contextlib.suppress(OSError):  # it died: its sentinel says so
+                    worker.tasks.send_bytes(task)
+            ready = self._wait(live, None)
+            for worker in [worker for worker in live if worker.process.sentinel in ready]:
+                self._reap(worker, live)
+                self._break(worker_died(worker.process.pid or 0, worker.process.exitcode))
+                return
+
+    def _hand_out(self, live: list[_Worker]) -> list[tuple[_Worker, bytes]]:
+        """The queued tasks to send now, and to which worker: first one to each worker that
+        runs none, then one more to each worker that runs one (a short one only:
+        :data:`AHEAD_BYTES`). A cancelled task is dropped."""
+        sends = []
+        with self._lock:
+            for limit in (1, 2):
+                for worker in live:
+                    while not worker.gone and len(worker.running) < limit and self._queue:
+                        future, task = self._queue[0]
+                        if limit == 2 and len(task) > AHEAD_BYTES:
+                            break
+                        self._queue.popleft()
+                        if future.set_running_or_notify_cancel():
+                            worker.running.append(future)
+                            self._in_flight += 1
+                            sends.append((worker, task))
+        return sends
+
+    def _wait(self, live: list[_Worker], timeout: float | None) -> set[Any]:
+        """Wait up to ``timeout`` seconds for a wake-up or a worker's end, reading each
+        result that came meanwhile; what was ready."""
+        results = [worker.results for worker in live if not worker.gone]
+        sentinels = [worker.process.sentinel for worker in live]
+        ready = set(wait([self._wake, *results, *sentinels], timeout))
+        if self._wake in ready:
+            self._wake.recv_bytes()
+            with self._lock:
+                self._woken = False
+        for worker in live:
+            if worker.results in ready:
+                self._receive(worker)
+        return ready
+
+    def _receive(self, worker: _Worker) -> None:
+        """Read one result of ``worker`` (it comes whole, or its worker is gone) and complete
+        the future of its oldest task with it."""
+        try:
+            message = worker.results.recv_bytes()
+        except (EOFError, OSError):  # its sentinel says how it ended
+            worker.gone = True
+            return
+        future = worker.running.popleft()
+        with self._lock:
+            self._in_flight -= 1
+        try:
+            succeeded, outcome = pickle.loads(message)
+        except Exception as exc:  # a result that does not unpickle here
+            succeeded, outcome = False, exc
+        if succeeded:
+            future.set_result(outcome)
+        else:
+            future.set_exception(outcome)
+
+    def _reap(self, worker: _Worker, live: list[_Worker]) -> None:
+        """``worker`` has ended: read the results it sent whole before, and its exit status."""
+        while not worker.gone and worker.results.poll():
+            self._receive(worker)
+        worker.process.join()
+        live.remove(worker)
+
+    def _break(self, error: WorkerDied) -> None:
+        """A worker died: the pool is broken, and every future not done fails with ``error``."""
+        with self._lock:
+            self._broken, self._state = error, "ending"
+            queued = [future for future, _ in self._queue]
+            self._queue.clear()
+        for future in queued:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(WorkerDied(error.message))
+        self._fail_running(lambda: WorkerDied(error.message))
+
+    def _fail_running(self, error: Callable[[], BaseException]) -> None:
+        """Fail the futures of the tasks handed out and not done, each with a new ``error()``."""
+        for worker in self._workers:
+            while worker.running:
+                worker.running.popleft().set_exception(error())
+        with self._lock:
+            self._in_flight = 0
+
+    def _finish(self, live: list[_Worker]) -> None:
+        """End the workers still there: at once when the pool is ended or broken (SIGTERM),
+        else with the end of the work; SIGKILL after :data:`WORKER_EXIT_SECONDS`. Then fail
+        what they left undone, and close this process's pipes."""
+        with self._lock:
+            ending = self._state == "ending"
+        for worker in live:
+            if ending:
+                worker.process.terminate()
             else:
-                process.kill()
-        deadline = time.monotonic() + WORKER_EXIT_SECONDS  # one for all, not one each
-        for process in processes:
-            process.join(max(0.0, deadline - time.monotonic()))
-        for process in processes:
-            if process.is_alive():  # idle, and never woken (the pool broke as it started)
-                process.kill()
-                process.join()
+                with contextlib.suppress(OSError):
+                    worker.tasks.send_bytes(b"")
+        deadline: float | None = time.monotonic() + WORKER_EXIT_SECONDS
+        while live:
+            ready = self._wait(live, None if deadline is None else deadline - time.monotonic())
+            for worker in [worker for worker in live if worker.process.sentinel in ready]:
+                self._reap(worker, live)
+            if not ready and deadline is not None:  # it is past: kill those left
+                for worker in live:
+                    worker.process.kill()
+                deadline = None
+        self._fail_running(lambda: BrokenExecutor("the worker pool ended before this task"))
+        with self._lock:
+            self._waker.close()
+        self._wake.close()
+        for worker in self._workers:
+            worker.tasks.close()
+            worker.results.close()
 
 
 @contextlib.contextmanager
@@ -242,91 +350,12 @@ def worker_pool(
     workers: int, initializer: Callable[..., None] | None = None, initargs: tuple[Any, ...] = ()
 ) -> Iterator[WorkerPool]:
     """A :class:`WorkerPool`, shut down normally if the block completes (work not begun by
-    then is dropped) and ended at once if it does not (an interrupt, an error, an iterator
-    closed early)."""
+    then is dropped) and ended at once if it does not (an interrupt, an error, a worker's
+    death, an iterator closed early)."""
     pool = WorkerPool(workers, initializer, initargs)
     try:
         yield pool
-    except BrokenProcessPool:
-        dead = pool.ended()  # before end() ends the others
-        pool.end()
-        raise worker_died(dead) from None
     except BaseException:
         pool.end()
         raise
     pool.shutdown(wait=True, cancel_futures=True)
-
-
-def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:
-    """The error of a pool of ``workers`` whose worker ``started + 1`` could not start (each
-    holds a few open files and a process of the user's).
-
-    >>> print(cannot_start(40, 25, OSError(24, "Too many open files")))
-    cannot start 40 worker processes (started 25): Too many open files; ask for fewer
-    """
-    reason = cause.strerror or describe(cause)
-    return SessionReferenceError(
-        f"cannot start {workers} worker processes (started {started}): {reason}; ask for fewer",
-        INVALID_CONFIG,
-    )
-
-
-def check_pickles(initargs: tuple[Any, ...]) -> None:
-    """Raise INVALID_CONFIG when what workers that are not forked start with does not pickle
-    (a store of the caller's holding a lock, say), rather than a bare error from deep inside
-    the pool as its first worker starts.
-
-    >>> check_pickles(("/root", 3))
-    >>> check_pickles((threading.Lock(),))
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: worker processes cannot be started: this process \
-runs several threads, so they are not forked, and what they are sent does not pickle \
-(cannot pickle '_thread.lock' object); give a store that pickles, or a root path
-    """
-    try:
-        pickle.dumps(initargs)
-    except Exception as exc:
-        raise SessionReferenceError(
-            "worker processes cannot be started: this process runs several threads, so they"
-            f" are not forked, and what they are sent does not pickle ({describe(exc)});"
-            " give a store that pickles, or a root path",
-            INVALID_CONFIG,
-        ) from None
-
-
-def process_context() -> multiprocessing.context.BaseContext:
-    """The start method of worker pools: ``fork`` while this process runs a single thread
-    (workers start in milliseconds, with every module already imported), else
-    ``forkserver`` where there is one, else ``spawn``.
-
-    A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
-    forked: a lock another thread held would stay locked in the child. (Before it forks,
-    ``multiprocessing`` flushes stdout and stderr, which a worker flushes again as it exits.)
-    """
-    methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and single_threaded():
-        return multiprocessing.get_context("fork")
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> bool:
-    """Whether this process runs one thread as the kernel counts them (native threads too);
-    ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
-
-    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
-    later: while Python knows of no other thread, the count is given ``patience`` seconds.
-
-    >>> single_threaded("/nonexistent")
-    False
-    """
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            threads = len(os.listdir(tasks))
-        except OSError:
-            return False
-        if threads == 1:
-            return True
-        if threading.active_count() > 1 or time.monotonic() > deadline:
-            return False
-        time.sleep(0.001)

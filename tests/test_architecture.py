@@ -16,6 +16,8 @@ LAYERS = (
         "sessionref.types",
         "sessionref.transcript",
         "sessionref.pool",
+        "sessionref.pool_start",
+        "sessionref.pool_worker",
         "sessionref.worker_deaths",
         "sessionref.collector",
         "sessionref.controls",

@@ -7,6 +7,7 @@ The batch must exit 130 (SIGTERM: 143) with one line on stderr, keep every finis
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -69,6 +70,18 @@ def wait_for(condition: object, what: str) -> None:
     while not condition():  # type: ignore[operator]
         assert time.monotonic() - started < PATIENCE, f"gave up waiting for {what}"
         time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def killed_if_left(running: subprocess.Popen[bytes]) -> Iterator[None]:
+    """The block; then, if the command it started still runs (the block failed), its whole
+    process group (it leads one) is killed and reaped, so that no test leaves it behind."""
+    try:
+        yield
+    finally:
+        if running.poll() is None:  # pragma: no cover - only when the test already failed
+            os.killpg(running.pid, signal.SIGKILL)
+            running.wait()
 
 
 def temporary_files(directory: Path) -> list[Path]:
@@ -141,16 +154,12 @@ def test_a_stopped_batch_keeps_its_finished_lines(
         assert running.poll() is None, "the batch ended before it could be interrupted"
         return any(path.stat().st_size for path in temporary_files(tmp_path))
 
-    try:
+    with killed_if_left(running):
         wait_for(mid_run, "the first finished lines")
         if engine != "distributed":  # whose workers are not the batch's processes
             assert len(group_members(group)) > 2, "the worker processes should be running"
         send(group)
         _, err = running.communicate(timeout=PATIENCE)
-    finally:
-        if running.poll() is None:  # pragma: no cover - only when the test already failed
-            os.killpg(group, signal.SIGKILL)
-            running.wait()
     wait_for(lambda: not group_members(group), "every process of the batch to end")
 
     assert running.returncode == status, err
@@ -306,7 +315,6 @@ def test_resume_after_a_kill_goes_on_from_what_it_left(store: Path, tmp_path: Pa
 
 
 BROKE = "SESSION_REFERENCE_READ_FAILED:"
-HOW = (" (killed by SIGKILL)", "")
 
 
 def mid_run(running: subprocess.Popen[bytes], tmp_path: Path, command: str) -> bool:
@@ -327,23 +335,18 @@ def test_a_worker_killed_outright_is_one_coded_line(
     its finished lines, and ``--resume`` does the rest."""
     running = KILLED[command](store, tmp_path)
     group = running.pid
-    try:
+    with killed_if_left(running):
         wait_for(lambda: len(group_members(group)) > 2, "the worker processes")
         wait_for(lambda: mid_run(running, tmp_path, command), "the work under way")
         worker = max(set(group_members(group)) - {running.pid})
         os.kill(worker, signal.SIGKILL)
         _, err = running.communicate(timeout=PATIENCE)
-    finally:
-        if running.poll() is None:  # pragma: no cover - only when the test already failed
-            os.killpg(group, signal.SIGKILL)
-            running.wait()
     wait_for(lambda: not group_members(group), "every process of the command to end")
     assert running.returncode == 1, err
-    # its status is named unless the pool's own thread was reaping it as it was read
-    said = re.fullmatch(r"(.* died(?: \(killed by SIGKILL\))? while it worked)(.*)\n", err.decode())
+    said = re.fullmatch(r"(.* died \(killed by SIGKILL\) while it worked)(.*)\n", err.decode())
     assert said is not None, err
     line, rest = said.groups()
-    assert line in {f"{BROKE} worker process {worker} died{how} while it worked" for how in HOW}
+    assert line == f"{BROKE} worker process {worker} died (killed by SIGKILL) while it worked"
     if command == "index":
         assert rest == ""
         # nothing but the database (SQLite folds a -wal/-shm left by a killed build back in)

@@ -1,0 +1,97 @@
+"""How a pool's worker processes start (:mod:`sessionref.pool`): forked while this process
+runs one thread, else by a fork server or spawned, and what stops them from starting, as one
+coded error.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import pickle
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
+
+    StartContext = ForkContext | ForkServerContext | SpawnContext
+
+
+def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:
+    """The error of a pool of ``workers`` whose worker ``started + 1`` could not start (each
+    holds a few open files and a process of the user's).
+
+    >>> print(cannot_start(40, 25, OSError(24, "Too many open files")))
+    cannot start 40 worker processes (started 25): Too many open files; ask for fewer
+    """
+    reason = cause.strerror or describe(cause)
+    return SessionReferenceError(
+        f"cannot start {workers} worker processes (started {started}): {reason}; ask for fewer",
+        INVALID_CONFIG,
+    )
+
+
+def check_pickles(initargs: tuple[Any, ...]) -> None:
+    """Raise INVALID_CONFIG when what workers that are not forked start with does not pickle
+    (a store of the caller's holding a lock, say), rather than a bare error from deep inside
+    the pool as its first worker starts.
+
+    >>> check_pickles(("/root", 3))
+    >>> check_pickles((threading.Lock(),))
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: worker processes cannot be started: this process \
+runs several threads, so they are not forked, and what they are sent does not pickle \
+(cannot pickle '_thread.lock' object); give a store that pickles, or a root path
+    """
+    try:
+        pickle.dumps(initargs)
+    except Exception as exc:
+        raise SessionReferenceError(
+            "worker processes cannot be started: this process runs several threads, so they"
+            f" are not forked, and what they are sent does not pickle ({describe(exc)});"
+            " give a store that pickles, or a root path",
+            INVALID_CONFIG,
+        ) from None
+
+
+def process_context() -> StartContext:
+    """The start method of worker pools: ``fork`` while this process runs a single thread
+    (workers start in milliseconds, with every module already imported), else
+    ``forkserver`` where there is one, else ``spawn``.
+
+    A multi-threaded parent (a thread pool, a dask client, a progress bar's monitor) is never
+    forked: a lock another thread held would stay locked in the child. (Before it forks,
+    ``multiprocessing`` flushes stdout and stderr, which a worker flushes again as it exits.)
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "fork" in methods and single_threaded():
+        return multiprocessing.get_context("fork")
+    if "forkserver" in methods:
+        return multiprocessing.get_context("forkserver")
+    return multiprocessing.get_context("spawn")
+
+
+def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> bool:
+    """Whether this process runs one thread as the kernel counts them (native threads too);
+    ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
+
+    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
+    later: while Python knows of no other thread, the count is given ``patience`` seconds.
+
+    >>> single_threaded("/nonexistent")
+    False
+    """
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            threads = len(os.listdir(tasks))
+        except OSError:
+            return False
+        if threads == 1:
+            return True
+        if threading.active_count() > 1 or time.monotonic() > deadline:
+            return False
+        time.sleep(0.001)
