@@ -95,6 +95,17 @@ def _start_worker(context: StartContext, args: tuple[Any, ...]) -> _Worker:
     return _Worker(process, hand, collect)
 
 
+def _kill(workers: list[_Worker]) -> None:
+    """Kill workers that have done nothing yet (their pool could not start), and close this
+    process's ends of their pipes."""
+    for worker in workers:
+        worker.process.kill()
+    for worker in workers:
+        worker.process.join()
+        worker.tasks.close()
+        worker.results.close()
+
+
 class WorkerPool(Executor):
     """An :class:`~concurrent.futures.Executor` of ``workers`` processes, all started as it
     is made (forked while this process runs one thread: :func:`process_context`), each
@@ -121,35 +132,35 @@ class WorkerPool(Executor):
             self._wake, self._waker = multiprocessing.Pipe(duplex=False)
         except OSError as exc:
             raise cannot_start(workers, 0, exc) from None
+        self._collector = threading.Thread(target=self._collect, name="worker-pool", daemon=True)
+        # Held as the workers start, until each handles them as a worker; held for good in
+        # the collector, so that they go to the caller's threads.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_AT_START)
         try:
             self._workers = self._start(context, (os.getpid(), method, initializer, initargs))
+            try:
+                self._collector.start()
+            except BaseException:
+                _kill(self._workers)
+                raise
         except BaseException:
             self._wake.close()
             self._waker.close()
             raise
-        self._collector = threading.Thread(target=self._collect, name="worker-pool", daemon=True)
-        self._collector.start()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
     def _start(self, context: StartContext, args: tuple[Any, ...]) -> list[_Worker]:
-        """Start every worker, SIGINT and SIGTERM held meanwhile (until each worker handles
-        them itself); none at all if one cannot start."""
+        """Start every worker; none at all if one cannot start."""
         started: list[_Worker] = []
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, HELD_AT_START)
         try:
             for _ in range(self.workers):
                 started.append(_start_worker(context, args))
         except BaseException as exc:
-            for worker in started:  # they have done nothing yet: killed, not ended
-                worker.process.kill()
-            for worker in started:
-                worker.process.join()
-                worker.tasks.close()
-                worker.results.close()
+            _kill(started)
             if isinstance(exc, OSError):  # out of processes or open files: say so, how many
                 raise cannot_start(self.workers, len(started), exc) from None
             raise
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         return started
 
     def submit(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> Future[R]:
