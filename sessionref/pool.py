@@ -288,6 +288,8 @@ class WorkerPool(Executor):
         except (EOFError, OSError):  # its sentinel says how it ended
             worker.gone = True
             return
+        if not worker.running:  # its future failed already, as the pool broke
+            return
         future = worker.running.popleft()
         with self._lock:
             self._in_flight -= 1
@@ -311,20 +313,21 @@ class WorkerPool(Executor):
         """A worker died: the pool is broken, and every future not done fails with ``error``."""
         with self._lock:
             self._broken, self._state = error, "ending"
+        self._fail_left(lambda: WorkerDied(error.message))
+
+    def _fail_left(self, error: Callable[[], BaseException]) -> None:
+        """Fail the futures of the tasks queued or handed out and not done, each with a new
+        ``error()`` (a cancelled one stays cancelled)."""
+        with self._lock:
             queued = [future for future, _ in self._queue]
             self._queue.clear()
+            self._in_flight = 0
         for future in queued:
             if future.set_running_or_notify_cancel():
-                future.set_exception(WorkerDied(error.message))
-        self._fail_running(lambda: WorkerDied(error.message))
-
-    def _fail_running(self, error: Callable[[], BaseException]) -> None:
-        """Fail the futures of the tasks handed out and not done, each with a new ``error()``."""
+                future.set_exception(error())
         for worker in self._workers:
             while worker.running:
                 worker.running.popleft().set_exception(error())
-        with self._lock:
-            self._in_flight = 0
 
     def _finish(self, live: list[_Worker]) -> None:
         """End the workers still there: at once when the pool is ended or broken (SIGTERM),
@@ -347,7 +350,7 @@ class WorkerPool(Executor):
                 for worker in live:
                     worker.process.kill()
                 deadline = None
-        self._fail_running(lambda: BrokenExecutor("the worker pool ended before this task"))
+        self._fail_left(lambda: BrokenExecutor("the worker pool ended before this task"))
         with self._lock:
             self._waker.close()
         self._wake.close()
