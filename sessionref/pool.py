@@ -49,9 +49,10 @@ R = TypeVar("R")
 
 WORKER_EXIT_SECONDS: Final = 10.0
 """How long an ended worker may take to go before it is killed outright."""
-AHEAD_BYTES: Final = 4096
+AHEAD_BYTES: Final = 4096 - 4
 """A task at most this long (pickled) may wait in the pipe of a worker that runs another:
-it fits in the smallest pipe (a page), so handing it over never waits for that worker. A
+with the 4 bytes that give its length it fits in the smallest pipe (a page, when the user's
+pipes are over the kernel's soft limit), so handing it over never waits for that worker. A
 longer one goes to a worker that runs none."""
 
 State = Literal["open", "closing", "ending"]
