@@ -78,7 +78,7 @@ def single_threaded(tasks: str = "/proc/self/task", patience: float = 0.05) -> b
     """Whether this process runs one thread as the kernel counts them (native threads too);
     ``False`` where it cannot tell (no ``tasks`` directory: not Linux).
 
-    A thread Python has joined (a pool's manager thread) leaves the kernel's count a moment
+    A thread Python has joined (a pool's collector thread) leaves the kernel's count a moment
     later: while Python knows of no other thread, the count is given ``patience`` seconds.
 
     >>> single_threaded("/nonexistent")
