@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, cast
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, TypeVar, cast
 
 from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, mapping
 from sessionref.log.discovery import StoreProblem
@@ -19,6 +19,8 @@ from sessionref.log.protocol import (
 from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.transcript import Transcript
+
+T = TypeVar("T")
 
 MIXED: Final = "mixed"
 """The ``harness`` of a :class:`MultiStore` whose stores are of more than one harness."""
@@ -53,8 +55,11 @@ class MultiStore:
     Each session is read from the store that lists it, so every harness reads its own. An id
     listed by two stores is an error when it is read (:class:`AmbiguousSession`, naming both);
     say which one is meant by reading it from that store alone (``stores[name]``; on the
-    command line, by giving that ``--root`` alone). ``stores`` that is not a mapping, names
-    none, or maps a name to what is not a store is INVALID_CONFIG when it is made.
+    command line, by giving that ``--root`` alone). An id no store lists is read as the
+    first store to answer other than :class:`SessionNotFound` reads it, so a file a store
+    passed over fails with its reason, as from that store alone (:meth:`_answer`).
+    ``stores`` that is not a mapping, names none, or maps a name to what is not a store is
+    INVALID_CONFIG when it is made.
     ``homes`` (id → names) may say where sessions are, so that a worker process reads them
     without listing every root again.
 
@@ -65,6 +70,9 @@ class MultiStore:
     >>> both = MultiStore({"/a": one("s"), "/b": one("t")})
     >>> [h.id for h in both.headers()], both.read("t").records, both.harness_of("t")
     (['s', 't'], [], 'dsh')
+    >>> both.read("u")
+    Traceback (most recent call last):
+    sessionref.log.store.SessionNotFound: session "u" not found
     """
 
     def __init__(
@@ -133,13 +141,27 @@ class MultiStore:
         names = self.homes(session_id)
         return store_harness(self.stores[names[0]]) if names else self.harness
 
+    def _answer(self, session_id: str, ask: Callable[[Store], T]) -> T:
+        """What ``ask`` gives of the store that lists ``session_id``. When none lists it, what
+        the first store that does not answer :class:`SessionNotFound` gives: a store that
+        passed over a file bearing the id (a line over its limit) fails with the file and
+        why, as it does alone; :class:`SessionNotFound` when every store says so."""
+        if self.homes(session_id):
+            return ask(self.store_of(session_id))
+        for store in self.stores.values():
+            try:
+                return ask(store)
+            except SessionNotFound:
+                continue
+        raise SessionNotFound(session_id)
+
     def read(self, session_id: str) -> SessionLog:
-        """The session's log, read by the store that holds it."""
-        return self.store_of(session_id).read(session_id)
+        """The session's log, read by the store that holds it (:meth:`_answer`)."""
+        return self._answer(session_id, lambda store: store.read(session_id))
 
     def transcript(self, session_id: str) -> Transcript:
-        """The session as a person reads it, from the store that holds it."""
-        return store_transcript(self.store_of(session_id), session_id)
+        """The session as a person reads it, from the store that holds it (:meth:`_answer`)."""
+        return self._answer(session_id, lambda store: store_transcript(store, session_id))
 
     def title(self, session_id: str) -> Any:
         """The session's latest title; ``None`` when no one store holds it."""
