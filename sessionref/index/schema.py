@@ -1,7 +1,7 @@
 """Where a store's index lives, and opening it: one SQLite database (WAL) per store root.
 
 The database is a cache: whatever is wrong with it (corrupt, another schema, another reader,
-another root) is answered by starting it afresh, never by trusting it.
+another root, other read limits) is answered by starting it afresh, never by trusting it.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def _stamp(db: sqlite3.Connection) -> dict[str, Any]:
     """
     if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
         return {}
-    query = "SELECT key, value FROM meta WHERE key IN ('schema', 'root', 'reader')"
+    query = "SELECT key, value FROM meta WHERE key IN ('schema', 'root', 'reader', 'limits')"
     return dict(db.execute(query).fetchall())
 
 
@@ -277,16 +277,23 @@ def connect(path: Path) -> sqlite3.Connection:
     return connection
 
 
-def check_meta(connection: sqlite3.Connection, root: bytes, reader: str) -> bool:
-    """Whether the database was built for this schema, root and reader. A new database gets
-    its tables and stamp in one transaction: another process never sees it half made (which
-    :func:`check_ours` would take for someone else's).
+def check_meta(
+    connection: sqlite3.Connection, root: bytes, reader: str, limits: tuple[int, int]
+) -> bool:
+    """Whether the database was built for this schema, root, reader and read ``limits``
+    (``(max_bytes, max_line_bytes)``: a log over them is a read failure, so an index built
+    under others holds other answers). A new database gets its tables and stamp in one
+    transaction: another process never sees it half made (which :func:`check_ours` would
+    take for someone else's).
 
-    >>> db = connect_memory()
-    >>> check_meta(db, b"/r", "x"), check_meta(db, b"/r", "x"), check_meta(db, b"/other", "x")
-    (True, True, False)
+    >>> db, limits = connect_memory(), (1000, 100)
+    >>> check_meta(db, b"/r", "x", limits), check_meta(db, b"/r", "x", limits)
+    (True, True)
+    >>> check_meta(db, b"/other", "x", limits), check_meta(db, b"/r", "x", (1000, 99))
+    (False, False)
     """
-    wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader}
+    stamp = f"{limits[0]}:{limits[1]}"
+    wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader, "limits": stamp}
     found = _stamp(connection)
     if not found.keys() & wanted.keys():
         connection.execute("BEGIN IMMEDIATE")

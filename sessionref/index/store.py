@@ -141,10 +141,12 @@ class SessionIndex:
         return self._bypassed
 
     def _open(self) -> sqlite3.Connection:
-        """The database, made afresh when it is not one this code built for this root; a file
-        the caller named that sessionref did not make raises :class:`ForeignFile`."""
+        """The database, made afresh when it is not one this code built for this root under
+        the store's read limits (other limits give other answers); a file the caller named
+        that sessionref did not make raises :class:`ForeignFile`."""
         if self._db is None:
-            stamp = (os.fsencode(root_key(self.store.root)), reader_fingerprint())
+            root = os.fsencode(root_key(self.store.root))
+            stamp = (root, reader_fingerprint(), limits_of(self.store))
             if self._named_file:
                 check_ours(self.path)
             db = connect(self.path)
