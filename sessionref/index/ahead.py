@@ -9,7 +9,8 @@ against (the same stamp), and stats itself otherwise, or when the child failed.
 
 Only a process with one thread forks (a child of several copies their locks in any state), only
 where ``os.fork`` exists, and only from an index database that exists: it is read, never
-written, to find the walk. The child writes nothing but its answer and ends with ``os._exit``.
+written, to find the walk (:func:`~sessionref.index.reading.reading`: nothing is left beside
+it). The child writes nothing but its answer and ends with ``os._exit``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Final, cast
 
+from sessionref.index.reading import reading
 from sessionref.index.restat import Changed, WalkStats, read_walk_stats, restat_tree
 
 _FAILED: Final = object()
@@ -68,10 +70,9 @@ class StatsAhead:
 
 
 def _remembered(path: Path) -> tuple[str, WalkStats] | None:
-    """The stamped walk of the index database at ``path`` and its stats, read only (``None``
+    """The stamped walk of the index database at ``path`` and its stats, read (``None``
     when there is no such database, no stamp or no stats)."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    with contextlib.closing(sqlite3.connect(uri, uri=True)) as db:
+    with reading(path) as db:
         rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('tree', 'stats')"))
     stamp, encoded = rows.get("tree"), rows.get("stats")
     if not isinstance(stamp, str) or not isinstance(encoded, bytes):

@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import sessionref.index.candidates as candidates
+from sessionref.index.reading import BUSY_TIMEOUT_MS, reading
 
 SCHEMA_VERSION: Final = 5
 INDEX_ENV: Final = "SESSIONREF_INDEX"
-BUSY_TIMEOUT_MS: Final = 120_000
 PAGE_BYTES: Final = 16384
 """The database page: with full-text leaves as large, inserting the trigrams of a cold build
 costs some 15% less CPU than with 4 KiB pages and leaves, searches no more."""
@@ -140,16 +140,11 @@ OUR_TABLES: Final = frozenset({"meta", "header_cache", "sessions"})
 schema is one sessionref made (another program's would need all three names)."""
 
 
-def read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
-    """The database at ``path``, opened read-only (nothing is created or changed)."""
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    return contextlib.closing(sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000))
-
-
 def check_ours(path: Path) -> None:
     """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, an SQLite
     database with no table (one that sessionref is creating: it holds nothing), or one whose
-    schema lists :data:`OUR_TABLES` (read only; nothing is changed). The schema is on the
+    schema lists :data:`OUR_TABLES` (read; nothing is written, and nothing left beside it:
+    :func:`~sessionref.index.reading.reading`). The schema is on the
     database's first page, so an index damaged elsewhere is still known as sessionref's (and
     rebuilt); a file whose schema cannot be read is not known to be, and is left alone. A lock
     held past the busy timeout raises :class:`sqlite3.Error`.
@@ -178,14 +173,14 @@ def check_ours(path: Path) -> None:
     if head != SQLITE_MAGIC:
         raise ForeignFile("is not an index (it is not an SQLite database)")
     try:
-        with read_only(path) as db:
+        with reading(path) as db:
             tables = _table_names(db)
     except sqlite3.Error as exc:
         if is_busy(exc):
             raise
         raise ForeignFile(f"may not be an index: its schema cannot be read ({exc})") from None
     except ValueError:  # a path no URI can spell
-        raise ForeignFile("cannot be opened read-only (no URI spells its path)") from None
+        raise ForeignFile("cannot be opened to read (no URI spells its path)") from None
     if tables and not tables >= OUR_TABLES:
         raise ForeignFile("is not an index (it is an SQLite database sessionref did not make)")
 

@@ -14,6 +14,7 @@ import sqlite3
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -88,8 +89,8 @@ class SessionIndex:
     answers, and search builds a throwaway index in memory). ``clock`` is now in ns (a file
     modified within 2 s of it is racy: read, not remembered); tests pass their own.
 
-    :meth:`close` closes its database; so does the end of a ``with`` block, which gives the
-    index itself (a use after either opens it again).
+    :meth:`close` closes its database, as do the end of a ``with`` block (which gives the
+    index itself) and a refresh stopped by a Ctrl-C or an error; a use opens it again.
 
     >>> import tempfile
     >>> from sessionref.log.store import DirectoryStore
@@ -150,17 +151,21 @@ class SessionIndex:
             if self._named_file:
                 check_ours(self.path)
             db = connect(self.path)
-            if not check_meta(db, *stamp):
+            try:
+                if not check_meta(db, *stamp):
+                    db.close()
+                    remove_database(self.path)
+                    db = connect(self.path)
+                    check_meta(db, *stamp)
+            except BaseException:  # a Ctrl-C as it is made: never left open, unowned
                 db.close()
-                remove_database(self.path)
-                db = connect(self.path)
-                check_meta(db, *stamp)
+                raise
             self._db = db
         return self._db
 
     @in_turn
     def close(self) -> None:
-        """Close the database (the next use opens it again)."""
+        """Close the database: the last connection to close removes its -wal, -shm files."""
         if self._db is not None:
             self._db.close()
             self._db = None
@@ -173,9 +178,8 @@ class SessionIndex:
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
         """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
-        file that sessionref did not make, or one another process keeps locked past the busy
-        timeout: neither is touched). An error of the store itself is the caller's, as
-        without an index."""
+        file sessionref did not make, or one another process keeps locked past the busy
+        timeout: neither is touched). Another error (the store's) is the caller's."""
         if not self._bypassed:
             for attempt in (1, 2):
                 try:
@@ -191,7 +195,11 @@ class SessionIndex:
                 else:
                     try:
                         return use(db)
-                    except sqlite3.Error as exc:
+                    except BaseException as exc:  # a Ctrl-C, an error: closed (rolled back)
+                        traceback.clear_frames(exc.__traceback__)  # its rows let go: closed now
+                        if not isinstance(exc, sqlite3.Error):
+                            self.close()
+                            raise
                         failure = exc
                 self.close()
                 if isinstance(failure, sqlite3.Error) and is_busy(failure):

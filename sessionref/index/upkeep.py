@@ -9,13 +9,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from sessionref.index.reading import reading
 from sessionref.index.schema import (
     ForeignFile,
     check_ours,
     default_index_path,
     is_busy,
     names_a_file,
-    read_only,
     remove_database,
 )
 
@@ -78,7 +78,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
     try:
         if names_a_file(override):
             check_ours(path)
-        with read_only(path) as db:
+        with reading(path) as db:
             _meta(db)
             (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
     except ForeignFile as exc:
@@ -128,8 +128,9 @@ def _root_of(path: Path) -> str | None:
     if not path.is_file():
         return None
     try:
-        with read_only(path) as db:
+        check_ours(path)  # read as an index only then
+        with reading(path) as db:
             root = _meta(db).get("root")
-    except (sqlite3.Error, OSError, ValueError):
+    except (ForeignFile, sqlite3.Error, OSError, ValueError):
         return None
     return os.fsdecode(root) if isinstance(root, bytes) else None

@@ -1,0 +1,45 @@
+"""Opening an index database that exists, to read it (never creating it).
+
+An index is a WAL database: SQLite removes its -wal and -shm files as the last connection to
+it closes, if that connection could write to it: a read-only one (``mode=ro``) leaves them.
+:func:`reading` opens one that could, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+BUSY_TIMEOUT_MS: Final = 120_000
+"""How long any connection to an index waits for another's lock."""
+
+
+def reading(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """The index database at ``path``, opened to read: never created, nothing written
+    (``query_only``); closed as the last connection, it folds the write-ahead log in and
+    removes the -wal and -shm files, which a read-only connection leaves.
+
+    >>> import os, tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder, "i.sqlite")
+    ...     made = sqlite3.connect(path, isolation_level=None)
+    ...     _ = made.execute("PRAGMA journal_mode = WAL").fetchall()
+    ...     made.close()
+    ...     with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+    ...         _ = db.execute("SELECT * FROM sqlite_master").fetchall()
+    ...     left = sorted(os.listdir(folder))
+    ...     with reading(path) as db:
+    ...         _ = db.execute("SELECT * FROM sqlite_master").fetchall()
+    ...     left, sorted(os.listdir(folder))
+    (['i.sqlite', 'i.sqlite-shm', 'i.sqlite-wal'], ['i.sqlite'])
+    """
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+    connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        connection.execute("PRAGMA query_only = ON")
+    except BaseException:
+        connection.close()
+        raise
+    return contextlib.closing(connection)
