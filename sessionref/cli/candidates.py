@@ -178,7 +178,8 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
     """The stores the options name, each behind its index (unless ``--no-index``), whose
     first build ``progress`` shows until it is closed. Every index but the first is statted
     by a child process (:meth:`SessionIndex.look_ahead`) while this one refreshes
-    the others: a warm command is mostly those stats, and a machine has two cores or more."""
+    the others: a warm command is mostly those stats, and a machine has two cores or more.
+    Closing the stores closes their indexes."""
     indexes: list[SessionIndex] = []
 
     def indexed(store: Store) -> Store:
@@ -200,16 +201,17 @@ def run(args: argparse.Namespace) -> int:
     """List the sessions a prompt could mention."""
     target_id = session_id_argument(args.target) if args.target else f"cli-{os.urandom(16).hex()}"
     redaction = redaction_of_args(args)
-    with contextlib.ExitStack() as progress:
-        opened = opened_stores(args, progress)
-    cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
-    target = Target(target_id, cwd)
-    listed = listing.shown_candidates(opened.listed, target, args.query, args.limit, redaction)
-    found = [with_mention(header, label) for header, label in listed]
-    if args.json:
-        write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")
-    elif found:
-        write_text(table(found))
+    with contextlib.ExitStack() as indexes:
+        with contextlib.ExitStack() as progress:  # the bars end before anything is printed
+            opened = indexes.enter_context(opened_stores(args, progress))
+        cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
+        target = Target(target_id, cwd)
+        listed = listing.shown_candidates(opened.listed, target, args.query, args.limit, redaction)
+        found = [with_mention(header, label) for header, label in listed]
+        if args.json:
+            write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")
+        elif found:
+            write_text(table(found))
     if not found:
         note(f"(no sessions match {quoted(args.query)})" if args.query else "(no sessions)")
     if not args.verbose:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import os
 from collections.abc import Callable
@@ -243,7 +244,9 @@ class OpenStore:
     ``lister`` may put each store behind another (an index over it), every store before any
     is listed; a store that counts (:class:`CountingStore`) is only counted. With ``live``,
     ``listed`` lists the roots again whenever asked (each store caches what did not change):
-    for a server, which sees sessions come and change.
+    for a server, which sees sessions come and change. The stores it put behind that hold
+    something open (an index's database) are closed by :meth:`close`, or at the end of a
+    ``with`` block, or at once if the listing fails.
     """
 
     def __init__(
@@ -262,12 +265,28 @@ class OpenStore:
         self.verbose = verbose
         self.store = open_stores(roots, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
         parts = self.store.stores if isinstance(self.store, MultiStore) else {"": self.store}
-        shown = {name: lister(part) if lister else part for name, part in parts.items()}
-        listed = {name: listed_once(part, live=live) for name, part in shown.items()}
-        self.listed = listed[""] if "" in listed else MultiStore(listed)
-        self.problems = self.listed.problems()
+        with contextlib.ExitStack() as opened:  # closed here only if the listing fails
+            shown = {name: lister(part) if lister else part for name, part in parts.items()}
+            for part in shown.values():
+                if isinstance(part, contextlib.AbstractContextManager):
+                    opened.enter_context(part)
+            listed = {name: listed_once(part, live=live) for name, part in shown.items()}
+            self.listed = listed[""] if "" in listed else MultiStore(listed)
+            self.problems = self.listed.problems()
+            self._opened = opened.pop_all()
         if verbose:
             note_passed_over(self.problems, verbose=True)
+
+    def close(self) -> None:
+        """Close the stores the lister put behind that hold something open (the next use
+        of one opens it again)."""
+        self._opened.close()
+
+    def __enter__(self) -> OpenStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
 
     @classmethod
     def of(

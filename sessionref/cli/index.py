@@ -77,9 +77,8 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     >>> from pathlib import Path
     >>> from sessionref.log.store import DirectoryStore
     >>> with tempfile.TemporaryDirectory() as folder:
-    ...     index = SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite"))
-    ...     report = index.refresh()
-    ...     index.close()
+    ...     with SessionIndex(DirectoryStore(folder), Path(folder, "i.sqlite")) as index:
+    ...         report = index.refresh()
     ...     print(summary(report, index).replace(folder, "F"))
     0 sessions indexed (0 logs read, 0 removed) in F/i.sqlite, 0.2 MB
     """
@@ -118,8 +117,7 @@ def refreshed(
 ) -> tuple[str, list[StoreProblem], bool]:
     """Refresh the index of ``store`` (a bar on a terminal): the summary line, the logs
     passed over, and whether the index was saved (not when it could not be used)."""
-    index = SessionIndex(store, args.index, workers=args.workers)
-    try:
+    with SessionIndex(store, args.index, workers=args.workers) as index:
         with progress_bar(0, sys.stderr, unit="log") as bar:
 
             def progress(done: int, total: int) -> None:
@@ -128,8 +126,7 @@ def refreshed(
 
             report = index.refresh(progress)
         passed_over = passed_over_by(index)
-    finally:  # stopped or not: its write-ahead log folded in (and the -wal, -shm files gone)
-        index.close()  # first: the size said is the one --stats says
+    # closed first (its write-ahead log folded in): the size said is the one --stats says
     return summary(report, index), passed_over, not index.bypassed
 
 

@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
         raise config_error(MISSING_SDK) from None
     from sessionref.mcp.catalog import Catalog, index_at
 
-    opened = OpenStore.of(args, index_at(args.index), live=True, roots=index_roots(args))
-    if not args.verbose:
-        opened.report_problems()
-    cwd = project_directory(os.getcwd())
-    catalog = Catalog(opened, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
-    serve_stdio(catalog, tools=args.tools)
+    with OpenStore.of(args, index_at(args.index), live=True, roots=index_roots(args)) as opened:
+        if not args.verbose:
+            opened.report_problems()
+        cwd = project_directory(os.getcwd())
+        catalog = Catalog(opened, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
+        serve_stdio(catalog, tools=args.tools)
     return 0

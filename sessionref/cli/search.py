@@ -108,15 +108,14 @@ def session_index(
 ) -> Iterator[SessionIndex]:
     """The index a command reads of ``store`` (``--index``; with ``--no-index``, nothing
     saved), telling on stderr how a build goes (:class:`IndexingProgress`); closed after."""
-    with IndexingProgress(str(store.root), sys.stderr) as progress:
-        index = SessionIndex(
+    with (
+        IndexingProgress(str(store.root), sys.stderr) as progress,
+        SessionIndex(
             store, args.index, once=once, persist=not args.no_index, progress=progress
-        )
+        ) as index,
+    ):
         progress.follow(index)
-        try:
-            yield index
-        finally:
-            index.close()
+        yield index
 
 
 def passed_over_by(index: SessionIndex) -> list[StoreProblem]:
