@@ -1,9 +1,8 @@
 """``SessionIndex``: a persistent index of a store of any harness, and a store view over it.
 
 Every use stats the store and reads again exactly the logs that changed, so answers are those
-of the store itself. The index is a cache: if it cannot be used, it is rebuilt; if it cannot be
-rebuilt, one warning line says so and the store is read directly (search then builds a
-throwaway index in memory).
+of the store itself. The index is a cache: if it cannot be used, it is rebuilt; if not, one
+warning line says so and the store is read directly (search builds a throwaway index).
 """
 
 from __future__ import annotations
@@ -142,9 +141,8 @@ class SessionIndex:
         return self._bypassed
 
     def _open(self) -> sqlite3.Connection:
-        """The database, made afresh when it is not one this code built for this root under
-        the store's read limits (other limits give other answers); a file the caller named
-        that sessionref did not make raises :class:`ForeignFile`."""
+        """The database, made afresh unless this code built it for this root and read limits;
+        a file the caller named that sessionref did not make raises :class:`ForeignFile`."""
         if self._db is None:
             root = os.fsencode(root_key(self.store.root))
             stamp = (root, reader_fingerprint(), limits_of(self.store))
