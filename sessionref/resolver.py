@@ -372,7 +372,7 @@ def redaction_of(
     from sessionref.redact import Redaction  # its detectors and patterns: only when asked
 
     if isinstance(redact, Redaction):
-        return (msgspec.structs.replace(redact, patterns=redact.patterns + added)).check()
+        return (msgspec.structs.replace(redact, patterns=(*redact.patterns, *added))).check()
     if redact is None or isinstance(redact, int):  # a bool is an int
         return Redaction(added).check()
     raise wrong_kind("redact", "a bool or a Redaction", redact)

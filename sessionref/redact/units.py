@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
 import msgspec
@@ -39,7 +39,9 @@ class Redaction(msgspec.Struct, frozen=True):
     sessionref.errors.SessionReferenceError: Redaction patterns must be a list, not str
     """
 
-    patterns: tuple[str, ...] = ()
+    patterns: Sequence[str] = ()
+    """The patterns, given as any list or tuple of strings and held as a tuple (a redaction
+    is hashable, and its compiled patterns are cached by it)."""
 
     def __post_init__(self) -> None:
         listed_patterns = listed(self.patterns, "Redaction patterns")
@@ -49,7 +51,7 @@ class Redaction(msgspec.Struct, frozen=True):
     def check(self) -> Redaction:
         """This redaction, once its patterns compile and detect-secrets is installed;
         INVALID_CONFIG otherwise."""
-        compile_patterns(self.patterns)
+        compile_patterns(tuple(self.patterns))
         builtin_detectors()
         return self
 
@@ -63,7 +65,7 @@ class Redaction(msgspec.Struct, frozen=True):
         sessionref.errors.SessionReferenceError: Redaction.redact text must be a string, not bytes
         """
         string(text, "Redaction.redact text")
-        return redact_text(text, builtin_detectors(), compile_patterns(self.patterns))
+        return redact_text(text, builtin_detectors(), compile_patterns(tuple(self.patterns)))
 
     def label(self, label: Any) -> tuple[Any, Counter[str]]:
         """A label or title redacted, and the counts (docs/redaction.md §Labels): a string
