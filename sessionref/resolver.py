@@ -109,7 +109,8 @@ class SessionReferenceResolver:
         before the budget (docs/redaction.md); ``redact_patterns`` adds regular expressions
         of the caller's own, and turns redaction on by itself (or pass a
         :class:`~sessionref.redact.Redaction` as ``redact``).
-        A pattern that does not compile, or redaction without detect-secrets installed, is
+        A pattern that does not compile, a ``redact`` that is neither a bool nor a
+        ``Redaction`` (``1``, ``[]``), or redaction without detect-secrets installed, is
         INVALID_CONFIG.
         """
         self.store = checked_store(store, "SessionReferenceResolver store")
@@ -352,29 +353,34 @@ class SessionReferenceResolver:
         return [build(header, label) for header, label in found]
 
 
-def redaction_of(
-    redact: bool | Redaction | None, patterns: Sequence[str] | None = ()
-) -> Redaction | None:
+def redaction_of(redact: bool | Redaction, patterns: Sequence[str] | None = ()) -> Redaction | None:
     """The redaction ``redact`` and ``patterns`` ask for, checked; ``None`` when it is off
-    (``redact`` false or ``None``, and no patterns). Patterns of the caller's own turn it on,
+    (``redact`` false and no patterns). Patterns of the caller's own turn it on,
     as ``--redact-pattern`` implies ``--redact``, and join those of a :class:`Redaction`.
 
-    >>> redaction_of(None) is None, redaction_of(False, ["x"]), redaction_of(True, None)
+    ``redact`` is exactly a bool or a :class:`Redaction`: not a number, a list or ``None``,
+    truthy or not (a guess either way), which are INVALID_CONFIG. Every API taking ``redact=``
+    checks it here.
+
+    >>> redaction_of(False) is None, redaction_of(False, ["x"]), redaction_of(True, None)
     (True, Redaction(patterns=('x',)), Redaction(patterns=()))
+    >>> redaction_of(2)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: redact must be a bool or a Redaction, not int
     >>> redaction_of(True, "an")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: redact_patterns must be a list, not str
     """
     chosen = [] if patterns is None else listed(patterns, "redact_patterns", INVALID_CONFIG)
     added = tuple(string(pattern, "each of redact_patterns") for pattern in chosen)
-    if not (redact or added):
+    if type(redact) is bool and not (redact or added):  # not isinstance: 2 is no bool
         return None
     from sessionref.redact import Redaction  # its detectors and patterns: only when asked
 
+    if type(redact) is bool:
+        return Redaction(added).check()
     if isinstance(redact, Redaction):
         return (msgspec.structs.replace(redact, patterns=(*redact.patterns, *added))).check()
-    if redact is None or isinstance(redact, int):  # a bool is an int
-        return Redaction(added).check()
     raise wrong_kind("redact", "a bool or a Redaction", redact)
 
 

@@ -217,9 +217,7 @@ def test_user_patterns_alone_turn_redaction_on() -> None:
     assert "TK-123456" not in json.dumps(result)
 
 
-@pytest.mark.parametrize(
-    "options", [{"redact": None}, {"redact": 0}, {"redact_patterns": None}, {"redact": False}]
-)
+@pytest.mark.parametrize("options", [{}, {"redact_patterns": None}, {"redact": False}])
 def test_off_is_off_however_it_is_said(options: dict[str, Any]) -> None:
     secret = SECRETS[0]
     store = store_of("hello " + secret.snippet)
@@ -248,6 +246,11 @@ def test_a_pattern_that_does_not_compile_is_invalid_config(redact: bool) -> None
         ({"redact_patterns": "an"}, "redact_patterns must be a list, not str"),
         ({"redact_patterns": [b"an"]}, "each of redact_patterns must be a string, not bytes"),
         ({"redact": "yes"}, "redact must be a bool or a Redaction, not str"),
+        ({"redact": 2}, "redact must be a bool or a Redaction, not int"),
+        ({"redact": 0}, "redact must be a bool or a Redaction, not int"),
+        ({"redact": []}, "redact must be a bool or a Redaction, not list"),
+        ({"redact": None}, "redact must be a bool or a Redaction, not NoneType"),
+        ({"redact": 0.5}, "redact must be a bool or a Redaction, not float"),
     ],
 )
 def test_redaction_options_of_the_wrong_kind_are_invalid_config(
@@ -257,6 +260,16 @@ def test_redaction_options_of_the_wrong_kind_are_invalid_config(
     with pytest.raises(SessionReferenceError) as caught:
         SessionReferenceResolver(MemoryStore([]), **options)
     assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
+
+
+@pytest.mark.parametrize("redact", [1, [], None])
+def test_batch_snapshots_check_redact_as_the_resolver_does(redact: Any) -> None:
+    """A newcomer's trial: ``redact=2`` turned redaction on and ``redact=[]`` left it off
+    in silence, where ``redact=0.5`` was an error; docs/api.md takes a bool or a Redaction."""
+    with pytest.raises(SessionReferenceError) as caught:
+        list(build_snapshots(MemoryStore([]), redact=redact))
+    expected = f"redact must be a bool or a Redaction, not {type(redact).__name__}"
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, expected)
 
 
 @pytest.mark.parametrize(
