@@ -314,8 +314,9 @@ class SessionReferenceResolver:
         (docs/api.md §Candidates).
 
         ``limit`` defaults to the configured one; ``cancel`` is checked first, then raced
-        against the listing and the title reads. With redaction on, labels are redacted (a
-        query is still looked for in the titles as stored; docs/redaction.md §Labels).
+        against the listing and the title reads. With redaction on, labels are redacted, and
+        a query is looked for in what is shown (the ids, cwds and redacted labels), so no query
+        finds a session by a secret in its title (docs/redaction.md §Labels).
         """
         from sessionref.listing import candidate  # with collation: no snapshot needs it
 
