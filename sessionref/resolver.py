@@ -109,9 +109,8 @@ class SessionReferenceResolver:
         before the budget (docs/redaction.md); ``redact_patterns`` adds regular expressions
         of the caller's own, and turns redaction on by itself (or pass a
         :class:`~sessionref.redact.Redaction` as ``redact``).
-        A pattern that does not compile, a ``redact`` that is neither a bool nor a
-        ``Redaction`` (``1``, ``[]``), or redaction without detect-secrets installed, is
-        INVALID_CONFIG.
+        A pattern that does not compile, a ``redact`` neither a bool nor a ``Redaction``, or
+        redaction without detect-secrets installed, is INVALID_CONFIG.
         """
         self.store = checked_store(store, "SessionReferenceResolver store")
         self.settings = check_config(
@@ -314,9 +313,8 @@ class SessionReferenceResolver:
         (docs/api.md §Candidates).
 
         ``limit`` defaults to the configured one; ``cancel`` is checked first, then raced
-        against the listing and the title reads. With redaction on, labels are redacted, and
-        a query is looked for in what is shown (the ids, cwds and redacted labels), so no query
-        finds a session by a secret in its title (docs/redaction.md §Labels).
+        against the listing and the title reads. With redaction on, labels are redacted and a
+        query matches what is shown, never a title's secret (docs/redaction.md §Labels).
         """
         from sessionref.listing import candidate  # with collation: no snapshot needs it
 
@@ -355,19 +353,13 @@ class SessionReferenceResolver:
 
 
 def redaction_of(redact: bool | Redaction, patterns: Sequence[str] | None = ()) -> Redaction | None:
-    """The redaction ``redact`` and ``patterns`` ask for, checked; ``None`` when it is off
-    (``redact`` false and no patterns). Patterns of the caller's own turn it on,
+    """The redaction ``redact`` (exactly a bool or a :class:`Redaction`, else INVALID_CONFIG:
+    ``2`` or ``[]`` would be a guess) and ``patterns`` ask for, checked; ``None`` when it is
+    off (``redact`` false and no patterns). Patterns of the caller's own turn it on,
     as ``--redact-pattern`` implies ``--redact``, and join those of a :class:`Redaction`.
-
-    ``redact`` is exactly a bool or a :class:`Redaction`: not a number, a list or ``None``,
-    truthy or not (a guess either way), which are INVALID_CONFIG. Every API taking ``redact=``
-    checks it here.
 
     >>> redaction_of(False) is None, redaction_of(False, ["x"]), redaction_of(True, None)
     (True, Redaction(patterns=('x',)), Redaction(patterns=()))
-    >>> redaction_of(2)
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: redact must be a bool or a Redaction, not int
     >>> redaction_of(True, "an")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: redact_patterns must be a list, not str
