@@ -126,7 +126,6 @@ HEADER = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": 
     ("arguments", "message"),
     [
         (("s", "s", 100, None), "snapshot_picture log must be a SessionLog, not str"),
-        ((None, 7, 100, None), "snapshot_picture label must be a string, not int"),
         (
             (None, "s", "100", None),
             "snapshot_picture max_bytes must be a positive safe integer, not '100'",
@@ -148,3 +147,30 @@ def test_an_argument_of_another_kind_is_invalid_config(
     with pytest.raises(SessionReferenceError) as caught:
         snapshot_picture(empty if log is None else log, label, max_bytes, redaction)
     assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, message)
+
+
+def titled(title: Any) -> MemoryStore:
+    """A store of one session ``s`` with one message, titled ``title`` (none: ``None``)."""
+    message = {"content": [{"type": "text", "text": "hi"}], "source": {"kind": "user"}}
+    events: list[dict[str, Any]] = [
+        {"type": "user/message", "seq": 0, "time": 0, "surfaceOp": "append", "data": message}
+    ]
+    if title is not None:
+        data = {"title": title, "messageSeqs": [], "source": {"kind": "user"}}
+        events.append({"type": "session/title", "seq": 1, "time": 0, "data": data})
+    return MemoryStore([{"header": HEADER, "events": events}])
+
+
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [(None, "s"), ("fix CI", "fix CI"), (7, "7"), (True, "true"), ({"a": [1]}, '{"a":[1]}')],
+)
+def test_a_picture_takes_what_a_store_gives_as_title(title: Any, shown: str) -> None:
+    """A newcomer's trial: ``snapshot_picture(store.read(id), store.title(id), n)`` was
+    INVALID_CONFIG for an untitled session (docs/api.md: ``title()`` gives ``None``) and for
+    a title that is not a string (a log may hold any JSON value there). Untitled, the id
+    labels it, as it labels a candidate; any other title shows as its JSON text (docs/mcp.md)."""
+    store = titled(title)
+    assert store.title("s") == title
+    picture = snapshot_picture(store.read("s"), store.title("s"), 4096)
+    assert (picture.label, [row.text for row in picture.rows]) == (shown, ["hi"])

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 
 from sessionref.codecs.jsstring import utf8_length, well_formed
-from sessionref.errors import instance, positive_count, string
+from sessionref.codecs.uri import label_text
+from sessionref.errors import instance, positive_count
 from sessionref.log.records import SessionLog
 from sessionref.redact import Redaction
 from sessionref.snapshot import SourceSnapshot, Unit, project_units, snapshot_source
@@ -163,9 +164,11 @@ def match_units(
 
 
 def snapshot_picture(
-    log: SessionLog, label: str, max_bytes: int, redaction: Redaction | None = None
+    log: SessionLog, label: Any, max_bytes: int, redaction: Redaction | None = None
 ) -> SnapshotPicture:
-    """The picture of the snapshot of ``log`` under ``max_bytes`` (raises what
+    """The picture of the snapshot of ``log`` labelled ``label`` (a title as a store's
+    ``title()`` gives it: any JSON value, ``None`` for none, when the session's id labels it,
+    as it labels a candidate) under ``max_bytes`` (raises what
     :func:`~sessionref.snapshot.snapshot_source` raises: BUDGET_EXCEEDED when even cut it
     does not fit). With ``redaction``, the snapshot is the redacted one, and every unit is
     shown redacted, dropped ones too (docs/redaction.md).
@@ -189,7 +192,7 @@ def snapshot_picture(
 None, not bool
     """
     instance(log, SessionLog, "snapshot_picture log", "a SessionLog")
-    string(label, "snapshot_picture label")
+    label = log.header.id if label is None else label
     max_bytes = positive_count(max_bytes, "snapshot_picture max_bytes")
     if redaction is not None:
         instance(redaction, Redaction, "snapshot_picture redaction", "a Redaction or None")
@@ -207,7 +210,7 @@ def picture_of(units: Sequence[Unit], snapshot: SourceSnapshot, max_bytes: int) 
     conversation = [(item["role"], item["text"]) for item in data["conversation"]]
     return SnapshotPicture(
         session_id=snapshot.session_id,
-        label=snapshot.label,
+        label=label_text(snapshot.label),  # a title of another kind as its JSON text
         max_bytes=max_bytes,
         used_bytes=len(snapshot.data_json),
         rows=match_units(units, conversation, snapshot.omitted_messages),
