@@ -6,19 +6,23 @@ string too (and a page classes the code by that string's first word)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
 from markdown_it.token import Token
 
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.testing import js_strings
 from sessionref.transcript import Entry, Transcript
 from sessionref.views.entries import ViewOptions
 from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
+from sessionref.views.transcript_json import json_chunks
 from tests.conftest import examples
 
 PARSER = MarkdownIt("commonmark")
@@ -267,3 +271,31 @@ def test_a_page_classes_code_by_its_info_strings_first_word_if_a_plain_name() ->
         "<pre><code>",
         "<pre><code>",
     ]
+
+
+@pytest.mark.parametrize("view", [markdown_chunks, export_html_chunks, json_chunks])
+@pytest.mark.parametrize(
+    ("transcript", "options", "wrong"),
+    [
+        (
+            Transcript("s", "dsh", None, None, None, []),
+            None,
+            "options must be a ViewOptions, not NoneType",
+        ),
+        (
+            Transcript("s", "dsh", None, None, None, []),
+            {"tools": True},
+            "options must be a ViewOptions, not dict",
+        ),
+        ({"sessionId": "s"}, ViewOptions(), "transcript must be a Transcript, not dict"),
+    ],
+)
+def test_a_view_argument_of_another_kind_is_invalid_config(
+    view: Callable[[Any, Any], Iterator[object]], transcript: Any, options: Any, wrong: str
+) -> None:
+    """A newcomer's trial: ``markdown_chunks(t, None)`` raised a bare AttributeError from
+    deep inside; as every public call, a coded error naming the argument, at the call."""
+    with pytest.raises(SessionReferenceError) as caught:
+        view(transcript, options)
+    expected = f"{view.__name__} {wrong}"
+    assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, expected)

@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Final, Literal
 import msgspec
 
 from sessionref.controls import BIDI_CONTROLS, CONTROLS, escapes
-from sessionref.transcript import Entry, joined_texts
+from sessionref.errors import instance
+from sessionref.transcript import Entry, Transcript, joined_texts
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -32,6 +33,23 @@ class ViewOptions(msgspec.Struct, frozen=True):
 
     tools: bool = False
     reasoning: bool = False
+
+
+def view_arguments(
+    transcript: Transcript, options: ViewOptions, view: str
+) -> tuple[Transcript, ViewOptions]:
+    """The arguments of the view ``view``, checked: INVALID_CONFIG naming the argument and
+    the kind given, at the call (a view is lazy, and would fail deep inside at first use).
+
+    >>> view_arguments(Transcript("s", "dsh", None, None, None, []), None, "markdown_chunks")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: markdown_chunks options must be a ViewOptions, \
+not NoneType
+    """
+    return (
+        instance(transcript, Transcript, f"{view} transcript", "a Transcript"),
+        instance(options, ViewOptions, f"{view} options", "a ViewOptions"),
+    )
 
 
 class ToolCall(msgspec.Struct):

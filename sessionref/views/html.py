@@ -19,6 +19,7 @@ from sessionref.views.entries import (
     ViewOptions,
     format_time,
     segments,
+    view_arguments,
     view_items,
     visible_bidi,
     visible_controls,
@@ -83,7 +84,12 @@ def export_html_chunks(transcript: Transcript, options: ViewOptions) -> Iterator
     >>> page = "".join(export_html_chunks(t, ViewOptions()))
     >>> "&lt;/p&gt;&lt;script&gt;" in page, "<script" in page
     (True, False)
+    >>> export_html_chunks(t, {"tools": True})
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: export_html_chunks options must be a ViewOptions, \
+not dict
     """
+    transcript, options = view_arguments(transcript, options, "export_html_chunks")
     heading = transcript.title if transcript.title is not None else transcript.session_id
     return render_chunks(
         "export.html.j2",

@@ -22,6 +22,7 @@ from sessionref.views.entries import (
     ViewOptions,
     format_time,
     segments,
+    view_arguments,
     view_items,
     visible_bidi,
 )
@@ -230,7 +231,15 @@ def markdown_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[st
     \\# hi
     <BLANKLINE>
     <BLANKLINE>
+    >>> markdown_chunks(t, {"tools": True})
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: markdown_chunks options must be a ViewOptions, not dict
     """
+    return _markdown_chunks(*view_arguments(transcript, options, "markdown_chunks"))
+
+
+def _markdown_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[str]:
+    """:func:`markdown_chunks` once its arguments are checked."""
     title = transcript.title if transcript.title is not None else transcript.session_id
     facts = [f"Session {_single_line(transcript.session_id)}", transcript.harness]
     if transcript.cwd is not None:

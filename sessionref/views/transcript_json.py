@@ -10,7 +10,7 @@ import msgspec
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.transcript import Transcript
-from sessionref.views.entries import ViewOptions, shown
+from sessionref.views.entries import ViewOptions, shown, view_arguments
 
 
 def json_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[bytes]:
@@ -21,7 +21,15 @@ def json_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[bytes]
     ...     Entry("assistant", "thinking", "hm")])
     >>> b"".join(json_chunks(t, ViewOptions()))
     b'{"sessionId":"s","harness":"dsh","title":null,"cwd":null,"createdAt":1,"entries":[{"role":"user","kind":"text","text":"a\\\\ud800"}]}\\n'
+    >>> json_chunks(t, None)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: json_chunks options must be a ViewOptions, not NoneType
     """
+    return _json_chunks(*view_arguments(transcript, options, "json_chunks"))
+
+
+def _json_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[bytes]:
+    """:func:`json_chunks` once its arguments are checked."""
     empty = js_json(msgspec.structs.replace(transcript, entries=[]))
     yield empty[: -len(b"[]}")] + b"["
     separator = b""
