@@ -208,7 +208,7 @@ class CachedHeaderStore(DirectoryStore):
         racy_after: int,
         placed: Mapping[str, str] | None = None,
     ) -> None:
-        super().__init__(root, max_bytes=limits[0], max_line_bytes=limits[1])
+        self._open(root, limits)  # the root its store checked, which may since be gone
         self.known = known
         self.racy_after = racy_after
         self.placed = placed or {}

@@ -9,6 +9,7 @@ session whose file cannot be read fails alone, naming the file.
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 from abc import ABC, abstractmethod
@@ -113,19 +114,26 @@ class HarnessStore(ABC):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         heads: HeadMemory | None = None,
     ) -> None:
-        self.root = Path(path_text(root, f"{self.harness} store root")).expanduser()
-        check_directory(self.root, f"{self.harness} store root")
-        self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
-        self._heads = heads or _heads_in_memory()
+        opened = Path(path_text(root, f"{self.harness} store root")).expanduser()
+        check_directory(opened, f"{self.harness} store root")
+        self._open(opened, read_limits(max_bytes, max_line_bytes), heads or _heads_in_memory())
+
+    def _open(self, root: Path, limits: tuple[int, int], heads: HeadMemory) -> None:
+        """Serve ``root`` under ``limits`` (checked) with heads from ``heads`` and nothing else
+        remembered. Only the constructor checks the root: a store opened again over it
+        (:meth:`remembering`) lists a root gone since as empty, as the harness does."""
+        self.root = root
+        self.max_bytes, self.max_line_bytes = limits
+        self._heads = heads
         self._titles: VersionedCache[str, str | None] = VersionedCache()
         self._listing = LastListing(_Listing([], {}, []))
 
     def remembering(self: S, heads: HeadMemory) -> S:
         """A store of the same root and limits whose heads come from ``heads`` (an index's
-        memory of them)."""
-        return type(self)(
-            self.root, max_bytes=self.max_bytes, max_line_bytes=self.max_line_bytes, heads=heads
-        )
+        memory of them); the root is not checked again (it may be gone since)."""
+        store = copy.copy(self)
+        store._open(self.root, (self.max_bytes, self.max_line_bytes), heads)
+        return store
 
     @abstractmethod
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:

@@ -165,9 +165,17 @@ class DirectoryStore:
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        self.root = Path(path_text(root, "DSH store root")).expanduser()
-        check_directory(self.root, "DSH store root")
-        self.max_bytes, self.max_line_bytes = read_limits(max_bytes, max_line_bytes)
+        opened = Path(path_text(root, "DSH store root")).expanduser()
+        check_directory(opened, "DSH store root")
+        self._open(opened, read_limits(max_bytes, max_line_bytes))
+
+    def _open(self, root: Path, limits: tuple[int, int]) -> None:
+        """Serve ``root`` under ``limits`` (``(max_bytes, max_line_bytes)``, checked) with
+        nothing remembered. The root is checked only by the constructor: a store opened again
+        over it (as an index does at each refresh) lists a root gone since as empty, as the
+        harness lists a root that does not exist."""
+        self.root = root
+        self.max_bytes, self.max_line_bytes = limits
         self._listing = LastListing(Listing([], {}, []))
         self._titles: VersionedCache[str, Any] = VersionedCache()
 
