@@ -381,14 +381,16 @@ def _parse_direct(
     message: Mapping[str, Any], index: int
 ) -> tuple[list[Any], list[Reference]] | None:
     """A direct user message's content (message ``index`` of those given) with readable texts
-    and its references, if any; a text block's text that is no string is INVALID_CONFIG
-    naming where it is."""
+    and its references, if any; content that is no list (the package's ``content.map``
+    throws, mention or not) or a text block's text that is no string is INVALID_CONFIG naming
+    where it is."""
     source = message.get("source")
     if not isinstance(source, Mapping) or source.get("kind") != "user":
         return None
+    given = listed(message.get("content"), f"messages[{index}].content", INVALID_CONFIG)
     content: list[Any] = []
     references: list[Reference] = []
-    for position, block in enumerate(message.get("content") or []):
+    for position, block in enumerate(given):
         if isinstance(block, Mapping) and block.get("type") == "text":
             text = string(block.get("text"), f"messages[{index}].content[{position}].text")
             parsed = parse_session_reference_text(text)

@@ -558,3 +558,30 @@ def test_the_text_of_a_direct_message_that_is_not_a_string_is_a_coded_error() ->
         INVALID_CONFIG,
         "messages[0].content[0].text must be a string, not int",
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        ("see @[a](dsh-session:ImEi)", "str"),
+        ({"type": "text", "text": "hi"}, "dict"),
+        (None, "NoneType"),
+    ],
+)
+def test_a_direct_user_message_whose_content_is_no_list_is_a_coded_error(
+    content: object, kind: str
+) -> None:
+    """The package's ``prepareDirectMessages`` calls ``message.content.map`` on every user
+    message, mention or not: the oracle (conform.mjs, a ``direct`` case) throws
+    ``message.content.map is not a function`` for a string or an object, and ``Cannot read
+    properties of null`` for ``null``. A message that is not the user's is not looked into."""
+    user = {"source": {"kind": "user"}, "content": content}
+    other = {"source": {"kind": "assistant"}, "content": content}
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    assert resolver.prepare_direct_messages("t", [other]) == [other]
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare_direct_messages("t", [other, user])
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        f"messages[1].content must be a list, not {kind}",
+    )
