@@ -214,7 +214,7 @@ class SessionReferenceResolver:
     ) -> ContextMessage:
         """Render sources read by :meth:`read_sources`; the first that did not fit raises.
 
-        ``message_id`` defaults to a fresh uuid4.
+        ``message_id`` is the context message's id (:func:`context_id`).
         """
         check_cancel(cancel)
         snapshots: list[SourceSnapshot] = []
@@ -222,7 +222,7 @@ class SessionReferenceResolver:
             if isinstance(source, SessionReferenceError):
                 raise source
             snapshots.append(source)
-        return context_message(snapshots, message_id or str(uuid.uuid4()))
+        return context_message(snapshots, context_id(message_id))
 
     def _context(
         self, references: Sequence[Reference], cancel: CancelToken | None, message_id: str | None
@@ -238,12 +238,12 @@ class SessionReferenceResolver:
         message_id: str | None = None,
     ) -> ContextMessage | None:
         """The context message for ``references`` (``None`` when there are none), its id
-        ``message_id`` (a string; by default a fresh uuid4). References are checked before
-        the token is looked at; with none it is not looked at."""
-        if not (message_id is None or isinstance(message_id, str)):
-            raise wrong_kind("snapshot message_id", "a string or None", message_id)
+        ``message_id`` (a non-empty string, as every message id in a log the harness loads
+        is; by default a fresh uuid4). References are checked before the token is looked at;
+        with none it is not looked at."""
+        chosen = context_id(message_id)
         distinct = distinct_references(as_target(target), references, self.max_references)
-        return self._context(distinct, cancel, message_id) if distinct else None
+        return self._context(distinct, cancel, chosen) if distinct else None
 
     def prepare(
         self,
@@ -350,6 +350,28 @@ class SessionReferenceResolver:
             self.store, as_target(target), query, count, self.redaction, cancel
         )
         return [build(header, label) for header, label in found]
+
+
+def context_id(message_id: object) -> str:
+    """The id of a context message asked to have ``message_id``: that string, or a fresh uuid4
+    for ``None``; an empty string (no message in a log the harness loads has one) or anything
+    else is INVALID_CONFIG.
+
+    >>> context_id("m"), len(context_id(None))
+    ('m', 36)
+    >>> context_id("")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: snapshot message_id must not be empty (a message's \
+id is non-empty)
+    """
+    if message_id is None:
+        return str(uuid.uuid4())
+    if not isinstance(message_id, str):
+        raise wrong_kind("snapshot message_id", "a string or None", message_id)
+    if not message_id:
+        message = "snapshot message_id must not be empty (a message's id is non-empty)"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+    return message_id
 
 
 def redaction_of(redact: bool | Redaction, patterns: Sequence[str] | None = ()) -> Redaction | None:

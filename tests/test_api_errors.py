@@ -19,6 +19,7 @@ import pytest
 
 from sessionref import (
     MemoryStore,
+    Reference,
     SessionReferenceError,
     SessionReferenceResolver,
     Target,
@@ -585,3 +586,20 @@ def test_a_direct_user_message_whose_content_is_no_list_is_a_coded_error(
         INVALID_CONFIG,
         f"messages[1].content must be a list, not {kind}",
     )
+
+
+def test_an_empty_snapshot_id_is_invalid_config_before_any_read() -> None:
+    """A newcomer's trial: ``message_id=""`` was replaced by a fresh uuid4 (``message_id or
+    uuid4()``). The package has no such argument; the harness refuses a log holding a message
+    whose id is empty (``message-empty-id``, docs/format.md §Validation), so the id is neither
+    used nor replaced but refused, by ``render_sources`` too."""
+    store = CountedReads(SESSIONS)
+    resolver = SessionReferenceResolver(store)
+    message = "snapshot message_id must not be empty (a message's id is non-empty)"
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.snapshot("t", REFS, message_id="")
+    assert (raised.value.code, raised.value.message, store.reads) == (INVALID_CONFIG, message, [])
+    sources = resolver.read_sources([Reference("a", "a")])
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.render_sources(sources, message_id="")
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
