@@ -250,6 +250,22 @@ def string(value: object, name: str, code: str = INVALID_CONFIG) -> str:
     return value
 
 
+def session_id_of(store: object, method: str, session_id: object) -> str:
+    """``session_id`` given to ``method`` of ``store`` (a store's ``read``, ``title`` or
+    ``transcript``), when it is a string; else INVALID_CONFIG naming the method. Every read
+    passes here: an exact ``str`` costs one type test.
+
+    >>> session_id_of([], "read", "s")
+    's'
+    >>> session_id_of([], "read", None)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: list.read session_id must be a string, not NoneType
+    """
+    if type(session_id) is str or isinstance(session_id, str):
+        return session_id
+    raise wrong_kind(f"{type(store).__name__}.{method} session_id", "a string", session_id)
+
+
 def instance(value: object, kind: type[T], name: str, wanted: str) -> T:
     """``value``, an instance of ``kind``, else :func:`wrong_kind` saying it wanted ``wanted``.
 

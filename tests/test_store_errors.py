@@ -156,3 +156,28 @@ def test_a_log_a_stage_cannot_read_fails_the_read_before_any_budget_failure() ->
         READ_FAILED,
         f"failed to read referenced session: {cause}",
     )
+
+
+STORES: dict[str, Callable[[Path], object]] = {
+    "DirectoryStore": lambda root: DirectoryStore(root),
+    "MemoryStore": lambda root: MemoryStore([]),
+    "ClaudeCodeStore": lambda root: ClaudeCodeStore(root),
+    "CodexStore": lambda root: CodexStore(root),
+    "MultiStore": lambda root: MultiStore({"a": DirectoryStore(root)}),
+    "SessionIndex": lambda root: SessionIndex(DirectoryStore(root), root / "i.sqlite"),
+}
+
+
+@pytest.mark.parametrize("kind", STORES)
+@pytest.mark.parametrize("method", ["read", "title", "transcript"])
+@pytest.mark.parametrize("session_id", [None, 5, b"s"])
+def test_a_session_id_that_is_no_string_is_invalid_config_naming_the_method(
+    kind: str, method: str, session_id: object, tmp_path: Path
+) -> None:
+    """A newcomer's trial: ``read(None)`` was ``session "None" not found`` (READ_FAILED) and
+    ``title(None)`` was ``None``, where ``SessionIndex.holds(None)`` is INVALID_CONFIG. Ids are
+    strings (docs/api.md §Errors: an argument of the wrong kind is INVALID_CONFIG)."""
+    store = STORES[kind](tmp_path)
+    error = raised(lambda: getattr(store, method)(session_id))
+    wanted = f"{kind}.{method} session_id must be a string, not {type(session_id).__name__}"
+    assert (error.code, error.message) == ("SESSION_REFERENCE_INVALID_CONFIG", wanted)

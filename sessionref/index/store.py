@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+import sessionref.errors as errors
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
 from sessionref.controls import one_line
@@ -307,13 +308,11 @@ class SessionIndex:
     @in_turn
     def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""
+        errors.session_id_of(self, "title", session_id)
         if self._bypassed or self._db is None:
             return self.store.title(session_id)
-        if self._titles is None:
-            self._titles = tables.titles(self._db)
-        if session_id in self._titles:
-            return self._titles[session_id]
-        return self.store.title(session_id)
+        titles = self._titles = tables.titles(self._db) if self._titles is None else self._titles
+        return titles[session_id] if session_id in titles else self.store.title(session_id)
 
     @in_turn
     def _store(self) -> IndexedStore:
@@ -329,16 +328,17 @@ class SessionIndex:
 
     def read(self, session_id: str) -> SessionLog:
         """The whole log, read from the store (:meth:`_placed`)."""
-        return self._placed(lambda store: store.read(session_id))
+        return self._placed(("read", session_id), lambda store: store.read(session_id))
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it, as the store reads it (:meth:`_placed`)."""
-        return self._placed(lambda store: store.transcript(session_id))
+        return self._placed(("transcript", session_id), lambda store: store.transcript(session_id))
 
-    def _placed(self, read: Callable[[IndexedStore], Placed]) -> Placed:
-        """``read`` of the log where the last refresh placed it, without a listing; where that
-        fails (the log was moved, recompressed or removed since), ``read`` again after a
-        refresh, which places every log anew: a log's failure is then its own."""
+    def _placed(self, asked: tuple[str, object], read: Callable[[IndexedStore], Placed]) -> Placed:
+        """``read`` (of the method and id ``asked``, checked) where the last refresh placed the
+        log, without a listing; where that fails (the log was moved, recompressed or removed
+        since), ``read`` again after a refresh, which places every log anew: then it is its own."""
+        errors.session_id_of(self, *asked)
         store = self._store()
         try:
             return read(store)

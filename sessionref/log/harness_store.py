@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from sessionref.errors import LogUnreadable, SessionLogError, path_text
+from sessionref.errors import LogUnreadable, SessionLogError, path_text, session_id_of
 from sessionref.log.discovery import StoreProblem, directory_entries, named_once
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
@@ -257,12 +257,13 @@ class HarnessStore(ABC):
 
     def transcript(self, session_id: str) -> Transcript:
         """The whole session as a person reads it."""
-        return self.transcript_of(session_id, self._lines(session_id))
+        lines = self._lines(session_id_of(self, "transcript", session_id))
+        return self.transcript_of(session_id, lines)
 
     def read(self, session_id: str) -> SessionLog:
         """The DSH-shaped log a snapshot reads; its ``capturedThroughSeq`` is the index of the
         session's last committed line (docs/harnesses.md §capturedThroughSeq)."""
-        lines = self._lines(session_id)
+        lines = self._lines(session_id_of(self, "read", session_id))
         transcript = self.transcript_of(session_id, lines, texts_only=True)
         return surface_log(transcript, len(lines) - 1 if lines else None)
 
@@ -280,6 +281,7 @@ class HarnessStore(ABC):
     def title(self, session_id: str) -> str | None:
         """The session's title, remembered while its files and its name do not change;
         ``None`` when it has none or cannot be read."""
+        session_id_of(self, "title", session_id)
         try:
             version = self.version(session_id)
         except SessionLogError:

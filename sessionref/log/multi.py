@@ -6,7 +6,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast
 
-from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, mapping
+from sessionref.errors import (
+    INVALID_CONFIG,
+    SessionLogError,
+    SessionReferenceError,
+    mapping,
+    session_id_of,
+)
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.protocol import (
     CountingStore,
@@ -157,14 +163,17 @@ class MultiStore:
 
     def read(self, session_id: str) -> SessionLog:
         """The session's log, read by the store that holds it (:meth:`_answer`)."""
+        session_id_of(self, "read", session_id)
         return self._answer(session_id, lambda store: store.read(session_id))
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it, from the store that holds it (:meth:`_answer`)."""
+        session_id_of(self, "transcript", session_id)
         return self._answer(session_id, lambda store: store_transcript(store, session_id))
 
     def title(self, session_id: str) -> Any:
         """The session's latest title; ``None`` when no one store holds it."""
+        session_id_of(self, "title", session_id)
         try:
             store = self.store_of(session_id)
         except SessionLogError:

@@ -25,6 +25,7 @@ from sessionref.errors import (
     listed,
     mapping,
     path_text,
+    session_id_of,
 )
 from sessionref.log.discovery import (
     LOG_NAMES,
@@ -241,7 +242,7 @@ class DirectoryStore:
         """Load one session's log as the harness does."""
         from sessionref.log.reader import read_plain_file, read_zstd  # not to list: imported here
 
-        path = self.path_of(session_id)
+        path = self.path_of(session_id_of(self, "read", session_id))
         check_flat_probe(path.parent)
         try:
             with path.open("rb") as file:
@@ -262,6 +263,7 @@ class DirectoryStore:
         """The title, remembered per file version (path, size, modification time): listing
         candidates with a query asks every session for it, and only logs that changed since
         are read again."""
+        session_id_of(self, "title", session_id)
         try:
             path = self.path_of(session_id)
             stat = path.stat()
@@ -272,7 +274,7 @@ class DirectoryStore:
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it (:func:`~sessionref.log.transcript.log_transcript`)."""
-        return log_transcript(self.read(session_id))
+        return log_transcript(self.read(session_id_of(self, "transcript", session_id)))
 
 
 def check_flat_probe(session_directory: PurePath) -> None:
@@ -388,7 +390,7 @@ class MemoryStore:
         """The session, read from its rendered bytes by the one reader."""
         from sessionref.log.reader import read_plain  # as DirectoryStore.read
 
-        file = self._listing.files.get(session_id)
+        file = self._listing.files.get(session_id_of(self, "read", session_id))
         if file is None:
             raise SessionNotFound(session_id)
         check_flat_probe(PurePath(file.project, file.session))
@@ -397,8 +399,8 @@ class MemoryStore:
 
     def title(self, session_id: str) -> Any:
         """The title, read from the records each time."""
-        return read_title(self, session_id)
+        return read_title(self, session_id_of(self, "title", session_id))
 
     def transcript(self, session_id: str) -> Transcript:
         """The session as a person reads it (:func:`~sessionref.log.transcript.log_transcript`)."""
-        return log_transcript(self.read(session_id))
+        return log_transcript(self.read(session_id_of(self, "transcript", session_id)))
