@@ -250,6 +250,26 @@ def string(value: object, name: str, code: str = INVALID_CONFIG) -> str:
     return value
 
 
+def message_id_arg(value: object, name: str = "snapshot message_id") -> str | None:
+    """``value``, the id ``name`` asks a message to have, or ``None`` (no wish); else
+    INVALID_CONFIG, for an empty id too (no message in a log the harness loads has one), so
+    ``message_id_arg(value) or fresh_id`` never replaces an id given.
+
+    >>> message_id_arg("m"), message_id_arg(None)
+    ('m', None)
+    >>> message_id_arg("")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: snapshot message_id must not be empty (a message's \
+id is non-empty)
+    """
+    if not (value is None or isinstance(value, str)):
+        raise wrong_kind(name, "a string or None", value)
+    if value == "":
+        message = f"{name} must not be empty (a message's id is non-empty)"
+        raise SessionReferenceError(message, INVALID_CONFIG)
+    return value
+
+
 def session_id_of(store: object, method: str, session_id: object) -> str:
     """``session_id`` given to ``method`` of ``store`` (a store's ``read``, ``title`` or
     ``transcript``), when it is a string; else INVALID_CONFIG naming the method. Every read

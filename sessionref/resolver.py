@@ -24,6 +24,7 @@ from sessionref.errors import (
     copied,
     listed,
     mapping,
+    message_id_arg,
     positive_safe_integer,
     read_failed,
     string,
@@ -212,17 +213,15 @@ class SessionReferenceResolver:
         cancel: CancelToken | None = None,
         message_id: str | None = None,
     ) -> ContextMessage:
-        """Render sources read by :meth:`read_sources`; the first that did not fit raises.
-
-        ``message_id`` is the context message's id (:func:`context_id`).
-        """
+        """Render sources read by :meth:`read_sources` (the first that did not fit raises) as
+        the context message ``message_id`` (:func:`message_id_arg`; by default a fresh uuid4)."""
         check_cancel(cancel)
         snapshots: list[SourceSnapshot] = []
         for source in sources:
             if isinstance(source, SessionReferenceError):
                 raise source
             snapshots.append(source)
-        return context_message(snapshots, context_id(message_id))
+        return context_message(snapshots, message_id_arg(message_id) or str(uuid.uuid4()))
 
     def _context(
         self, references: Sequence[Reference], cancel: CancelToken | None, message_id: str | None
@@ -241,9 +240,9 @@ class SessionReferenceResolver:
         ``message_id`` (a non-empty string, as every message id in a log the harness loads
         is; by default a fresh uuid4). References are checked before the token is looked at;
         with none it is not looked at."""
-        chosen = context_id(message_id)
+        message_id_arg(message_id)  # before anything is read
         distinct = distinct_references(as_target(target), references, self.max_references)
-        return self._context(distinct, cancel, chosen) if distinct else None
+        return self._context(distinct, cancel, message_id) if distinct else None
 
     def prepare(
         self,
@@ -352,28 +351,6 @@ class SessionReferenceResolver:
         return [build(header, label) for header, label in found]
 
 
-def context_id(message_id: object) -> str:
-    """The id of a context message asked to have ``message_id``: that string, or a fresh uuid4
-    for ``None``; an empty string (no message in a log the harness loads has one) or anything
-    else is INVALID_CONFIG.
-
-    >>> context_id("m"), len(context_id(None))
-    ('m', 36)
-    >>> context_id("")
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: snapshot message_id must not be empty (a message's \
-id is non-empty)
-    """
-    if message_id is None:
-        return str(uuid.uuid4())
-    if not isinstance(message_id, str):
-        raise wrong_kind("snapshot message_id", "a string or None", message_id)
-    if not message_id:
-        message = "snapshot message_id must not be empty (a message's id is non-empty)"
-        raise SessionReferenceError(message, INVALID_CONFIG)
-    return message_id
-
-
 def redaction_of(redact: bool | Redaction, patterns: Sequence[str] | None = ()) -> Redaction | None:
     """The redaction ``redact`` (exactly a bool or a :class:`Redaction`, else INVALID_CONFIG:
     ``2`` or ``[]`` would be a guess) and ``patterns`` ask for, checked; ``None`` when it is
@@ -403,16 +380,14 @@ def _parse_direct(
     message: Mapping[str, Any], index: int
 ) -> tuple[list[Any], list[Reference]] | None:
     """A direct user message's content (message ``index`` of those given) with readable texts
-    and its references, if any; content that is no list (the package's ``content.map``
-    throws, mention or not) or a text block's text that is no string is INVALID_CONFIG naming
-    where it is."""
+    and its references, if any; content that is no list (``content.map`` throws in the package)
+    or a text block's text that is no string is INVALID_CONFIG naming where it is."""
     source = message.get("source")
     if not isinstance(source, Mapping) or source.get("kind") != "user":
         return None
-    given = listed(message.get("content"), f"messages[{index}].content", INVALID_CONFIG)
     content: list[Any] = []
     references: list[Reference] = []
-    for position, block in enumerate(given):
+    for position, block in enumerate(listed(message.get("content"), f"messages[{index}].content")):
         if isinstance(block, Mapping) and block.get("type") == "text":
             text = string(block.get("text"), f"messages[{index}].content[{position}].text")
             parsed = parse_session_reference_text(text)
