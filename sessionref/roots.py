@@ -20,11 +20,10 @@ import msgspec
 
 from sessionref.codex.names import plain_name, rollout_ids
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.log.discovery import LOG_NAMES
+from sessionref.log.discovery import LOG_NAMES, check_directory
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store
-from sessionref.log.store import check_directory
 
 ROOT_ENV: Final = "SESSIONREF_ROOT"
 """The roots used when none is given: paths separated by ``os.pathsep``."""

@@ -19,12 +19,13 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import SessionLogError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
 from sessionref.log.header import listed_header, parse_header_line
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.structs import SessionHeader
@@ -214,3 +215,17 @@ def listed_header_of(line: bytes) -> SessionHeader | None:
     except SessionLogError:
         return None
     return listed_header(value)
+
+
+def check_directory(path: Path, what: str) -> None:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG``, naming ``what`` ``path`` is, unless it is a
+    directory.
+
+    >>> check_directory(Path("/dev/null"), "store root")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: store root /dev/null: not a directory
+    """
+    if not path.is_dir():
+        problem = "not a directory" if path.exists() else "no such directory"
+        raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)

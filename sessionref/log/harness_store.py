@@ -17,12 +17,17 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from sessionref.errors import LogUnreadable, SessionLogError, path_text, session_id_of
-from sessionref.log.discovery import StoreProblem, directory_entries, named_once
+from sessionref.errors import (
+    LogUnreadable,
+    SessionLogError,
+    path_text,
+    session_id_of,
+)
+from sessionref.log.discovery import StoreProblem, check_directory, directory_entries, named_once
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
-from sessionref.log.store import SessionNotFound, check_directory
+from sessionref.log.store import SessionNotFound
 from sessionref.log.structs import SessionHeader, SessionLog
 from sessionref.log.synthetic import surface_log
 from sessionref.log.versioned import LastListing, VersionedCache

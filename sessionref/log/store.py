@@ -18,10 +18,8 @@ import zstandard
 
 from sessionref.codecs.jsjson import js_json, js_numbers
 from sessionref.errors import (
-    INVALID_CONFIG,
     LogUnreadable,
     SessionLogError,
-    SessionReferenceError,
     listed,
     mapping,
     path_text,
@@ -34,6 +32,7 @@ from sessionref.log.discovery import (
     Listing,
     LogFile,
     StoreProblem,
+    check_directory,
     directory_entries,
     list_sessions,
     not_a_log,
@@ -291,20 +290,6 @@ def check_flat_probe(session_directory: PurePath) -> None:
     if flat_probe_too_long(session_directory.name):
         probe = f"{session_directory}{FLAT_PROBE_SUFFIX}"
         raise SessionLogError(f"cannot read {probe}: name too long (ENAMETOOLONG)")
-
-
-def check_directory(path: Path, what: str) -> None:
-    """Raise ``SESSION_REFERENCE_INVALID_CONFIG``, naming ``what`` ``path`` is, unless it is a
-    directory.
-
-    >>> check_directory(Path("/dev/null"), "store root")
-    Traceback (most recent call last):
-    ...
-    sessionref.errors.SessionReferenceError: store root /dev/null: not a directory
-    """
-    if not path.is_dir():
-        problem = "not a directory" if path.exists() else "no such directory"
-        raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
 
 
 def _directories(path: str, passed: list[StoreProblem]) -> list[os.DirEntry[str]]:
