@@ -19,7 +19,7 @@ from sessionref.codecs.uri import format_session_reference_mention
 from sessionref.errors import MAX_SAFE_INTEGER, READ_FAILED, SessionReferenceError, describe, string
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import CandidateSource, Store
-from sessionref.log.records import SessionHeader
+from sessionref.log.records import SessionHeader, title_label
 from sessionref.types import Candidate, MentionCandidate, Target
 
 if TYPE_CHECKING:  # a listing imports redaction only when it is given one
@@ -175,7 +175,7 @@ def _label(store: Store, header: SessionHeader) -> str:
         title = store.title(header.id)
     except Exception:
         title = None
-    return header.id if title is None else title
+    return title_label(header.id, title)
 
 
 def _labels(store: Store, headers: Sequence[SessionHeader]) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast
@@ -152,14 +153,14 @@ class MultiStore:
         the first store that does not answer :class:`SessionNotFound` gives: a store that
         passed over a file bearing the id (a line over its limit) fails with the file and
         why, as it does alone; :class:`SessionNotFound` when every store says so."""
-        if self.homes(session_id):
-            return ask(self.store_of(session_id))
-        for store in self.stores.values():
-            try:
-                return ask(store)
-            except SessionNotFound:
-                continue
-        raise SessionNotFound(session_id)
+        try:
+            listing = self.store_of(session_id)
+        except SessionNotFound:
+            for store in self.stores.values():
+                with contextlib.suppress(SessionNotFound):
+                    return ask(store)
+            raise
+        return ask(listing)
 
     def read(self, session_id: str) -> SessionLog:
         """The session's log, read by the store that holds it (:meth:`_answer`)."""

@@ -115,6 +115,16 @@ def latest_title(log: SessionLog) -> Any:
     return None
 
 
+def title_label(session_id: str, title: T | None) -> str | T:
+    """The label of a session whose latest title is ``title``: the title (``""`` and ``7``
+    included, as the harness labels a candidate), or the session's id when it has none.
+
+    >>> title_label("s", None), title_label("s", ""), title_label("s", 7)
+    ('s', '', 7)
+    """
+    return session_id if title is None else title
+
+
 def _title_of(data: Any) -> Any:
     """The title a ``session/title`` event's data folds to, ``None`` if the fold fails."""
     try:

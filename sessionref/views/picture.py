@@ -21,7 +21,7 @@ import msgspec
 from sessionref.codecs.jsstring import utf8_length, well_formed
 from sessionref.codecs.uri import label_text
 from sessionref.errors import instance, positive_count
-from sessionref.log.records import SessionLog
+from sessionref.log.records import SessionLog, title_label
 from sessionref.redact import Redaction
 from sessionref.snapshot import SourceSnapshot, Unit, project_units, snapshot_source
 
@@ -192,7 +192,7 @@ def snapshot_picture(
 None, not bool
     """
     instance(log, SessionLog, "snapshot_picture log", "a SessionLog")
-    label = log.header.id if label is None else label
+    label = title_label(log.header.id, label)
     max_bytes = positive_count(max_bytes, "snapshot_picture max_bytes")
     if redaction is not None:
         instance(redaction, Redaction, "snapshot_picture redaction", "a Redaction or None")
