@@ -66,6 +66,17 @@ class Transcript(msgspec.Struct, frozen=True, rename="camel"):
     entries: list[Entry]
 
 
+def message_text(texts: Iterable[str]) -> str:
+    """The texts of one message as one text, a line end between each two: how a snapshot
+    joins a message's text blocks (:mod:`sessionref.pipeline.unitize`), and so how every
+    reader joins the texts of one message and the views the texts that ``continue`` one.
+
+    >>> message_text(["a", "b"]), message_text([])
+    ('a\\nb', '')
+    """
+    return "\n".join(texts)
+
+
 def joined_texts(entries: Iterable[Entry]) -> Iterator[Entry]:
     """``entries`` with each text that ``continues`` the assistant text right before it
     joined to it by a line end, as one text; lazy, linear (one text held at a time).
@@ -94,7 +105,7 @@ def _joined(texts: list[Entry]) -> Entry:
     """The first of ``texts`` holding all their texts, a line end between each two."""
     if len(texts) == 1:
         return texts[0]
-    return msgspec.structs.replace(texts[0], text="\n".join(entry.text for entry in texts))
+    return msgspec.structs.replace(texts[0], text=message_text(entry.text for entry in texts))
 
 
 TITLE_LENGTH = 80

@@ -22,7 +22,7 @@ import msgspec
 from sessionref.claude_code.records import Block, Content, Line
 from sessionref.claude_code.server_results import server_result_text
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title
+from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title, message_text
 
 _INJECTED_TAG: Final = re.compile(
     r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification"
@@ -294,7 +294,8 @@ class _Builder:
             self.said = True
         else:
             last = self.entries[self.text_at]
-            self.entries[self.text_at] = msgspec.structs.replace(last, text=f"{last.text}\n{text}")
+            joined = message_text((last.text, text))
+            self.entries[self.text_at] = msgspec.structs.replace(last, text=joined)
 
     def block(self, block: Block) -> None:
         """A block of an API message that is not text."""

@@ -26,6 +26,7 @@ from sessionref.transcript import (
     Role,
     Transcript,
     first_prompt_title,
+    message_text,
     prompt_title,
 )
 
@@ -133,13 +134,13 @@ class _Builder:
                 return
             if payload.role == "user":
                 texts = (typed_prompt(text) for text in _texts(payload.content))
-                self.put("user", "text", "\n".join(text for text in texts if text))
+                self.put("user", "text", message_text(text for text in texts if text))
             elif payload.role == "assistant":
-                self.put("assistant", "text", "\n".join(_texts(payload.content)))
+                self.put("assistant", "text", message_text(_texts(payload.content)))
         elif self.texts_only:
             return
         elif kind == "reasoning":
-            summary = "\n".join(_texts(payload.summary))
+            summary = message_text(_texts(payload.summary))
             if summary:
                 self.put("assistant", "thinking", summary)
         elif kind in _TOOL_CALLS:

@@ -28,7 +28,7 @@ import msgspec
 from sessionref.codecs.jsjson import js_json
 from sessionref.log.records import LogRecord, SessionLog, decode_data, latest_title
 from sessionref.log.surface import current_surface
-from sessionref.transcript import Entry, Role, Transcript
+from sessionref.transcript import Entry, Role, Transcript, message_text
 
 __all__ = ["dsh_transcript", "log_transcript"]
 
@@ -63,7 +63,7 @@ def _texts(blocks: Sequence[Any]) -> str:
     >>> _texts([{"type": "text", "text": "a"}, {"type": "image"}, {"type": "text", "text": "b"}])
     'a\\nb'
     """
-    return "\n".join(
+    return message_text(
         block["text"]
         for block in blocks
         if isinstance(block, dict)
