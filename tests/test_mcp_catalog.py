@@ -271,6 +271,17 @@ def test_reference_sessions_takes_ids_uris_and_mentions_alike(tmp_path: Path) ->
     assert not three.is_error and three.text.count('"sessionId"') == 2
 
 
+def test_a_mention_with_more_text_around_it_is_not_one_mention(tmp_path: Path) -> None:
+    """A newcomer's trial: ``@[x](uri) and more`` was taken as the mention, the words after
+    it dropped unsaid; an argument that starts as a mention is that one mention alone."""
+    toolbox = Toolbox(open_catalog(tmp_path))
+    uri = encode_session_reference_uri("s-auth")
+    for given in (f"@[auth]({uri}) and s-old", f"@[auth]({uri})@[old]({uri})"):
+        answer = toolbox.call("reference_sessions", {"sessions": [given]}, None)
+        assert answer.is_error, given
+        assert answer.text == (f'SESSION_REFERENCE_INVALID_REFERENCE: not one mention: "{given}"')
+
+
 def test_search_on_an_index_made_once_answers_from_its_first_look(tmp_path: Path) -> None:
     root = write_store(tmp_path / "store", tmp_path / "project")
     index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", once=True)

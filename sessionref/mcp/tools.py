@@ -112,12 +112,20 @@ def named_session(text: str) -> str:
     ('s-beta', 's-beta')
     >>> named_session("plain-id")
     'plain-id'
+
+    A text that starts as a mention is that mention alone: nothing else is dropped unsaid.
+
+    >>> named_session(f"@[Fix CI]({uri}) and s-gamma")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: not one mention: "@[Fix CI](dsh-session:InMtYmV0YSI) \
+and s-gamma"
     """
     if text.startswith("@["):
-        references = parse_session_reference_text(text).references
-        if len(references) != 1 or references[0].label is None:
+        parsed = parse_session_reference_text(text)
+        label = parsed.references[0].label if len(parsed.references) == 1 else None
+        if label is None or parsed.text != f"@{label}":
             raise SessionReferenceError(f"not one mention: {quoted(text)}", INVALID_REFERENCE)
-        return references[0].session_id
+        return parsed.references[0].session_id
     return session_id_argument(text) if text.startswith(SCHEME) else text
 
 
