@@ -36,6 +36,9 @@ HOSTILE = [
     "{{ 7*7 }} {% raw %} ${x} &amp; &lt;b&gt;",
     "```html\n<script>document.title='pwned'</script>\n```",
 ]
+BIDI_CONTROLS = [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+"""Embedding, override and isolate controls: a page shows each as its escape (Trojan Source)."""
+AS_SHOWN = {code: f"\\u{code:04x}" for code in BIDI_CONTROLS}
 SAMPLES = [
     "7f3c1e2a-auth-refactor",
     "b91d04f0-flaky-ci",
@@ -149,7 +152,8 @@ def test_the_page_loads_cleanly_and_shows_every_text(
     assert browser.evaluate("document.title") != "pwned"
     content = browser.evaluate("document.body.textContent")
     for text in texts:
-        assert well_formed(text) in content, text[:80]
+        assert well_formed(text).translate(AS_SHOWN) in content, text[:80]
+    assert not set(map(ord, content + browser.evaluate("document.title"))) & set(BIDI_CONTROLS)
     assert distinct_colors(browser.screenshot()) > 8, "the screenshot is blank"
 
 

@@ -296,11 +296,12 @@ def control_session(root: Path) -> str:
 CONTROLS = {*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F, *range(0x80, 0xA0)}
 
 
-def test_html_pages_show_control_characters_and_their_title_obeys_no_override(
+def test_html_pages_show_control_characters_and_obey_no_override(
     tmp_path: Path,
 ) -> None:
     """A newcomer's trial: the pages carried a raw NUL, ESC and backspace (HTML takes none of
-    them), and the ``<title>`` a raw right-to-left override, which a tab cannot isolate."""
+    them), and a raw right-to-left override: in the ``<title>``, which a tab cannot isolate,
+    and in the heading, whose text an isolating element still shows reversed."""
     root = control_session(tmp_path / "store")
     page = run("export", "--root", root, "ctl", "--format", "html")
     assert page.returncode == 0, page.stderr
@@ -309,8 +310,9 @@ def test_html_pages_show_control_characters_and_their_title_obeys_no_override(
     for html in (page.stdout.decode(), picture.read_text("utf-8")):
         assert not {ord(c) for c in html} & CONTROLS
         assert "PWNED\\u0007" in html and "\\u001b" in html
-        assert "\u202e" not in html[html.index("<title>") : html.index("</title>")]
+        assert "\u202e" not in html  # in the title, the heading, anywhere (Trojan Source)
     assert "<title>T\\u202eRTL" in page.stdout.decode()  # show's is labelled by the id
+    assert "<h1" in page.stdout.decode() and "T\\u202eRTL" in page.stdout.decode().split("<h1")[1]
 
 
 BREAKS = {"md": "over\\\nwrite", "html": "over\nwrite", "json": "over\\rwrite"}

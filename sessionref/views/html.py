@@ -49,7 +49,6 @@ def environment() -> Environment:
         finalize=_shown,
     )
     env.tests["toolgroup"] = lambda item: isinstance(item, ToolGroup)
-    env.filters["visible_bidi"] = visible_bidi  # a <title> cannot isolate what it holds
     env.globals.update(
         format_time=format_time,
         segments=segments,
@@ -61,13 +60,16 @@ def environment() -> Environment:
 
 
 def _shown(value: Any) -> Any:
-    """A value as a page shows it: text with its control characters visible
-    (:func:`~sessionref.views.entries.visible_controls`), then escaped by the template.
+    """A value as a page shows it: text with its control characters
+    (:func:`~sessionref.views.entries.visible_controls`) and its bidi controls
+    (:func:`~sessionref.views.entries.visible_bidi`) visible, then escaped by the template.
+    Isolating an element keeps an override from reordering the page around it, not the text
+    inside it, which would read backwards; the page shows what is there, as Markdown does.
 
-    >>> _shown("a\\x1bb"), _shown(3)
-    ('a\\\\u001bb', 3)
+    >>> _shown("a\\x1bb \\u202eevil"), _shown(3)
+    ('a\\\\u001bb \\\\u202eevil', 3)
     """
-    return visible_controls(value) if type(value) is str else value
+    return visible_bidi(visible_controls(value)) if type(value) is str else value
 
 
 def render_chunks(template: str, **context: Any) -> Iterator[str]:
