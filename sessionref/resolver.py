@@ -40,6 +40,7 @@ from sessionref.rules import (
     as_reference,
     check_config,
     distinct_references,
+    is_direct,
 )
 from sessionref.snapshot import SourceSnapshot, context_message, snapshot_source
 from sessionref.types import (
@@ -381,9 +382,9 @@ def _parse_direct(
 ) -> tuple[list[Any], list[Reference]] | None:
     """A direct user message's content (message ``index`` of those given) with readable texts
     and its references, if any; content that is no list (``content.map`` throws in the package)
-    or a text block's text that is no string is INVALID_CONFIG naming where it is."""
-    source = message.get("source")
-    if not isinstance(source, Mapping) or source.get("kind") != "user":
+    or a text block's text that is no string is INVALID_CONFIG naming where it is, as is a
+    missing or ``None`` source (:func:`sessionref.rules.is_direct`)."""
+    if not is_direct(message, index):
         return None
     content: list[Any] = []
     references: list[Reference] = []

@@ -128,3 +128,25 @@ def distinct_references(
             f"a message may reference at most {max_references} sessions", TOO_MANY
         )
     return list(kept.values())
+
+
+def is_direct(message: Mapping[str, object], index: int) -> bool:
+    """Whether ``message`` (number ``index`` of those given) is a direct user message: its
+    ``source`` is a mapping whose ``kind`` is ``"user"``. Any other source passes through, as
+    the package reads ``message.source.kind`` off a string, a number or an array as
+    ``undefined``; but reading it off a missing or ``None`` source throws there, so that is
+    INVALID_CONFIG naming the message.
+
+    >>> is_direct({"source": {"kind": "user"}}, 0), is_direct({"source": "user"}, 0)
+    (True, False)
+    >>> is_direct({"content": []}, 2)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: messages[2].source is missing (a message needs one)
+    """
+    source = message.get("source")
+    if source is None:
+        state = "None" if "source" in message else "missing"
+        raise SessionReferenceError(
+            f"messages[{index}].source is {state} (a message needs one)", INVALID_CONFIG
+        )
+    return isinstance(source, Mapping) and source.get("kind") == "user"

@@ -71,6 +71,10 @@ class FailingStore:
         return "" if session_id == "b" else self.inner.title(session_id)
 
 
+def text(value: str) -> dict[str, str]:
+    return {"type": "text", "text": value}
+
+
 def failure(call: Any) -> SessionReferenceError:
     with pytest.raises(SessionReferenceError) as caught:
         call()
@@ -328,7 +332,9 @@ def test_content_that_cannot_be_copied_is_invalid_config() -> None:
     text = {"type": "text", "text": f"@[a]({encode_session_reference_uri('a')})"}
     message = {"role": "user", "source": {"kind": "user"}, "content": [text, threading.Lock()]}
     with pytest.raises(SessionReferenceError) as raised:
-        resolver.prepare_direct_messages("t", [{"role": "user", "content": []}, message])
+        resolver.prepare_direct_messages(
+            "t", [{"role": "user", "source": {"kind": "plugin"}, "content": []}, message]
+        )
     assert raised.value.code == INVALID_CONFIG
     assert raised.value.message.startswith("messages[1].content cannot be copied: ")
 
@@ -586,6 +592,86 @@ def test_a_direct_user_message_whose_content_is_no_list_is_a_coded_error(
         INVALID_CONFIG,
         f"messages[1].content must be a list, not {kind}",
     )
+
+
+NOWHERE = f"see @[n]({encode_session_reference_uri('nowhere')})"  # no such session: a read fails
+
+
+@pytest.mark.parametrize("source", ["user", 5, 1.5, True, ["user"], {}, {"kind": "plugin"}])
+def test_a_message_whose_source_is_no_user_mapping_passes_through_unread(source: object) -> None:
+    """Observed of the published package (rc.8), its ``prepareDirectMessages`` called directly
+    from Node with a ``readSurface`` that throws for every id: a message whose source is
+    ``"user"``, ``5``, ``1.5``, ``true``, ``["user"]`` or ``{}`` comes back as it was, its
+    mention unresolved and nothing read (``message.source.kind`` is ``undefined`` there)."""
+    message = {"id": "m", "role": "user", "source": source, "content": [text(NOWHERE)]}
+    answer = SessionReferenceResolver(MemoryStore(SESSIONS)).prepare_direct_messages("t", [message])
+    assert len(answer) == 1 and answer[0] is message
+
+
+@pytest.mark.parametrize(
+    ("message", "state"),
+    [
+        ({"id": "m", "role": "user", "source": None, "content": [text(NOWHERE)]}, "None"),
+        ({"id": "m", "role": "user", "content": [text(NOWHERE)]}, "missing"),
+        ({"id": "m", "role": "user", "content": None}, "missing"),
+    ],
+)
+def test_a_message_without_a_source_is_a_coded_error(message: dict[str, Any], state: str) -> None:
+    """Observed of the published package (rc.8), called directly from Node: a ``null``,
+    ``undefined`` or missing source throws (``Cannot read properties of null (reading
+    'kind')``, ``... of undefined ...``) before the message's content is looked at, mention or
+    not. That is a TypeError there, INVALID_CONFIG naming the message here."""
+    other = {"id": "o", "role": "assistant", "source": {"kind": "assistant"}, "content": []}
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare_direct_messages("t", [other, message])
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        f"messages[1].source is {state} (a message needs one)",
+    )
+
+
+SOURCELESS = {"id": "s", "role": "user", "source": None, "content": [text("x")]}
+NO_SOURCE = "messages[{}].source is None (a message needs one)"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "code", "message"),
+    [
+        (
+            f"see @[t]({encode_session_reference_uri('t')})",
+            SOURCELESS,
+            INVALID_CONFIG,
+            NO_SOURCE.format(1),
+        ),
+        (NOWHERE, SOURCELESS, INVALID_CONFIG, NO_SOURCE.format(1)),
+        (None, SOURCELESS, INVALID_CONFIG, "messages[0].content must be a list, not NoneType"),
+        (
+            "dsh-session:AAAA",
+            SOURCELESS,
+            INVALID_REFERENCE,
+            'invalid session reference URI "dsh-session:AAAA"',
+        ),
+    ],
+)
+def test_a_sourceless_message_fails_where_the_packages_synchronous_throws_do(
+    first: str | None, second: dict[str, Any], code: str, message: str
+) -> None:
+    """Observed of the published package (rc.8), called directly from Node with two messages:
+    a missing source throws at the start of its message's turn, as a malformed mention or a
+    content that is no list does, so the first such message wins, and it beats a self
+    reference or a read failure of an earlier message (those settle later). Both orders of
+    each pair were run: ``[self, null]`` → null's, ``[null, self]`` → null's; ``[unreadable,
+    null]`` → null's, ``[null, unreadable]`` → null's; ``[content null, null]`` → content's,
+    ``[null, content null]`` → null's; ``[malformed URI, null]`` → the URI's, ``[null,
+    malformed URI]`` → null's."""
+    content = None if first is None else [text(first)]
+    direct = {"id": "d", "role": "user", "source": {"kind": "user"}, "content": content}
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    forward = failure(lambda: resolver.prepare_direct_messages("t", [direct, second]))
+    assert (forward.code, forward.message) == (code, message)
+    backward = failure(lambda: resolver.prepare_direct_messages("t", [second, direct]))
+    assert (backward.code, backward.message) == (INVALID_CONFIG, NO_SOURCE.format(0))
 
 
 def test_an_empty_snapshot_id_is_invalid_config_before_any_read() -> None:
