@@ -8,11 +8,13 @@ import functools
 import os
 import pickle
 import resource
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import Any
@@ -22,14 +24,18 @@ import pytest
 from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
+from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.codex.store import CodexStore
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.pool import WorkerPool, worker_pool
 from sessionref.pool_start import process_context, single_threaded
 from sessionref.testing import write_session_store
 from sessionref.worker_deaths import WorkerDied
 from tests.test_batch import LISTING, MAX_BYTES, write_store
+from tests.test_index_harnesses import Settled, claude_store, codex_store
 
 LINUX = os.path.isdir("/proc/self/task")
 
@@ -138,6 +144,58 @@ def test_a_session_the_listing_did_not_find_is_still_looked_up(store_root: Path)
     bag = result_lines_bag(store, session_ids=ids, partition_size=3)
     assert [line.line for line in iter_bag(bag, workers=2)] == local
     assert b'"sessionId":"not-stored","error"' in local[-1]
+
+
+STORES: dict[str, Callable[[Path], DirectoryStore | HarnessStore]] = {
+    "dsh": lambda root: DirectoryStore(write_store(root)),
+    "claude-code": lambda root: ClaudeCodeStore(claude_store(root, Settled())),
+    "codex": lambda root: CodexStore(codex_store(root, Settled())),
+}
+
+
+def files_of(store: DirectoryStore | HarnessStore, session_id: str) -> list[Path]:
+    if isinstance(store, DirectoryStore):
+        return [store.path_of(session_id)]
+    return store.paths_of(session_id)
+
+
+@pytest.mark.parametrize("gone", ["root", "one log"])
+@pytest.mark.parametrize("harness", sorted(STORES))
+def test_what_goes_during_a_batch_fails_alike_with_one_or_more_workers(
+    harness: str, gone: str, tmp_path: Path
+) -> None:
+    """Files removed after the listing (the ids given, so each engine works from the listing
+    its store made before; ``not-stored``, last, has the store list the root again). A worker
+    rebuilt a directory store through its checking constructor, so a root gone was
+    INVALID_CONFIG (the whole pooled batch raised), and another harness's worker looked a
+    listed session up again (``not found``), where one process reads each listed log and fails
+    naming it. Now the sessions still there give what they gave before, and each one gone is
+    a read failure naming its file, with 1 worker, 2 workers and dask alike."""
+    store = STORES[harness](tmp_path / "root")
+    ids = [*listing_order(store), "not-stored"]
+    before = [line.line for line in build_result_lines(store, session_ids=ids)]
+    vanished = ids[:-1] if gone == "root" else ids[:1]
+    files = {session_id: files_of(store, session_id) for session_id in vanished}
+    stores = [type(store)(tmp_path / "root") for _ in range(3)]  # one per engine, each listed
+    assert all(listing_order(each) == ids[:-1] for each in stores)  # before the files go
+    if gone == "root":
+        shutil.rmtree(tmp_path / "root")
+    else:
+        for path in files[ids[0]]:
+            path.unlink()
+    alone = list(build_result_lines(stores[0], session_ids=ids))
+    pooled = build_result_lines(stores[1], session_ids=ids, workers=2)
+    bag = iter_bag(result_lines_bag(stores[2], session_ids=ids, partition_size=2))
+    assert [line.line for line in pooled] == [line.line for line in alone]
+    assert [line.line for line in bag] == [line.line for line in alone]
+    for session_id, then, line in zip(ids, before, alone, strict=True):
+        if session_id not in vanished:
+            assert line.line == then
+            continue
+        error = line.decoded()["error"]
+        assert error["code"] == READ_FAILED
+        assert str(files[session_id][0]) in error["message"]
+    assert list(build_result_lines(type(store)(tmp_path), workers=2)) == []  # an empty root
 
 
 ORPHANED = """if True:

@@ -14,7 +14,7 @@ import os
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
@@ -23,6 +23,7 @@ from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import (
     INVALID_CONFIG,
     ErrorInfo,
+    SessionLogError,
     SessionReferenceError,
     listed,
     path_text,
@@ -32,9 +33,9 @@ from sessionref.errors import (
 from sessionref.listing import listing_order as listing_order  # the one order, for the engines
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
-from sessionref.log.protocol import A_STORE, Store, checked_store
+from sessionref.log.protocol import A_STORE, Store, checked_store, read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
-from sessionref.log.store import DirectoryStore, SessionNotFound
+from sessionref.log.store import DirectoryStore
 from sessionref.resolver import (
     SessionReferenceResolver,
     check_config,
@@ -216,12 +217,15 @@ class Snapshotter:
 
 
 class ListedStore(DirectoryStore):
-    """A :class:`DirectoryStore` told where the logs of listed sessions are, so a worker
-    process reads them without scanning the whole root again; other ids are found as usual.
+    """A :class:`DirectoryStore` made again in a worker process, told where the logs of listed
+    sessions are, so it reads them without scanning the whole root again; other ids are found
+    as usual. Its root is not checked again (the store that listed it checked it): a root gone
+    since lists as empty and a listed log gone since is a read failure naming it, as they are
+    in the process that listed them.
 
-    >>> store = ListedStore("/", listed={"s": "/data/--p--/s/session.jsonl"})
-    >>> store.path_of("s").as_posix()
-    '/data/--p--/s/session.jsonl'
+    >>> store = ListedStore("/gone", listed={"s": "/gone/--p--/s/session.jsonl"})
+    >>> store.path_of("s").as_posix(), store.headers()
+    ('/gone/--p--/s/session.jsonl', [])
     """
 
     def __init__(
@@ -232,7 +236,7 @@ class ListedStore(DirectoryStore):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         listed: Mapping[str, str],
     ) -> None:
-        super().__init__(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
+        self._open(Path(root), read_limits(max_bytes, max_line_bytes))  # the root unchecked
         self.listed = {session_id: Path(path) for session_id, path in listed.items()}
 
     def path_of(self, session_id: str) -> Path:
@@ -261,24 +265,65 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
     def of(cls, store: DirectoryStore, session_ids: Iterable[str] = ()) -> DirectoryRecipe:
         """The recipe of ``store``, its root made absolute, with the (absolute) paths of
         ``session_ids`` that it knows."""
-        listed = tuple(_located(store, session_ids))
+        listed = tuple(_located(lambda sid: os.path.abspath(store.path_of(sid)), session_ids))
         return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes, listed)
 
     def __call__(self) -> DirectoryStore:
-        """A store like the one this recipe was taken from."""
+        """A store like the one this recipe was taken from (a :class:`ListedStore`: its root,
+        which may be gone since, is not checked again)."""
         limits = {"max_bytes": self.max_bytes, "max_line_bytes": self.max_line_bytes}
-        if self.listed:
-            return ListedStore(self.root, **limits, listed=dict(self.listed))
-        return DirectoryStore(self.root, **limits)
+        return ListedStore(self.root, **limits, listed=dict(self.listed))
 
 
-def _located(store: DirectoryStore, session_ids: Iterable[str]) -> Iterator[tuple[str, str]]:
-    """``(id, absolute path)`` of each of ``session_ids`` whose log ``store`` finds: a worker
-    may run in another directory."""
+class HarnessRecipe(msgspec.Struct, frozen=True):
+    """How another process opens the same store of another harness's files: its class, root
+    and limits, and where the listing found the files of the sessions it will read (so those
+    are read as in the process that listed them, even when they or the root are gone since).
+
+    >>> from sessionref.claude_code.store import ClaudeCodeStore
+    >>> recipe = HarnessRecipe.of(ClaudeCodeStore("/", max_line_bytes=99))
+    >>> recipe().root.as_posix(), recipe().max_line_bytes, recipe == HarnessRecipe.of(recipe())
+    ('/', 99, True)
+    """
+
+    kind: type[HarnessStore]
+    root: str
+    max_bytes: int
+    max_line_bytes: int
+    placed: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+    @classmethod
+    def of(cls, store: HarnessStore, session_ids: Iterable[str] = ()) -> HarnessRecipe:
+        """The recipe of ``store``, its root made absolute, with the (absolute) paths of the
+        files of ``session_ids`` that it knows."""
+        placed = tuple(
+            _located(lambda sid: tuple(map(os.path.abspath, store.paths_of(sid))), session_ids)
+        )
+        root = os.path.abspath(store.root)
+        return cls(type(store), root, store.max_bytes, store.max_line_bytes, placed)
+
+    def __call__(self) -> HarnessStore:
+        """A store like the one this recipe was taken from, its root not checked again."""
+        store = self.kind.reopened(self.root, self.max_bytes, self.max_line_bytes)
+        store.known_places({sid: [Path(path) for path in paths] for sid, paths in self.placed})
+        return store
+
+
+P = TypeVar("P")
+
+
+def _located(place: Callable[[str], P], session_ids: Iterable[str]) -> Iterator[tuple[str, P]]:
+    """``(id, place(id))`` for each of ``session_ids`` that ``place`` (where a store finds
+    its log, as an absolute path: a worker may run in another directory) finds; one it does
+    not find is left to the worker, which looks again.
+
+    >>> list(_located(str.upper, ["a", "b"]))
+    [('a', 'A'), ('b', 'B')]
+    """
     for session_id in session_ids:
         try:
-            yield session_id, os.path.abspath(store.path_of(session_id))
-        except SessionNotFound:
+            yield session_id, place(session_id)
+        except SessionLogError:
             continue
 
 
@@ -309,16 +354,15 @@ def _itself(store: Store) -> Store:
     return store
 
 
-def _rebuilt(kind: type[HarnessStore], root: str, max_bytes: int, max_line_bytes: int) -> Store:
-    return kind(root, max_bytes=max_bytes, max_line_bytes=max_line_bytes)
-
-
 def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactory:
     """A picklable recipe that rebuilds ``store`` in a worker process.
 
     A :class:`DirectoryStore` is rebuilt from its root and limits, told where the logs of
     ``session_ids`` are (so the worker does not scan the root again); a :class:`MultiStore`
-    from the recipes of its stores; another harness's store from its class, root and limits;
+    from the recipes of its stores; another harness's store from its class, root and limits,
+    told where the files of ``session_ids`` are. A root is not checked again in the worker:
+    one gone during a batch lists as empty and a log gone is a read failure naming it, as
+    with one process;
     a :class:`~sessionref.index.SessionIndex` as the store it indexes (a worker reads logs,
     which the index reads from its store; its database stays with the process that lists);
     any other store must pickle.
@@ -335,6 +379,5 @@ def portable_store(store: Store, session_ids: Iterable[str] = ()) -> StoreFactor
     if isinstance(store, MultiStore):
         return MultiRecipe.of(store, list(session_ids))
     if isinstance(store, HarnessStore):
-        root = os.path.abspath(store.root)
-        return functools.partial(_rebuilt, type(store), root, store.max_bytes, store.max_line_bytes)
+        return HarnessRecipe.of(store, session_ids)
     return functools.partial(_itself, store)

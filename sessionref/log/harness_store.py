@@ -133,6 +133,15 @@ class HarnessStore(ABC):
         self._titles: VersionedCache[str, str | None] = VersionedCache()
         self._listing = LastListing(_Listing([], {}, []))
 
+    @classmethod
+    def reopened(cls: type[S], root: str, max_bytes: int, max_line_bytes: int) -> S:
+        """A store of ``root`` made again elsewhere (a batch worker) after the constructor
+        checked it: the root is not checked again, so one gone since lists as empty, as it
+        does for the store that listed it."""
+        store = cls.__new__(cls)
+        store._open(Path(root), read_limits(max_bytes, max_line_bytes), _heads_in_memory())
+        return store
+
     def remembering(self: S, heads: HeadMemory) -> S:
         """A store of the same root and limits whose heads come from ``heads`` (an index's
         memory of them); the root is not checked again (it may be gone since)."""
