@@ -9,7 +9,7 @@ from typing import Any, Final
 
 import msgspec
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import (
     decode_session_reference_uri,
     encode_session_reference_uri,
@@ -124,4 +124,4 @@ def run(lines: Iterable[bytes]) -> Iterator[bytes]:
             result = _error(ErrorInfo("BAD_CASE", describe(exc)))
         else:
             result = answer(case) if isinstance(case, dict) else answer({})
-        yield js_json(result) + b"\n"
+        yield exact_json(result) + b"\n"

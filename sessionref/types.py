@@ -74,7 +74,8 @@ class SourceStats(msgspec.Struct, frozen=True, rename="camel", omit_defaults=Tru
     """
 
     session_id: str
-    label: str
+    label: Any
+    """A string, or a title, which may be any JSON value (written as JavaScript writes it)."""
     captured_through_seq: int | None
     compacted: bool
     original_messages: int
@@ -127,7 +128,9 @@ class Candidate(msgspec.Struct, frozen=True, kw_only=True, rename="camel", omit_
     """A session a user may reference: ``{sessionId, label, cwd?, createdAt}``."""
 
     session_id: str
-    label: str
+    label: Any
+    """The title (any JSON value a log holds there, written as JavaScript writes it), else
+    the id."""
     cwd: Cwd = None
     created_at: int | float
 

@@ -142,3 +142,87 @@ def test_a_query_reaching_such_a_title_lists_what_matches_where_the_package_thro
     found = SessionReferenceResolver(store).list_candidates(TARGET, "seven", 50)
     expected = [s for s, t in TITLES.items() if isinstance(t, str) and "seven" in t.lower()]
     assert [candidate.session_id for candidate in found] == expected
+
+
+# Titles as a log's bytes hold them, and the label the real stack lists for each: observed
+# with shared/oracle (real.mjs candidates, rc.8) over a store of these sessions. JavaScript
+# reads `1.0` as the number 1 and writes it back as `1`, `1e21` as `1e+21`, `0.000001` as it is
+# (msgspec wrote `1.0`, `1e21`, `1e-6`); a `null` title is no title (the id labels it).
+WRITTEN_TITLES = {
+    "float1": ("1.0", b"1"),
+    "negzero": ("-0.0", b"0"),
+    "exp": ("2E3", b"2000"),
+    "big": ("1e21", b"1e+21"),
+    "small": ("0.000001", b"0.000001"),
+    "tiny": ("1e-7", b"1e-7"),
+    "half": ("1.5", b"1.5"),
+    "arr": ("[1.0,2.50]", b"[1,2.5]"),
+    "obj": ('{"a":1.0,"b":"<x>"}', b'{"a":1,"b":"<x>"}'),
+    "true": ("true", b"true"),
+    "null": ("null", b'"null"'),
+}
+
+
+@pytest.fixture
+def written_root(tmp_path: Path) -> Path:
+    """One session per title of :data:`WRITTEN_TITLES`, its title line holding the literal."""
+    root = tmp_path / "store"
+    logs = [
+        {
+            "header": {"version": 0, "id": sid, "createdAt": n, "cwd": "/w", "delegationDepth": 0},
+            "events": [
+                *turn(0, 1, "hello", "ok"),
+                {
+                    "type": "session/title",
+                    "seq": 6,
+                    "time": 9,
+                    "data": {"title": f"RAW-{sid}", "messageSeqs": [], "source": {"kind": "user"}},
+                },
+            ],
+        }
+        for n, sid in enumerate(WRITTEN_TITLES, start=1)
+    ]
+    write_session_store(root, logs)
+    for sid, (literal, _) in WRITTEN_TITLES.items():
+        [path] = root.glob(f"*/{sid}/session.jsonl")
+        path.write_bytes(path.read_bytes().replace(f'"RAW-{sid}"'.encode(), literal.encode()))
+    return root
+
+
+def label_bytes(output: bytes, session_id: str, after: bytes) -> bytes:
+    """The bytes of the label written after ``"sessionId":"<id>",`` and before ``after``."""
+    start = output.index(b'"sessionId":"%s","label":' % session_id.encode())
+    start += len(b'"sessionId":"","label":') + len(session_id)
+    return output[start : output.index(after, start)]
+
+
+@pytest.mark.parametrize("index", [["--no-index"], ["--index", "index.sqlite"]])
+def test_the_listing_writes_a_title_as_javascript_does(
+    written_root: Path, capsys: pytest.CaptureFixture[bytes], index: list[str]
+) -> None:
+    if index[0] == "--index":
+        index = ["--index", str(written_root.parent / index[1])]
+    assert main(["candidates", "--root", str(written_root), "--cwd", "/w", "--json", *index]) == 0
+    output = capsys.readouterr().out.encode("utf-8")
+    for session_id, (_, listed) in WRITTEN_TITLES.items():
+        assert label_bytes(output, session_id, b',"cwd":') == listed
+
+
+@pytest.mark.parametrize("session_id", sorted(WRITTEN_TITLES))
+def test_a_title_labels_a_snapshot_as_it_labels_the_listing(
+    written_root: Path, capsys: pytest.CaptureFixture[str], session_id: str
+) -> None:
+    """The real stack's ``prepare`` takes string labels only; with ``--label-from title`` the
+    title labels the snapshot as the listing labels the session: the same bytes in the
+    reference and (tag-safe) in the data object, which is measured as it is written."""
+    listed = WRITTEN_TITLES[session_id][1]
+    argv = ["snapshot", "--root", str(written_root), "--json", "--label-from", "title"]
+    assert main([*argv, session_id]) == 0
+    output = capsys.readouterr().out.encode("utf-8")
+    assert label_bytes(output, session_id, b',"capturedThroughSeq":') == listed
+    prompt = json.loads(output)["content"][0]["text"].encode("utf-8")
+    assert label_bytes(prompt, session_id, b',"cwd":') == listed.replace(b"<", b"\\u003c")
+    data = prompt[prompt.index(b"\n[") + 2 : prompt.rindex(b"]\n")]
+    exact = ["--max-bytes", str(len(data))]  # the data object fits its own size exactly
+    assert main([*argv, *exact, session_id]) == 0
+    assert json.loads(capsys.readouterr().out)["source"]["references"][0]["truncated"] is False

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import msgspec
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import (
     INVALID_CONFIG,
@@ -55,7 +55,8 @@ class Snapshotted(msgspec.Struct, frozen=True, rename="camel"):
     """A session that snapshotted: its label and its context message."""
 
     session_id: str
-    label: str
+    label: Any
+    """A string, or a title: any JSON value."""
     context: ContextMessage
 
 
@@ -89,7 +90,7 @@ class ResultLine(msgspec.Struct, frozen=True, array_like=True):
     @classmethod
     def of(cls, result: BatchResult) -> ResultLine:
         """The JSON line of ``result``, as ``JSON.stringify`` writes it, and a newline."""
-        return cls(result.session_id, isinstance(result, Failed), js_json(result) + b"\n")
+        return cls(result.session_id, isinstance(result, Failed), exact_json(result) + b"\n")
 
     def decoded(self) -> dict[str, Any]:
         """The result's wire form as plain JSON values (lone surrogates kept as they were)."""

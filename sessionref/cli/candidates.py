@@ -30,7 +30,7 @@ from sessionref.cli.common import (
 from sessionref.cli.indexing import IndexingProgress
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option, index_roots
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import SessionIndex, is_indexed_store
 from sessionref.log.protocol import Store, harness_of
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
         listed = listing.shown_candidates(opened.listed, target, args.query, args.limit, redaction)
         found = [with_mention(header, label) for header, label in listed]
         if args.json:
-            write_bytes(js_json(harness_candidates(opened.listed, listed)) + b"\n")
+            write_bytes(exact_json(harness_candidates(opened.listed, listed)) + b"\n")
         elif found:
             write_text(table(found))
     if not found:

@@ -12,7 +12,7 @@ import msgspec
 from sessionref.cli.candidates import table
 from sessionref.cli.common import OpenStore, reporting_errors, write_bytes, write_text
 from sessionref.cli.snapshot import add_budget_argument, context_for, cut_lines, print_context
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.types import Target
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     context = context_for(opened, references, max_bytes=args.max_bytes, label_from_title=False)
     if args.json:
         document = {"candidates": msgspec.to_builtins(found), "context": context}
-        write_bytes(js_json(document) + b"\n")
+        write_bytes(exact_json(document) + b"\n")
         return 0
     write_text("Sessions in the sample store (this project first, newest first):\n\n")
     write_text(table(found))

@@ -22,7 +22,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.indexing import IndexingProgress
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import label_text
 from sessionref.index import IndexedStore, SearchHit, SessionIndex, is_indexed_store
 from sessionref.index.schema import INDEX_ENV, names_a_file
@@ -213,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         passed_over = [problem for index in indexes for problem in passed_over_by(index)]
     hits = best_hits(found, args.limit)
     if args.json:
-        write_bytes(js_json(hits) + b"\n")
+        write_bytes(exact_json(hits) + b"\n")
     else:
         write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:

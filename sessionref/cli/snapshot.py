@@ -22,7 +22,7 @@ from sessionref.cli.common import (
     write_text,
 )
 from sessionref.cli.redaction import add_redact_arguments, redaction_lines, redaction_of_args
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference, one_line_label
 from sessionref.errors import BUDGET_EXCEEDED, READ_FAILED, SELF_REFERENCE, SessionReferenceError
 from sessionref.resolver import (
@@ -196,7 +196,7 @@ def cut_lines(context: ContextMessage, *, only_cut: bool = False) -> list[str]:
 def print_context(context: ContextMessage | None, as_json: bool) -> None:
     """The prompt, or with ``as_json`` the whole message, on stdout."""
     if context is not None and as_json:
-        write_bytes(js_json(context) + b"\n")
+        write_bytes(exact_json(context) + b"\n")
     elif context is not None:
         write_text(context.prompt + "\n")
 

@@ -92,7 +92,9 @@ def _walk(value: object) -> bytes:
 
 
 def js_json(value: object) -> bytes:
-    """UTF-8 bytes of ``JSON.stringify(value)`` (no spaces).
+    """UTF-8 bytes of ``JSON.stringify(value)`` (no spaces), but for a float, which is
+    written as msgspec writes it (``1.0``, ``1e21``); :func:`exact_json` writes it as
+    ``JSON.stringify`` does, at the cost of a look for floats.
 
     >>> js_json({"a": ["é", "\\ud800", 1, None]})
     b'{"a":["\\xc3\\xa9","\\\\ud800",1,null]}'
@@ -168,31 +170,61 @@ def _holds_float(info: object, seen: set[int]) -> bool:
 
 
 @functools.cache
-def _struct_holds_float(kind: type[msgspec.Struct]) -> bool:
-    """Whether a struct of the class ``kind`` may hold a float, worked out once per class.
+def _float_fields(kind: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of a struct of the class ``kind`` whose types may hold a float, worked out
+    once per class.
 
     >>> class Turn(msgspec.Struct):
     ...     text: str
     ...     seq: int | None
-    >>> _struct_holds_float(Turn), _struct_holds_float(msgspec.inspect.Field)
-    (False, True)
+    ...     label: Any
+    >>> _float_fields(Turn)
+    ('label',)
     """
-    return _holds_float(msgspec.inspect.type_info(kind), set())
+    info = msgspec.inspect.type_info(kind)
+    assert isinstance(info, msgspec.inspect.StructType)
+    return tuple(field.name for field in info.fields if _holds_float(field.type, set()))
 
 
 def _may_hold_float(value: object) -> bool:
-    """Whether ``value`` may hold a float: not a string, nor a struct whose types hold none.
+    """Whether ``value`` may hold a float: it is one, a list, tuple or dict holds one, or a
+    struct does in a field whose type may hold one (a label typed ``Any`` holding a string
+    costs one look); what else msgspec writes (a set, a dataclass…) may.
 
-    >>> _may_hold_float("1.5"), _may_hold_float([1]), _may_hold_float(msgspec.inspect.IntType())
-    (False, True, False)
+    >>> _may_hold_float("1.5"), _may_hold_float([1, {"a": None}]), _may_hold_float([{"a": 1.0}])
+    (False, False, True)
+    >>> _may_hold_float(msgspec.inspect.IntType()), _may_hold_float({1.5})
+    (False, True)
     """
     if isinstance(value, msgspec.Struct):
-        return _struct_holds_float(type(value))
-    return type(value) is not str
+        fields = _float_fields(type(value))
+        return any(_may_hold_float(getattr(value, name)) for name in fields)
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return False
+    if isinstance(value, (list, tuple)) and kind in (list, tuple):
+        return any(map(_may_hold_float, value))
+    if isinstance(value, dict) and kind is dict:
+        return any(map(_may_hold_float, value.values()))
+    return True  # a float, or what msgspec writes its own way
+
+
+def exact_json(value: object) -> bytes:
+    """``JSON.stringify(value)`` to the byte: :func:`js_json`, with every float written as
+    ``JSON.stringify`` writes it (:func:`js_number`): what a title read from a log (any JSON
+    value) must be written as wherever it goes out.
+
+    >>> exact_json({"label": 1.0, "n": [-0.0, 1e21, 0.000001, 2.5]})
+    b'{"label":1,"n":[0,1e+21,0.000001,2.5]}'
+    """
+    serialized = js_json(value)
+    if _may_hold_float(value) and _FLOAT_WRITTEN.search(serialized):  # floats are rare
+        serialized = js_json(js_numbers(parse_json(serialized)))
+    return serialized
 
 
 def tag_safe_json(value: object) -> bytes:
-    """``js_json`` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
+    """:func:`exact_json` with every ``<`` written as ``\\u003c``, so no tag can appear in it.
 
     It writes JSON values (mappings with string keys, lists, tuples, strings, numbers,
     booleans, ``None``) as ``JSON.stringify`` does (a float as :func:`js_number` writes it),
@@ -213,11 +245,9 @@ def tag_safe_json(value: object) -> bytes:
     TypeError: session-reference data is not JSON-serializable
     """
     try:
-        serialized = js_json(value)
+        serialized = exact_json(value)
     except TypeError as exc:
         raise TypeError(NOT_SERIALIZABLE) from exc
-    if _may_hold_float(value) and _FLOAT_WRITTEN.search(serialized):  # floats are rare
-        serialized = js_json(js_numbers(parse_json(serialized)))
     return serialized.replace(b"<", b"\\u003c")
 
 

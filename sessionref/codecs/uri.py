@@ -10,7 +10,7 @@ from typing import Final
 
 import msgspec
 
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json, js_json
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, string
 
 SCHEME: Final = "dsh-session:"
@@ -137,7 +137,7 @@ def label_text(label: object) -> str:
     >>> label_text("Fix CI"), label_text(7), label_text({"a": [1.5, None]})
     ('Fix CI', '7', '{"a":[1.5,null]}')
     """
-    return label if isinstance(label, str) else js_json(label).decode("utf-8")
+    return label if isinstance(label, str) else exact_json(label).decode("utf-8")
 
 
 def one_line_label(label: object) -> str:

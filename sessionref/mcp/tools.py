@@ -26,7 +26,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import NO_INDEXED_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
-from sessionref.codecs.jsjson import js_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
@@ -67,7 +67,7 @@ def _limit(default: int) -> dict[str, Any]:
 
 
 def _as_json(key: str, values: list[Any]) -> Answer:
-    return Answer(js_json(values).decode("utf-8"), {key: msgspec.to_builtins(values)})
+    return Answer(exact_json(values).decode("utf-8"), {key: msgspec.to_builtins(values)})
 
 
 def list_sessions(

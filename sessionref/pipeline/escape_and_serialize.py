@@ -7,7 +7,7 @@ This is the one place where a data object's JSON is built; the stages before it 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
@@ -32,7 +32,8 @@ class SourceSnapshot(msgspec.Struct, frozen=True):
     """One source, fitted and serialized: its data object's JSON and the numbers it reports."""
 
     session_id: str
-    label: str
+    label: Any
+    """A string, or a title: any JSON value (:class:`~sessionref.pipeline.messages.SourceData`)."""
     captured_through_seq: int | None
     data_json: bytes
     compacted: bool

@@ -197,7 +197,9 @@ class SourceData(msgspec.Struct, frozen=True, rename="camel"):
     """
 
     session_id: str
-    label: str
+    label: Any
+    """A string, or a session's title, which may be any JSON value (written as JavaScript
+    writes it: a float ``1.0`` as ``1``)."""
     cwd: str | None
     captured_through_seq: int | None
     conversation: list[Turn] = []
