@@ -598,3 +598,30 @@ def test_each_message_is_serialized_once_on_its_way_out(
         for answer in answers
     ]
     assert output.text.splitlines() == expected
+
+
+def test_names_are_one_line_and_an_echoed_huge_id_is_cut(tmp_path: Path) -> None:
+    """A newcomer's trial: a title's line break and right-to-left override reached an ``@``
+    picker as they were, and a 100,000-character id came back whole in each error."""
+    root, project = tmp_path / "store", tmp_path / "project"
+    project.mkdir()
+    write_session_store(root, [session_log("odd", 1, "/w\nx", "Fix\n\u202eCI", "hello")])
+    huge = "x" * 100_000
+
+    async def scenario() -> tuple[Any, ...]:
+        async with served(root, "--tools") as session:
+            listed = (await session.list_resources()).resources
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(template_uri(huge))
+            called = await session.call_tool("reference_sessions", {"sessions": [huge]})
+            return listed, raised.value, called
+
+    listed, protocol_error, tool_answer = anyio.run(scenario)
+    assert [(r.name, r.description[:5]) for r in listed] == [("Fix  CI", "/w x ")]
+    tool_text = cast(types.TextContent, tool_answer.content[0]).text
+    assert tool_answer.is_error
+    for message in (protocol_error.message, tool_text):
+        assert len(message) < 2_100, len(message)
+        assert message.startswith('SESSION_REFERENCE_READ_FAILED: session "xxxxxxxx')
+        assert message.endswith(f'xxxx" not found in --root {root}')
+        assert re.search(r" … \(\d+ characters left out\) … ", message)

@@ -26,7 +26,7 @@ from urllib.parse import quote, unquote
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
-from sessionref.cli.common import OpenStore, quoted, read_failure
+from sessionref.cli.common import OpenStore, printable, quoted, read_failure
 from sessionref.cli.snapshot import context_for
 from sessionref.codecs.jsstring import has_surrogates, js_lower
 from sessionref.codecs.uri import (
@@ -79,7 +79,8 @@ def describe(header: SessionHeader, harness: str = HARNESS) -> str:
     'no cwd · dsh · 1970-01-01 00:00 UTC'
     """
     created = datetime.fromtimestamp(header.created_at / 1000, tz=timezone.utc)
-    return f"{header.cwd or 'no cwd'} · {harness} · {created:%Y-%m-%d %H:%M} UTC"
+    cwd = "no cwd" if header.cwd is None or header.cwd == "" else label_text(header.cwd)
+    return f"{printable(cwd)} · {harness} · {created:%Y-%m-%d %H:%M} UTC"
 
 
 def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[str, Any]:
@@ -87,12 +88,17 @@ def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[
     URI, its label as candidates give it (a title that is not a string as its JSON text), its
     description.
 
+    A picker shows the name on one line: a line break, a control or a bidi control in a
+    title is a space there, as in the ``candidates`` table (:func:`printable`).
+
     >>> resource(SessionHeader("s-beta", 0, cwd="/w"), "Fix CI")["uri"]
     'dsh-session:InMtYmV0YSI'
+    >>> resource(SessionHeader("s", 0), "Fix\\n\\u202eCI")["name"]
+    'Fix  CI'
     """
     return {
         "uri": encode_session_reference_uri(header.id),
-        "name": label_text(label),
+        "name": printable(label_text(label)),
         "description": describe(header, harness),
         "mimeType": MIME_TYPE,
     }

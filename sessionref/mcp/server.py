@@ -33,7 +33,6 @@ from mcp.shared.message import SessionMessage
 
 import sessionref
 from sessionref.cancellation import CancelToken
-from sessionref.cli.common import error_line
 from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
 from sessionref.mcp.catalog import (
     MIME_TYPE,
@@ -43,7 +42,7 @@ from sessionref.mcp.catalog import (
     session_of_uri,
 )
 from sessionref.mcp.cursors import cursor_of, no_cursor, page_start
-from sessionref.mcp.tools import Answer, Toolbox
+from sessionref.mcp.tools import Answer, Toolbox, error_text
 from sessionref.mcp.wire import (
     Lines,
     answer_unreadable,
@@ -78,9 +77,10 @@ def log(line: str) -> None:
 
 
 def mcp_error(error: SessionReferenceError) -> MCPError:
-    """The protocol error for a failed request: its text is the command line's line."""
+    """The protocol error for a failed request: its text is the command line's line
+    (:func:`~sessionref.mcp.tools.error_text`)."""
     code = {INVALID_REFERENCE: types.INVALID_PARAMS, READ_FAILED: RESOURCE_NOT_FOUND}
-    return MCPError(code.get(error.code, types.INTERNAL_ERROR), error_line(error).rstrip("\n"))
+    return MCPError(code.get(error.code, types.INTERNAL_ERROR), error_text(error))
 
 
 async def in_thread(work: Callable[[CancelToken], T], what: str) -> T:

@@ -42,6 +42,25 @@ from sessionref.types import Target
 MAX_LIMIT: Final = 500
 
 
+MAX_ERROR_CHARACTERS = 2000
+"""The most characters of an error's line a client is told (:func:`error_text`)."""
+
+
+def error_text(error: SessionReferenceError, limit: int = MAX_ERROR_CHARACTERS) -> str:
+    """The command line's line for ``error``, its middle left out past ``limit`` characters:
+    a message echoes what it was given, and a 100 KB id would fill a model's context.
+
+    >>> from sessionref.errors import READ_FAILED
+    >>> error_text(SessionReferenceError("session not found: " + "x" * 50, READ_FAILED), 40)
+    'SESSION_REFERENCE_RE … (60 characters left out) … xxxxxxxxxxxxxxxxxxxx'
+    """
+    line = error_line(error).rstrip("\n")
+    if len(line) <= limit:
+        return line
+    keep = limit // 2
+    return f"{line[:keep]} … ({len(line) - 2 * keep} characters left out) … {line[-keep:]}"
+
+
 class Answer(NamedTuple):
     """What a tool gives: its text, the same as JSON (``None`` for a prompt), and whether it
     is an error."""
@@ -245,6 +264,6 @@ class Toolbox:
                 self.catalog, as_integers(self.tools[name].schema, given), cancel
             )
         except SessionReferenceError as exc:
-            return Answer(error_line(exc).rstrip("\n"), is_error=True)
+            return Answer(error_text(exc), is_error=True)
         except Exception as exc:  # the index's own failures (SQLite, the file system)
             return Answer(f"internal error: {describe(exc)}", is_error=True)
