@@ -255,7 +255,9 @@ def test_a_thread_whose_only_rollout_was_passed_over_fails_naming_why(tmp_path: 
     assert f"{tmp_path / first}: line 1 is longer than 200 bytes" in failed.value.message
 
 
-def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
+def test_store_layouts_newest_rollouts_titles_and_subagents(tmp_path: Path) -> None:
+    """A thread with two rollouts is its newest (openai/codex ``codex-rs/rollout/src/list.rs``:
+    ``find_thread_path_by_id_from_filenames``, ``select_thread_candidates``)."""
     other = "0197a000-0000-7000-8000-0000000000bb"
     child = "0197a000-0000-7000-8000-0000000000cc"
     store = write(
@@ -265,7 +267,7 @@ def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
                 meta(), *said("user", "first part")
             ),
             f"sessions/2025/06/02/rollout-2025-06-02T09-00-00-{THREAD}.jsonl": rollout(
-                meta(), *said("assistant", "second part")
+                meta(), *said("user", "second part")
             ),
             f"archived_sessions/rollout-2025-05-01T10-00-00-{other}.jsonl": rollout(
                 meta(other), *said("user", "archived question")
@@ -285,12 +287,12 @@ def test_store_layouts_segments_titles_and_subagents(tmp_path: Path) -> None:
     assert sorted(h.id for h in store.headers()) == [THREAD, other]
     assert len(store.problems()) == 2
     assert store.title(other) == "New name"
-    assert store.title(THREAD) == "first part"
-    assert shown(store.transcript(THREAD)) == [("user", "first part"), ("assistant", "second part")]
+    assert store.title(THREAD) == "second part"
+    assert shown(store.transcript(THREAD)) == [("user", "second part")]
     resolver = SessionReferenceResolver(store)
     prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": THREAD}])
     stats = prepared.additional_context.source.references[0]
-    assert stats.captured_through_seq == 5  # three lines in each segment
+    assert stats.captured_through_seq == 2  # the newest rollout's three lines
     assert '"harness":"codex"' in prepared.additional_context.prompt
     assert store.headers()[0].cwd == "/w"
 
@@ -360,20 +362,22 @@ FIXED = [("user", "fix the build"), ("assistant", "Fixed.")]
 
 
 @pytest.mark.parametrize(
-    ("live", "archived", "read"),
+    ("live", "archived"),
     [
-        (ASKED, ASKED, FIXED),  # copied, not moved
-        (ASKED, ASKED + MORE, [*FIXED, ("user", "and the docs")]),  # archived after a copy
-        (ASKED + MORE, ASKED, [*FIXED, ("user", "and the docs")]),  # went on after a copy
-        (ASKED + MORE, ASKED + said("user", "other"), [*FIXED, ("user", "and the docs")]),
+        (ASKED, ASKED),  # copied, not moved
+        (ASKED, ASKED + MORE),  # archived after a copy
+        (ASKED + MORE, ASKED),  # went on after a copy
+        (ASKED + MORE, ASKED + said("user", "other")),
     ],
 )
 def test_a_rollout_in_sessions_and_in_archived_sessions_is_read_once(
-    tmp_path: Path, live: list[bytes], archived: list[bytes], read: list[tuple[str, str]]
+    tmp_path: Path, live: list[bytes], archived: list[bytes]
 ) -> None:
     """A newcomer's trial: the same rollout in ``sessions/`` and in ``archived_sessions/``
-    showed each message twice (both were read as segments of the thread). The longer copy is
-    read when it begins with the other; else the one in ``sessions/``, which Codex resumes."""
+    showed each message twice (both were read as segments of the thread). Codex looks a
+    thread up in ``archived_sessions/`` only when no rollout in ``sessions/`` names it
+    (openai/codex ``codex-rs/thread-store/src/local/thread_rollout_resolver.rs``: ``resolve``),
+    so the copy in ``sessions/`` is read, whichever is longer."""
     store = write(
         tmp_path,
         {
@@ -381,16 +385,21 @@ def test_a_rollout_in_sessions_and_in_archived_sessions_is_read_once(
             f"archived_sessions/{NAME}": rollout(*archived),
         },
     )
+    read = [*FIXED, ("user", "and the docs")] if len(live) > len(ASKED) else FIXED
     assert shown(store.transcript(THREAD)) == read
     resolver = SessionReferenceResolver(store)
     prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": THREAD}])
     seq = prepared.additional_context.source.references[0].captured_through_seq
-    assert seq == 2 * len(read)  # the copy read: its meta, and two lines per message
+    assert seq == len(live) - 1  # the copy read: its meta, and two lines per message
 
 
-def test_a_copied_segment_is_read_once_and_the_other_segments_still_follow(
+def test_a_thread_is_its_newest_rollout_wherever_its_copies_are(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A thread with a rollout in ``sessions/``, a copy of it in ``archived_sessions/`` and a
+    later rollout is its later rollout alone, as ``codex resume`` reads it (openai/codex
+    ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames`` keeps the
+    latest time of the names that say the thread)."""
     later = f"rollout-2025-06-02T09-00-00-{THREAD}.jsonl"
     write(
         tmp_path,
@@ -402,12 +411,12 @@ def test_a_copied_segment_is_read_once_and_the_other_segments_still_follow(
     )
     assert main(["show", "--root", str(tmp_path), THREAD]) == 0
     table = capsys.readouterr().out
-    assert "kept 3 of 3 units" in table
-    assert [table.count(text) for text in ("fix the build", "Fixed.", "second part")] == [1, 1, 1]
+    assert "kept 1 of 1 units" in table
+    assert [table.count(text) for text in ("fix the build", "Fixed.", "second part")] == [0, 0, 1]
     assert main(["snapshot", "--root", str(tmp_path), THREAD]) == 0
     prompt = capsys.readouterr().out
-    assert '"capturedThroughSeq":7' in prompt  # a copy's 5 lines, then 3 in the next segment
-    assert [prompt.count(text) for text in ("fix the build", "Fixed.", "second part")] == [1, 1, 1]
+    assert '"capturedThroughSeq":2' in prompt  # the later rollout's 3 lines
+    assert [prompt.count(text) for text in ("fix the build", "Fixed.", "second part")] == [0, 0, 1]
 
 
 def test_the_store_takes_the_options_every_store_takes_by_name() -> None:

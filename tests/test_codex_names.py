@@ -173,7 +173,10 @@ def test_a_history_base_names_its_rollout_in_any_spelling(tmp_path: Path) -> Non
 def test_spellings_of_one_thread_id_are_one_thread(tmp_path: Path) -> None:
     """Codex groups rollouts by the UUID its name and its ``session_meta`` give, and keys
     thread names by it (``session_index.jsonl``): two rollouts whose ids differ only in case
-    are one thread, served under the id as Codex writes it, never as two sessions."""
+    are one thread's, served under the id as Codex writes it, never as two sessions. The
+    thread is its newest rollout, whichever spelling it has (openai/codex
+    ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames`` compares the
+    ``ThreadId`` its name parses to, and keeps the latest time)."""
     upper = THREAD.upper()
     store = write(
         tmp_path,
@@ -186,7 +189,7 @@ def test_spellings_of_one_thread_id_are_one_thread(tmp_path: Path) -> None:
         },
     )
     assert [h.id for h in store.headers()] == [THREAD]
-    assert shown(store.transcript(THREAD)) == [("user", "first"), ("user", "second")]
+    assert shown(store.transcript(THREAD)) == [("user", "second")]
     assert store.title(THREAD) == "Named"
     with pytest.raises(SessionNotFound):
         store.transcript(upper)

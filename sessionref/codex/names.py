@@ -101,6 +101,29 @@ def rollout_ids(name: str) -> tuple[str, str] | None:
     return (thread_id, rollout_id) if thread_id and rollout_id else None
 
 
+def rollout_order(name: str) -> tuple[str, str] | None:
+    """Where a rollout file's name puts it among its thread's rollouts, the newest last: by
+    the time of its name, then by its rollout id (a UUIDv7, later for a later rollout), as
+    Codex picks the rollout a thread id resolves to (openai/codex
+    ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames``,
+    ``select_thread_candidates``). The time's fields have fixed widths and the ids are written
+    one way (:func:`rollout_ids`), so the texts compare as the times and UUIDs do. ``None``
+    for a name Codex does not read.
+
+    >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197c000-0000-7000-8000-000000000001"
+    >>> rollout_order(f"rollout-2025-06-01T10-00-00-{a}_{b}.jsonl.zst") == (
+    ...     "2025-06-01T10-00-00", b)
+    True
+    >>> rollout_order(f"rollout-2025-06-01T10-00-00-{a}.jsonl") < rollout_order(
+    ...     f"rollout-2025-06-01T10-00-00-{a}_{b}.jsonl")
+    True
+    >>> rollout_order("rollout-1.jsonl") is None
+    True
+    """
+    ids = rollout_ids(name)
+    return None if ids is None else (name[len(ROLLOUT_PREFIX) :][:19], ids[1])
+
+
 def is_compressed(path: Path) -> bool:
     """Whether ``path`` names a compressed rollout.
 

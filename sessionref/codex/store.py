@@ -4,27 +4,26 @@ and ``<root>/archived_sessions/rollout-*.jsonl``, each possibly compressed to ``
 (:mod:`sessionref.codex.rollouts`).
 
 ``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
-A session is a thread: its id is the first ``session_meta``'s ``payload.id`` (a rollout whose
-name says another thread is a problem, as Codex lists it as neither: :func:`mismatched_thread`),
-and the segment files of one thread are read as one session, in the order of their names
-(which start with their time). A file of the same name (compressed or not) in ``sessions/`` and in
-``archived_sessions/`` is one rollout in two places, read once (:func:`one_rollout`). A
-subagent's thread is not a session of its own. A paginated thread's older pages
-(``sessions/rollout_segments/``) are read through the page that continues them
-(:mod:`sessionref.codex.pages`), no segments of their own. Names come from
+A session is a thread, and a thread is one rollout, as Codex resolves a thread id: of the
+rollouts whose names say the thread, the newest (:func:`current_rollouts`), its
+``rollout_reference`` items expanded and preceded by the history it continues. It is listed
+when its first ``session_meta`` is of that thread; one of another thread is a problem, and the
+thread is not listed (:func:`mismatched_thread`). A subagent's thread is not a session of its
+own. A paginated thread's older pages (``sessions/rollout_segments/``) are read through the
+page that continues them (:mod:`sessionref.codex.pages`). Names come from
 ``session_index.jsonl`` (the latest line for an id).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
 
-from sessionref.codex.names import canonical_id, plain_name, rollout_ids
-from sessionref.codex.pages import RolloutsById, history_base_of
+from sessionref.codex.names import canonical_id, rollout_ids, rollout_order
+from sessionref.codex.pages import RolloutsById
 from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head, rollout_lines
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
@@ -61,46 +60,51 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     return names
 
 
-def continued(rollouts: dict[str, list[bytes]]) -> set[str]:
-    """The names of the ``rollouts`` (name → its lines, as read) that another of them
-    continues (its ``history_base`` names their rollout id): what it continues of them is in
-    its history already, so they are no segments of their own.
+def current_rollouts(scopes: Iterable[Iterable[Path]]) -> list[Path]:
+    """The rollout each thread resolves to, among the listed rollouts of ``scopes`` (those of
+    ``sessions/``, then those of ``archived_sessions/``), each in walk order: of the rollouts
+    whose names say the thread, in the first scope holding any, the newest
+    (:func:`~sessionref.codex.names.rollout_order`; of two equal, the first walked). Codex
+    looks a thread up by the names alone, in ``sessions/`` and only then in
+    ``archived_sessions/``, and lists a thread by its newest rollout (openai/codex
+    ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames``,
+    ``select_thread_candidates``; ``codex-rs/thread-store/src/local/thread_rollout_resolver.rs``:
+    ``resolve``). Which thread a rollout's lines are of is not asked here.
 
-    >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197c000-0000-7000-8000-000000000001"
-    >>> base = ('{"type":"session_meta","payload":{"id":"%s","history_mode":"paginated",'
-    ...     '"history_base":{"thread_id":"%s","end_ordinal_exclusive":1,"end_byte_offset":9}}}')
-    >>> first = f"rollout-2025-06-01T10-00-00-{a}.jsonl"
-    >>> then = f"rollout-2025-06-01T11-00-00-{a}_{b}.jsonl"
-    >>> continued({first: [b"..."], then: [(base % (a, a)).encode()]}) == {first}
+    >>> t = "0197a000-0000-7000-8000-0000000000aa"
+    >>> old, new = (Path(f"rollout-2025-06-0{d}T10-00-00-{t}.jsonl") for d in (1, 2))
+    >>> current_rollouts([[new, old], [Path("archived") / new.name]]) == [new]
+    True
+    >>> current_rollouts([[], [Path("archived") / old.name]]) == [Path("archived") / old.name]
     True
     """
-    bases = {base.rollout for lines in rollouts.values() if (base := history_base_of(lines[:1]))}
-    return {name for name in rollouts if (ids := rollout_ids(name)) and ids[1] in bases}
+    chosen: dict[str, tuple[tuple[str, str], Path]] = {}
+    for scope in scopes:
+        found: dict[str, tuple[tuple[str, str], Path]] = {}
+        for path in scope:
+            ids, order = rollout_ids(path.name), rollout_order(path.name)
+            if ids is None or order is None or ids[0] in chosen:
+                continue
+            best = found.get(ids[0])
+            if best is None or order > best[0]:
+                found[ids[0]] = (order, path)
+        chosen.update(found)
+    return [path for _, path in chosen.values()]
 
 
-def one_rollout(found_first: list[bytes], other: list[bytes]) -> list[bytes]:
-    """The lines to read of two copies of one rollout (one file name, in ``sessions/`` and in
-    ``archived_sessions/``): the longer when it begins with the other, which it holds whole;
-    else the one found first, in ``sessions/``, which is the one Codex resumes (it looks a
-    thread up there, and in ``archived_sessions/`` only to unarchive it).
-
-    >>> one_rollout([b"a"], [b"a", b"b"]), one_rollout([b"a", b"b"], [b"a"])
-    ([b'a', b'b'], [b'a', b'b'])
-    >>> one_rollout([b"a", b"live"], [b"a", b"archived", b"more"])
-    [b'a', b'live']
-    """
-    if len(other) > len(found_first) and other[: len(found_first)] == found_first:
-        return other
-    return found_first
+class MismatchedRollout(SessionLogError):
+    """A rollout whose name says another thread than its first ``session_meta``
+    (:func:`mismatched_thread`): no thread's."""
 
 
 def mismatched_thread(name: str, thread: str) -> str | None:
     """Why Codex does not list the rollout file ``name`` whose first ``session_meta`` is of
     ``thread`` (its id as :func:`~sessionref.codex.names.canonical_id` gives it): its name
     says another thread. ``None`` when it says that one, or none (a name Codex does not read
-    is no rollout at all). Codex's listing takes a rollout by the thread its name says and
-    drops one whose meta is of another (openai/codex ``codex-rs/rollout/src/list.rs``,
-    ``build_bounded_candidate_summaries``).
+    is no rollout at all). Codex's listing takes a thread's newest rollout by the thread its
+    name says and drops it when its meta is of another (openai/codex
+    ``codex-rs/rollout/src/list.rs``, ``build_bounded_candidate_summaries``: the thread is then
+    not listed, whatever its older rollouts hold).
 
     >>> a, b = "0197a000-0000-7000-8000-0000000000aa", "0197a000-0000-7000-8000-0000000000bb"
     >>> mismatched_thread(f"rollout-2025-06-01T10-00-00-{a.upper()}.jsonl", a) is None
@@ -118,6 +122,43 @@ thread 0197a000-0000-7000-8000-0000000000bb (Codex does not list it)
     )
 
 
+def thread_head(path: Path, lines: list[bytes]) -> Head:
+    """The thread of the rollout at ``path`` whose first committed ``lines`` are given, from
+    its first ``session_meta``: its id as Codex reads it
+    (:func:`~sessionref.codex.names.canonical_id`), so every spelling of one UUID is one
+    thread's; ``Head(None)`` for a subagent's. A rollout whose name says another thread is no
+    thread's: it raises :class:`MismatchedRollout` naming both ids (:func:`mismatched_thread`).
+
+    >>> t = "0197a000-0000-7000-8000-0000000000aa"
+    >>> line = b'{"type":"session_meta","payload":{"id":"%s","cwd":"/w"}}' % t.upper().encode()
+    >>> thread_head(Path(f"rollout-2025-06-01T10-00-00-{t}.jsonl"), [line]) == Head(t, None, "/w")
+    True
+    >>> thread_head(Path("rollout-2025-06-01T10-00-00-" + t[:-1] + "b.jsonl"), [line])
+    Traceback (most recent call last):
+    sessionref.codex.store.MismatchedRollout: rollout-2025-06-01T10-00-00-0197a000-0000-7000-\
+8000-0000000000ab.jsonl: its name says thread 0197a000-0000-7000-8000-0000000000ab but its \
+session_meta says thread 0197a000-0000-7000-8000-0000000000aa (Codex does not list it)
+    """
+    from sessionref.codex.records import decode  # read only when a file changed
+
+    for item in map(decode, lines):
+        if item is None or item.kind != "session_meta":
+            continue
+        meta = item.payload
+        if type(meta.id) is not str:
+            break
+        source = built(meta.source)
+        if type(source) is dict and "subagent" in source:
+            return Head(None)
+        thread = canonical_id(meta.id) or meta.id
+        wrong = mismatched_thread(path.name, thread)
+        if wrong is not None:
+            raise MismatchedRollout(f"{path}: {wrong}")
+        created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
+        return Head(thread, created, meta.cwd if type(meta.cwd) is str else None)
+    raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
+
+
 class CodexStore(HarnessStore):
     """The threads of a Codex home.
 
@@ -130,6 +171,9 @@ class CodexStore(HarnessStore):
 
     harness: Harness = "codex"
     one_file_per_session = False
+    """A thread is one rollout (:meth:`files`), but which one is decided by every name in its
+    folders, and reading it reads the rollouts it continues: the index lists again when any
+    file changed (:func:`~sessionref.index.harness.reread_files`)."""
 
     _names: tuple[object, dict[str, str]] = (None, {})
     """The version of ``session_index.jsonl`` last read, and the names it gave."""
@@ -141,12 +185,16 @@ class CodexStore(HarnessStore):
         return root.parent if root.name == "sessions" and not (root / "sessions").is_dir() else root
 
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
-        """Every rollout file below ``sessions/`` but its older pages (``rollout_segments/``,
-        read through the pages that continue them), then in ``archived_sessions/`` (so the
-        copy in ``sessions/`` of a rollout in both comes first: :meth:`joined`)."""
-        for folder in folders(self.home / "sessions", passed, PAGES):  # says what it passed
-            yield from rollout_files(folder)
-        yield from rollout_files(self.home / "archived_sessions", passed)
+        """The rollout each thread resolves to (:func:`current_rollouts`) of those below
+        ``sessions/`` but its older pages (``rollout_segments/``, read through the pages that
+        continue them) and of those in ``archived_sessions/``."""
+        live = [
+            path
+            for folder in folders(self.home / "sessions", passed, PAGES)  # says what it passed
+            for path in rollout_files(folder)
+        ]
+        archived = rollout_files(self.home / "archived_sessions", passed)
+        return iter(current_rollouts([live, archived]))
 
     def watched(self) -> list[Path]:
         """The home, every directory below ``sessions/`` that :meth:`files` reads,
@@ -164,23 +212,14 @@ class CodexStore(HarnessStore):
         return rollout_head(path, self.max_bytes, self.max_line_bytes)
 
     def lines_of(self, path: Path) -> list[bytes]:
-        """A rollout's committed lines, plain or compressed, as read: which of a thread's
-        rollouts count is decided on them (:meth:`joined`), and only those are expanded."""
+        """A rollout's committed lines, plain or compressed, as read (:meth:`joined` expands
+        them)."""
         return rollout_lines(path, self.max_bytes, self.max_line_bytes)
 
     @functools.cached_property
     def _pages(self) -> RolloutsById:
         """Where the rollouts of the home are by rollout id, kept across reads."""
         return RolloutsById(self.home.absolute())
-
-    @staticmethod
-    def reading_name(path: Path) -> str:
-        """A rollout's plain name: compressed, it is read where its plain self would be.
-
-        >>> CodexStore.reading_name(Path("archived_sessions/rollout-1.jsonl.zst"))
-        'rollout-1.jsonl'
-        """
-        return plain_name(path.name) or path.name
 
     @staticmethod
     def named_by(path: Path) -> str | None:
@@ -194,65 +233,23 @@ class CodexStore(HarnessStore):
         ids = rollout_ids(path.name)
         return ids[0] if ids else None
 
-    @staticmethod
-    def kept(files: list[tuple[Path, list[bytes]]]) -> list[tuple[Path, list[bytes]]]:
-        """Which of a thread's files count, in reading order, with their lines as read: each
-        rollout once (:func:`one_rollout` of its copies, compressed or not, which are
-        neighbours), but one that another of them continues (:func:`continued`).
-
-        >>> live = Path("sessions/rollout-1.jsonl")
-        >>> archived = Path("archived_sessions/rollout-1.jsonl.zst")
-        >>> later = Path("sessions/rollout-2.jsonl")
-        >>> CodexStore.kept([(live, [b"m"]), (archived, [b"m", b"x"]), (later, [b"y"])])
-        [(PosixPath('archived_sessions/rollout-1.jsonl.zst'), [b'm', b'x']), \
-(PosixPath('sessions/rollout-2.jsonl'), [b'y'])]
-        """
-        rollouts: dict[str, tuple[Path, list[bytes]]] = {}
-        for path, lines in files:
-            name = CodexStore.reading_name(path)
-            copy = rollouts.get(name)
-            if copy is None or one_rollout(copy[1], lines) is lines:
-                rollouts[name] = (path, lines)
-        left_out = continued({name: lines for name, (_, lines) in rollouts.items()})
-        return [file for name, file in rollouts.items() if name not in left_out]
-
     def joined(self, files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
-        """A thread's lines: those of the files that count (:meth:`kept`), one after another,
-        each with its ``rollout_reference`` items expanded and preceded by the history it
-        continues (:class:`~sessionref.codex.references.Expansion`)."""
-        from sessionref.codex.references import Expansion  # as head()
+        """A thread's lines: those of its rollout (:meth:`files` gives one a thread), with its
+        ``rollout_reference`` items expanded and preceded by the history it continues
+        (:class:`~sessionref.codex.references.Expansion`)."""
+        from sessionref.codex.references import Expansion  # as thread_head()
 
         return [
             line
-            for path, lines in self.kept(files)
+            for path, lines in files
             for line in Expansion(
                 self.home, self.max_bytes, self.max_line_bytes, self._pages
             ).lines(path, lines)
         ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
-        """The thread of a rollout, from its first ``session_meta``: its id as Codex reads it
-        (:func:`~sessionref.codex.names.canonical_id`), so every spelling of one UUID is one
-        thread's. A rollout whose name says another thread is no thread's: Codex's listing
-        drops it (:func:`mismatched_thread`), and it is a problem naming both ids."""
-        from sessionref.codex.records import decode  # read only when a file changed
-
-        for item in map(decode, lines):
-            if item is None or item.kind != "session_meta":
-                continue
-            meta = item.payload
-            if type(meta.id) is not str:
-                break
-            source = built(meta.source)
-            if type(source) is dict and "subagent" in source:
-                return Head(None)
-            thread = canonical_id(meta.id) or meta.id
-            wrong = mismatched_thread(path.name, thread)
-            if wrong is not None:
-                raise SessionLogError(f"{path}: {wrong}")
-            created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
-            return Head(thread, created, meta.cwd if type(meta.cwd) is str else None)
-        raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
+        """The thread of a rollout (:func:`thread_head`)."""
+        return thread_head(path, lines)
 
     def names(self) -> dict[str, str]:
         """The thread names of ``session_index.jsonl`` (none when it cannot be read)."""
@@ -276,6 +273,6 @@ class CodexStore(HarnessStore):
         self, session_id: str, lines: list[bytes], texts_only: bool = False
     ) -> Transcript:
         """The transcript of a thread's lines, titled by its name if it has one."""
-        from sessionref.codex.reader import codex_transcript  # as head()
+        from sessionref.codex.reader import codex_transcript  # as thread_head()
 
         return codex_transcript(session_id, lines, self.named(session_id), texts_only)
