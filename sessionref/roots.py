@@ -79,25 +79,21 @@ def claude_code_home(root: Path) -> Path | None:
     return None
 
 
-def _file_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> Path | None:
-    """The first file (by name) in ``directory`` whose name is ``wanted``, else the first in
-    its subdirectories, ``depth`` levels down (by name); ``None`` when there is none.
+def _files_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> Iterator[Path]:
+    """The files in ``directory`` whose names are ``wanted`` (by name), then those of its
+    subdirectories, ``depth`` levels down (by name).
 
-    >>> _file_below(Path("/nonexistent"), 3, lambda name: True) is None
-    True
+    >>> list(_files_below(Path("/nonexistent"), 3, lambda name: True))
+    []
     """
     try:
         with os.scandir(directory) as scan:
             names = [entry.name for entry in scan if entry.is_file() and wanted(entry.name)]
     except OSError:
         names = []
-    if names:
-        return directory / min(names)
+    yield from (directory / name for name in sorted(names))
     for sub in _directories(directory) if depth > 0 else ():
-        found = _file_below(sub, depth - 1, wanted)
-        if found is not None:
-            return found
-    return None
+        yield from _files_below(sub, depth - 1, wanted)
 
 
 CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
@@ -120,28 +116,50 @@ def _is_rollout(name: str) -> bool:
     return rollout_ids(name) is not None
 
 
+def _rollouts(folder: Path) -> Iterator[Path]:
+    """The rollouts Codex lists in a folder of a Codex home and below (``YYYY/MM/DD/``)."""
+    return _files_below(folder, 3, _is_rollout)
+
+
+def _mismatch(path: Path) -> str | None:
+    """Why a rollout is no thread's (:func:`sessionref.codex.store.mismatch`, imported only
+    when a root is looked at as a Codex home)."""
+    from sessionref.codex.store import mismatch
+
+    return mismatch(path)
+
+
 def codex_home(root: Path) -> Path | None:
     """The Codex directory (``~/.codex``) of ``root``: ``root`` itself when its ``sessions/``
     (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold rollouts Codex lists (named
     ``rollout-<time>-<thread>.jsonl``, maybe compressed, as Codex's ``RolloutFileName::parse``
     reads a name: :func:`~sessionref.codex.names.rollout_ids`), its parent when ``root`` is
-    one of those; ``None`` otherwise: a folder of files Codex does not list holds no thread."""
+    one of those; ``None`` otherwise: a folder of files Codex does not list holds no thread,
+    and nor does one whose rollouts are each of another thread than their names say
+    (:func:`_mismatch`), which Codex lists as no thread."""
     for home, folder in _codex_folders(root):
-        if _file_below(folder, 3, _is_rollout) is not None:
+        if any(_mismatch(path) is None for path in _rollouts(folder)):
             return home
     return None
 
 
 def misnamed_rollout(root: Path) -> str | None:
-    """Why ``root``, which holds no rollout Codex lists (:func:`codex_home`), is still no
-    Codex home when it holds ``rollout-*.jsonl`` files: the first such file, and what Codex
-    takes for a rollout's name; ``None`` when it holds none.
+    """Why ``root``, which is no Codex home (:func:`codex_home`), still looks like one: its
+    first rollout and the other thread its ``session_meta`` says, when all its rollouts are
+    so; else, when it holds ``rollout-*.jsonl`` files Codex does not list, the first of them
+    and what Codex takes for a rollout's name; ``None`` when it holds none.
 
     >>> misnamed_rollout(Path("/nonexistent")) is None
     True
     """
-    for _, folder in _codex_folders(root):
-        found = _file_below(folder, 3, lambda name: plain_name(name) is not None)
+    folders = [folder for _, folder in _codex_folders(root)]
+    for folder in folders:
+        for path in _rollouts(folder):
+            why = _mismatch(path)
+            if why is not None:
+                return why
+    for folder in folders:
+        found = next(_files_below(folder, 3, lambda name: plain_name(name) is not None), None)
         if found is not None:
             return (
                 f"{found} is no rollout: Codex lists only "

@@ -21,9 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from sessionref.errors import SessionLogError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
 from sessionref.log.store import SessionNotFound
+from sessionref.roots import Root, check_root
 from tests.test_codex import THREAD, meta, rollout, said, shown, write
+from tests.test_roots import command
 
 OTHER = "0197a000-0000-7000-8000-0000000000bb"
 LATER = "0197c000-0000-7000-8000-000000000001"
@@ -97,9 +99,7 @@ def test_a_thread_whose_newest_rollout_is_of_another_thread_is_not_listed(
         },
     )
     assert store.headers() == []
-    assert [(p.path, p.message) for p in store.problems()] == [
-        (str(tmp_path / newest), why(OTHER))
-    ]
+    assert [(p.path, p.message) for p in store.problems()] == [(str(tmp_path / newest), why(OTHER))]
     with pytest.raises(SessionLogError, match=re.escape(f"{tmp_path / newest}: {why(OTHER)}")):
         store.transcript(THREAD)
     with pytest.raises(SessionNotFound):
@@ -155,3 +155,35 @@ def test_a_mismatched_rollout_in_sessions_hides_the_archived_one(tmp_path: Path)
     assert store.headers() == []
     with pytest.raises(SessionLogError, match=re.escape(f"{tmp_path / live}: {why(OTHER)}")):
         store.transcript(THREAD)
+
+
+def test_a_folder_whose_rollouts_are_all_of_other_threads_is_no_codex_home(
+    tmp_path: Path,
+) -> None:
+    """Codex lists no thread of such a folder (``build_bounded_candidate_summaries`` drops
+    each), so, as a folder of files Codex takes for no rollout, it holds no sessions: the one
+    error line names its first rollout and the other thread its meta says. One rollout of
+    the thread its name says makes it a Codex home."""
+    home = tmp_path / "codex"
+    first = home / dated(1, named(1))
+    write(
+        home,
+        {
+            dated(1, named(1)): rollout(meta(OTHER)),
+            dated(2, named(2, OTHER)): rollout(meta(THREAD)),
+        },
+    )
+    near = f"; {first}: {why(OTHER)}"
+    for harness, which in ((None, "sessions"), ("codex", "Codex sessions")):
+        with pytest.raises(SessionReferenceError) as raised:
+            check_root(str(home), harness)
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).startswith(f"--root {home}: holds no {which} (looked for")
+        assert str(raised.value).endswith(near)
+    done = command("candidates", "--root", str(home / "sessions"), "--no-index")
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.decode().endswith(near + "\n")
+    assert b"Traceback" not in done.stderr
+    write(home, {f"archived_sessions/{named(3, OTHER)}": rollout(meta(OTHER))})
+    assert check_root(str(home)) == Root(str(home), "codex", str(home))

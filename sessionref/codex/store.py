@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Final
 
 import msgspec
 
@@ -29,6 +30,7 @@ from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
+from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
 SESSION_INDEX = "session_index.jsonl"
@@ -157,6 +159,66 @@ session_meta says thread 0197a000-0000-7000-8000-0000000000aa (Codex does not li
         created = iso_millis(meta.timestamp) or iso_millis(item.timestamp)
         return Head(thread, created, meta.cwd if type(meta.cwd) is str else None)
     raise SessionLogError(f"{path}: no session_meta line with an id in its first lines")
+
+
+class _MetaId(msgspec.Struct, frozen=True, gc=False):
+    id: object = None
+
+
+class _FirstLine(msgspec.Struct, frozen=True, gc=False):
+    type: object = None
+    payload: _MetaId | None = None
+
+
+_FIRST_LINE: Final = msgspec.json.Decoder(_FirstLine)
+
+
+def opens_its_thread(line: bytes, thread: str) -> bool:
+    """Whether ``line`` is a ``session_meta`` of ``thread`` (written as
+    :func:`~sessionref.codex.names.canonical_id` writes it), in its envelope: the first line
+    of almost every rollout. When a rollout's first line is so, :func:`thread_head` takes it
+    for its thread's (or a subagent's), and it is read without the rollout reader.
+
+    >>> t = "0197a000-0000-7000-8000-0000000000aa"
+    >>> opens_its_thread(b'{"type":"session_meta","payload":{"id":"%s"}}' % t.encode(), t)
+    True
+    >>> opens_its_thread(b'{"id":"%s"}' % t.encode(), t), opens_its_thread(b"{", t)
+    (False, False)
+    """
+    try:
+        first = _FIRST_LINE.decode(line)
+    except msgspec.DecodeError:
+        return False
+    meta = first.payload
+    return (
+        first.type == "session_meta"
+        and meta is not None
+        and type(meta.id) is str
+        and canonical_id(meta.id) == thread
+    )
+
+
+def mismatch(path: Path) -> str | None:
+    """Why the rollout at ``path`` is no thread's when its name says another thread than its
+    first ``session_meta`` (the file and both ids: :func:`thread_head`, its start read under
+    the default limits); ``None`` when it is not so (its first line opens its thread:
+    :func:`opens_its_thread`), or cannot be read (what is wrong then is a problem of its
+    store).
+
+    >>> mismatch(Path("/nonexistent/rollout-1.jsonl")) is None
+    True
+    """
+    try:
+        lines = rollout_head(path, DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES)
+        named = rollout_ids(path.name)
+        if lines and named is not None and opens_its_thread(lines[0], named[0]):
+            return None
+        thread_head(path, lines)
+    except MismatchedRollout as exc:
+        return exc.message
+    except SessionLogError:
+        return None
+    return None
 
 
 class CodexStore(HarnessStore):
