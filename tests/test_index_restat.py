@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-import sessionref.index.store as index_store
+import sessionref.index.database as index_database
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.index import RefreshReport, SessionIndex
 from tests.store_clock import StoreClock
@@ -22,14 +22,14 @@ from tests.test_index_harnesses import Settled, claude_lines, claude_store
 def traced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The statements every index database opened from now on runs."""
     statements: list[str] = []
-    connect = index_store.connect
+    connect = index_database.open_database
 
     def connect_traced(path: Path) -> sqlite3.Connection:
         db = connect(path)
         db.set_trace_callback(statements.append)
         return db
 
-    monkeypatch.setattr(index_store, "connect", connect_traced)
+    monkeypatch.setattr(index_database, "open_database", connect_traced)
     return statements
 
 

@@ -23,6 +23,7 @@ import threading
 from pathlib import Path
 from typing import Final, cast
 
+from sessionref.index.cursors import rows_of
 from sessionref.index.reading import reading
 from sessionref.index.restat import Changed, WalkStats, read_walk_stats, restat_tree
 
@@ -73,7 +74,7 @@ def _remembered(path: Path) -> tuple[str, WalkStats] | None:
     """The stamped walk of the index database at ``path`` and its stats, read (``None``
     when there is no such database, no stamp or no stats)."""
     with reading(path) as db:
-        rows = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('tree', 'stats')"))
+        rows = dict(rows_of(db, "SELECT key, value FROM meta WHERE key IN ('tree', 'stats')"))
     stamp, encoded = rows.get("tree"), rows.get("stats")
     if not isinstance(stamp, str) or not isinstance(encoded, bytes):
         return None

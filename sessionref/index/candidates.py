@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from sessionref.codecs.collation import ties_collated
 from sessionref.codecs.jsstring import has_surrogates, js_lower
+from sessionref.index.cursors import rows_of
 from sessionref.index.refresh import decode_headers
 from sessionref.index.tables import blob, text, title_of
 from sessionref.log.records import SessionHeader
@@ -99,12 +100,12 @@ def _found(db: sqlite3.Connection, params: dict[str, Any], limit: int) -> list[R
     when the limit may cut it (``createdAt`` ties are ordered by id, which SQLite does not
     know how to)."""
     first = {**params, "rank": None, "created_at": None, "limit": limit + 1}
-    rows: list[Row] = db.execute(_SELECT, first).fetchall()
+    rows: list[Row] = rows_of(db, _SELECT, first)
     if len(rows) <= limit or rows[limit][:2] != rows[limit - 1][:2]:
         return rows[:limit]
     rank, created_at = rows[limit][:2]
     group = {**params, "rank": rank, "created_at": created_at, "limit": -1}
-    tied: list[Row] = db.execute(_SELECT, group).fetchall()
+    tied: list[Row] = rows_of(db, _SELECT, group)
     return [row for row in rows if row[:2] != (rank, created_at)] + tied
 
 

@@ -12,6 +12,8 @@ import sqlite3
 from pathlib import Path
 from typing import Final
 
+from sessionref.index.cursors import run
+
 BUSY_TIMEOUT_MS: Final = 120_000
 """How long any connection to an index waits for another's lock."""
 
@@ -38,7 +40,7 @@ def reading(path: Path) -> contextlib.closing[sqlite3.Connection]:
     uri = f"{path.resolve().as_uri()}?mode=rw"
     connection = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
     try:
-        connection.execute("PRAGMA query_only = ON")
+        run(connection, "PRAGMA query_only = ON")
     except BaseException:
         connection.close()
         raise

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Final
 
 from sessionref.errors import CancelToken, check_cancel
 from sessionref.index.casefold import fold_text
+from sessionref.index.cursors import row_of
 from sessionref.index.search import (
     HIT_COLUMNS,
     HitRow,
@@ -74,13 +75,12 @@ def _kept(
 ) -> Generator[SearchHit, None, None]:
     """The hits of :func:`redacted_search`, in order, as far as the caller takes them."""
     where, params = match_clause(words)
-    found = db.execute(  # ids read as the search goes, not kept in a list of a million
-        _MATCHING.format(where=where), {**params, "cwd": None if cwd is None else blob(cwd)}
-    )
+    named: dict[str, object] = {**params, "cwd": None if cwd is None else blob(cwd)}
+    found = db.cursor()  # ids read as the search goes, not kept in a list of a million
     try:
-        for (sid,) in found:
+        for (sid,) in found.execute(_MATCHING.format(where=where), named):
             check_cancel(cancel)
-            row = HitRow._make(db.execute(_ROW, (sid,)).fetchone())
+            row = HitRow._make(row_of(db, _ROW, (sid,)))
             if still_found(row.units(), words, redaction):
                 yield found_hit(row, "", lambda label: redaction.label(label)[0])
     finally:  # an open statement would hold its read of the database, whatever stopped it

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import sessionref.index.candidates as candidates
+from sessionref.index.cursors import row_of, rows_of, run, run_many
 from sessionref.index.reading import BUSY_TIMEOUT_MS, reading
 
 SCHEMA_VERSION: Final = 5
@@ -141,16 +142,9 @@ schema is one sessionref made (another program's would need all three names)."""
 
 
 def check_ours(path: Path) -> None:
-    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, an SQLite
-    database with no table (one that sessionref is creating: it holds nothing), or one whose
-    schema lists :data:`OUR_TABLES` (read; nothing is written, and nothing left beside it:
-    :func:`~sessionref.index.reading.reading`). The schema is on the
-    database's first page, so an index damaged elsewhere is still known as sessionref's (and
-    rebuilt); a file whose schema cannot be read is not known to be, and is left alone. A lock
-    held past the busy timeout raises :class:`sqlite3.Error`.
-
-    Anything but a regular file (``/dev/null``, a FIFO) is not one: read without waiting
-    for a FIFO's writer, and never removed to be rebuilt.
+    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty, or an SQLite
+    database whose schema shows it is sessionref's (:func:`check_file`, then
+    :func:`check_schema`). A lock held past the busy timeout raises :class:`sqlite3.Error`.
 
     >>> check_ours(Path("/nonexistent/x.sqlite"))
     >>> check_ours(Path(os.devnull))
@@ -158,23 +152,59 @@ def check_ours(path: Path) -> None:
     ...
     sessionref.index.schema.ForeignFile: is not an index (it is not a regular file)
     """
+    if check_file(path):
+        check_schema(path)
+
+
+def check_file(path: Path) -> bool:
+    """Raise :class:`ForeignFile` unless the file at ``path`` is missing, empty or an SQLite
+    database; whether it is one (whose schema :func:`check_schema` then reads). Anything but
+    a regular file (``/dev/null``, a FIFO) is not one: read without waiting for a FIFO's
+    writer, and never removed to be rebuilt.
+
+    >>> check_file(Path("/nonexistent/x.sqlite"))
+    False
+    """
     try:
         with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as file:
             regular = stat.S_ISREG(os.fstat(file.fileno()).st_mode)
             head = file.read(len(SQLITE_MAGIC)) if regular else b""
     except FileNotFoundError:
-        return
+        return False
     except OSError as exc:
         raise ForeignFile(f"cannot be read ({exc.strerror})") from None
     if not regular:
         raise ForeignFile("is not an index (it is not a regular file)")
-    if not head:
-        return
-    if head != SQLITE_MAGIC:
+    if head and head != SQLITE_MAGIC:
         raise ForeignFile("is not an index (it is not an SQLite database)")
+    return bool(head)
+
+
+def check_schema(path: Path, db: sqlite3.Connection | None = None) -> None:
+    """Raise :class:`ForeignFile` unless the SQLite database at ``path`` has no table (one
+    that sessionref is creating: it holds nothing) or its schema lists :data:`OUR_TABLES`.
+    The schema is read with ``db``, a connection to it its caller owns, or else with one of
+    its own that writes nothing and leaves nothing beside it
+    (:func:`~sessionref.index.reading.reading`). The schema is on the database's first page,
+    so an index damaged elsewhere is still known as sessionref's (and rebuilt); a file whose
+    schema cannot be read is not known to be, and is left alone. A lock held past the busy
+    timeout raises :class:`sqlite3.Error`.
+
+    >>> check_schema(Path("i.sqlite"), connect_memory())
+    >>> theirs = sqlite3.connect(":memory:")
+    >>> run(theirs, "CREATE TABLE notes (text)")
+    >>> try:
+    ...     check_schema(Path("i.sqlite"), theirs)
+    ... except ForeignFile as exc:
+    ...     print(exc)
+    is not an index (it is an SQLite database sessionref did not make)
+    """
     try:
-        with reading(path) as db:
+        if db is not None:
             tables = _table_names(db)
+        else:
+            with reading(path) as own:
+                tables = _table_names(own)
     except sqlite3.Error as exc:
         if is_busy(exc):
             raise
@@ -191,7 +221,7 @@ def _table_names(db: sqlite3.Connection) -> frozenset[str]:
     >>> sorted(_table_names(connect_memory()) & OUR_TABLES) == sorted(OUR_TABLES)
     True
     """
-    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    rows = rows_of(db, "SELECT name FROM sqlite_master WHERE type = 'table'")
     return frozenset(name for (name,) in rows)
 
 
@@ -201,10 +231,10 @@ def _stamp(db: sqlite3.Connection) -> dict[str, Any]:
     >>> _stamp(sqlite3.connect(":memory:"))
     {}
     """
-    if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone() is None:
+    if row_of(db, "SELECT 1 FROM sqlite_master WHERE name = 'meta'") is None:
         return {}
     query = "SELECT key, value FROM meta WHERE key IN ('schema', 'root', 'reader', 'limits')"
-    return dict(db.execute(query).fetchall())
+    return dict(rows_of(db, query))
 
 
 _BUSY_CODES: Final = (5, 6)
@@ -239,7 +269,7 @@ def _use_wal(connection: sqlite3.Connection) -> None:
     deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
     while True:
         try:
-            mode = connection.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            mode = row_of(connection, "PRAGMA journal_mode = WAL")[0]
         except sqlite3.OperationalError as exc:
             if not is_busy(exc) or time.monotonic() > deadline:
                 raise
@@ -250,26 +280,25 @@ def _use_wal(connection: sqlite3.Connection) -> None:
         return
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """Open (creating) a database in WAL mode (:func:`check_meta` gives a new one its tables);
-    raises :class:`sqlite3.Error`.
-
-    Any thread may use the connection (:class:`~sessionref.index.SessionIndex` takes turns)."""
+def open_database(path: Path) -> sqlite3.Connection:
+    """Open (creating) a database, to be set up (:func:`set_up`) by its caller, who owns it
+    from the moment it is made: nothing can stop this function between the two. Any thread
+    may use the connection (:class:`~sessionref.index.SessionIndex` takes turns)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(
+    return sqlite3.connect(
         path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
     )
-    try:
-        candidates.register(connection)
-        connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-        connection.execute(f"PRAGMA page_size = {PAGE_BYTES}")  # a new file only: before WAL
-        _use_wal(connection)
-        connection.execute("PRAGMA synchronous = NORMAL")
-        connection.execute("PRAGMA cache_size = -32768")
-    except BaseException:
-        connection.close()
-        raise
-    return connection
+
+
+def set_up(connection: sqlite3.Connection) -> None:
+    """Put a database just opened in WAL mode (:func:`check_meta` gives a new one its tables)
+    and set how it is used; raises :class:`sqlite3.Error` (the caller closes it)."""
+    candidates.register(connection)
+    run(connection, f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    run(connection, f"PRAGMA page_size = {PAGE_BYTES}")  # a new file only: before WAL
+    _use_wal(connection)
+    run(connection, "PRAGMA synchronous = NORMAL")
+    run(connection, "PRAGMA cache_size = -32768")
 
 
 def check_meta(
@@ -278,7 +307,7 @@ def check_meta(
     """Whether the database was built for this schema, root, reader and read ``limits``
     (``(max_bytes, max_line_bytes)``: a log over them is a read failure, so an index built
     under others holds other answers). A new database gets its tables and stamp in one
-    transaction: another process never sees it half made (which :func:`check_ours` would
+    transaction: another process never sees it half made (which :func:`check_schema` would
     take for someone else's).
 
     >>> db, limits = connect_memory(), (1000, 100)
@@ -291,18 +320,18 @@ def check_meta(
     wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader, "limits": stamp}
     found = _stamp(connection)
     if not found.keys() & wanted.keys():
-        connection.execute("BEGIN IMMEDIATE")
+        run(connection, "BEGIN IMMEDIATE")
         try:
             found = _stamp(connection)
             if not found.keys() & wanted.keys():
                 for statement in DDL.split(";"):
-                    connection.execute(statement)
-                connection.executemany("INSERT INTO meta VALUES (?, ?)", wanted.items())
+                    run(connection, statement)
+                run_many(connection, "INSERT INTO meta VALUES (?, ?)", wanted.items())
                 found = wanted
         except BaseException:
-            connection.execute("ROLLBACK")
+            run(connection, "ROLLBACK")
             raise
-        connection.execute("COMMIT")
+        run(connection, "COMMIT")
     return all(found.get(key) == value for key, value in wanted.items())
 
 
@@ -316,11 +345,11 @@ def remove_database(path: Path) -> None:
 def connect_memory() -> sqlite3.Connection:
     """A throwaway index in memory, for when no file can hold one.
 
-    >>> connect_memory().execute("SELECT count(*) FROM sessions").fetchone()
+    >>> row_of(connect_memory(), "SELECT count(*) FROM sessions")
     (0,)
     """
     connection = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     candidates.register(connection)
-    connection.execute(f"PRAGMA page_size = {PAGE_BYTES}")
-    connection.executescript(DDL)
+    run(connection, f"PRAGMA page_size = {PAGE_BYTES}")
+    connection.executescript(DDL).close()
     return connection

@@ -23,6 +23,7 @@ import msgspec
 from sessionref.codecs.uri import label_mention
 from sessionref.errors import CancelToken, cancelled
 from sessionref.index.casefold import word_spellings
+from sessionref.index.cursors import rows_of
 from sessionref.index.refresh import decode_header, indexable, unit_texts
 from sessionref.index.tables import blob, title_of
 from sessionref.index.tables import text as text_of
@@ -216,10 +217,11 @@ def ranked_hits(
     >>> ranked_hits(connect_memory(), "texts MATCH :match", {"match": '"auth"'}, 3)
     []
     """
-    rows: list[tuple[int, float]] = db.execute(
+    rows: list[tuple[int, float]] = rows_of(
+        db,
         f"SELECT rowid, bm25(texts) AS score FROM texts WHERE {where} ORDER BY score LIMIT :n",
         {**params, "n": limit + 1},
-    ).fetchall()
+    )
     if len(rows) > limit and rows[limit][1] == rows[limit - 1][1]:
         return None
     return rows[:limit]
@@ -240,10 +242,11 @@ def _hit_rows(
             return []
         values = ", ".join("(?, ?)" for _ in top)
         flat = [value for hit in top for value in hit]
-        found = db.execute(f"WITH top(sid, score) AS (VALUES {values}) {_DETAILS}", flat)
+        found = rows_of(db, f"WITH top(sid, score) AS (VALUES {values}) {_DETAILS}", flat)
         return list(map(HitRow._make, found))
     score = "bm25(texts)" if ranked else "0.0"
-    found = db.execute(
+    found = rows_of(
+        db,
         f"""
         WITH hits AS MATERIALIZED (SELECT rowid AS sid, {score} AS score FROM texts WHERE {where}),
         top AS MATERIALIZED (
@@ -267,7 +270,7 @@ def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
     >>> unread_logs(connect_memory())
     []
     """
-    rows = db.execute("SELECT id, path, failure FROM sessions WHERE failure NOT NULL ORDER BY pos")
+    rows = rows_of(db, "SELECT id, path, failure FROM sessions WHERE failure NOT NULL ORDER BY pos")
     return [
         StoreProblem(text_of(path) or f"session {text_of(raw)}", why) for raw, path, why in rows
     ]

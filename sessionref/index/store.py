@@ -25,6 +25,7 @@ from sessionref.controls import one_line
 from sessionref.errors import CancelToken, check_cancel, optional_path, positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
+from sessionref.index.database import IndexDatabase
 from sessionref.index.harness import refresh_harness
 from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
@@ -39,16 +40,11 @@ from sessionref.index.relist import relist
 from sessionref.index.reread import reread_logs
 from sessionref.index.schema import (
     ForeignFile,
-    check_meta,
-    check_ours,
-    connect,
     connect_memory,
     default_index_path,
     is_busy,
     names_a_file,
-    reader_fingerprint,
     remove_database,
-    root_key,
 )
 from sessionref.index.search import (
     DEFAULT_SEARCH_LIMIT,
@@ -78,7 +74,7 @@ def _stderr_line(line: str) -> None:
     sys.stderr.write(one_line(line) + "\n")  # a path may hold a terminal's escapes
 
 
-class SessionIndex:
+class SessionIndex(IndexDatabase):
     """The index of one store; also a :class:`~sessionref.log.protocol.Store` over it.
 
     ``headers()`` and ``candidates()`` refresh and answer from the index, ``title()`` answers
@@ -114,16 +110,15 @@ class SessionIndex:
         warn: Callable[[str], None] = _stderr_line,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
-        self.store = arguments.indexed_store(store)
+        store = arguments.indexed_store(store)
+        where = default_index_path(store.root, optional_path(path, "SessionIndex path"))
+        super().__init__(store, where, names_a_file(path))
         self.clock = arguments.function(clock, "SessionIndex clock")
-        self.path = default_index_path(store.root, optional_path(path, "SessionIndex path"))
-        self._named_file = names_a_file(path)
         self.workers = positive_count(workers, "SessionIndex workers")
         self.once = arguments.flag(once, "SessionIndex once")
         self._served: int | None = None
         self._progress = arguments.function(progress, "SessionIndex progress", optional=True)
         self._warn = arguments.function(warn, "SessionIndex warn")
-        self._db: sqlite3.Connection | None = None
         self._bypassed = not arguments.flag(persist, "SessionIndex persist")
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
@@ -141,33 +136,10 @@ class SessionIndex:
         """Whether the database could not be used (the answers come from the store)."""
         return self._bypassed
 
-    def _open(self) -> sqlite3.Connection:
-        """The database, made afresh unless this code built it for this root and read limits;
-        a file the caller named that sessionref did not make raises :class:`ForeignFile`."""
-        if self._db is None:
-            root = os.fsencode(root_key(self.store.root))
-            stamp = (root, reader_fingerprint(), limits_of(self.store))
-            if self._named_file:
-                check_ours(self.path)
-            db = connect(self.path)
-            try:
-                if not check_meta(db, *stamp):
-                    db.close()
-                    remove_database(self.path)
-                    db = connect(self.path)
-                    check_meta(db, *stamp)
-            except BaseException:  # a Ctrl-C as it is made: never left open, unowned
-                db.close()
-                raise
-            self._db = db
-        return self._db
-
     @in_turn
     def close(self) -> None:
         """Close the database: the last connection to close removes its -wal, -shm files."""
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        super().close()
 
     def __enter__(self) -> SessionIndex:
         return self
@@ -184,6 +156,7 @@ class SessionIndex:
                 try:
                     db = self._open()
                 except ForeignFile as exc:
+                    self.close()
                     self._warn(
                         f"sessionref: {self.path} {exc}; leaving it alone and reading the "
                         "store directly"
@@ -191,6 +164,9 @@ class SessionIndex:
                     break
                 except (sqlite3.Error, OSError) as exc:
                     failure: Exception = exc
+                except BaseException:  # a Ctrl-C as it is opened: closed, as in a refresh
+                    self.close()
+                    raise
                 else:
                     try:
                         return use(db)

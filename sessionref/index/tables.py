@@ -19,6 +19,7 @@ from typing import Any, Final, TypeVar
 import msgspec
 
 from sessionref.index.ahead import StatsAhead
+from sessionref.index.cursors import row_of, rows_of, run, run_many
 from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.restat import Changed, read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
@@ -81,42 +82,42 @@ def batches(items: Iterator[T], size: int, total: int) -> Iterator[list[T]]:
 
 def transaction(db: sqlite3.Connection, write: Callable[[], T]) -> T:
     """Run ``write`` inside ``BEGIN IMMEDIATE … COMMIT`` (rolled back if it raises)."""
-    db.execute("BEGIN IMMEDIATE")
+    run(db, "BEGIN IMMEDIATE")
     try:
         result = write()
     except BaseException:
-        db.execute("ROLLBACK")
+        run(db, "ROLLBACK")
         raise
-    db.execute("COMMIT")
+    run(db, "COMMIT")
     return result
 
 
 def header_cache(db: sqlite3.Connection) -> dict[bytes, HeaderEntry]:
     """Every remembered header line, by log path."""
-    rows = db.execute("SELECT path, revision, header, error FROM header_cache")
+    rows = rows_of(db, "SELECT path, revision, header, error FROM header_cache")
     return {path: HeaderEntry(revision, header, error) for path, revision, header, error in rows}
 
 
 def stamped_tree(db: sqlite3.Connection) -> str | None:
     """The tree revision the tables are known to match, if any."""
-    row = db.execute("SELECT value FROM meta WHERE key = 'tree'").fetchone()
+    row = row_of(db, "SELECT value FROM meta WHERE key = 'tree'")
     return None if row is None else str(row[0])
 
 
 def listed_headers(db: sqlite3.Connection) -> list[str]:
     """The served headers (as stored JSON) in listing order."""
-    return [row[0] for row in db.execute("SELECT header FROM sessions ORDER BY pos")]
+    return [row[0] for row in rows_of(db, "SELECT header FROM sessions ORDER BY pos")]
 
 
 def stored_problems(db: sqlite3.Connection) -> list[StoreProblem]:
     """The problems of the listing that was stamped."""
-    row = db.execute("SELECT value FROM meta WHERE key = 'problems'").fetchone()
+    row = row_of(db, "SELECT value FROM meta WHERE key = 'problems'")
     return [StoreProblem(path, message) for path, message in json.loads(row[0])] if row else []
 
 
 def indexed_revisions(db: sqlite3.Connection) -> dict[str, tuple[str, str | None]]:
     """Indexed session id → (path, revision it was read at)."""
-    rows = db.execute("SELECT id, path, revision FROM sessions")
+    rows = rows_of(db, "SELECT id, path, revision FROM sessions")
     return {text(raw): (text(path), revision) for raw, path, revision in rows}
 
 
@@ -132,7 +133,7 @@ def title_of(stored: str | None) -> Any:
 def titles(db: sqlite3.Connection) -> dict[str, Any]:
     """Indexed session id → its latest title (decoded at once; one by one only when a title
     holds a lone surrogate, which msgspec refuses)."""
-    rows = db.execute("SELECT id, title FROM sessions").fetchall()
+    rows = rows_of(db, "SELECT id, title FROM sessions")
     stored = [title for _, title in rows]
     try:
         values = msgspec.json.decode("[" + ",".join(t or "null" for t in stored) + "]")
@@ -154,9 +155,9 @@ RETURNING sid
 
 def _drop_text(db: sqlite3.Connection, raw_id: bytes) -> None:
     """Delete a session's conversation text from the full-text index (if it has one)."""
-    row = db.execute("SELECT sid, bounds FROM sessions WHERE id = ?", (raw_id,)).fetchone()
+    row = row_of(db, "SELECT sid, bounds FROM sessions WHERE id = ?", (raw_id,))
     if row is not None and row[1]:
-        db.execute("DELETE FROM texts WHERE rowid = ?", (row[0],))
+        run(db, "DELETE FROM texts WHERE rowid = ?", (row[0],))
 
 
 SessionRow = tuple[SessionHeader, int, str, SessionData]
@@ -179,18 +180,18 @@ def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
         title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
         values = (raw_id, position, header_json, blob(data.path), data.revision)
         values_more = (data.failure, title, header.created_at, cwd, data.bounds or None)
-        sid = db.execute(_UPSERT, values + values_more).fetchone()[0]
+        sid = row_of(db, _UPSERT, values + values_more)[0]
         texts.pop(sid, None)
         if data.bounds:
             texts[sid] = data.text
-    db.executemany("INSERT INTO texts (rowid, text) VALUES (?, ?)", sorted(texts.items()))
+    run_many(db, "INSERT INTO texts (rowid, text) VALUES (?, ?)", sorted(texts.items()))
 
 
 def write_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
     """Store sessions just read; the tables no longer match a known tree."""
 
     def write() -> None:
-        db.execute("DELETE FROM meta WHERE key = 'tree'")
+        run(db, "DELETE FROM meta WHERE key = 'tree'")
         _put_sessions(db, rows)
 
     transaction(db, write)
@@ -218,6 +219,12 @@ def write_as_read(
             progress(done, total)
 
 
+def _remember_headers(db: sqlite3.Connection, learned: Mapping[bytes, HeaderEntry]) -> None:
+    """Remember the header lines ``learned``, by log path."""
+    rows = ((path, *entry) for path, entry in learned.items())
+    run_many(db, "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)", rows)
+
+
 def replace_logs(
     db: sqlite3.Connection,
     rows: Sequence[SessionRow],
@@ -237,11 +244,8 @@ def replace_logs(
         if stamped_tree(db) != stamps[0]:
             return False
         _put_sessions(db, rows)
-        db.executemany(
-            "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
-            ((path, *entry) for path, entry in learned.items()),
-        )
-        db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
+        _remember_headers(db, learned)
+        run_many(db, "INSERT OR REPLACE INTO entries VALUES (?, ?)", entries.items())
         _stamp_walk(db, stamps[1], {**before, **entries})
         return True
 
@@ -252,8 +256,8 @@ def sessions_at(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple
     """Log path → (session id, listing position, header JSON) of the sessions at ``paths``."""
     found = {}
     for path in paths:
-        for raw, pos, header in db.execute(
-            "SELECT id, pos, header FROM sessions WHERE path = ?", (blob(path),)
+        for raw, pos, header in rows_of(
+            db, "SELECT id, pos, header FROM sessions WHERE path = ?", (blob(path),)
         ):
             found[path] = (text(raw), pos, header)
     return found
@@ -263,9 +267,7 @@ def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes
     """The remembered header lines of the logs at ``paths`` (those remembered)."""
     found = {}
     for path in paths:
-        row = db.execute(
-            "SELECT revision, header, error FROM header_cache WHERE path = ?", (path,)
-        ).fetchone()
+        row = row_of(db, "SELECT revision, header, error FROM header_cache WHERE path = ?", (path,))
         if row is not None:
             found[path] = HeaderEntry(*row)
     return found
@@ -273,13 +275,12 @@ def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes
 
 def holds(db: sqlite3.Connection, session_id: str) -> bool:
     """Whether the index serves ``session_id``."""
-    found = db.execute("SELECT 1 FROM sessions WHERE id = ?", (blob(session_id),)).fetchone()
-    return found is not None
+    return row_of(db, "SELECT 1 FROM sessions WHERE id = ?", (blob(session_id),)) is not None
 
 
 def session_count(db: sqlite3.Connection) -> int:
     """How many sessions the index serves."""
-    return int(db.execute("SELECT count(*) FROM sessions").fetchone()[0])
+    return int(row_of(db, "SELECT count(*) FROM sessions")[0])
 
 
 def stamped_walk(
@@ -289,12 +290,12 @@ def stamped_walk(
     at ``root`` since (:func:`~sessionref.index.restat.restat_tree`, or ``ahead``'s answer;
     ``None`` when the index keeps no stats of the walk), read in one snapshot. The walk's
     entries are read only when something changed; all three are ``None`` with no stamp."""
-    db.execute("BEGIN")
+    run(db, "BEGIN")
     try:
         stamp = stamped_tree(db)
         if stamp is None:
             return None, None, None
-        row = db.execute("SELECT value FROM meta WHERE key = 'stats'").fetchone()
+        row = row_of(db, "SELECT value FROM meta WHERE key = 'stats'")
         remembered = None if row is None else read_walk_stats(row[0], stamp)
         if remembered is None or ahead is None:
             changed = None if remembered is None else restat_tree(root, racy_after, remembered)
@@ -302,9 +303,9 @@ def stamped_walk(
             changed = ahead.changed(stamp, remembered)
         if changed == {}:
             return stamp, None, changed
-        entries = db.execute("SELECT path, state FROM entries").fetchall()
+        entries = rows_of(db, "SELECT path, state FROM entries")
     finally:
-        db.execute("COMMIT")
+        run(db, "COMMIT")
         if ahead is not None:
             ahead.close()
     return stamp, dict(entries), changed
@@ -313,10 +314,10 @@ def stamped_walk(
 def _stamp_walk(db: sqlite3.Connection, stamp: str | None, entries: Mapping[bytes, str]) -> None:
     """Stamp the tables as matching the tree ``stamp`` (``None``: no known tree) whose walk
     ``entries`` the ``entries`` table holds, with the walk's stats (``restat.WalkStats``)."""
-    db.execute("DELETE FROM meta WHERE key IN ('tree', 'stats')")
+    run(db, "DELETE FROM meta WHERE key IN ('tree', 'stats')")
     remembered = None if stamp is None else walk_stats(stamp, entries)
     rows = [("tree", stamp), ("stats", remembered)]
-    db.executemany("INSERT INTO meta VALUES (?, ?)", [row for row in rows if row[1] is not None])
+    run_many(db, "INSERT INTO meta VALUES (?, ?)", [row for row in rows if row[1] is not None])
 
 
 def keep_walk_stats(
@@ -331,7 +332,7 @@ def keep_walk_stats(
 
     def write() -> None:
         if stamped_tree(db) == stamp:
-            db.execute("INSERT OR REPLACE INTO meta VALUES ('stats', ?)", (remembered,))
+            run(db, "INSERT OR REPLACE INTO meta VALUES ('stats', ?)", (remembered,))
 
     transaction(db, write)
 
@@ -345,24 +346,23 @@ def _store_listing(
     """Drop sessions no longer served, set every position, keep the problems; the number
     dropped."""
     served = {header.id for header, _ in listing}
-    gone = [(sid, raw) for sid, raw in db.execute("SELECT sid, id FROM sessions")]
-    gone = [(sid, raw) for sid, raw in gone if text(raw) not in served]
+    every: list[tuple[int, bytes]] = rows_of(db, "SELECT sid, id FROM sessions")
+    gone = [(sid, raw) for sid, raw in every if text(raw) not in served]
     for sid, raw in gone:
         _drop_text(db, raw)
-        db.execute("DELETE FROM sessions WHERE sid = ?", (sid,))
-    db.executemany(
+        run(db, "DELETE FROM sessions WHERE sid = ?", (sid,))
+    run_many(
+        db,
         "UPDATE sessions SET pos = ?, header = ? WHERE id = ? AND (pos, header) != (?, ?)",
         (
             (n, header_json, blob(header.id), n, header_json)
             for n, (header, header_json) in enumerate(listing)
         ),
     )
-    known = [row[0] for row in db.execute("SELECT path FROM header_cache")]
-    db.executemany(
-        "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen)
-    )
+    known = [row[0] for row in rows_of(db, "SELECT path FROM header_cache")]
+    run_many(db, "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen))
     wire = json.dumps([[p.path, p.message] for p in problems], ensure_ascii=True)
-    db.execute("INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
+    run(db, "INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
     return len(gone)
 
 
@@ -382,13 +382,10 @@ def finish(
 
     def write() -> int:
         removed = _store_listing(db, *listing)
-        db.executemany(
-            "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)",
-            ((path, *entry) for path, entry in learned.items()),
-        )
-        db.execute("DELETE FROM entries")  # in full: another refresh may have written them
+        _remember_headers(db, learned)
+        run(db, "DELETE FROM entries")  # in full: another refresh may have written them
         entries = tree.remembered()
-        db.executemany("INSERT INTO entries VALUES (?, ?)", entries.items())
+        run_many(db, "INSERT INTO entries VALUES (?, ?)", entries.items())
         _stamp_walk(db, tree.stamp if indexed_revisions(db) == expected else None, entries)
         return removed
 

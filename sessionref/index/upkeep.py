@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from sessionref.index.cursors import row_of, rows_of
 from sessionref.index.reading import reading
 from sessionref.index.schema import (
     ForeignFile,
@@ -50,7 +51,7 @@ def _last_written(path: Path) -> datetime:
 def _meta(db: sqlite3.Connection) -> dict[str, Any]:
     """The ``meta`` rows of a database sessionref made; raises :class:`sqlite3.Error` for any
     other file."""
-    return dict(db.execute("SELECT key, value FROM meta").fetchall())
+    return dict(rows_of(db, "SELECT key, value FROM meta"))
 
 
 class IndexStats(NamedTuple):
@@ -80,7 +81,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
             check_ours(path)
         with reading(path) as db:
             _meta(db)
-            (sessions,) = db.execute("SELECT count(*) FROM sessions").fetchone()
+            (sessions,) = row_of(db, "SELECT count(*) FROM sessions")
     except ForeignFile as exc:
         unusable = f"{exc}; sessionref leaves it alone"
         return IndexStats(path, str(root), None, None, None, unusable)
