@@ -11,6 +11,8 @@ with SIGKILL cannot: the next use of the index folds its write-ahead log in.)
 from __future__ import annotations
 
 import contextlib
+import gc
+import itertools
 import os
 import signal
 import sqlite3
@@ -27,7 +29,9 @@ import pytest
 from sessionref.index import SessionIndex
 from sessionref.index.upkeep import index_stats
 from sessionref.log.store import DirectoryStore
+from sessionref.redact import Redaction
 from sessionref.testing.store import write_session_store
+from sessionref.types import Target
 from tests.conftest import CACHE
 from tests.logs import assistant, header, user
 
@@ -204,11 +208,34 @@ class StopAt:
     def __call__(self, frame: FrameType, event: str, arg: object) -> StopAt | None:
         if f"sessionref{os.sep}index{os.sep}" not in frame.f_code.co_filename:
             return self if "sessionref" in frame.f_code.co_filename else None
-        if event == "line":
+        if event == "line" and self.counts(frame):
             self.lines += 1
             if self.lines == self.at:
                 raise KeyboardInterrupt
         return self
+
+    def counts(self, frame: FrameType) -> bool:
+        """Whether the line about to run in ``frame`` is one counted: every line."""
+        return True
+
+
+class StopHoldingCursor(StopAt):
+    """A :class:`StopAt` that counts only the first line run at each place (file, function
+    and line) while its frame holds a cursor: a Ctrl-C there leaves the cursor in the
+    traceback's frames, open unless it was closed."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.places: set[tuple[str, str, int]] = set()
+
+    def counts(self, frame: FrameType) -> bool:
+        place = (frame.f_code.co_filename, frame.f_code.co_name, frame.f_lineno)
+        if place in self.places:
+            return False
+        holds = any(isinstance(value, sqlite3.Cursor) for value in frame.f_locals.values())
+        if holds:
+            self.places.add(place)
+        return holds
 
 
 @contextlib.contextmanager
@@ -257,3 +284,54 @@ def test_a_refresh_stopped_anywhere_closes_the_index(tmp_path: Path, build: str)
         index.close()
         assert beside(path) == ["index.sqlite"]
     assert stopped > 50
+
+
+def uses(index: SessionIndex) -> None:
+    """What reads the database through cursors: a refresh, searches (the redacted one reads
+    its hits' ids as it goes), candidates and the headers, titles and problems kept."""
+    index.refresh()
+    index.search("kiwi3")
+    index.search("kiwi", limit=1, cwd="/w")
+    index.search("turn", redaction=Redaction(("kiwi[0-9]",)))
+    index.candidates(Target("s000", "/w"), "kiwi", 3)
+    index.headers(), index.title("s001"), index.problems(), index.unread()
+
+
+@pytest.mark.parametrize("build", ["cold", "warm"])
+def test_a_ctrl_c_while_a_cursor_is_held_leaves_it_closed(tmp_path: Path, build: str) -> None:
+    """A Ctrl-C at each line run while a frame holds a cursor, garbage collection off (as at
+    the CLI's exit): the cursor is closed before the exception leaves it in the traceback,
+    so closing the index while the interruption is handled leaves nothing beside the
+    database. A cursor still holding its statement would defer SQLite's close (and the
+    removal of the -wal and -shm files) until it was freed."""
+    root = tmp_path / "store"
+    write_session_store(root, [conversation(n, 4) for n in range(5)])
+    built = tmp_path / "built.sqlite"
+    if build == "warm":
+        with SessionIndex(DirectoryStore(settled(root)), built) as index:
+            index.refresh()
+        write_session_store(root, [conversation(5, 4)])  # one more: listed again
+    store = DirectoryStore(settled(root))
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        for at in itertools.count(1):
+            path = tmp_path / f"stopped{at}" / "index.sqlite"
+            path.parent.mkdir()
+            if build == "warm":
+                path.write_bytes(built.read_bytes())
+            index = SessionIndex(store, path)
+            try:
+                with traced(StopHoldingCursor(at)):
+                    uses(index)
+            except KeyboardInterrupt:  # handled here: its traceback holds the frames it left
+                index.close()
+                assert beside(path) in ([], ["index.sqlite"]), at
+            else:
+                break
+    finally:
+        if collecting:
+            gc.enable()
+    index.close()
+    assert beside(path) == ["index.sqlite"]
+    assert at > 10  # every place a cursor was held was reached, and one more run ended

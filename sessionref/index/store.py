@@ -13,7 +13,6 @@ import sqlite3
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -171,7 +170,6 @@ class SessionIndex(IndexDatabase):
                     try:
                         return use(db)
                     except BaseException as exc:  # a Ctrl-C, an error: closed (rolled back)
-                        traceback.clear_frames(exc.__traceback__)  # its rows let go: closed now
                         if not isinstance(exc, sqlite3.Error):
                             self.close()
                             raise
