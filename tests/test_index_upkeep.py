@@ -288,3 +288,21 @@ def test_the_library_and_the_command_line_give_as_many_hits(tmp_path: Path) -> N
         "search", "kiwi", "--json", "--root", str(root), "--index", str(tmp_path / "i.sqlite")
     )
     assert len(json.loads(found.stdout)) == DEFAULT_SEARCH_LIMIT
+
+
+def test_stats_say_the_read_limits_the_index_was_built_under(tmp_path: Path) -> None:
+    """The limits given to the build are those --stats shows (and ``index_stats`` gives),
+    whatever limits --stats itself is given: it refreshes nothing. A build under other limits
+    rebuilds the index, and --stats then shows those."""
+    root = tmp_path / "store"
+    write_session_store(root, sessions(2))
+    given = ["--root", str(root), "--index", str(tmp_path / "indexes") + "/"]
+    limits = ["--max-log-bytes", "5000000", "--max-line-bytes", "400000"]
+    assert command("index", *given, *limits).returncode == 0
+    assert index_stats(root, given[3]).limits == (5_000_000, 400_000)
+    for asked in ([], limits, ["--max-line-bytes", "123456"]):
+        shown = command("index", "--stats", *given, *asked).stdout.decode()
+        assert shown.endswith(", read limits --max-log-bytes 5000000 --max-line-bytes 400000\n")
+    assert command("index", *given, *limits[:2], "--max-line-bytes", "123456").returncode == 0
+    shown = command("index", "--stats", *given).stdout.decode()
+    assert shown.endswith(", read limits --max-log-bytes 5000000 --max-line-bytes 123456\n")

@@ -34,7 +34,8 @@ It holds the conversation text of every session: keep it as private as the store
 it is always safe; it is rebuilt on the next use.
 
 --stats prints, for each store, where its index is, how many sessions it holds, its size,
-and when a refresh last changed it (nothing is refreshed), or why its index cannot be read.
+when a refresh last changed it and the read limits it was built under (--max-log-bytes,
+--max-line-bytes: other limits rebuild it), nothing refreshed; or why it cannot be read.
 It exits 1 when an index could not be saved (its warning says why).
 --prune deletes every index database (in the --index folder, else the user cache) whose
 store root no longer exists.
@@ -99,17 +100,26 @@ def stats_line(stats: IndexStats) -> str:
     /r: no index yet (it would be /i.sqlite)
     >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", None, None, None, "is damaged")))
     /r: /i.sqlite is damaged
-    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", 1, 300_000, datetime(2025, 6, 1))))
+    >>> when = datetime(2025, 6, 1)
+    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", 1, 300_000, when)))
     /r: 1 session in /i.sqlite, 0.3 MB, last updated 2025-06-01 00:00:00 UTC
+    >>> print(stats_line(IndexStats(Path("/i.sqlite"), "/r", 2, 0, when, limits=(900, 90))))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    /r: 2 sessions in /i.sqlite, 0.0 MB, last updated 2025-06-01 00:00:00 UTC,
+    read limits --max-log-bytes 900 --max-line-bytes 90
     """
     if stats.unusable is not None:
         return f"{stats.root}: {stats.path} {stats.unusable}"
     if stats.sessions is None or stats.size is None or stats.updated is None:
         return f"{stats.root}: no index yet (it would be {stats.path})"
-    return (
+    line = (
         f"{stats.root}: {counted(stats.sessions, 'session')} in {stats.path}, "
         f"{stats.size / 1e6:.1f} MB, last updated {stats.updated:%Y-%m-%d %H:%M:%S} UTC"
     )
+    if stats.limits is None:
+        return line
+    limits = f"--max-log-bytes {stats.limits[0]} --max-line-bytes {stats.limits[1]}"
+    return f"{line}, read limits {limits}"
 
 
 def refreshed(

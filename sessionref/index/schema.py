@@ -10,6 +10,7 @@ import contextlib
 import functools
 import hashlib
 import os
+import re
 import sqlite3
 import stat
 import time
@@ -316,7 +317,7 @@ def check_meta(
     >>> check_meta(db, b"/other", "x", limits), check_meta(db, b"/r", "x", (1000, 99))
     (False, False)
     """
-    stamp = f"{limits[0]}:{limits[1]}"
+    stamp = limits_stamp(limits)
     wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader, "limits": stamp}
     found = _stamp(connection)
     if not found.keys() & wanted.keys():
@@ -333,6 +334,26 @@ def check_meta(
             raise
         run(connection, "COMMIT")
     return all(found.get(key) == value for key, value in wanted.items())
+
+
+def limits_stamp(limits: tuple[int, int]) -> str:
+    """Read limits ``(max_bytes, max_line_bytes)`` as the ``meta`` table keeps them.
+
+    >>> limits_stamp((1000, 100))
+    '1000:100'
+    """
+    return f"{limits[0]}:{limits[1]}"
+
+
+def stamped_limits(stamp: object) -> tuple[int, int] | None:
+    """The read limits a :func:`limits_stamp` keeps; ``None`` for anything else (an index
+    made before they were kept).
+
+    >>> stamped_limits("1000:100"), stamped_limits("1000"), stamped_limits(None)
+    ((1000, 100), None, None)
+    """
+    found = re.fullmatch(r"([0-9]+):([0-9]+)", stamp) if isinstance(stamp, str) else None
+    return None if found is None else (int(found[1]), int(found[2]))
 
 
 def remove_database(path: Path) -> None:

@@ -18,6 +18,7 @@ from sessionref.index.schema import (
     is_busy,
     names_a_file,
     remove_database,
+    stamped_limits,
 )
 
 DATABASE_FILES: Final = ("", "-wal")
@@ -56,8 +57,10 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any]:
 
 class IndexStats(NamedTuple):
     """What an index database holds: its file, its store root, how many sessions, how many
-    bytes on disk, and when it was last written (``None`` for all but ``path`` and ``root``
-    when there is no database yet, or none that can be read: then ``unusable`` says why)."""
+    bytes on disk, when it was last written (``None`` for all but ``path`` and ``root``
+    when there is no database yet, or none that can be read: then ``unusable`` says why), and
+    the read limits it was built under, ``(max_bytes, max_line_bytes)`` (``None`` also for an
+    index made before they were kept: the next refresh rebuilds it)."""
 
     path: Path
     root: str
@@ -65,6 +68,7 @@ class IndexStats(NamedTuple):
     size: int | None
     updated: datetime | None
     unusable: str | None = None
+    limits: tuple[int, int] | None = None
 
 
 def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> IndexStats:
@@ -80,7 +84,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
         if names_a_file(override):
             check_ours(path)
         with reading(path) as db:
-            _meta(db)
+            limits = stamped_limits(_meta(db).get("limits"))
             (sessions,) = row_of(db, "SELECT count(*) FROM sessions")
     except ForeignFile as exc:
         unusable = f"{exc}; sessionref leaves it alone"
@@ -90,7 +94,8 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
             raise
         unusable = f"cannot be read as an index ({exc}); the next refresh rebuilds it"
         return IndexStats(path, str(root), None, None, None, unusable)
-    return IndexStats(path, str(root), sessions, database_size(path), _last_written(path))
+    size, updated = database_size(path), _last_written(path)
+    return IndexStats(path, str(root), sessions, size, updated, limits=limits)
 
 
 def index_folder(override: str | os.PathLike[str] | None = None) -> Path | None:
