@@ -39,9 +39,10 @@ from sessionref.index.relist import relist
 from sessionref.index.reread import reread_logs
 from sessionref.index.schema import (
     ForeignFile,
+    broken,
+    bypass_warning,
     connect_memory,
     default_index_path,
-    is_busy,
     names_a_file,
     remove_database,
 )
@@ -148,8 +149,9 @@ class SessionIndex(IndexDatabase):
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
         """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
-        file sessionref did not make, or one another process keeps locked past the busy
-        timeout: neither is touched). Another error (the store's) is the caller's."""
+        file sessionref did not make, one another process keeps locked past the busy timeout,
+        or one whose place fails it, a full disk or a read-only folder: none is touched).
+        Another error (the store's) is the caller's."""
         if not self._bypassed:
             for attempt in (1, 2):
                 try:
@@ -175,17 +177,12 @@ class SessionIndex(IndexDatabase):
                             raise
                         failure = exc
                 self.close()
-                if isinstance(failure, sqlite3.Error) and is_busy(failure):
-                    busy = f"sessionref: index {self.path} is busy ({failure});"
-                    self._warn(f"{busy} reading the store directly")
-                    break  # another process holds it: never pulled from under it
-                with contextlib.suppress(OSError):
-                    remove_database(self.path)
-                if attempt == 2:
-                    self._warn(
-                        f"sessionref: index {self.path} is unusable ({failure}); "
-                        "reading the store directly"
-                    )
+                if broken(failure):  # rebuilt once; busy, full or read-only: never touched
+                    with contextlib.suppress(OSError):
+                        remove_database(self.path)
+                if attempt == 2 or not broken(failure):
+                    self._warn(bypass_warning(self.path, failure))
+                    break
             self._bypassed = True
         if self._db is None:
             self._db = connect_memory()
