@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import sessionref.index.store as store_module
+import sessionref.index.upkeep as upkeep
 from tests.test_index import assert_answers_right, index_of, small_store
 
 
@@ -48,3 +49,23 @@ def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any
     with index_of(tmp_path / "store", tmp_path) as index:
         assert index.refresh().read >= 297 and not index.bypassed
     assert _sessions_in(path) == 300
+
+
+def test_stats_read_an_index_in_a_read_only_folder(tmp_path: Path, monkeypatch: Any) -> None:
+    """In a folder it cannot write, SQLite cannot open a WAL database to read it
+    (``unable to open database file``, SQLITE_CANTOPEN): with no write-ahead log beside it,
+    the database file holds everything, and the stats read it as it is."""
+    small_store(tmp_path / "store", 4)
+    path = tmp_path / "index.sqlite"
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+
+    def read_only_folder(where: Path) -> Any:
+        error = sqlite3.OperationalError("unable to open database file")
+        error.sqlite_errorcode = 14  # as a read-only folder gives it
+        raise error
+
+    monkeypatch.setattr(upkeep, "reading", read_only_folder)
+    stats = upkeep.index_stats(tmp_path / "store", path)
+    assert (stats.sessions, stats.unusable) == (4, None)
+    assert stats.size == path.stat().st_size

@@ -45,3 +45,22 @@ def reading(path: Path) -> contextlib.closing[sqlite3.Connection]:
         connection.close()
         raise
     return contextlib.closing(connection)
+
+
+def reading_as_it_is(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """The index database at ``path``, read as a file no one writes (``immutable``): for one
+    in a folder SQLite cannot write beside it (a WAL database needs its -shm file), whose
+    write-ahead log is gone, so the file holds all of it.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder, "i.sqlite")
+    ...     made = sqlite3.connect(path, isolation_level=None)
+    ...     _ = made.execute("CREATE TABLE t (x)")
+    ...     made.close()
+    ...     with reading_as_it_is(path) as db:
+    ...         db.execute("SELECT count(*) FROM t").fetchone()
+    (0,)
+    """
+    uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
+    return contextlib.closing(sqlite3.connect(uri, uri=True))

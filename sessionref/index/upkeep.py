@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from sessionref.index.cursors import row_of, rows_of
-from sessionref.index.reading import reading
+from sessionref.index.reading import reading, reading_as_it_is
 from sessionref.index.schema import (
     ForeignFile,
     check_ours,
     default_index_path,
     is_busy,
+    is_out_of_place,
     names_a_file,
     remove_database,
     stamped_limits,
@@ -55,6 +56,28 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any]:
     return dict(rows_of(db, "SELECT key, value FROM meta"))
 
 
+def _contents(db: sqlite3.Connection) -> tuple[int, tuple[int, int] | None]:
+    """How many sessions a database sessionref made holds, and the read limits it was built
+    under; raises :class:`sqlite3.Error` for any other file."""
+    limits = stamped_limits(_meta(db).get("limits"))
+    (sessions,) = row_of(db, "SELECT count(*) FROM sessions")
+    return int(sessions), limits
+
+
+def _read_contents(path: Path) -> tuple[int, tuple[int, int] | None]:
+    """:func:`_contents` of the index at ``path``, read without writing; one in a folder
+    SQLite cannot write beside (a read-only disk) is read as it is when it has no
+    write-ahead log (then the file holds all of it)."""
+    try:
+        with reading(path) as db:
+            return _contents(db)
+    except sqlite3.Error as exc:
+        if not is_out_of_place(exc) or os.path.exists(f"{path}-wal"):
+            raise
+    with reading_as_it_is(path) as db:
+        return _contents(db)
+
+
 class IndexStats(NamedTuple):
     """What an index database holds: its file, its store root, how many sessions, how many
     bytes on disk, when it was last written (``None`` for all but ``path`` and ``root``
@@ -83,9 +106,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
     try:
         if names_a_file(override):
             check_ours(path)
-        with reading(path) as db:
-            limits = stamped_limits(_meta(db).get("limits"))
-            (sessions,) = row_of(db, "SELECT count(*) FROM sessions")
+        sessions, limits = _read_contents(path)
     except ForeignFile as exc:
         unusable = f"{exc}; sessionref leaves it alone"
         return IndexStats(path, str(root), None, None, None, unusable)
