@@ -380,6 +380,17 @@ def test_scheduler_needs_the_dask_engine_and_a_reachable_address(tmp_path: Path)
     assert done.stderr.decode().endswith("an inproc:// address is not reachable from here\n")
 
 
+@pytest.mark.parametrize("address", ["", "  "])
+def test_an_empty_scheduler_address_is_a_usage_error(tmp_path: Path, address: str) -> None:
+    """Not an attempt to reach a host named "" ("cannot reach the dask scheduler : Name or
+    service not known")."""
+    options = ("--engine", "dask", "--scheduler", address)
+    done = run("batch", "--root", str(tmp_path), "--out", str(tmp_path / "o"), *options)
+    assert done.returncode == 2
+    assert done.stderr.decode().endswith("error: --scheduler needs an address\n")
+    assert not (tmp_path / "o").exists()
+
+
 def subcommands() -> dict[str, argparse.ArgumentParser]:
     """Each command's parser, as ``sessionref COMMAND --help`` shows it."""
     (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]

@@ -229,6 +229,8 @@ def run(args: argparse.Namespace) -> int:
     """Snapshot every session of a store into a JSON-lines file (exit 1 if any failed)."""
     if args.scheduler is not None and args.engine != "dask":
         args.parser.error("--scheduler needs --engine dask")
+    if args.scheduler is not None and not args.scheduler.strip():
+        args.parser.error("--scheduler needs an address")
     if args.scheduler is not None and args.scheduler.startswith("inproc://"):
         args.parser.error("--scheduler: an inproc:// address is not reachable from here")
     if args.out == STDOUT and args.resume:
