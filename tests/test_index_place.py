@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-import sessionref.index.store as store_module
+import sessionref.index.database as index_database
 import sessionref.index.upkeep as upkeep
 from tests.test_index import assert_answers_right, index_of, small_store
 
@@ -30,7 +30,7 @@ def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any
         index.refresh()
     inode = os.stat(path).st_ino
     small_store(tmp_path / "store", 300)  # the refresh must grow the database
-    connect = store_module.connect
+    connect = index_database.open_database
 
     def full_disk(where: Path) -> sqlite3.Connection:
         db = connect(where)
@@ -38,7 +38,7 @@ def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any
         db.execute(f"PRAGMA max_page_count = {pages}")  # no room to grow: SQLITE_FULL
         return db
 
-    monkeypatch.setattr(store_module, "connect", full_disk)
+    monkeypatch.setattr(index_database, "open_database", full_disk)
     warnings: list[str] = []
     with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
         assert_answers_right(index, tmp_path / "store")

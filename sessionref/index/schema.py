@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import sessionref.index.candidates as candidates
 from sessionref.index.cursors import row_of, rows_of, run, run_many
+from sessionref.index.failures import is_busy
 from sessionref.index.reading import BUSY_TIMEOUT_MS, reading
 
 SCHEMA_VERSION: Final = 5
@@ -236,74 +237,6 @@ def _stamp(db: sqlite3.Connection) -> dict[str, Any]:
         return {}
     query = "SELECT key, value FROM meta WHERE key IN ('schema', 'root', 'reader', 'limits')"
     return dict(rows_of(db, query))
-
-
-_BUSY_CODES: Final = (5, 6)
-"""SQLITE_BUSY and SQLITE_LOCKED: another connection holds a lock."""
-
-
-def is_busy(error: sqlite3.Error) -> bool:
-    """Whether ``error`` only says that another connection holds a lock: it passes, and
-    nothing is wrong with the database.
-
-    >>> is_busy(sqlite3.OperationalError("database is locked"))
-    True
-    >>> is_busy(sqlite3.DatabaseError("file is not a database"))
-    False
-    """
-    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
-    if code is not None:
-        return code & 0xFF in _BUSY_CODES
-    return str(error).startswith(("database is locked", "database table is locked"))
-
-
-_PLACE_CODES: Final = (3, 8, 10, 13, 14)
-"""SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL and SQLITE_CANTOPEN."""
-_PLACE_MESSAGES: Final = (
-    "access permission denied",
-    "attempt to write a readonly database",
-    "disk I/O error",
-    "database or disk is full",
-    "unable to open database file",
-)
-
-
-def is_out_of_place(error: sqlite3.Error) -> bool:
-    """Whether ``error`` says that the database's place failed it (a full disk, a read-only
-    or forbidden folder, an I/O error), not that its content is wrong: it is left as it is.
-
-    >>> is_out_of_place(sqlite3.OperationalError("database or disk is full"))
-    True
-    >>> is_out_of_place(sqlite3.DatabaseError("database disk image is malformed"))
-    False
-    """
-    code = getattr(error, "sqlite_errorcode", None)  # Python 3.11+
-    if code is not None:
-        return code & 0xFF in _PLACE_CODES
-    return str(error).startswith(_PLACE_MESSAGES)
-
-
-def broken(failure: Exception) -> bool:
-    """Whether a failure to use a database says that its content is wrong (it is rebuilt),
-    not that another process holds it or that its place fails it (it is left as it is).
-
-    >>> broken(sqlite3.DatabaseError("file is not a database"))
-    True
-    >>> broken(sqlite3.OperationalError("database is locked")), broken(OSError("read-only"))
-    (False, False)
-    """
-    error = failure if isinstance(failure, sqlite3.Error) else None
-    return error is not None and not is_busy(error) and not is_out_of_place(error)
-
-
-def bypass_warning(path: Path, failure: Exception) -> str:
-    """The one line that says an index is not used, and why.
-
-    >>> bypass_warning(Path("/i.sqlite"), sqlite3.OperationalError("database is locked"))
-    'sessionref: index /i.sqlite is busy (database is locked); reading the store directly'
-    """
-    state = "busy" if isinstance(failure, sqlite3.Error) and is_busy(failure) else "unusable"
-    return f"sessionref: index {path} is {state} ({failure}); reading the store directly"
 
 
 def _use_wal(connection: sqlite3.Connection) -> None:

@@ -25,6 +25,7 @@ from sessionref.errors import CancelToken, check_cancel, optional_path, positive
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.database import IndexDatabase
+from sessionref.index.failures import broken, bypass_warning
 from sessionref.index.harness import refresh_harness
 from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
@@ -39,8 +40,6 @@ from sessionref.index.relist import relist
 from sessionref.index.reread import reread_logs
 from sessionref.index.schema import (
     ForeignFile,
-    broken,
-    bypass_warning,
     connect_memory,
     default_index_path,
     names_a_file,

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from sessionref.index.cursors import row_of, rows_of
+from sessionref.index.failures import is_busy, is_out_of_place
 from sessionref.index.reading import reading, reading_as_it_is
 from sessionref.index.schema import (
     ForeignFile,
     check_ours,
     default_index_path,
-    is_busy,
-    is_out_of_place,
     names_a_file,
     remove_database,
     stamped_limits,

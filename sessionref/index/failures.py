@@ -1,0 +1,85 @@
+"""What an SQLite failure says about an index: another process holds it (it passes), its place
+fails it (a full disk, a read-only folder: it is left as it is), or its content is wrong (it
+is rebuilt)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Final
+
+_BUSY: Final = ((5, 6), ("database is locked", "database table is locked"))
+"""SQLITE_BUSY and SQLITE_LOCKED, and how they read: another connection holds a lock."""
+_OUT_OF_PLACE: Final = (
+    (3, 8, 10, 13, 14),
+    (
+        "access permission denied",
+        "attempt to write a readonly database",
+        "disk I/O error",
+        "database or disk is full",
+        "unable to open database file",
+    ),
+)
+"""SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL and SQLITE_CANTOPEN, and how they
+read."""
+
+
+def _says(error: sqlite3.Error, kind: tuple[tuple[int, ...], tuple[str, ...]]) -> bool:
+    """Whether ``error`` is of ``kind``: by its primary result code (Python 3.11+ gives it),
+    else by how its message starts.
+
+    >>> _says(sqlite3.OperationalError("database is locked"), _BUSY)
+    True
+    """
+    codes, messages = kind
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None:
+        return code & 0xFF in codes
+    return str(error).startswith(messages)
+
+
+def is_busy(error: sqlite3.Error) -> bool:
+    """Whether ``error`` only says that another connection holds a lock: it passes, and
+    nothing is wrong with the database.
+
+    >>> is_busy(sqlite3.OperationalError("database is locked"))
+    True
+    >>> is_busy(sqlite3.DatabaseError("file is not a database"))
+    False
+    """
+    return _says(error, _BUSY)
+
+
+def is_out_of_place(error: sqlite3.Error) -> bool:
+    """Whether ``error`` says that the database's place failed it (a full disk, a read-only
+    or forbidden folder, an I/O error), not that its content is wrong: it is left as it is.
+
+    >>> is_out_of_place(sqlite3.OperationalError("database or disk is full"))
+    True
+    >>> is_out_of_place(sqlite3.DatabaseError("database disk image is malformed"))
+    False
+    """
+    return _says(error, _OUT_OF_PLACE)
+
+
+def broken(failure: Exception) -> bool:
+    """Whether a failure to use a database says that its content is wrong (it is rebuilt),
+    not that another process holds it or that its place fails it (it is left as it is).
+
+    >>> broken(sqlite3.DatabaseError("file is not a database"))
+    True
+    >>> broken(sqlite3.OperationalError("database is locked")), broken(OSError("read-only"))
+    (False, False)
+    """
+    error = failure if isinstance(failure, sqlite3.Error) else None
+    return error is not None and not is_busy(error) and not is_out_of_place(error)
+
+
+def bypass_warning(path: Path, failure: Exception) -> str:
+    """The one line that says an index is not used, and why.
+
+    >>> bypass_warning(Path("/i.sqlite"), sqlite3.OperationalError("database is locked"))
+    'sessionref: index /i.sqlite is busy (database is locked); reading the store directly'
+    """
+    state = "busy" if isinstance(failure, sqlite3.Error) and is_busy(failure) else "unusable"
+    return f"sessionref: index {path} is {state} ({failure}); reading the store directly"
