@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import functools
+import multiprocessing.connection
 import os
 import pickle
 import resource
@@ -21,6 +22,7 @@ from typing import Any
 
 import pytest
 
+import sessionref.pool
 from sessionref.batch.core import listing_order
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import MAX_CHUNK, build_result_lines, chunks
@@ -429,6 +431,50 @@ def test_a_queued_task_that_is_cancelled_never_runs(tmp_path: Path) -> None:
         assert [future.result() for future in queued[:-1]] == paths[:-1]
     assert queued[-1].cancelled()
     assert sorted(path.name for path in tmp_path.iterdir()) == ["go", "task0", "task1", "task2"]
+
+
+def _hold(started: str, release: str) -> int:
+    """In a worker: write its pid to ``started``, wait until ``release`` exists, return its pid."""
+    Path(f"{started}.tmp").write_text(str(os.getpid()))
+    os.replace(f"{started}.tmp", started)  # whole once it is there
+    _wait_for(release)
+    return os.getpid()
+
+
+def test_a_result_that_comes_after_the_pool_broke_is_dropped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One worker is killed while another runs a task; that task's result reaches the pool
+    after the death was seen and before the pool broke (driven so: the pool's thread, once it
+    has seen the death, releases the task and waits until its result is in the pipe). The
+    caller gets the death's error naming the killed worker, never the result nor a hang; the
+    result is not set on the future already failed (which would fail the pool's own thread);
+    no worker is left."""
+    failed_threads: list[threading.ExceptHookArgs] = []
+    monkeypatch.setattr(threading, "excepthook", failed_threads.append)
+    started, release = tmp_path / "started", tmp_path / "release"
+    with pytest.raises(WorkerDied) as raised, worker_pool(2) as pool:
+        late = pool.submit(_hold, str(started), str(release))
+        _wait_for(str(started))
+        holder = int(started.read_text())
+        victim = pool.submit(os.getpid).result()  # the other worker: the holder runs a task
+        (pipe,) = [worker.results for worker in pool._workers if worker.process.pid == holder]
+        seen = sessionref.pool.worker_died
+
+        def result_comes_then_break(pid: int, status: int | None) -> WorkerDied:
+            release.touch()
+            assert multiprocessing.connection.wait([pipe], PROMPTLY), "no result came"
+            return seen(pid, status)
+
+        monkeypatch.setattr(sessionref.pool, "worker_died", result_comes_then_break)
+        os.kill(victim, signal.SIGKILL)
+        late.result(timeout=PROMPTLY)
+    death = f"worker process {victim} died (killed by SIGKILL) while it worked"
+    assert raised.value.message == death
+    assert isinstance(late.exception(), WorkerDied)
+    assert failed_threads == []
+    assert release.exists()  # the result came late, not before the death
+    assert not running(holder) and not running(victim)
 
 
 class Unpicklable(Exception):
