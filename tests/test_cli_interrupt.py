@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from distributed import LocalCluster
 
+from sessionref.testing import write_session_store
 from sessionref.testing.mutations import log_lines
 from tests.logs import assistant, header, user
 
@@ -234,6 +235,58 @@ def test_what_an_interruption_left_half_done_prints_no_traceback(
     script = script.replace("{signal}", signal_name)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=PATIENCE)
     assert done.stderr == b"interrupted\n"
+
+
+def write_small_store(root: Path, sessions: int) -> None:
+    """``sessions`` sessions without events, ``s0`` the oldest."""
+    head = {"version": 0, "delegationDepth": 0, "cwd": "/w"}
+    write_session_store(
+        root,
+        [
+            {"header": {**head, "id": f"s{n}", "createdAt": n}, "events": []}
+            for n in range(sessions)
+        ],
+    )
+
+
+SIGNAL_IN_TEARDOWN = """
+import os, signal, sys
+from sessionref.cli import main
+
+class Arguments(list):
+    # CPython lets sys.argv go in its teardown, after it stopped handling signals in Python
+    # (and after the command froze its objects: a finalizer of __main__'s would not run).
+    def __del__(self):
+        self.write(2, b"signal sent\\n")
+        self.kill(self.pid, self.signum)
+
+sys.argv = Arguments(sys.argv)
+sys.argv.write, sys.argv.kill = os.write, os.kill
+sys.argv.pid, sys.argv.signum = os.getpid(), signal.{signal}
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
+def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_status(
+    tmp_path: Path, signal_name: str
+) -> None:
+    """A trial sent two signals near the end of ``batch --workers 2``: 35 runs of 160 ended
+    killed by a signal (status -2 or -15), the command's work done and its line written. The
+    interpreter's teardown puts back each signal's default action; a signal there is now
+    ignored, and the command's own status and line stand."""
+    store_root, out = tmp_path / "store", tmp_path / "out.jsonl"
+    write_small_store(store_root, 4)
+    script = SIGNAL_IN_TEARDOWN.replace("{signal}", signal_name)
+    argv = ["batch", "--root", str(store_root), "--out", str(out), "--workers", "2"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, timeout=PATIENCE
+    )
+    assert (done.returncode, done.stderr.decode()) == (
+        0,
+        f"4 sessions: 4 written, 0 failed \N{RIGHTWARDS ARROW} {out}\nsignal sent\n",
+    )
+    assert len(out.read_bytes().splitlines()) == 4
 
 
 ORPHAN_BOUND = 20.0
