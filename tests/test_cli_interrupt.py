@@ -289,6 +289,55 @@ def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_status(
     assert len(out.read_bytes().splitlines()) == 4
 
 
+SECOND_SIGNAL = """
+import atexit, os, signal, sys
+from sessionref.cli import batch, main, process
+
+count, write = batch.Tally.count, process.ForgivingWriter.write
+
+def counted_then_terminated(self, result):
+    count(self, result)
+    if self.written == 2:
+        os.kill(os.getpid(), signal.SIGTERM)  # the batch stops on it, and says so
+
+def written_then_interrupted(self, data):  # stderr's writes
+    written = write(self, data)
+    if bytes(data).startswith(b"interrupted:"):
+        if {when!r} == "as it is said":
+            os.kill(os.getpid(), signal.SIGINT)
+        else:  # among the exit functions, before the interpreter's teardown
+            atexit.register(os.kill, os.getpid(), signal.SIGINT)
+    return written
+
+batch.Tally.count = counted_then_terminated
+process.ForgivingWriter.write = written_then_interrupted
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("when", ["as it is said", "at exit"])
+def test_a_second_signal_after_the_first_is_said_adds_nothing(tmp_path: Path, when: str) -> None:
+    """A trial sent SIGTERM then SIGINT near the end of ``batch --workers 2``: the batch said
+    the first in its line, then the second added ``interrupted`` and made the status 130.
+    Here the second comes as the first's line is written, or once the command has returned."""
+    store_root, out = tmp_path / "store", tmp_path / "out.jsonl"
+    write_small_store(store_root, 4)
+    script = SECOND_SIGNAL.replace("{when!r}", repr(when))
+    argv = ["batch", "--root", str(store_root), "--out", str(out), "--workers", "2"]
+    done = subprocess.run(
+        [sys.executable, "-c", script, *argv], capture_output=True, timeout=PATIENCE
+    )
+    assert (done.returncode, done.stderr.decode()) == (
+        143,
+        f"interrupted: 2 of 4 sessions are in {out}; "
+        "run the same command with --resume to do the rest\n",
+    )
+    assert [json.loads(line)["sessionId"] for line in out.read_bytes().splitlines()] == [
+        "s3",
+        "s2",
+    ]
+
+
 ORPHAN_BOUND = 20.0
 """Seconds a worker may outlive its killed parent before the test fails (it must go within
 2 s; the bound leaves room for a loaded machine, and a worker left behind never goes)."""

@@ -21,8 +21,8 @@ from sessionref.cli.process import (
     abandon_output,
     collect_no_more,
     flush_output,
-    interrupted_status,
     note,
+    say_interrupted,
     stop_on_signals,
 )
 from sessionref.collector import collection_paused
@@ -228,8 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return run_command(sys.argv[1:] if argv is None else list(argv), signals=entry)
     except KeyboardInterrupt as exc:
-        sys.stderr.write("interrupted\n")
-        return interrupted_status(exc)
+        return say_interrupted("interrupted", exc)
     except BrokenPipeError:
         abandon_output()
         return 0

@@ -26,7 +26,7 @@ from sessionref.cli.common import (
     reporting_errors,
 )
 from sessionref.cli.output_target import write_failure
-from sessionref.cli.process import interrupted_status
+from sessionref.cli.process import say_interrupted
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
@@ -266,8 +266,7 @@ def run(args: argparse.Namespace) -> int:
             finally:
                 results.close()
     except KeyboardInterrupt as exc:
-        note(tally.interrupted(output, args.out))
-        return interrupted_status(exc)
+        return say_interrupted(tally.interrupted(output, args.out), exc)
     except WorkerDied as exc:  # its finished lines are kept, as an interruption's
         note(tally.interrupted(output, args.out, f"{exc.code}: {exc.message}"))
         return 1

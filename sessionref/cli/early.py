@@ -24,8 +24,30 @@ INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
 TERMINATED_STATUS: Final = 128 + signal.SIGTERM
 
 
+_said: int | None = None
+"""The status of the interruption the command has said, once its line is written."""
+
+
+def interruption_said(status: int) -> None:
+    """The command has written its one line saying it was interrupted, and exits with
+    ``status``: a further signal ends the process at once with that status, and writes
+    nothing (a second line, a status of its own: in a trial, a Ctrl-C just after a SIGTERM's
+    line added ``interrupted`` and made the status 130)."""
+    global _said
+    _said = status
+
+
+def exit_if_said() -> None:
+    """End the process at once with the status of the interruption the command has said
+    (:func:`interruption_said`), if it has said one."""
+    if _said is not None:
+        os._exit(_said)
+
+
 def _exit_at_once(signum: int, frame: FrameType | None) -> None:
-    """A signal ends the process at once, with one line and no traceback."""
+    """A signal ends the process at once, with one line and no traceback (none when the
+    command has said it was interrupted: its line and status stand)."""
+    exit_if_said()
     os.write(2, b"interrupted\n")
     os._exit(TERMINATED_STATUS if signum == signal.SIGTERM else INTERRUPTED_STATUS)
 

@@ -32,7 +32,12 @@ from collections.abc import Iterator
 from types import FrameType
 from typing import Any, Final
 
-from sessionref.cli.early import INTERRUPTED_STATUS, TERMINATED_STATUS
+from sessionref.cli.early import (
+    INTERRUPTED_STATUS,
+    TERMINATED_STATUS,
+    exit_if_said,
+    interruption_said,
+)
 from sessionref.controls import one_line
 
 
@@ -67,7 +72,10 @@ def _raise_interruption(signum: int, frame: FrameType | None) -> None:
     finalizer fails later (distributed's ``Future``: "Exception ignored in ...", with a
     traceback), or a callback on another thread that fails and logs it (distributed's ``sync``,
     interrupted before it started its future, logs a ``NameError`` through tornado). The
-    command says in one line that it was interrupted, so from then on neither is printed."""
+    command says in one line that it was interrupted, so from then on neither is printed.
+    Once it has said so, a further signal ends the process at once (:func:`say_interrupted`).
+    """
+    exit_if_said()
     sys.unraisablehook = _ignore_unraisable
     logging = sys.modules.get("logging")  # not imported: nothing has logged or can log
     if logging is not None:
@@ -109,6 +117,21 @@ def signals_held() -> Iterator[None]:
             signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         if came:
             signal.raise_signal(came[0])
+
+
+def say_interrupted(line: str, interruption: KeyboardInterrupt) -> int:
+    """Write ``line``, the command's one line saying that ``interruption`` stopped it, and
+    return the status it exits with. A further signal then ends the process at once with
+    that status and writes nothing; one that comes as the line is written waits for it
+    (:func:`signals_held`), and is not a second line. (Only in the process's own command
+    line, whose handlers these are: a caller's process is left as it was.)"""
+    status = interrupted_status(interruption)
+    own = signal.getsignal(signal.SIGINT) is _raise_interruption
+    with signals_held():
+        note(line)
+        if own:
+            interruption_said(status)
+    return status
 
 
 STANDARD_STREAMS: Final = (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w"))
