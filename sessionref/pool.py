@@ -215,10 +215,15 @@ class WorkerPool(Executor):
             future.set_running_or_notify_cancel()  # a wait() on it returns
 
     def _wake_collector(self) -> None:
-        """(With the lock held.) Have the collector look again, if it was not asked already."""
+        """(With the lock held.) Have the collector look again, if it was not asked already.
+
+        The wake-up counts as sent once it is: a Ctrl-C raised in the send (the caller's
+        thread runs the handler) leaves it to be sent by the next call, where counting it
+        first left the next :meth:`end` waiting for a collector never woken.
+        """
         if not self._woken and not self._waker.closed:
-            self._woken = True
             self._waker.send_bytes(b"")
+            self._woken = True
 
     def _collect(self) -> None:
         """The collector thread: serve the tasks, then end the workers (as the pool was shut

@@ -477,6 +477,38 @@ def test_a_result_that_comes_after_the_pool_broke_is_dropped(
     assert not running(holder) and not running(victim)
 
 
+def test_a_ctrl_c_as_the_pool_is_told_to_end_does_not_hang_its_next_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Found by a trial of two signals near a batch's end (1 run in about 400): the first
+    Ctrl-C ended the pool, the second landed as the pool's thread was woken for it; the
+    wake-up counted as sent, so the next ``end`` (the batch's generator closed) waited for a
+    thread never woken, forever. Here the Ctrl-C lands in the wake-up's send."""
+    send = multiprocessing.connection.Connection.send_bytes
+    landed = []
+
+    def interrupted(self: multiprocessing.connection.Connection, buf: Any, *args: Any) -> None:
+        if buf == b"" and not landed and threading.current_thread() is threading.main_thread():
+            landed.append(True)
+            raise KeyboardInterrupt  # as the CLI's handler raises it, before the write
+        send(self, buf, *args)
+
+    pool = WorkerPool(1)
+    worker = pool.submit(os.getpid).result()
+    monkeypatch.setattr(multiprocessing.connection.Connection, "send_bytes", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        pool.end()
+    ending = threading.Thread(target=pool.end, daemon=True)
+    ending.start()
+    ending.join(PROMPTLY)
+    try:
+        assert not ending.is_alive(), "the pool's end hung"
+    finally:
+        if running(worker):  # pragma: no cover - only when the test failed
+            os.kill(worker, signal.SIGKILL)
+    assert landed and not running(worker)
+
+
 class Unpicklable(Exception):
     """An error that holds a lock: it cannot pickle."""
 
