@@ -248,6 +248,33 @@ def traced(tracer: StopAt) -> Iterator[None]:
         sys.settrace(before)
 
 
+def store_and_build(tmp_path: Path, build: str) -> tuple[DirectoryStore, Path | None]:
+    """A store of five sessions and where an index of it was built: for a ``cold`` build,
+    nowhere (``None``); for a ``warm`` one, built before a sixth session came, so that a
+    refresh lists the store again."""
+    root = tmp_path / "store"
+    write_session_store(root, [conversation(n, 4) for n in range(5)])
+    if build == "cold":
+        return DirectoryStore(settled(root)), None
+    built = tmp_path / "built.sqlite"
+    with SessionIndex(DirectoryStore(settled(root)), built) as index:
+        index.refresh()
+    write_session_store(root, [conversation(5, 4)])  # one more: listed again
+    return DirectoryStore(settled(root)), built
+
+
+def run_index(
+    tmp_path: Path, at: int, store: DirectoryStore, built: Path | None
+) -> tuple[SessionIndex, Path]:
+    """An index of ``store`` in a folder of its own for the run stopped ``at``, starting
+    from a copy of ``built`` when there is one, and the path of its database."""
+    path = tmp_path / f"stopped{at}" / "index.sqlite"
+    path.parent.mkdir()
+    if built is not None:
+        path.write_bytes(built.read_bytes())
+    return SessionIndex(store, path), path
+
+
 @pytest.mark.parametrize("build", ["cold", "warm"])
 def test_a_refresh_stopped_anywhere_closes_the_index(tmp_path: Path, build: str) -> None:
     """A Ctrl-C landing at any line of a refresh (sampled), as the database is made (cold)
@@ -255,24 +282,13 @@ def test_a_refresh_stopped_anywhere_closes_the_index(tmp_path: Path, build: str)
     does not own nor one that closes only once its frames are gone, so closing the index
     leaves nothing beside the database, even while the interruption is being handled; the
     index then answers as the store does."""
-    root = tmp_path / "store"
-    write_session_store(root, [conversation(n, 4) for n in range(5)])
-    built = tmp_path / "built.sqlite"
-    if build == "warm":
-        with SessionIndex(DirectoryStore(settled(root)), built) as index:
-            index.refresh()
-        write_session_store(root, [conversation(5, 4)])  # one more: listed again
-    store = DirectoryStore(settled(root))
+    store, built = store_and_build(tmp_path, build)
     counted = StopAt(0)
     with traced(counted), SessionIndex(store, tmp_path / "counted.sqlite") as index:
         index.refresh()
     stopped = 0
     for at in range(1, counted.lines, 17):
-        path = tmp_path / f"stopped{at}" / "index.sqlite"
-        path.parent.mkdir()
-        if build == "warm":
-            path.write_bytes(built.read_bytes())
-        index = SessionIndex(store, path)
+        index, path = run_index(tmp_path, at, store, built)
         try:
             with traced(StopAt(at)):
                 index.refresh()
@@ -304,23 +320,12 @@ def test_a_ctrl_c_while_a_cursor_is_held_leaves_it_closed(tmp_path: Path, build:
     so closing the index while the interruption is handled leaves nothing beside the
     database. A cursor still holding its statement would defer SQLite's close (and the
     removal of the -wal and -shm files) until it was freed."""
-    root = tmp_path / "store"
-    write_session_store(root, [conversation(n, 4) for n in range(5)])
-    built = tmp_path / "built.sqlite"
-    if build == "warm":
-        with SessionIndex(DirectoryStore(settled(root)), built) as index:
-            index.refresh()
-        write_session_store(root, [conversation(5, 4)])  # one more: listed again
-    store = DirectoryStore(settled(root))
+    store, built = store_and_build(tmp_path, build)
     collecting = gc.isenabled()
     gc.disable()
     try:
         for at in itertools.count(1):
-            path = tmp_path / f"stopped{at}" / "index.sqlite"
-            path.parent.mkdir()
-            if build == "warm":
-                path.write_bytes(built.read_bytes())
-            index = SessionIndex(store, path)
+            index, path = run_index(tmp_path, at, store, built)
             try:
                 with traced(StopHoldingCursor(at)):
                     uses(index)

@@ -106,6 +106,22 @@ def test_each_harness_is_recognized_from_its_layout(tmp_path: Path) -> None:
     assert check_root(str(flat)).harness == "codex"
 
 
+def assert_no_codex_home(home: Path, near: str) -> None:
+    """``home`` is refused as a root, found as any harness's or as Codex's, with one
+    ``INVALID_CONFIG`` line that ends with ``near``, by the API and by the command line."""
+    for harness, which in ((None, "sessions"), ("codex", "Codex sessions")):
+        with pytest.raises(SessionReferenceError) as raised:
+            check_root(str(home), harness)
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).startswith(f"--root {home}: holds no {which} (looked for")
+        assert str(raised.value).endswith(near)
+    done = command("candidates", "--root", str(home / "sessions"), "--no-index")
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.decode().endswith(near + "\n")
+    assert b"Traceback" not in done.stderr
+
+
 def test_a_folder_of_files_codex_lists_no_rollout_of_is_no_codex_home(tmp_path: Path) -> None:
     """Review: a ``sessions/`` holding only ``rollout-*.jsonl`` files whose names Codex does
     not read was taken for a Codex home that then listed nothing. Codex's listing takes a
@@ -124,17 +140,7 @@ def test_a_folder_of_files_codex_lists_no_rollout_of_is_no_codex_home(tmp_path: 
         f"; {first} is no rollout: Codex lists only "
         "rollout-<YYYY-MM-DDThh-mm-ss>-<thread UUID>.jsonl (maybe .zst), of a real time"
     )
-    for harness, which in ((None, "sessions"), ("codex", "Codex sessions")):
-        with pytest.raises(SessionReferenceError) as raised:
-            check_root(str(home), harness)
-        assert raised.value.code == INVALID_CONFIG
-        assert str(raised.value).startswith(f"--root {home}: holds no {which} (looked for")
-        assert str(raised.value).endswith(near)
-    done = command("candidates", "--root", str(home / "sessions"), "--no-index")
-    assert done.returncode == 1
-    assert done.stderr.decode().count("\n") == 1
-    assert done.stderr.decode().endswith(near + "\n")
-    assert b"Traceback" not in done.stderr
+    assert_no_codex_home(home, near)
     (folder / f"rollout-2025-06-01T10-00-00-{CODEX_THREAD}.jsonl").write_text("{}\n")
     assert check_root(str(home)) == Root(str(home), "codex", str(home))
 

@@ -13,11 +13,12 @@ these functions, which close their cursor whatever stops them: no cursor is ever
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 Parameters = Sequence[object] | Mapping[str, object]
 """A statement's parameters: by position, or by name."""
+T = TypeVar("T")
 
 
 def rows_of(db: sqlite3.Connection, sql: str, parameters: Parameters = ()) -> list[Any]:
@@ -26,11 +27,7 @@ def rows_of(db: sqlite3.Connection, sql: str, parameters: Parameters = ()) -> li
     >>> rows_of(sqlite3.connect(":memory:"), "VALUES (1, 'a'), (?, 'b')", (2,))
     [(1, 'a'), (2, 'b')]
     """
-    cursor = db.cursor()  # no statement yet: nothing to close before the try
-    try:
-        return cursor.execute(sql, parameters).fetchall()
-    finally:
-        cursor.close()
+    return _fetched(db, sql, parameters, sqlite3.Cursor.fetchall)
 
 
 def row_of(db: sqlite3.Connection, sql: str, parameters: Parameters = ()) -> Any:
@@ -40,9 +37,19 @@ def row_of(db: sqlite3.Connection, sql: str, parameters: Parameters = ()) -> Any
     >>> row_of(db, "VALUES (1), (2)"), row_of(db, "SELECT 1 WHERE :no", {"no": 0})
     ((1,), None)
     """
+    return _fetched(db, sql, parameters, sqlite3.Cursor.fetchone)
+
+
+def _fetched(
+    db: sqlite3.Connection,
+    sql: str,
+    parameters: Parameters,
+    fetch: Callable[[sqlite3.Cursor], T],
+) -> T:
+    """What ``fetch`` reads of ``sql``'s rows, by a cursor closed whatever stops it."""
     cursor = db.cursor()  # no statement yet: nothing to close before the try
     try:
-        return cursor.execute(sql, parameters).fetchone()
+        return fetch(cursor.execute(sql, parameters))
     finally:
         cursor.close()
 
