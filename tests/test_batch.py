@@ -264,10 +264,31 @@ def test_build_snapshots_is_lazy_and_checks_options_at_once() -> None:
     results = build_snapshots(Exploding([]))
     with pytest.raises(AssertionError, match="too early"):
         next(results)
-    for options in ({"workers": 0}, {"label": "cwd"}, {"max_reference_bytes": 0}):
-        with pytest.raises(Exception, match="must") as caught:
-            build_snapshots(Exploding([]), **options)
-        assert getattr(caught.value, "code", None) == INVALID_CONFIG
+    with pytest.raises(SessionReferenceError) as caught:
+        build_snapshots(Exploding([]), workers=0)
+    assert caught.value.code == INVALID_CONFIG
+
+
+@pytest.mark.parametrize(
+    ("option", "value", "wanted"),
+    [
+        ("workers", 0, "a positive safe integer"),
+        ("workers", 2.5, "a positive safe integer"),
+        ("max_reference_bytes", -1, "a positive safe integer"),
+        ("label", "cwd", "one of title, id"),
+        ("label", None, "one of title, id"),
+    ],
+)
+def test_an_option_error_names_the_function_and_the_value(
+    option: str, value: object, wanted: str
+) -> None:
+    """A newcomer's trial: ``workers must be a positive safe integer`` named neither the
+    function given it nor the value, where ``SessionIndex`` says ``… not -1``."""
+    for build in (build_snapshots, build_result_lines):
+        with pytest.raises(SessionReferenceError) as raised:
+            build(MemoryStore([]), **{option: value})
+        expected = f"{build.__name__} {option} must be {wanted}, not {value!r}"
+        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, expected)
 
 
 def test_ordered_window_bounds_what_is_in_flight() -> None:

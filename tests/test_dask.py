@@ -149,10 +149,22 @@ def test_a_root_a_worker_cannot_read_is_one_error_line(
     assert not out.exists()
 
 
-def test_bag_options_are_checked(store_root: Path) -> None:
-    with pytest.raises(SessionReferenceError) as caught:
-        snapshots_bag(store_root, partition_size=0)
-    assert caught.value.code == INVALID_CONFIG
+@pytest.mark.parametrize(
+    ("option", "value", "wanted"),
+    [
+        ("partition_size", 0, "a positive safe integer"),
+        ("max_reference_bytes", "64", "a positive safe integer"),
+        ("label", "cwd", "one of title, id"),
+    ],
+)
+def test_bag_options_are_checked_naming_the_function_and_the_value(
+    store_root: Path, option: str, value: object, wanted: str
+) -> None:
+    for build in (snapshots_bag, result_lines_bag):
+        with pytest.raises(SessionReferenceError) as caught:
+            build(store_root, **{option: value})
+        expected = f"{build.__name__} {option} must be {wanted}, not {value!r}"
+        assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, expected)
 
 
 def test_unreachable_scheduler_is_a_one_line_error(

@@ -27,7 +27,7 @@ from sessionref.errors import (
     SessionReferenceError,
     listed,
     path_text,
-    positive_safe_integer,
+    positive_count,
     string,
 )
 from sessionref.listing import listing_order as listing_order  # the one order, for the engines
@@ -38,7 +38,6 @@ from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_L
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import (
     SessionReferenceResolver,
-    check_config,
     distinct_references,
 )
 from sessionref.roots import check_root, open_store
@@ -158,21 +157,32 @@ def batch_ids(session_ids: object) -> list[str] | None:
     return [string(session_id, f"session_ids[{n}]") for n, session_id in enumerate(ids)]
 
 
-def check_options(max_reference_bytes: int, label: str, workers: int) -> int:
-    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with.
+def check_options(
+    caller: str, max_reference_bytes: object, label: object, workers: object
+) -> tuple[int, Label, int]:
+    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with, naming
+    ``caller`` (the function given them), the option and the value given.
 
-    Counts follow the resolver's rule (:func:`~sessionref.errors.positive_safe_integer`);
-    the number of workers is returned as an ``int``.
+    Counts are positive safe integers (:func:`~sessionref.errors.positive_count`); the
+    options are returned checked, the counts as ``int``.
 
-    >>> check_options(1, "title", 0)
+    >>> check_options("build_snapshots", 1024.0, "title", 2)
+    (1024, 'title', 2)
+    >>> check_options("build_snapshots", 1, "title", 0)
     Traceback (most recent call last):
-    ...
-    sessionref.errors.SessionReferenceError: workers must be a positive safe integer
+    sessionref.errors.SessionReferenceError: build_snapshots workers must be a positive safe \
+integer, not 0
+    >>> check_options("snapshots_bag", 1, "cwd", 1)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: snapshots_bag label must be one of title, id, not 'cwd'
     """
-    check_config(max_reference_bytes=max_reference_bytes)
-    if label not in LABELS:
-        raise SessionReferenceError(f"label must be one of {', '.join(LABELS)}", INVALID_CONFIG)
-    return positive_safe_integer(workers, "workers must be a positive safe integer")
+    max_bytes = positive_count(max_reference_bytes, f"{caller} max_reference_bytes")
+    chosen = next((known for known in LABELS if known == label and isinstance(label, str)), None)
+    if chosen is None:
+        raise SessionReferenceError(
+            f"{caller} label must be one of {', '.join(LABELS)}, not {label!r}", INVALID_CONFIG
+        )
+    return max_bytes, chosen, positive_count(workers, f"{caller} workers")
 
 
 class Snapshotter:

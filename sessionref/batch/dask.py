@@ -43,7 +43,7 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_safe_integer
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_count
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
@@ -112,15 +112,8 @@ def snapshots_bag(
     >>> snapshots_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
-    lines = result_lines_bag(
-        store,
-        max_reference_bytes=max_reference_bytes,
-        label=label,
-        partition_size=partition_size,
-        session_ids=session_ids,
-        redact=redact,
-        redact_patterns=redact_patterns,
-    )
+    options = (max_reference_bytes, label, partition_size)
+    lines = _lines_bag("snapshots_bag", store, options, session_ids, redact, redact_patterns)
     bag: db.Bag = lines.map(ResultLine.decoded)  # type: ignore[no-untyped-call]
     return bag
 
@@ -151,15 +144,27 @@ def result_lines_bag(
     >>> result_lines_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
-    check_options(max_reference_bytes, label, 1)
+    options = (max_reference_bytes, label, partition_size)
+    return _lines_bag("result_lines_bag", store, options, session_ids, redact, redact_patterns)
+
+
+def _lines_bag(
+    caller: str,
+    store: object,
+    options: tuple[object, object, object],
+    session_ids: object,
+    redact: bool | Redaction,
+    redact_patterns: Sequence[str],
+) -> db.Bag:
+    """The bag of :func:`result_lines_bag`, its arguments checked now, each error naming
+    ``caller``; ``options`` are its ``(max_reference_bytes, label, partition_size)``."""
+    max_bytes, label, _ = check_options(caller, options[0], options[1], 1)
     redaction = redaction_of(redact, redact_patterns)
-    partition_size = positive_safe_integer(
-        partition_size, "partition_size must be a positive safe integer"
-    )
-    store, given = batch_store(store), batch_ids(session_ids)
-    ids = listing_order(store) if given is None else given
+    partition_size = positive_count(options[2], f"{caller} partition_size")
+    checked, given = batch_store(store), batch_ids(session_ids)
+    ids = listing_order(checked) if given is None else given
     target = fresh_target(ids).id
-    recipe = portable_store(store, ids)
+    recipe = portable_store(checked, ids)
     paths = dict(recipe.listed) if isinstance(recipe, DirectoryRecipe) else {}
     located = [(session_id, paths.get(session_id, "")) for session_id in ids]
     sessions = db.from_sequence(located, partition_size=partition_size)  # type: ignore[no-untyped-call]
@@ -171,7 +176,7 @@ def result_lines_bag(
     bag: db.Bag = sessions.map_partitions(
         _partition,
         shared,
-        max_reference_bytes,
+        max_bytes,
         label,
         target,
         redaction,

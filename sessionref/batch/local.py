@@ -182,10 +182,26 @@ def build_result_lines(
 
     What ``sessionref batch`` writes: each result is encoded once, where it is made.
     """
-    workers = check_options(max_reference_bytes, label, workers)
+    options = (max_reference_bytes, label, workers)
+    return _checked_results(
+        "build_result_lines", store, options, session_ids, redact, redact_patterns
+    )
+
+
+def _checked_results(
+    caller: str,
+    store: object,
+    options: tuple[object, object, object],
+    session_ids: object,
+    redact: bool | Redaction,
+    redact_patterns: Sequence[str],
+) -> Generator[ResultLine, None, None]:
+    """The results of a batch whose arguments are checked now, each error naming ``caller``;
+    ``options`` are its ``(max_reference_bytes, label, workers)``."""
+    max_bytes, label, workers = check_options(caller, *options)
     redaction = redaction_of(redact, redact_patterns)
-    store, ids = batch_store(store), batch_ids(session_ids)
-    return _results(store, ids, max_reference_bytes, label, workers, redaction)
+    checked, ids = batch_store(store), batch_ids(session_ids)
+    return _results(checked, ids, max_bytes, label, workers, redaction)
 
 
 def _decoded(
@@ -235,13 +251,8 @@ def build_snapshots(
     >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store, label="title")]
     [('s', 'Hello')]
     """
-    lines = build_result_lines(
-        store,
-        max_reference_bytes=max_reference_bytes,
-        label=label,
-        workers=workers,
-        session_ids=session_ids,
-        redact=redact,
-        redact_patterns=redact_patterns,
+    options = (max_reference_bytes, label, workers)
+    lines = _checked_results(
+        "build_snapshots", store, options, session_ids, redact, redact_patterns
     )
     return _decoded(lines)
