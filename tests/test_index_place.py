@@ -4,12 +4,14 @@ its content: the answers come from the store, and the database is kept as it is.
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
 
 import sessionref.index.database as index_database
 import sessionref.index.upkeep as upkeep
+from sessionref.types import Target
 from tests.test_index import assert_answers_right, index_of, small_store
 
 
@@ -69,3 +71,65 @@ def test_stats_read_an_index_in_a_read_only_folder(tmp_path: Path, monkeypatch: 
     stats = upkeep.index_stats(tmp_path / "store", path)
     assert (stats.sessions, stats.unusable) == (4, None)
     assert stats.size == path.stat().st_size
+
+
+def _read_only_folder(where: Path) -> sqlite3.Connection:
+    """SQLite's error opening a WAL database in a folder it cannot write (no -shm file)."""
+    error = sqlite3.OperationalError("unable to open database file")
+    error.sqlite_errorcode = 14  # SQLITE_CANTOPEN
+    raise error
+
+
+def test_search_uses_an_index_in_a_read_only_folder_from_a_copy_in_memory(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A newcomer's trial: an index in a folder it cannot write was not used at all (the
+    answers came from reading the whole store) with a warning that sounded like corruption,
+    ``is unusable (unable to open database file)``. It is used from a copy in memory,
+    brought up to date there: the answers are the store's, only the logs added since it was
+    saved are read, one line says so, and the file is left as it is."""
+    small_store(tmp_path / "all", 6)
+    small_store(tmp_path / "store", 4)
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    path = tmp_path / "index.sqlite"
+    saved = (path.read_bytes(), path.stat().st_mtime_ns)
+    for added in ("s4", "s5"):  # sessions come after the index was saved
+        shutil.copytree(
+            tmp_path / "all" / "_no-cwd" / added, tmp_path / "store" / "_no-cwd" / added
+        )
+
+    monkeypatch.setattr(index_database, "open_database", _read_only_folder)
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+        assert index.refresh().read == 2
+        assert index.bypassed  # nothing it reads is saved
+        found = index.candidates(Target("t"), "s5", 10)
+        assert found is not None and [header.id for header, _ in found] == ["s5"]
+        assert_answers_right(index, tmp_path / "store")
+    assert warnings == [
+        f"sessionref: index {path} cannot be written where it is (unable to open database"
+        " file); using a copy in memory, brought up to date there and not saved"
+    ]
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == saved and _sessions_in(path) == 4
+
+
+def test_an_index_in_a_read_only_folder_with_its_log_beside_it_is_said_so(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """With a write-ahead log beside it the file does not hold all of the index, which is not
+    used: the warning says its place is at fault, not that it is unusable (corrupt)."""
+    small_store(tmp_path / "store", 3)
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    path = tmp_path / "index.sqlite"
+    Path(f"{path}-wal").write_bytes(b"")
+    monkeypatch.setattr(index_database, "open_database", _read_only_folder)
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+        assert_answers_right(index, tmp_path / "store")
+        assert index.bypassed
+    assert warnings == [
+        f"sessionref: index {path} cannot be written where it is (unable to open database"
+        " file); reading the store directly"
+    ]

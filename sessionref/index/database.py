@@ -13,6 +13,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+import sessionref.index.candidates as candidates
+from sessionref.index.reading import reading_as_it_is
 from sessionref.index.refresh import IndexedStore, limits_of
 from sessionref.index.schema import (
     check_file,
@@ -50,8 +52,7 @@ class IndexDatabase:
         :class:`~sessionref.index.schema.ForeignFile`. What stops this (an error, a Ctrl-C)
         leaves no connection :meth:`close` does not close."""
         if self._db is None:
-            root = os.fsencode(root_key(self.store.root))
-            stamp = (root, reader_fingerprint(), limits_of(self.store))
+            stamp = self._stamp()
             named = self._named_file and check_file(self.path)
             self._db = open_database(self.path)
             if named:
@@ -64,6 +65,31 @@ class IndexDatabase:
                 set_up(self._db)
                 check_meta(self._db, *stamp)
         return self._db
+
+    def _stamp(self) -> tuple[bytes, str, tuple[int, int]]:
+        """What a database built for this store is stamped with: its root, this code's
+        reader and the store's read limits (:func:`~sessionref.index.schema.check_meta`)."""
+        return os.fsencode(root_key(self.store.root)), reader_fingerprint(), limits_of(self.store)
+
+    def _copy(self) -> sqlite3.Connection | None:
+        """The database, copied into memory as it is on disk (:func:`reading_as_it_is`), for
+        one that cannot be written where it is (a read-only folder); ``None`` when the copy
+        would not hold all of it (a write-ahead log is beside it) or is not an index built
+        for this store, root and limits (then nothing of it is used)."""
+        if os.path.exists(f"{self.path}-wal") or not self.path.is_file():
+            return None
+        memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            with reading_as_it_is(self.path) as disk:
+                disk.backup(memory)
+            candidates.register(memory)
+            if check_meta(memory, *self._stamp()):
+                self._db = memory
+                return memory
+        except sqlite3.Error:
+            pass
+        memory.close()
+        return None
 
     def close(self) -> None:
         """Close the database: the last connection to close removes its -wal, -shm files."""

@@ -22,6 +22,16 @@ _OUT_OF_PLACE: Final = (
 )
 """SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL and SQLITE_CANTOPEN, and how they
 read."""
+_UNWRITABLE: Final = (
+    (3, 8, 14),
+    (
+        "access permission denied",
+        "attempt to write a readonly database",
+        "unable to open database file",
+    ),
+)
+"""SQLITE_PERM, SQLITE_READONLY and SQLITE_CANTOPEN (a WAL database in a folder SQLite cannot
+write beside it: no -shm file), and how they read: the database may still be read as it is."""
 
 
 def _says(error: sqlite3.Error, kind: tuple[tuple[int, ...], tuple[str, ...]]) -> bool:
@@ -62,6 +72,19 @@ def is_out_of_place(error: sqlite3.Error) -> bool:
     return _says(error, _OUT_OF_PLACE)
 
 
+def is_unwritable(error: sqlite3.Error) -> bool:
+    """Whether ``error`` says that the database cannot be written where it is (a read-only
+    folder or file): it can still be read as it is, where a full disk or an I/O error says
+    nothing of the kind.
+
+    >>> is_unwritable(sqlite3.OperationalError("unable to open database file"))
+    True
+    >>> is_unwritable(sqlite3.OperationalError("database or disk is full"))
+    False
+    """
+    return _says(error, _UNWRITABLE)
+
+
 def broken(failure: Exception) -> bool:
     """Whether a failure to use a database says that its content is wrong (it is rebuilt),
     not that another process holds it or that its place fails it (it is left as it is).
@@ -76,10 +99,36 @@ def broken(failure: Exception) -> bool:
 
 
 def bypass_warning(path: Path, failure: Exception) -> str:
-    """The one line that says an index is not used, and why.
+    """The one line that says an index is not used, and why: another process holds it, its
+    place fails it (a read-only folder, a full disk), or it cannot be read as an index.
 
     >>> bypass_warning(Path("/i.sqlite"), sqlite3.OperationalError("database is locked"))
     'sessionref: index /i.sqlite is busy (database is locked); reading the store directly'
+    >>> print(bypass_warning(Path("/i.sqlite"), sqlite3.OperationalError("disk I/O error")))
+    sessionref: index /i.sqlite cannot be written where it is (disk I/O error); reading the \
+store directly
     """
-    state = "busy" if isinstance(failure, sqlite3.Error) and is_busy(failure) else "unusable"
-    return f"sessionref: index {path} is {state} ({failure}); reading the store directly"
+    error = failure if isinstance(failure, sqlite3.Error) else None
+    if error is not None and is_busy(error):
+        state = "is busy"
+    elif error is not None and is_out_of_place(error):
+        state = "cannot be written where it is"
+    else:
+        state = "is unusable"
+    return f"sessionref: index {path} {state} ({failure}); reading the store directly"
+
+
+def copy_warning(path: Path, failure: sqlite3.Error) -> str:
+    """The one line that says an index that cannot be written where it is is used from a copy
+    in memory, brought up to date there (the logs changed since it was saved are read again
+    each time) and never saved.
+
+    >>> print(copy_warning(Path("/ro/i.sqlite"), sqlite3.OperationalError("unable to open \
+database file")))
+    sessionref: index /ro/i.sqlite cannot be written where it is (unable to open database \
+file); using a copy in memory, brought up to date there and not saved
+    """
+    return (
+        f"sessionref: index {path} cannot be written where it is ({failure}); using a copy"
+        " in memory, brought up to date there and not saved"
+    )

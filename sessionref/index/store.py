@@ -25,7 +25,7 @@ from sessionref.errors import CancelToken, check_cancel, optional_path, positive
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.database import IndexDatabase
-from sessionref.index.failures import broken, bypass_warning
+from sessionref.index.failures import broken, bypass_warning, copy_warning, is_unwritable
 from sessionref.index.harness import refresh_harness
 from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
@@ -119,6 +119,7 @@ class SessionIndex(IndexDatabase):
         self._progress = arguments.function(progress, "SessionIndex progress", optional=True)
         self._warn = arguments.function(warn, "SessionIndex warn")
         self._bypassed = not arguments.flag(persist, "SessionIndex persist")
+        self._copied = False
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
@@ -132,8 +133,10 @@ class SessionIndex(IndexDatabase):
 
     @property
     def bypassed(self) -> bool:
-        """Whether the database could not be used (the answers come from the store)."""
-        return self._bypassed
+        """Whether nothing a refresh reads is saved: the database could not be used (the
+        answers come from the store), or not written where it is (they come from a copy of
+        it in memory, brought up to date there)."""
+        return self._bypassed or self._copied
 
     @in_turn
     def close(self) -> None:
@@ -180,6 +183,8 @@ class SessionIndex(IndexDatabase):
                     with contextlib.suppress(OSError):
                         remove_database(self.path)
                 if attempt == 2 or not broken(failure):
+                    if self._read_as_it_is(failure):
+                        return use(self._open())
                     self._warn(bypass_warning(self.path, failure))
                     break
             self._bypassed = True
@@ -187,9 +192,22 @@ class SessionIndex(IndexDatabase):
             self._db = connect_memory()
         return use(self._db)
 
+    def _read_as_it_is(self, failure: Exception) -> bool:
+        """Whether the database, which ``failure`` says cannot be written where it is (a
+        read-only folder), is used from a copy in memory (:meth:`_copy`), saying so once: the
+        refresh brings the copy up to date, so the answers are the store's, and only the
+        logs changed since the index was saved are read again."""
+        if not isinstance(failure, sqlite3.Error) or not is_unwritable(failure):
+            return False
+        if self._copy() is None:
+            return False
+        self._copied = True
+        self._warn(copy_warning(self.path, failure))
+        return True
+
     def look_ahead(self) -> None:
         """Stat the store in a child process for the next refresh (index/ahead.py) if saved."""
-        if not self._bypassed:
+        if not self.bypassed:
             self.ahead = stat_ahead(self.store.root, self.path, self.clock() - RACY_NS)
 
     @in_turn
