@@ -38,7 +38,7 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 
-from sessionref.pool_start import cannot_start, check_pickles, process_context
+from sessionref.pool_start import cannot_start, check_pickles, process_context, refuse_rerun
 from sessionref.pool_worker import HELD_AT_START, serve
 from sessionref.worker_deaths import WorkerDied, worker_died
 
@@ -118,6 +118,7 @@ class WorkerPool(Executor):
         initializer: Callable[..., None] | None = None,
         initargs: tuple[Any, ...] = (),
     ) -> None:
+        refuse_rerun()
         context = process_context()
         method = context.get_start_method()
         if method != "fork":
@@ -160,7 +161,8 @@ class WorkerPool(Executor):
         except BaseException as exc:
             _kill(started)
             if isinstance(exc, OSError):  # out of processes or open files: say so, how many
-                raise cannot_start(self.workers, len(started), exc) from None
+                method = context.get_start_method()
+                raise cannot_start(self.workers, len(started), exc, method) from None
             raise
         return started
 
@@ -175,7 +177,7 @@ class WorkerPool(Executor):
             return future
         with self._lock:
             if self._broken is not None:
-                raise WorkerDied(self._broken.message)
+                raise WorkerDied(self._broken.message, self._broken.code)
             if self._state != "open":
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._queue.append((future, task))
@@ -319,7 +321,7 @@ class WorkerPool(Executor):
         """A worker died: the pool is broken, and every future not done fails with ``error``."""
         with self._lock:
             self._broken, self._state = error, "ending"
-        self._fail_left(lambda: WorkerDied(error.message))
+        self._fail_left(lambda: WorkerDied(error.message, error.code))
 
     def _fail_left(self, error: Callable[[], BaseException]) -> None:
         """Fail the futures of the tasks queued or handed out and not done, each with a new

@@ -13,6 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
+from sessionref.worker_deaths import RERAN_MAIN_STATUS, main_rerun, unguarded
 
 if TYPE_CHECKING:
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
@@ -20,18 +21,42 @@ if TYPE_CHECKING:
     StartContext = ForkContext | ForkServerContext | SpawnContext
 
 
-def cannot_start(workers: int, started: int, cause: OSError) -> SessionReferenceError:
+def cannot_start(
+    workers: int, started: int, cause: OSError, method: str = "fork"
+) -> SessionReferenceError:
     """The error of a pool of ``workers`` whose worker ``started + 1`` could not start (each
-    holds a few open files and a process of the user's).
+    holds a few open files and a process of the user's). A worker started by ``method``
+    ``forkserver`` or ``spawn`` that ended before it read what it was sent (a broken pipe)
+    failed in the main module, which it runs again first: asking for fewer does not help.
 
     >>> print(cannot_start(40, 25, OSError(24, "Too many open files")))
     cannot start 40 worker processes (started 25): Too many open files; ask for fewer
     """
     reason = cause.strerror or describe(cause)
+    main = main_rerun()
+    if method != "fork" and isinstance(cause, BrokenPipeError) and main is not None:
+        return SessionReferenceError(
+            f"cannot start {workers} worker processes (started {started}): worker"
+            f" {started + 1} ended as it started ({reason}); {unguarded(main)}",
+            INVALID_CONFIG,
+        )
     return SessionReferenceError(
         f"cannot start {workers} worker processes (started {started}): {reason}; ask for fewer",
         INVALID_CONFIG,
     )
+
+
+def refuse_rerun() -> None:
+    """In a worker that is not forked, as it starts, running the main module again (a script
+    that starts a pool at its top level, with no ``if __name__ == '__main__':``): end it at
+    once with :data:`~sessionref.worker_deaths.RERAN_MAIN_STATUS`, which its pool reads as
+    that, rather than start workers there (multiprocessing refuses, with a traceback on the
+    user's terminal for every worker). Anywhere else, nothing.
+
+    >>> refuse_rerun()
+    """
+    if getattr(multiprocessing.current_process(), "_inheriting", False):
+        os._exit(RERAN_MAIN_STATUS)
 
 
 def check_pickles(initargs: tuple[Any, ...]) -> None:

@@ -292,6 +292,65 @@ def test_a_store_that_cannot_pickle_for_spawned_workers_is_invalid_config() -> N
     assert sorted(line.session_id for line in build_result_lines(store)) == ["s0", "s1", "s2"]
 
 
+SCRIPT_STARTS = """\
+import sys, threading
+from sessionref.errors import SessionReferenceError
+threading.Thread(target=threading.Event().wait, daemon=True).start()
+"""
+SCRIPT_BATCH = """\
+from sessionref.batch import build_snapshots
+try:
+    print(len(list(build_snapshots(sys.argv[1], workers=2))))
+except SessionReferenceError as exc:
+    print(exc.code, exc.message)
+"""
+SCRIPT_POOL = """\
+from sessionref.pool import worker_pool
+try:
+    with worker_pool(2, len, (b"x" * 300_000,)) as pool:  # more than a pipe holds
+        print(pool.submit(abs, -2).result())
+except SessionReferenceError as exc:
+    print(exc.code, exc.message)
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+@pytest.mark.parametrize("work", [SCRIPT_BATCH, SCRIPT_POOL])
+def test_a_script_that_starts_workers_unguarded_is_told_to_guard_it(
+    store_root: Path, tmp_path: Path, work: str, guarded: bool
+) -> None:
+    """A newcomer's trial: a script with another thread and no ``if __name__ ==
+    '__main__':`` failed with ``cannot start 2 worker processes (started 0): Broken pipe;
+    ask for fewer`` (a worker died later, when what it was sent fit in its pipe). Workers
+    that are not forked run the main module again as they start (the multiprocessing docs'
+    "safe importing of main module"), so fewer never helps: the error says so, with no
+    traceback of the workers; guarded, the same script works."""
+    body = "".join(f"    {line}\n" for line in work.splitlines()) if guarded else work
+    guard = "if __name__ == '__main__':\n" if guarded else ""
+    script = tmp_path / "api6.py"
+    script.write_text(SCRIPT_STARTS + guard + body)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [sys.executable, str(script), str(store_root)],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    if guarded:
+        assert done.stdout == ("14\n" if work == SCRIPT_BATCH else "2\n")
+        return
+    advice = (
+        f"each runs the main module {script} again as it starts, which must not start workers"
+        " itself; guard the script's top level with if __name__ == '__main__': (the"
+        " multiprocessing docs' safe importing of main module)\n"
+    )
+    assert done.stdout.startswith(f"{INVALID_CONFIG} "), done.stdout
+    assert done.stdout.endswith(advice), done.stdout
+
+
 def limited_open_files(count: int) -> None:
     """In a child before it runs: at most ``count`` open files."""
     resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))

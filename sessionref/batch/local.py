@@ -231,7 +231,9 @@ def build_snapshots(
     stops the batch. ``label="title"`` labels a session by its latest title (its id when it
     has none), ``"id"`` by its id. ``workers > 1`` runs a process pool fed chunks of up to 16
     sessions, at most 4 per worker in flight (the store must pickle, unless
-    :func:`~sessionref.batch.core.portable_store` knows it). ``session_ids`` replaces the
+    :func:`~sessionref.batch.core.portable_store` knows it; a script that asks for them must
+    guard its top level with ``if __name__ == "__main__":``, as workers that are not forked
+    run the main module again). ``session_ids`` replaces the
     listing (a list of ids, taken in that order; a string is INVALID_CONFIG). Options, the
     store and ``session_ids`` are checked at once; the store is listed on the first
     ``next()``. ``redact`` and ``redact_patterns`` are the resolver's (docs/redaction.md).
