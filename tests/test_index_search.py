@@ -190,7 +190,7 @@ def test_index_says_when_nothing_was_saved_and_fails(
     out, err = capsys.readouterr()
     index_path = str(tmp_path / "blocker" / "i.sqlite")
     done = "1 session read (1 log read, 0 removed)"
-    assert out == f"{done}, none saved: {index_path} was not used\n"
+    assert out == f"{done}, none saved: {index_path} was not written\n"
     assert len(err.splitlines()) == 1 and index_path in err  # the warning says why
     assert main(["search", "hello", *where]) == 0
     out, err = capsys.readouterr()

@@ -72,7 +72,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def summary(report: RefreshReport, index: SessionIndex) -> str:
     """What a refresh did and where the index is: its path and size (once it is closed), or
-    that it could not be used (then nothing was saved; the warning said why).
+    that it was not written (unusable, or read-only: then a copy in memory was used; nothing
+    was saved, and the warning said why).
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -86,7 +87,7 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     sessions = counted(report.sessions, "session")
     done = f"({counted(report.read, 'log')} read, {report.removed} removed)"
     if index.bypassed:
-        return f"{sessions} read {done}, none saved: {index.path} was not used"
+        return f"{sessions} read {done}, none saved: {index.path} was not written"
     megabytes = database_size(index.path) / 1e6
     return f"{sessions} indexed {done} in {index.path}, {megabytes:.1f} MB"
 
