@@ -17,12 +17,19 @@ import signal
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from types import FrameType
     from typing import Final
+
+    Action = Callable[[int, FrameType | None], object]
+    """What a signal does: called with its number and the frame it came in, as a handler."""
 
 INTERRUPTED_STATUS: Final = 128 + signal.SIGINT
 TERMINATED_STATUS: Final = 128 + signal.SIGTERM
 
+
+SIGNALS: Final = (signal.SIGINT, signal.SIGTERM)
+"""The signals a command stops on."""
 
 _said: int | None = None
 """The status of the interruption the command has said, once its line is written."""
@@ -52,17 +59,71 @@ def _exit_at_once(signum: int, frame: FrameType | None) -> None:
     os._exit(TERMINATED_STATUS if signum == signal.SIGTERM else INTERRUPTED_STATUS)
 
 
+_action: Action = _exit_at_once
+"""What SIGINT and SIGTERM do now in the process's own command line (:func:`act_on_signals`)."""
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    """The one Python handler of SIGINT and SIGTERM: it does what the command line has them
+    do now (:data:`_action`)."""
+    _action(signum, frame)
+
+
+def set_handlers(handlers: dict[int, Action | int | None]) -> dict[int, Action | int | None]:
+    """Set each signal's handler (``None``: the default action) and return the ones they had,
+    with both signals blocked in this thread meanwhile: one that comes as they change waits
+    for both to be set (a Python handler runs in the main thread only, and a signal taken
+    between two changes met one signal's new handler and the other's old one).
+
+    >>> old = set_handlers({signal.SIGINT: signal.SIG_IGN})
+    >>> signal.getsignal(signal.SIGINT) is signal.SIG_IGN, set_handlers(old) == {2: 1}
+    (True, True)
+    """
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+    try:
+        return {
+            signum: signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+            for signum, handler in handlers.items()
+        }
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+def acting_on_signals() -> bool:
+    """Whether SIGINT and SIGTERM do what :func:`act_on_signals` says: in the process's own
+    command line, not in a caller's process."""
+    return all(signal.getsignal(signum) is _on_signal for signum in SIGNALS)
+
+
+def act_on_signals(action: Action) -> Action:
+    """From now on SIGINT and SIGTERM do ``action``; returns what they did. Both change at
+    once, in one assignment (a signal meets the old action or the new one, never one of each:
+    the command stops, or says it stopped, on the first it meets). The first call sets the
+    handlers (:func:`set_handlers`)."""
+    global _action
+    previous, _action = _action, action
+    if not acting_on_signals():
+        set_handlers(dict.fromkeys(SIGNALS, _on_signal))
+    return previous
+
+
+def put_back_action(action: Action, previous: Action) -> None:
+    """Have SIGINT and SIGTERM do ``previous`` again if they still do ``action``: not if a
+    signal changed it meanwhile (the command stops on it, and a signal now adds nothing)."""
+    global _action
+    if _action is action:
+        _action = previous
+
+
 def exit_on_signals() -> None:
     """While the command line loads, and once the command is done (the interpreter closing
     pools and threads): a signal exits at once with one line."""
-    signal.signal(signal.SIGINT, _exit_at_once)
-    signal.signal(signal.SIGTERM, _exit_at_once)
+    act_on_signals(_exit_at_once)
 
 
 def _ignore_signals() -> None:
     """From now on, SIGINT and SIGTERM do nothing."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    set_handlers(dict.fromkeys(SIGNALS, signal.SIG_IGN))
 
 
 def ignore_signals_at_teardown() -> None:

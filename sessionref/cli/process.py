@@ -16,7 +16,10 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
   up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
   segfaults when one interrupts it building a decoder). While the command runs, SIGTERM
   raises :class:`Terminated`, a :class:`KeyboardInterrupt`: every command stops on it as on
-  Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130).
+  Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130). The first
+  signal decides: one that comes while the command stops on it adds nothing. Both signals
+  have one handler, which does what the command line has it do now, so that they change
+  together (:func:`~sessionref.cli.early.act_on_signals`).
 """
 
 from __future__ import annotations
@@ -34,9 +37,14 @@ from typing import Any, Final
 
 from sessionref.cli.early import (
     INTERRUPTED_STATUS,
+    SIGNALS,
     TERMINATED_STATUS,
+    act_on_signals,
+    acting_on_signals,
     exit_if_said,
     interruption_said,
+    put_back_action,
+    set_handlers,
 )
 from sessionref.controls import one_line
 
@@ -66,16 +74,25 @@ def _ignore_unraisable(unraisable: object) -> None:
     """Print nothing for an exception a finalizer raised (see :func:`_raise_interruption`)."""
 
 
+def _stopping(signum: int, frame: FrameType | None) -> None:
+    """A signal while the command stops on an earlier one adds nothing: it goes on stopping,
+    then says the first (a second exception, raised as it handles the first, would escape it
+    as a traceback: in a trial, a SIGINT just after a SIGTERM, as the command began to say
+    it). Once it has said it, the process ends at once (:func:`say_interrupted`)."""
+    exit_if_said()
+
+
 def _raise_interruption(signum: int, frame: FrameType | None) -> None:
     """Raise :class:`KeyboardInterrupt` (SIGINT) or :class:`Terminated` (SIGTERM) where the
-    command is. It may land inside a library and leave it half-done: a half-built object whose
-    finalizer fails later (distributed's ``Future``: "Exception ignored in ...", with a
-    traceback), or a callback on another thread that fails and logs it (distributed's ``sync``,
-    interrupted before it started its future, logs a ``NameError`` through tornado). The
-    command says in one line that it was interrupted, so from then on neither is printed.
-    Once it has said so, a further signal ends the process at once (:func:`say_interrupted`).
+    command is; a further signal adds nothing (:func:`_stopping`). It may land inside a
+    library and leave it half-done: a half-built object whose finalizer fails later
+    (distributed's ``Future``: "Exception ignored in ...", with a traceback), or a callback on
+    another thread that fails and logs it (distributed's ``sync``, interrupted before it
+    started its future, logs a ``NameError`` through tornado). The command says in one line
+    that it was interrupted, so from then on neither is printed.
     """
     exit_if_said()
+    act_on_signals(_stopping)
     sys.unraisablehook = _ignore_unraisable
     logging = sys.modules.get("logging")  # not imported: nothing has logged or can log
     if logging is not None:
@@ -86,16 +103,17 @@ def _raise_interruption(signum: int, frame: FrameType | None) -> None:
 def stop_on_signals() -> None:
     """While a command runs: SIGINT raises :class:`KeyboardInterrupt`, SIGTERM
     :class:`Terminated`, so that the command stops cleanly."""
-    signal.signal(signal.SIGINT, _raise_interruption)
-    signal.signal(signal.SIGTERM, _raise_interruption)
+    act_on_signals(_raise_interruption)
 
 
 @contextlib.contextmanager
 def signals_held() -> Iterator[None]:
     """Hold SIGINT and SIGTERM back while the block runs, then deliver the first that came
-    to the handler it would have met: for a step that must not stop half-way, such as a
-    finished file's sync and rename into place (a Ctrl-C in between would lose all of it).
-    Outside the main thread, where no handler can be set, the block runs as it is.
+    to what it would have met: for a step that must not stop half-way, such as a finished
+    file's sync and rename into place (a Ctrl-C in between would lose all of it). Both are
+    held at once, and given back at once (:func:`~sessionref.cli.early.act_on_signals`; in a
+    caller's process, their handlers change with both blocked). Outside the main thread,
+    where no handler can be set, the block runs as it is.
 
     >>> with signals_held():
     ...     print(signal.getsignal(signal.SIGINT).__name__)
@@ -109,14 +127,24 @@ def signals_held() -> Iterator[None]:
     def hold(signum: int, frame: FrameType | None) -> None:
         came.append(signum)
 
-    handlers = {signum: signal.signal(signum, hold) for signum in (signal.SIGINT, signal.SIGTERM)}
+    if not acting_on_signals():  # a caller's handlers
+        handlers = set_handlers(dict.fromkeys(SIGNALS, hold))
+        try:
+            yield
+        finally:
+            set_handlers(handlers)
+            if came:
+                signal.raise_signal(came[0])
+        return
+    previous = act_on_signals(hold)
     try:
         yield
     finally:
-        for signum, handler in handlers.items():  # None: one not set from Python
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-        if came:
-            signal.raise_signal(came[0])
+        try:
+            if came:  # met here, as it is held: a signal now adds nothing once it raised
+                previous(came[0], None)
+        finally:
+            put_back_action(hold, previous)
 
 
 def say_interrupted(line: str, interruption: KeyboardInterrupt) -> int:
@@ -126,7 +154,7 @@ def say_interrupted(line: str, interruption: KeyboardInterrupt) -> int:
     (:func:`signals_held`), and is not a second line. (Only in the process's own command
     line, whose handlers these are: a caller's process is left as it was.)"""
     status = interrupted_status(interruption)
-    own = signal.getsignal(signal.SIGINT) is _raise_interruption
+    own = acting_on_signals()
     with signals_held():
         note(line)
         if own:
