@@ -30,7 +30,7 @@ from sessionref import (
     tag_safe_json,
     utf8_length,
 )
-from sessionref.batch.core import check_options
+from sessionref.batch.arguments import check_options
 from sessionref.errors import INVALID_CONFIG, INVALID_REFERENCE, READ_FAILED, TOO_MANY
 from sessionref.log.records import SessionHeader, SessionLog
 from tests.logs import header

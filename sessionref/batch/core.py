@@ -21,26 +21,20 @@ import msgspec
 from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference, encode_session_reference_uri
 from sessionref.errors import (
-    INVALID_CONFIG,
     ErrorInfo,
     SessionLogError,
     SessionReferenceError,
-    listed,
-    path_text,
-    positive_count,
-    string,
 )
 from sessionref.listing import listing_order as listing_order  # the one order, for the engines
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.multi import MultiStore
-from sessionref.log.protocol import A_STORE, Store, checked_store, read_limits
+from sessionref.log.protocol import Store, read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.store import DirectoryStore
 from sessionref.resolver import (
     SessionReferenceResolver,
     distinct_references,
 )
-from sessionref.roots import check_root, open_store
 from sessionref.types import ContextMessage, Target
 
 Label = Literal["title", "id"]
@@ -121,68 +115,6 @@ def fresh_target(session_ids: Collection[str]) -> Target:
     while (candidate := f"sessionref-batch-{uuid.uuid4()}") in session_ids:
         pass  # pragma: no cover - a uuid4 collision
     return Target(candidate)
-
-
-def batch_store(store: object) -> Store:
-    """The store a batch reads, given as a store (as the resolver takes one:
-    :func:`~sessionref.log.protocol.checked_store`) or as a root path, read by the root rule
-    of the command line (:func:`~sessionref.roots.check_root`: its harness recognized from
-    its layout, the default limits); else INVALID_CONFIG. Both engines take it the same way.
-
-    >>> batch_store("/nonexistent")
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: store /nonexistent: no such directory
-    >>> batch_store(None)  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: store must be ... or a root path, not NoneType
-    """
-    if isinstance(store, (str, os.PathLike)):
-        return open_store(check_root(path_text(store, "store"), option="store"))
-    return checked_store(store, "store", f"{A_STORE} or a root path")
-
-
-def batch_ids(session_ids: object) -> list[str] | None:
-    """The sessions a batch snapshots in place of the listing (``None``: the listing): a list
-    of ids, any iterable but a string (which would be one session per character).
-
-    >>> batch_ids(("a", "b")), batch_ids(None)
-    (['a', 'b'], None)
-    >>> batch_ids("abc")
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: session_ids must be a list, not str
-    """
-    if session_ids is None:
-        return None
-    ids = listed(session_ids, "session_ids")
-    return [string(session_id, f"session_ids[{n}]") for n, session_id in enumerate(ids)]
-
-
-def check_options(
-    caller: str, max_reference_bytes: object, label: object, workers: object
-) -> tuple[int, Label, int]:
-    """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with, naming
-    ``caller`` (the function given them), the option and the value given.
-
-    Counts are positive safe integers (:func:`~sessionref.errors.positive_count`); the
-    options are returned checked, the counts as ``int``.
-
-    >>> check_options("build_snapshots", 1024.0, "title", 2)
-    (1024, 'title', 2)
-    >>> check_options("build_snapshots", 1, "title", 0)
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: build_snapshots workers must be a positive safe \
-integer, not 0
-    >>> check_options("snapshots_bag", 1, "cwd", 1)
-    Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: snapshots_bag label must be one of title, id, not 'cwd'
-    """
-    max_bytes = positive_count(max_reference_bytes, f"{caller} max_reference_bytes")
-    chosen = next((known for known in LABELS if known == label and isinstance(label, str)), None)
-    if chosen is None:
-        raise SessionReferenceError(
-            f"{caller} label must be one of {', '.join(LABELS)}, not {label!r}", INVALID_CONFIG
-        )
-    return max_bytes, chosen, positive_count(workers, f"{caller} workers")
 
 
 class Snapshotter:

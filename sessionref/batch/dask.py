@@ -30,27 +30,24 @@ except ImportError as exc:  # pragma: no cover - exercised with dask hidden
         "sessionref.batch.dask needs dask and distributed: pip install 'sessionref[dask]'"
     ) from exc
 
+from sessionref.batch.arguments import BatchArguments, batch_arguments
 from sessionref.batch.core import (
     DirectoryRecipe,
     Label,
     ResultLine,
     Snapshotter,
     StoreFactory,
-    batch_ids,
-    batch_store,
-    check_options,
     fresh_target,
     listing_order,
     portable_store,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_count
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     SessionReferenceResolver,
-    redaction_of,
 )
 from sessionref.types import Target
 
@@ -112,8 +109,9 @@ def snapshots_bag(
     >>> snapshots_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
-    options = (max_reference_bytes, label, partition_size)
-    lines = _lines_bag("snapshots_bag", store, options, session_ids, redact, redact_patterns)
+    options = (max_reference_bytes, label, partition_size, "partition_size")
+    checked = batch_arguments("snapshots_bag", store, options, session_ids, redact, redact_patterns)
+    lines = _lines_bag(checked)
     bag: db.Bag = lines.map(ResultLine.decoded)  # type: ignore[no-untyped-call]
     return bag
 
@@ -131,7 +129,7 @@ def result_lines_bag(
     """A bag of every stored session's :class:`~sessionref.batch.core.ResultLine`, in order.
 
     ``store`` is any store (:class:`~sessionref.log.protocol.Store`), or a root path of any
-    harness, read with the default limits (:func:`~sessionref.batch.core.batch_store`). It is
+    harness, read with the default limits (:func:`~sessionref.batch.arguments.batch_store`). It is
     listed now, once, and rebuilt where each partition of ``partition_size`` sessions runs
     (:func:`~sessionref.batch.core.portable_store`): a :class:`DirectoryStore`'s partitions
     carry where their logs are (its size and line limits go to the workers); a store over
@@ -144,30 +142,21 @@ def result_lines_bag(
     >>> result_lines_bag(MemoryStore([]), partition_size=4, session_ids=[]).npartitions
     1
     """
-    options = (max_reference_bytes, label, partition_size)
-    return _lines_bag("result_lines_bag", store, options, session_ids, redact, redact_patterns)
+    options = (max_reference_bytes, label, partition_size, "partition_size")
+    caller = "result_lines_bag"
+    return _lines_bag(batch_arguments(caller, store, options, session_ids, redact, redact_patterns))
 
 
-def _lines_bag(
-    caller: str,
-    store: object,
-    options: tuple[object, object, object],
-    session_ids: object,
-    redact: bool | Redaction,
-    redact_patterns: Sequence[str],
-) -> db.Bag:
-    """The bag of :func:`result_lines_bag`, its arguments checked now, each error naming
-    ``caller``; ``options`` are its ``(max_reference_bytes, label, partition_size)``."""
-    max_bytes, label, _ = check_options(caller, options[0], options[1], 1)
-    redaction = redaction_of(redact, redact_patterns)
-    partition_size = positive_count(options[2], f"{caller} partition_size")
-    checked, given = batch_store(store), batch_ids(session_ids)
-    ids = listing_order(checked) if given is None else given
+def _lines_bag(checked: BatchArguments) -> db.Bag:
+    """The bag of :func:`result_lines_bag` of checked arguments (its count: the partition
+    size)."""
+    given = checked.session_ids
+    ids = listing_order(checked.store) if given is None else given
     target = fresh_target(ids).id
-    recipe = portable_store(checked, ids)
+    recipe = portable_store(checked.store, ids)
     paths = dict(recipe.listed) if isinstance(recipe, DirectoryRecipe) else {}
     located = [(session_id, paths.get(session_id, "")) for session_id in ids]
-    sessions = db.from_sequence(located, partition_size=partition_size)  # type: ignore[no-untyped-call]
+    sessions = db.from_sequence(located, partition_size=checked.engine_count)  # type: ignore[no-untyped-call]
     shared = (
         msgspec.structs.replace(recipe, listed=())
         if isinstance(recipe, DirectoryRecipe)
@@ -176,10 +165,10 @@ def _lines_bag(
     bag: db.Bag = sessions.map_partitions(
         _partition,
         shared,
-        max_bytes,
-        label,
+        checked.max_bytes,
+        checked.label,
         target,
-        redaction,
+        checked.redaction,
     )
     return bag
 

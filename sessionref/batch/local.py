@@ -18,14 +18,12 @@ from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from typing import Any, Final, TypeVar
 
+from sessionref.batch.arguments import batch_arguments
 from sessionref.batch.core import (
     Label,
     ResultLine,
     Snapshotter,
     StoreFactory,
-    batch_ids,
-    batch_store,
-    check_options,
     fresh_target,
     listing_order,
     portable_store,
@@ -36,7 +34,6 @@ from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
     SessionReferenceResolver,
-    redaction_of,
 )
 from sessionref.types import Target
 
@@ -182,26 +179,9 @@ def build_result_lines(
 
     What ``sessionref batch`` writes: each result is encoded once, where it is made.
     """
-    options = (max_reference_bytes, label, workers)
-    return _checked_results(
-        "build_result_lines", store, options, session_ids, redact, redact_patterns
-    )
-
-
-def _checked_results(
-    caller: str,
-    store: object,
-    options: tuple[object, object, object],
-    session_ids: object,
-    redact: bool | Redaction,
-    redact_patterns: Sequence[str],
-) -> Generator[ResultLine, None, None]:
-    """The results of a batch whose arguments are checked now, each error naming ``caller``;
-    ``options`` are its ``(max_reference_bytes, label, workers)``."""
-    max_bytes, label, workers = check_options(caller, *options)
-    redaction = redaction_of(redact, redact_patterns)
-    checked, ids = batch_store(store), batch_ids(session_ids)
-    return _results(checked, ids, max_bytes, label, workers, redaction)
+    options = (max_reference_bytes, label, workers, "workers")
+    caller = "build_result_lines"
+    return _results(*batch_arguments(caller, store, options, session_ids, redact, redact_patterns))
 
 
 def _decoded(
@@ -226,7 +206,7 @@ def build_snapshots(
     """A lazy iterator of every stored session's batch result, in listing order.
 
     ``store`` is any store, or a root path of any harness, as ``snapshots_bag`` takes it
-    (:func:`~sessionref.batch.core.batch_store`). Each result is ``{"sessionId", "label",
+    (:func:`~sessionref.batch.arguments.batch_store`). Each result is ``{"sessionId", "label",
     "context"}`` or ``{"sessionId", "error": {"code", "message"}}``; a bad session never
     stops the batch. ``label="title"`` labels a session by its latest title (its id when it
     has none), ``"id"`` by its id. ``workers > 1`` runs a process pool fed chunks of up to 16
@@ -253,8 +233,8 @@ def build_snapshots(
     >>> [(r["sessionId"], r["label"]) for r in build_snapshots(store, label="title")]
     [('s', 'Hello')]
     """
-    options = (max_reference_bytes, label, workers)
-    lines = _checked_results(
+    options = (max_reference_bytes, label, workers, "workers")
+    checked = batch_arguments(
         "build_snapshots", store, options, session_ids, redact, redact_patterns
     )
-    return _decoded(lines)
+    return _decoded(_results(*checked))
