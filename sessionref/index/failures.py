@@ -85,6 +85,21 @@ def is_unwritable(error: sqlite3.Error) -> bool:
     return _says(error, _UNWRITABLE)
 
 
+def _kind(failure: Exception) -> str:
+    """What a failure to use a database says of it: another process holds it (``busy``), its
+    place fails it (``out of place``), its content is wrong (``broken``); or it is no SQLite
+    error (``other``: a folder that cannot be made, say).
+
+    >>> _kind(sqlite3.OperationalError("database is locked")), _kind(OSError("read-only"))
+    ('busy', 'other')
+    """
+    if not isinstance(failure, sqlite3.Error):
+        return "other"
+    if is_busy(failure):
+        return "busy"
+    return "out of place" if is_out_of_place(failure) else "broken"
+
+
 def broken(failure: Exception) -> bool:
     """Whether a failure to use a database says that its content is wrong (it is rebuilt),
     not that another process holds it or that its place fails it (it is left as it is).
@@ -94,8 +109,11 @@ def broken(failure: Exception) -> bool:
     >>> broken(sqlite3.OperationalError("database is locked")), broken(OSError("read-only"))
     (False, False)
     """
-    error = failure if isinstance(failure, sqlite3.Error) else None
-    return error is not None and not is_busy(error) and not is_out_of_place(error)
+    return _kind(failure) == "broken"
+
+
+_STATES: Final = {"busy": "is busy", "out of place": "cannot be written where it is"}
+"""How :func:`bypass_warning` says each kind of failure (any other: ``is unusable``)."""
 
 
 def bypass_warning(path: Path, failure: Exception) -> str:
@@ -108,13 +126,7 @@ def bypass_warning(path: Path, failure: Exception) -> str:
     sessionref: index /i.sqlite cannot be written where it is (disk I/O error); reading the \
 store directly
     """
-    error = failure if isinstance(failure, sqlite3.Error) else None
-    if error is not None and is_busy(error):
-        state = "is busy"
-    elif error is not None and is_out_of_place(error):
-        state = "cannot be written where it is"
-    else:
-        state = "is unusable"
+    state = _STATES.get(_kind(failure), "is unusable")
     return f"sessionref: index {path} {state} ({failure}); reading the store directly"
 
 

@@ -173,16 +173,17 @@ class SessionIndex(IndexDatabase):
                 else:
                     try:
                         return use(db)
-                    except BaseException as exc:  # a Ctrl-C, an error: closed (rolled back)
-                        if not isinstance(exc, sqlite3.Error):
-                            self.close()
-                            raise
+                    except sqlite3.Error as exc:
                         failure = exc
+                    except BaseException:  # a Ctrl-C, another error: closed (rolled back)
+                        self.close()
+                        raise
                 self.close()
-                if broken(failure):  # rebuilt once; busy, full or read-only: never touched
+                rebuilt = broken(failure)  # rebuilt once; busy, full or read-only: never touched
+                if rebuilt:
                     with contextlib.suppress(OSError):
                         remove_database(self.path)
-                if attempt == 2 or not broken(failure):
+                if attempt == 2 or not rebuilt:
                     if self._read_as_it_is(failure):
                         return use(self._open())
                     self._warn(bypass_warning(self.path, failure))
