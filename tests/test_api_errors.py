@@ -257,9 +257,9 @@ def test_candidate_limits() -> None:
 
 
 def test_batch_options_follow_the_same_rule() -> None:
-    assert check_options("build_snapshots", 2.0, "title", 2.0) == (2, "title", 2)
-    assert failure(lambda: check_options("f", 1, "title", True)).code == INVALID_CONFIG
-    assert failure(lambda: check_options("f", 0, "title", 1)).code == INVALID_CONFIG
+    assert check_options(2.0, "title", 2.0) == (2, "title", 2)
+    assert failure(lambda: check_options(1, "title", True)).code == INVALID_CONFIG
+    assert failure(lambda: check_options(0, "title", 1)).code == INVALID_CONFIG
 
 
 # Arguments of the wrong kind, found by a newcomer's trial: each was a TypeError or an

@@ -809,7 +809,8 @@ def test_build_snapshots_refuses_a_store_or_ids_of_the_wrong_kind_at_once(
     for build in (build_snapshots, build_result_lines):
         with pytest.raises(SessionReferenceError) as raised:
             build(**call)  # no next(): checked when called
-        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+        named = f"{build.__name__} {message}"
+        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, named)
 
 
 def test_result_lines_are_build_snapshots_results_with_its_defaults() -> None:

@@ -225,7 +225,8 @@ def test_both_engines_refuse_the_same_wrong_kinds(
     for engine in (snapshots_bag, build_snapshots):
         with pytest.raises(SessionReferenceError) as raised:
             engine(**call)
-        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+        named = f"{engine.__name__} {message}"
+        assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, named)
 
 
 def test_result_lines_bag_is_snapshots_bag_with_its_defaults() -> None:

@@ -268,7 +268,7 @@ def test_batch_snapshots_check_redact_as_the_resolver_does(redact: Any) -> None:
     in silence, where ``redact=0.5`` was an error; docs/api.md takes a bool or a Redaction."""
     with pytest.raises(SessionReferenceError) as caught:
         list(build_snapshots(MemoryStore([]), redact=redact))
-    expected = f"redact must be a bool or a Redaction, not {type(redact).__name__}"
+    expected = f"build_snapshots redact must be a bool or a Redaction, not {type(redact).__name__}"
     assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, expected)
 
 

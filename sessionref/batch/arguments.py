@@ -4,8 +4,9 @@ the sessions, the options and the redaction, each error naming the function give
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from sessionref.batch.core import LABELS, Label
@@ -58,36 +59,34 @@ def batch_ids(session_ids: object) -> list[str] | None:
 
 
 def check_options(
-    caller: str,
     max_reference_bytes: object,
     label: object,
     workers: object,
     count_name: str = "workers",
 ) -> tuple[int, Label, int]:
     """Raise ``SESSION_REFERENCE_INVALID_CONFIG`` for options a batch cannot run with, naming
-    ``caller`` (the function given them), the option and the value given.
+    the option and the value given.
 
     Counts are positive safe integers (:func:`~sessionref.errors.positive_count`); the
     options are returned checked, the counts as ``int``. ``workers`` is the engine's count,
     named ``count_name`` (the Dask engine's is ``partition_size``).
 
-    >>> check_options("build_snapshots", 1024.0, "title", 2)
+    >>> check_options(1024.0, "title", 2)
     (1024, 'title', 2)
-    >>> check_options("build_snapshots", 1, "title", 0)
+    >>> check_options(1, "title", 0)
     Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: build_snapshots workers must be a positive safe \
-integer, not 0
-    >>> check_options("snapshots_bag", 1, "cwd", 1)
+    sessionref.errors.SessionReferenceError: workers must be a positive safe integer, not 0
+    >>> check_options(1, "cwd", 1)
     Traceback (most recent call last):
-    sessionref.errors.SessionReferenceError: snapshots_bag label must be one of title, id, not 'cwd'
+    sessionref.errors.SessionReferenceError: label must be one of title, id, not 'cwd'
     """
-    max_bytes = positive_count(max_reference_bytes, f"{caller} max_reference_bytes")
+    max_bytes = positive_count(max_reference_bytes, "max_reference_bytes")
     chosen = next((known for known in LABELS if known == label and isinstance(label, str)), None)
     if chosen is None:
         raise SessionReferenceError(
-            f"{caller} label must be one of {', '.join(LABELS)}, not {label!r}", INVALID_CONFIG
+            f"label must be one of {', '.join(LABELS)}, not {label!r}", INVALID_CONFIG
         )
-    return max_bytes, chosen, positive_count(workers, f"{caller} {count_name}")
+    return max_bytes, chosen, positive_count(workers, count_name)
 
 
 class BatchArguments(NamedTuple):
@@ -103,6 +102,24 @@ class BatchArguments(NamedTuple):
     redaction: Redaction | None
 
 
+@contextlib.contextmanager
+def _naming(caller: str) -> Iterator[None]:
+    """Every argument error (INVALID_CONFIG) raised inside names ``caller`` in front; any
+    other error passes as it is.
+
+    >>> with _naming("build_snapshots"):
+    ...     batch_ids("abc")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: build_snapshots session_ids must be a list, not str
+    """
+    try:
+        yield
+    except SessionReferenceError as exc:
+        if exc.code != INVALID_CONFIG:
+            raise
+        raise SessionReferenceError(f"{caller} {exc.message}", INVALID_CONFIG) from None
+
+
 def batch_arguments(
     caller: str,
     store: object,
@@ -111,14 +128,19 @@ def batch_arguments(
     redact: bool | Redaction,
     redact_patterns: Sequence[str],
 ) -> BatchArguments:
-    """The arguments ``caller`` was given, checked; ``options`` are its
-    ``max_reference_bytes``, ``label``, count and the count's name.
+    """The arguments ``caller`` was given, checked, each error naming ``caller``; ``options``
+    are its ``max_reference_bytes``, ``label``, count and the count's name.
 
     >>> from sessionref.log.store import MemoryStore
     >>> batch_arguments("f", MemoryStore([]), (1.0, "id", 2, "workers"), ["s"], False, ())[1:]
     (['s'], 1, 'id', 2, None)
+    >>> batch_arguments("f", MemoryStore([]), (1, "id", 2, "workers"), None, 2, ())
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: f redact must be a bool or a Redaction, not int
     """
-    max_bytes, label, count = check_options(caller, *options)
-    redaction = redaction_of(redact, redact_patterns)
-    checked = batch_store(store)
-    return BatchArguments(checked, batch_ids(session_ids), max_bytes, label, count, redaction)
+    with _naming(caller):
+        max_bytes, label, count = check_options(*options)
+        redaction = redaction_of(redact, redact_patterns)
+        checked = batch_store(store)
+        ids = batch_ids(session_ids)
+    return BatchArguments(checked, ids, max_bytes, label, count, redaction)
