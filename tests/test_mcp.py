@@ -32,6 +32,7 @@ from sessionref.mcp.catalog import TEMPLATE, Catalog, index_at, template_uri
 from sessionref.mcp.server import serve_lines
 from sessionref.testing import write_session_store
 from tests.mcp_store import LISTED, session_log, write_store
+from tests.test_api_titles import WRITTEN_TITLES, written_root  # noqa: F401  # a fixture
 
 REPO = Path(__file__).resolve().parent.parent
 ENV = {"PYTHONPATH": str(REPO)}
@@ -184,6 +185,25 @@ def test_tools_only_with_the_option(store: Path) -> None:
     assert referenced.content[0].text == snapshot_prompt(store, "s-docs")
     assert missing.is_error
     assert missing.content[0].text == cli("snapshot", "--root", str(store), "nope").stderr.strip()
+
+
+def test_structured_content_writes_a_title_as_the_text_does(
+    written_root: Path,  # noqa: F811  # the fixture imported
+) -> None:
+    """A title the log holds as ``1.0`` came back in ``structuredContent`` as ``1.0``, where
+    the text (as the real stack's listing) has ``1``."""
+    (written_root.parent / "project").mkdir()
+
+    async def scenario() -> types.CallToolResult:
+        async with served(written_root, "--tools") as session:
+            return await session.call_tool("list_sessions", {"cwd": "/w", "limit": 50})
+
+    listed = anyio.run(scenario)
+    structured = {s["sessionId"]: s["label"] for s in listed.structured_content["sessions"]}
+    texts = {s["sessionId"]: s["label"] for s in json.loads(listed.content[0].text)}
+    for session_id, (_, written) in WRITTEN_TITLES.items():
+        wanted = json.dumps(json.loads(written))  # 1 stays 1; 1.0 would be written 1.0
+        assert json.dumps(structured[session_id]) == json.dumps(texts[session_id]) == wanted
 
 
 def test_a_cancelled_read_leaves_the_server_answering(store: Path) -> None:

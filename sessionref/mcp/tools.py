@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 import jsonschema
-import msgspec
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
@@ -26,7 +25,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import NO_INDEXED_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
-from sessionref.codecs.jsjson import exact_json
+from sessionref.codecs.jsjson import exact_json, parse_json
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
@@ -86,7 +85,14 @@ def _limit(default: int) -> dict[str, Any]:
 
 
 def _as_json(key: str, values: list[Any]) -> Answer:
-    return Answer(exact_json(values).decode("utf-8"), {key: msgspec.to_builtins(values)})
+    """``values`` as the text JavaScript writes and, under ``key``, as that text's JSON: a
+    title the log holds as ``1.0`` is the number ``1`` in both, as the listing writes it.
+
+    >>> _as_json("titles", [1.0, "a"])
+    Answer(text='[1,"a"]', structured={'titles': [1, 'a']}, is_error=False)
+    """
+    written = exact_json(values)
+    return Answer(written.decode("utf-8"), {key: parse_json(written)})
 
 
 def list_sessions(
