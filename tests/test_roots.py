@@ -335,7 +335,9 @@ def test_a_root_path_given_to_batch_is_read_by_its_harness(tmp_path: Path) -> No
         with pytest.raises(SessionReferenceError) as raised:
             build(tmp_path / "empty")
         assert raised.value.code == INVALID_CONFIG
-        assert str(raised.value).startswith(f"store {tmp_path / 'empty'}: holds no sessions")
+        assert str(raised.value).startswith(
+            f"{build.__name__} store {tmp_path / 'empty'}: holds no sessions"
+        )
 
 
 # The command line
