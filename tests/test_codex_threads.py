@@ -11,6 +11,9 @@
 - ``codex-rs/thread-store/src/local/thread_rollout_resolver.rs``, ``resolve``:
   ``find_thread_path_by_id_str`` (``sessions/``) first, ``find_archived_thread_path_by_id_str``
   only when it finds nothing.
+- ``list.rs``, ``get_threads`` and ``get_threads_in_root`` with ``ThreadListLayout::Flat``:
+  ``sessions/`` and ``archived_sessions/`` are listed apart, each by its own newest rollout of
+  a thread.
 
 The rollouts are written by hand."""
 
@@ -141,20 +144,32 @@ def test_sessions_come_before_archived_sessions(tmp_path: Path) -> None:
     assert shown(store.transcript(OTHER)) == [("user", "new")]
 
 
-def test_a_mismatched_rollout_in_sessions_hides_the_archived_one(tmp_path: Path) -> None:
-    """``find_thread_path_by_id_str`` finds the file in ``sessions/`` by its name, so the
-    thread resolves to it and ``archived_sessions/`` is not looked in."""
-    live = dated(1, named(1))
+@pytest.mark.parametrize("stray", [meta(OTHER), said("user", "no meta")[1]])
+def test_a_thread_whose_rollout_in_sessions_does_not_list_is_its_archived_one(
+    tmp_path: Path, stray: bytes
+) -> None:
+    """Codex lists ``sessions/`` and ``archived_sessions/`` apart (``get_threads`` over the
+    one, ``ThreadListLayout::Flat`` over the other), each by its newest rollout of the thread,
+    and ``build_bounded_candidate_summaries`` drops only that listing's candidate when its meta
+    says another thread (or ``build_thread_item`` finds no meta): the archived listing still
+    lists the thread. Codex archives by moving only the rollouts whose meta is the thread's
+    (``archive_thread_with_paths``), so a stray rollout named for the thread stays in
+    ``sessions/``, and the state database then points the thread at its archived rollout,
+    which ``resolve`` and ``read_thread`` read. The stray rollout is still a problem."""
+    live = dated(2, named(2))
+    archived = f"archived_sessions/{named(1)}"
     store = write(
         tmp_path,
         {
-            live: rollout(meta(OTHER), *said("user", "stray")),
-            f"archived_sessions/{named(2)}": rollout(meta(), *said("user", "archived")),
+            live: rollout(stray, *said("user", "stray")),
+            archived: rollout(meta(), *said("user", "archived")),
         },
     )
-    assert store.headers() == []
-    with pytest.raises(SessionLogError, match=re.escape(f"{tmp_path / live}: {why(OTHER)}")):
-        store.transcript(THREAD)
+    assert [h.id for h in store.headers()] == [THREAD]
+    assert [p.path for p in store.problems()] == [str(tmp_path / live)]
+    assert store.paths_of(THREAD) == [tmp_path / archived]
+    assert shown(store.transcript(THREAD)) == [("user", "archived")]
+    assert store.title(THREAD) == "archived"
 
 
 def test_a_folder_whose_rollouts_are_all_of_other_threads_is_no_codex_home(

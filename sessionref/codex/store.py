@@ -5,10 +5,12 @@ and ``<root>/archived_sessions/rollout-*.jsonl``, each possibly compressed to ``
 
 ``root`` is the Codex home (``$CODEX_HOME`` or ``~/.codex``) or its ``sessions/`` directory.
 A session is a thread, and a thread is one rollout, as Codex resolves a thread id: of the
-rollouts whose names say the thread, the newest (:func:`current_rollouts`), its
-``rollout_reference`` items expanded and preceded by the history it continues. It is listed
-when its first ``session_meta`` is of that thread; one of another thread is a problem, and the
-thread is not listed (:func:`mismatched_thread`). A subagent's thread is not a session of its
+rollouts whose names say the thread, the newest (:func:`newest_rollouts`), its
+``rollout_reference`` items expanded and preceded by the history it continues; ``sessions/``
+and ``archived_sessions/`` each give their newest, and the archived one is the thread only when
+that of ``sessions/`` does not list. A rollout is listed when its first ``session_meta`` is of
+that thread; one of another thread is a problem (:func:`mismatched_thread`), and its thread is
+listed only by its archived rollout, if any. A subagent's thread is not a session of its
 own. A paginated thread's older pages (``sessions/rollout_segments/``) are read through the
 page that continues them (:mod:`sessionref.codex.pages`). Names come from
 ``session_index.jsonl`` (the latest line for an id).
@@ -62,36 +64,28 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     return names
 
 
-def current_rollouts(scopes: Iterable[Iterable[Path]]) -> list[Path]:
-    """The rollout each thread resolves to, among the listed rollouts of ``scopes`` (those of
-    ``sessions/``, then those of ``archived_sessions/``), each in walk order: of the rollouts
-    whose names say the thread, in the first scope holding any, the newest
+def newest_rollouts(paths: Iterable[Path]) -> dict[str, Path]:
+    """The rollout each thread resolves to among ``paths`` (those of one folder Codex lists,
+    in walk order), by thread: of the rollouts whose names say the thread, the newest
     (:func:`~sessionref.codex.names.rollout_order`; of two equal, the first walked). Codex
-    looks a thread up by the names alone, in ``sessions/`` and only then in
-    ``archived_sessions/``, and lists a thread by its newest rollout (openai/codex
-    ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames``,
-    ``select_thread_candidates``; ``codex-rs/thread-store/src/local/thread_rollout_resolver.rs``:
-    ``resolve``). Which thread a rollout's lines are of is not asked here.
+    looks a thread up by the names alone and lists a thread by its newest rollout
+    (openai/codex ``codex-rs/rollout/src/list.rs``: ``find_thread_path_by_id_from_filenames``,
+    ``select_thread_candidates``). Which thread a rollout's lines are of is not asked here.
 
     >>> t = "0197a000-0000-7000-8000-0000000000aa"
     >>> old, new = (Path(f"rollout-2025-06-0{d}T10-00-00-{t}.jsonl") for d in (1, 2))
-    >>> current_rollouts([[new, old], [Path("archived") / new.name]]) == [new]
-    True
-    >>> current_rollouts([[], [Path("archived") / old.name]]) == [Path("archived") / old.name]
+    >>> newest_rollouts([new, old, Path("rollout-x.jsonl")]) == {t: new}
     True
     """
-    chosen: dict[str, tuple[tuple[str, str], Path]] = {}
-    for scope in scopes:
-        found: dict[str, tuple[tuple[str, str], Path]] = {}
-        for path in scope:
-            ids, order = rollout_ids(path.name), rollout_order(path.name)
-            if ids is None or order is None or ids[0] in chosen:
-                continue
-            best = found.get(ids[0])
-            if best is None or order > best[0]:
-                found[ids[0]] = (order, path)
-        chosen.update(found)
-    return [path for _, path in chosen.values()]
+    found: dict[str, tuple[tuple[str, str], Path]] = {}
+    for path in paths:
+        ids, order = rollout_ids(path.name), rollout_order(path.name)
+        if ids is None or order is None:
+            continue
+        best = found.get(ids[0])
+        if best is None or order > best[0]:
+            found[ids[0]] = (order, path)
+    return {thread: path for thread, (_, path) in found.items()}
 
 
 class MismatchedRollout(SessionLogError):
@@ -247,16 +241,34 @@ class CodexStore(HarnessStore):
         return root.parent if root.name == "sessions" and not (root / "sessions").is_dir() else root
 
     def files(self, passed: list[StoreProblem]) -> Iterator[Path]:
-        """The rollout each thread resolves to (:func:`current_rollouts`) of those below
-        ``sessions/`` but its older pages (``rollout_segments/``, read through the pages that
-        continue them) and of those in ``archived_sessions/``."""
-        live = [
+        """The rollout each thread resolves to (:func:`newest_rollouts`) below ``sessions/``
+        but its older pages (``rollout_segments/``, read through the pages that continue them),
+        then that of each thread in ``archived_sessions/`` that the first does not list (none
+        there, or one whose first lines are of another thread or cannot be read). Codex lists
+        the two folders apart, so a thread whose rollout in ``sessions/`` it drops is still
+        listed by its archived one (``get_threads``, ``ThreadListLayout::Flat``), and its
+        archive leaves such a rollout behind in ``sessions/`` (``archive_thread_with_paths``
+        moves only the rollouts whose meta is the thread's) while its state database points
+        the thread at the archived one, which it reads (``thread_rollout_resolver::resolve``)."""
+        live = newest_rollouts(
             path
             for folder in folders(self.home / "sessions", passed, PAGES)  # says what it passed
             for path in rollout_files(folder)
-        ]
-        archived = rollout_files(self.home / "archived_sessions", passed)
-        return iter(current_rollouts([live, archived]))
+        )
+        archived = newest_rollouts(rollout_files(self.home / "archived_sessions", passed))
+        yield from live.values()
+        for thread, path in archived.items():
+            if thread not in live or not self._lists(live[thread]):
+                yield path
+
+    def _lists(self, path: Path) -> bool:
+        """Whether the rollout at ``path`` is listed: its head can be read and says no other
+        thread than its name (:meth:`head_of`, remembered for the listing that reads it)."""
+        try:
+            self.head_of(path)
+        except SessionLogError:
+            return False
+        return True
 
     def watched(self) -> list[Path]:
         """The home, every directory below ``sessions/`` that :meth:`files` reads,
