@@ -297,6 +297,36 @@ def test_store_layouts_newest_rollouts_titles_and_subagents(tmp_path: Path) -> N
     assert store.headers()[0].cwd == "/w"
 
 
+def test_a_blank_thread_name_is_no_name_and_a_name_is_trimmed(tmp_path: Path) -> None:
+    """openai/codex ``codex-rs/rollout/src/session_index.rs``, ``find_thread_names_by_ids`` (the
+    names its listing shows): each name is ``trim()``-ed, and a blank latest name takes the
+    thread's name away, so the thread is titled by its first prompt again, as one never named.
+    (``read_thread`` also passes over a blank name, ``!name.trim().is_empty()``.)"""
+    other = "0197a000-0000-7000-8000-0000000000bb"
+    index = [
+        (THREAD, "Auth work"),
+        (THREAD, " \u3000\t"),  # Rust's trim takes U+3000 (White_Space) too
+        (other, "\u2003 Webhook retry \u0085"),
+    ]
+    store = write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/{NAME}": rollout(meta(), *said("user", "first prompt")),
+            f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{other}.jsonl": rollout(
+                meta(other), *said("user", "second prompt")
+            ),
+            "session_index.jsonl": rollout(
+                *(
+                    json.dumps({"id": thread, "thread_name": name, "updated_at": "x"}).encode()
+                    for thread, name in index
+                )
+            ),
+        },
+    )
+    assert store.title(THREAD) == "first prompt"
+    assert store.title(other) == "Webhook retry"
+
+
 def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path: Path) -> None:
     unthreaded = f"sessions/rollout-2025-06-01T10-00-01-{OTHERS[0]}.jsonl"
     store = write(

@@ -46,12 +46,25 @@ class _IndexLine(msgspec.Struct, frozen=True, gc=False):
 _INDEX_LINE = msgspec.json.Decoder(_IndexLine)
 
 
+_RUST_WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+"""What Rust's ``str::trim`` takes off both ends: the characters of Unicode's White_Space."""
+
+
 def thread_names(lines: list[bytes]) -> dict[str, str]:
     """Each thread's latest name in the lines of ``session_index.jsonl``, by its id as Codex
-    reads it (:func:`~sessionref.codex.names.canonical_id`).
+    reads it (:func:`~sessionref.codex.names.canonical_id`), trimmed as Rust trims; a blank
+    latest name takes the thread's name away (openai/codex
+    ``codex-rs/rollout/src/session_index.rs``, ``find_thread_names_by_ids``).
 
     >>> thread_names([b'{"id":"a","thread_name":"x"}', b'oops', b'{"id":"a","thread_name":"y"}'])
     {'a': 'y'}
+    >>> thread_names([b'{"id":"a","thread_name":" x "}', b'{"id":"b","thread_name":"x"}',
+    ...               b'{"id":"b","thread_name":"\\\\u3000"}'])
+    {'a': 'x'}
     >>> t = "0197a000-0000-7000-8000-0000000000aa"
     >>> thread_names([b'{"id":"%s","thread_name":"x"}' % t.upper().encode()]) == {t: "x"}
     True
@@ -60,7 +73,12 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
     for raw in lines:
         line = decode_line(_INDEX_LINE, _IndexLine, raw)
         if line is not None and type(line.id) is str and type(line.thread_name) is str:
-            names[canonical_id(line.id) or line.id] = line.thread_name
+            thread = canonical_id(line.id) or line.id
+            name = line.thread_name.strip(_RUST_WHITESPACE)
+            if name:
+                names[thread] = name
+            else:
+                names.pop(thread, None)
     return names
 
 
