@@ -43,7 +43,7 @@ several roots, the hits of each store's index are merged by score (each store ra
 own word counts).
 
 --json prints an array of {sessionId, label, cwd, createdAt, score, snippet, mention}:
-score is the session's bm25 rank, lower is better (negative; 0.0 for every hit when all
+score is the session's bm25 rank, lower is better (negative; 0 for every hit when all
 words are shorter than 3 characters, which the trigram index cannot rank). A title that
 is not a string (a log may hold any JSON value there) is the label as it is in --json, and
 its JSON text on a terminal and in the mention. --redact shows each hit's label with its
