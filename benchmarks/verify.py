@@ -17,6 +17,7 @@ Usage::
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
@@ -284,12 +285,26 @@ def verify_file(path: Path) -> dict[str, Any]:
     return {"id": header["id"], "events": len(events), "frames": nframes, "surface": len(surface)}
 
 
+def store_root(text: str) -> Path:
+    """A store root named on the command line: a directory, else a usage error.
+
+    >>> store_root("/")
+    PosixPath('/')
+    """
+    root = Path(text)
+    if not root.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not a directory")
+    return root
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Verify every session under each given store root; exit 1 on the first failure."""
-    roots = [Path(a) for a in (argv if argv is not None else sys.argv[1:])]
-    if not roots:
-        print("usage: python -m benchmarks.verify ROOT...", file=sys.stderr)
-        return 2
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.verify",
+        description="Check generated benchmark stores independently of the generator.",
+    )
+    parser.add_argument("roots", nargs="+", type=store_root, metavar="ROOT", help="a store root")
+    roots: list[Path] = parser.parse_args(argv).roots
     n = 0
     for root in roots:
         for path in session_files(root):

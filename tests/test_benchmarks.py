@@ -295,3 +295,19 @@ def test_the_near_floor_targets_hold_the_1600_turn_surrogates_row() -> None:
     assert [t for t, _, met in check_targets([heavy]) if not met] == [
         "surrogates 1600 turns, peak memory ≤ 2.0× the log"
     ]
+
+
+def test_verify_says_how_to_use_it_and_refuses_a_root_that_is_not_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial: ``python -m benchmarks.verify --help`` took ``--help`` for a store
+    root and ended in a ``FileNotFoundError`` traceback, as did a mistyped root."""
+    with pytest.raises(SystemExit) as helped:
+        verify.main(["--help"])
+    assert helped.value.code == 0
+    assert "ROOT" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        verify.main([str(tmp_path / "missing")])
+    assert refused.value.code == 2
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1].endswith(f"{tmp_path / 'missing'} is not a directory")
