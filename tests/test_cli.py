@@ -509,3 +509,25 @@ def test_an_error_line_tells_text_that_reads_as_an_escape_from_a_control(tmp_pat
         "a\\u000ab": f"{where}/a\\u005cu000ab/out.md: No such file or directory",
         "c:\\x": f"{where}/c:\\x/out.md: No such file or directory",
     }
+
+
+@pytest.mark.parametrize("command", ["candidates", "search"])
+def test_index_and_no_index_together_are_wrong_usage(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial: the README's synopsis has ``[--index PATH | --no-index]``, one or
+    the other, but both were taken and ``--index`` silently ignored."""
+    index = tmp_path / "i.sqlite"
+    query = ["auth"] if command == "search" else []
+    argv = [command, "--root", str(sample_root()), "--index", str(index), "--no-index", *query]
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    said = capsys.readouterr().err.splitlines()
+    assert said[-1] == (
+        f"sessionref {command}: error: argument --no-index: not allowed with argument --index"
+    )
+    assert not index.exists()
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "[--index PATH | --no-index]" in capsys.readouterr().out

@@ -62,14 +62,15 @@ NO_INDEXED_STORE = "no store among the roots is indexed"
 
 def add_index_option(parser: argparse.ArgumentParser, *, optional: bool = True) -> None:
     """``--index PATH``: where the index database is (or a directory of them); with
-    ``optional``, ``--no-index`` too."""
-    parser.add_argument(
+    ``optional``, ``--no-index`` too, one or the other."""
+    either = parser.add_mutually_exclusive_group() if optional else parser
+    either.add_argument(
         "--index",
         metavar="PATH",
         help="the index database (default: $SESSIONREF_INDEX, else the user cache directory)",
     )
     if optional:
-        parser.add_argument(
+        either.add_argument(
             "--no-index",
             action="store_true",
             help="answer from the stores directly: no index is read, built or saved",
