@@ -282,6 +282,23 @@ def test_a_mention_with_more_text_around_it_is_not_one_mention(tmp_path: Path) -
         assert answer.text == (f'SESSION_REFERENCE_INVALID_REFERENCE: not one mention: "{given}"')
 
 
+def test_words_before_a_mention_make_it_no_id_but_not_one_mention(tmp_path: Path) -> None:
+    """An argument that held a mention after an id or words (``see @[x](uri)``) was looked up
+    whole as a session id: ``session "see @[x](…)" not found``, as if the session were
+    missing. Any argument holding a mention is refused as one that starts with it is."""
+    toolbox = Toolbox(open_catalog(tmp_path))
+    uri = encode_session_reference_uri("s-auth")
+    for given in (
+        f"see @[auth]({uri})",
+        f"s-old @[auth]({uri})",
+        f"{uri} @[auth]({uri})",
+        f"s-old, @[auth]({uri}), s-docs",
+    ):
+        answer = toolbox.call("reference_sessions", {"sessions": [given]}, None)
+        assert answer.is_error, given
+        assert answer.text == f'SESSION_REFERENCE_INVALID_REFERENCE: not one mention: "{given}"'
+
+
 def test_search_on_an_index_made_once_answers_from_its_first_look(tmp_path: Path) -> None:
     root = write_store(tmp_path / "store", tmp_path / "project")
     index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", once=True)

@@ -151,6 +151,31 @@ def one_line_label(label: object) -> str:
     return text if text.isprintable() and text.strip() else js_json(text).decode("utf-8")
 
 
+def holds_mention(text: str) -> bool:
+    """Whether ``text`` holds a mention (``@[label](dsh-session:…)``) anywhere, its URI valid
+    or not; a bare URI is no mention.
+
+    >>> holds_mention("see @[auth](dsh-session:InMtYmV0YSI)"), holds_mention("@[a](dsh-session:)")
+    (True, True)
+    >>> holds_mention("dsh-session:InMtYmV0YSI"), holds_mention("@[auth] and more")
+    (False, False)
+    """
+    return any(match.group(2) is not None for match in _reference_pattern().finditer(text))
+
+
+def one_mention(text: str) -> Reference | None:
+    """The reference of ``text`` when it is exactly one mention, nothing before or after it
+    (``None`` otherwise); a mention whose URI is malformed raises INVALID_REFERENCE.
+
+    >>> one_mention("@[auth](dsh-session:InMtYmV0YSI)")
+    Reference(session_id='s-beta', label='auth')
+    >>> one_mention("@[auth](dsh-session:InMtYmV0YSI) "), one_mention("s-beta")
+    (None, None)
+    """
+    match = _reference_pattern().fullmatch(text)
+    return None if match is None or match.group(2) is None else _reference_of(match)
+
+
 def _reference_of(match: re.Match[str]) -> Reference:
     escaped_label, mention_uri, bare_uri = match.groups()
     if mention_uri is not None:

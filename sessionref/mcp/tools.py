@@ -29,7 +29,8 @@ from sessionref.codecs.jsjson import exact_json, parse_json
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
-    parse_session_reference_text,
+    holds_mention,
+    one_mention,
 )
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, describe
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, query_words
@@ -138,19 +139,23 @@ def named_session(text: str) -> str:
     >>> named_session("plain-id")
     'plain-id'
 
-    A text that starts as a mention is that mention alone: nothing else is dropped unsaid.
+    A text that holds a mention, wherever it is, or starts as one, is that mention alone:
+    nothing else is dropped unsaid, and the text is not looked up as an id.
 
     >>> named_session(f"@[Fix CI]({uri}) and s-gamma")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: not one mention: "@[Fix CI](dsh-session:InMtYmV0YSI) \
 and s-gamma"
+    >>> named_session(f"see @[Fix CI]({uri})")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: not one mention: "see @[Fix CI](dsh-session:\
+InMtYmV0YSI)"
     """
-    if text.startswith("@["):
-        parsed = parse_session_reference_text(text)
-        label = parsed.references[0].label if len(parsed.references) == 1 else None
-        if label is None or parsed.text != f"@{label}":
+    if text.startswith("@[") or holds_mention(text):
+        mentioned = one_mention(text)
+        if mentioned is None:
             raise SessionReferenceError(f"not one mention: {quoted(text)}", INVALID_REFERENCE)
-        return parsed.references[0].session_id
+        return mentioned.session_id
     return session_id_argument(text) if text.startswith(SCHEME) else text
 
 
