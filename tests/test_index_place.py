@@ -9,8 +9,11 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import sessionref.index.database as index_database
 import sessionref.index.upkeep as upkeep
+from sessionref.cli.app import main
 from sessionref.types import Target
 from tests.test_index import assert_answers_right, index_of, small_store
 
@@ -112,6 +115,38 @@ def test_search_uses_an_index_in_a_read_only_folder_from_a_copy_in_memory(
         " file); using a copy in memory, brought up to date there and not saved"
     ]
     assert (path.read_bytes(), path.stat().st_mtime_ns) == saved and _sessions_in(path) == 4
+
+
+def test_index_says_its_count_is_a_copys_and_the_file_was_left_as_it_was(
+    tmp_path: Path, monkeypatch: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sessionref index`` over an index in a folder it cannot write counted the sessions
+    of the copy it brought up to date in memory, but its summary said only ``none saved:
+    PATH was not written``: a user who found the file unchanged, under a count that includes
+    the sessions just added, was not told where they were counted."""
+    small_store(tmp_path / "all", 5)
+    small_store(tmp_path / "store", 3)
+    long_ago = os.stat(tmp_path).st_mtime - 3600  # not written just now: the index keeps them
+    for written in tmp_path.rglob("*"):
+        os.utime(written, (long_ago, long_ago))
+    path = tmp_path / "index.sqlite"
+    where = ["--root", str(tmp_path / "store"), "--index", str(path)]
+    assert main(["index", *where]) == 0
+    capsys.readouterr()
+    saved = (path.read_bytes(), path.stat().st_mtime_ns)
+    for added in ("s3", "s4"):
+        shutil.copytree(
+            tmp_path / "all" / "_no-cwd" / added, tmp_path / "store" / "_no-cwd" / added
+        )
+    monkeypatch.setattr(index_database, "open_database", _read_only_folder)
+    assert main(["index", *where]) == 1  # nothing saved: the command's one work undone
+    out, err = capsys.readouterr()
+    assert out == (
+        f"5 sessions indexed (2 logs read, 0 removed) in a copy in memory, none saved: {path}"
+        " cannot be written where it is and was left as it was\n"
+    )
+    assert len(err.splitlines()) == 1 and "using a copy in memory" in err
+    assert (path.read_bytes(), path.stat().st_mtime_ns) == saved and _sessions_in(path) == 3
 
 
 def test_an_index_in_a_read_only_folder_with_its_log_beside_it_is_said_so(

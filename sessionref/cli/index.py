@@ -72,8 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def summary(report: RefreshReport, index: SessionIndex) -> str:
     """What a refresh did and where the index is: its path and size (once it is closed), or
-    that it was not written (unusable, or read-only: then a copy in memory was used; nothing
-    was saved, and the warning said why).
+    that it was not written (unusable); or, for one that cannot be written where it is, that
+    a copy of it in memory was brought up to date and the file left as it was. Nothing was
+    saved in either case, and the warning said why.
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -86,6 +87,11 @@ def summary(report: RefreshReport, index: SessionIndex) -> str:
     """
     sessions = counted(report.sessions, "session")
     done = f"({counted(report.read, 'log')} read, {report.removed} removed)"
+    if index.copied:
+        return (
+            f"{sessions} indexed {done} in a copy in memory, none saved: {index.path} "
+            "cannot be written where it is and was left as it was"
+        )
     if index.bypassed:
         return f"{sessions} read {done}, none saved: {index.path} was not written"
     megabytes = database_size(index.path) / 1e6

@@ -138,6 +138,12 @@ class SessionIndex(IndexDatabase):
         it in memory, brought up to date there)."""
         return self._bypassed or self._copied
 
+    @property
+    def copied(self) -> bool:
+        """Whether the answers come from a copy of the database in memory, brought up to
+        date there and never saved, as the file cannot be written where it is."""
+        return self._copied
+
     @in_turn
     def close(self) -> None:
         """Close the database: the last connection to close removes its -wal, -shm files."""
