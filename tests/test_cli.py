@@ -358,6 +358,33 @@ def test_a_lone_surrogate_is_a_replacement_character_in_tables_as_in_the_views(
     assert found.stdout.decode().splitlines()[0] == "surrogate \ufffd end  (/w\ufffd)"
 
 
+# Creation times past the year 9999, where Python's dates end, as GNU date writes them
+# (date -u -d @SECONDS '+%Y-%m-%d %H:%M'): the largest safe integer, the last time a
+# JavaScript Date holds (8.64e15 ms, which it writes +275760-09-13T00:00:00.000Z) and the
+# first moment of the year 10000.
+FAR_TIMES = {
+    "max-safe": (2**53 - 1, "287396-10-12 08:59"),
+    "js-last": (8_640_000_000_000_000, "275760-09-13 00:00"),
+    "y10k": (253_402_300_800_000, "10000-01-01 00:00"),
+}
+
+
+def test_a_time_past_the_year_9999_is_shown_in_the_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A log may say any safe integer as its creation time, and the harness lists it; the
+    table died with a traceback (``year 287396 is out of range``) where --json listed it."""
+    logs = [
+        {"header": header(session_id, created_at), "events": [user(0, "q")]}
+        for session_id, (created_at, _) in FAR_TIMES.items()
+    ]
+    write_session_store(tmp_path, logs)
+    assert main(["candidates", "--root", str(tmp_path), "--no-index", "--cwd", "/w"]) == 0
+    _, *rows = capsys.readouterr().out.splitlines()
+    shown = {row.split()[2]: " ".join(row.split()[:2]) for row in rows}
+    assert shown == {session_id: text for session_id, (_, text) in FAR_TIMES.items()}
+
+
 def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["candidates", "--root", str(sample_root()), "--query", "zz\n"]) == 0
     assert capsys.readouterr() == ("", '(no sessions match "zz\\n")\n')

@@ -30,6 +30,7 @@ from sessionref.mcp.tools import Toolbox
 from sessionref.testing import write_session_store
 from tests.logs import title
 from tests.mcp_store import LISTED, session_log, write_store
+from tests.test_cli import FAR_TIMES
 
 
 class Clock:
@@ -269,6 +270,26 @@ def test_reference_sessions_takes_ids_uris_and_mentions_alike(tmp_path: Path) ->
     assert '"label":"Auth refactor"' in prompt
     three = toolbox.call("reference_sessions", {"sessions": ["s-auth", "s-old", "s-auth"]}, None)
     assert not three.is_error and three.text.count('"sessionId"') == 2
+
+
+def test_a_session_created_past_the_year_9999_is_listed_and_completed(tmp_path: Path) -> None:
+    """A log may say any safe integer as its creation time: resources/list and completion
+    failed whole (``year 287396 is out of range``, an internal error) for one such session,
+    which ``sessionref candidates --json`` lists."""
+    root, project = tmp_path / "store", tmp_path / "project"
+    project.mkdir()
+    logs = [
+        session_log(session_id, created_at, str(project), None, "hello")
+        for session_id, (created_at, _) in FAR_TIMES.items()
+    ]
+    write_session_store(root, logs)
+    opened = OpenStore(root, lister=index_at(tmp_path / "index.sqlite"), live=True)
+    catalog = Catalog(opened, cwd=str(project), max_bytes=65536)
+    described = {r["name"]: r["description"] for r in catalog.resources()}
+    assert described == {
+        session_id: f"{project} · dsh · {shown} UTC" for session_id, (_, shown) in FAR_TIMES.items()
+    }
+    assert catalog.complete("Y10K", 10) == (["y10k"], False)
 
 
 def test_a_mention_with_more_text_around_it_is_not_one_mention(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ import os
 import sys
 import unicodedata
 from collections.abc import Sequence
-from datetime import datetime, timezone
-from typing import Any
+from datetime import datetime, timedelta, timezone
+from typing import Any, Final
 
 import msgspec
 
@@ -60,6 +60,9 @@ examples:
   sessionref candidates --root ~/.dsh/sessions --root ~/.claude --root ~/.codex
 """
 COLUMNS = ("CREATED (UTC)", "ID", "CWD", "LABEL")
+_GREGORIAN_CYCLE_MS: Final = 146_097 * 86_400_000
+"""400 years of the Gregorian calendar in ms, after which its dates repeat."""
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -124,6 +127,20 @@ def with_mention(header: SessionHeader, label: Any) -> MentionCandidate:
     return msgspec.structs.replace(found, label=label)
 
 
+def created_minute(milliseconds: float) -> str:
+    """A session's creation time (ms since 1970) in UTC to the minute, as the table and an
+    MCP resource's description show it. A log may say any safe integer, past the year 9999
+    where Python's dates end: the calendar repeats every 400 years, so the time is found in
+    the cycle it falls in and its year counted on.
+
+    >>> created_minute(1_764_513_900_000), created_minute(2**53 - 1)
+    ('2025-11-30 14:45', '287396-10-12 08:59')
+    """
+    cycles, within = divmod(milliseconds, _GREGORIAN_CYCLE_MS)
+    moment = _EPOCH + timedelta(milliseconds=within)
+    return f"{moment.year + 400 * int(cycles):04d}-{moment:%m-%d %H:%M}"
+
+
 def table(candidates: Sequence[Candidate]) -> str:
     """Candidates as aligned columns under a header line.
 
@@ -134,7 +151,7 @@ def table(candidates: Sequence[Candidate]) -> str:
     """
     rows = [COLUMNS] + [
         (
-            f"{datetime.fromtimestamp(c.created_at / 1000, tz=timezone.utc):%Y-%m-%d %H:%M}",
+            created_minute(c.created_at),
             printable(c.session_id),
             printable("-" if c.cwd is None else label_text(c.cwd)),
             printable(label_text(c.label)),

@@ -19,13 +19,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 from urllib.parse import quote, unquote
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
+from sessionref.cli.candidates import created_minute
 from sessionref.cli.common import OpenStore, printable, quoted, read_failure
 from sessionref.cli.snapshot import context_for
 from sessionref.codecs.jsstring import has_surrogates, js_lower
@@ -77,10 +77,14 @@ def describe(header: SessionHeader, harness: str = HARNESS) -> str:
     '/home/dev/api · dsh · 2025-11-30 14:45 UTC'
     >>> describe(SessionHeader("s", 0))
     'no cwd · dsh · 1970-01-01 00:00 UTC'
+
+    A log may say a time past the year 9999 (:func:`created_minute`):
+
+    >>> describe(SessionHeader("s", 2**53 - 1))
+    'no cwd · dsh · 287396-10-12 08:59 UTC'
     """
-    created = datetime.fromtimestamp(header.created_at / 1000, tz=timezone.utc)
     cwd = "no cwd" if header.cwd is None or header.cwd == "" else label_text(header.cwd)
-    return f"{printable(cwd)} · {harness} · {created:%Y-%m-%d %H:%M} UTC"
+    return f"{printable(cwd)} · {harness} · {created_minute(header.created_at)} UTC"
 
 
 def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[str, Any]:
