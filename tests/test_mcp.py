@@ -620,6 +620,46 @@ def test_each_message_is_serialized_once_on_its_way_out(
     assert output.text.splitlines() == expected
 
 
+def test_structured_content_is_written_as_the_command_line_writes_it(
+    written_root: Path,  # noqa: F811  # the fixture imported
+) -> None:
+    """The command line's JSON is the reference, to the byte: a title the log holds as
+    ``0.000001`` went out in ``structuredContent`` as ``1e-6``, as pydantic writes a float,
+    where JavaScript, ``sessionref candidates --json`` and the tool's own text write
+    ``0.000001``; a search score under 0.00001 did the same."""
+    index = written_root.parent / "index.sqlite"
+    opened = OpenStore(written_root, lister=index_at(index), live=True)
+    catalog = Catalog(opened, cwd="/w", max_bytes=65536)
+    calls = {  # id: the tool, its arguments, its structured content's key, the command
+        2: ("list_sessions", {"cwd": "/w", "limit": 50}, "sessions", ["candidates", "--cwd", "/w"]),
+        3: ("search_sessions", {"query": "hello", "limit": 50}, "hits", ["search", "hello"]),
+    }
+    output = Output(answers=3)
+
+    def lines() -> Iterator[str]:  # the input ends once all are answered
+        yield HELLO.decode() + "\n"
+        yield json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+        for number, (name, arguments, _, _) in calls.items():
+            params = {"name": name, "arguments": arguments}
+            call = {"jsonrpc": "2.0", "id": number, "method": "tools/call", "params": params}
+            yield json.dumps(call) + "\n"
+        output.answered.wait(TIMEOUT)
+
+    sent_to = cast("anyio.AsyncFile[str]", output)
+    anyio.run(lambda: serve_lines(catalog, lines(), tools=True, stdout=sent_to))
+    answers = {json.loads(line)["id"]: line.encode() for line in output.text.splitlines()}
+    for number, (_, _, key, command) in calls.items():
+        line = answers[number]
+        head = b'"structuredContent":{"%s":' % key.encode()
+        structured = line[line.index(head) + len(head) : -len(b"}}}")]  # the last member
+        text = json.loads(line)["result"]["content"][0]["text"].encode()
+        where = ["--root", str(written_root), "--index", str(index), "--limit", "50"]
+        listed = cli(*command, *where, "--json")
+        assert listed.returncode == 0, listed.stderr
+        assert structured == text == listed.stdout.encode().rstrip(b"\n"), command
+    assert b'"label":0.000001,' in answers[2]
+
+
 def test_names_are_one_line_and_an_echoed_huge_id_is_cut(tmp_path: Path) -> None:
     """A newcomer's trial: a title's line break and right-to-left override reached an ``@``
     picker as they were, and a 100,000-character id came back whole in each error."""

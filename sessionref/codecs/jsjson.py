@@ -218,9 +218,21 @@ def exact_json(value: object) -> bytes:
     b'{"label":1,"n":[0,1e+21,0.000001,2.5]}'
     """
     serialized = js_json(value)
-    if _may_hold_float(value) and _FLOAT_WRITTEN.search(serialized):  # floats are rare
-        serialized = js_json(js_numbers(parse_json(serialized)))
-    return serialized
+    return js_numbers_written(serialized) if _may_hold_float(value) else serialized
+
+
+def js_numbers_written(text: bytes) -> bytes:
+    """A JSON text whose strings are written as :func:`js_json` writes them (pydantic's
+    are too), with every float written as ``JSON.stringify`` writes it: ``0.000001``, not
+    ``1e-6``; ``1``, not ``1.0``. A text where no number has a point or an exponent is given
+    back as it is (floats are rare); else it is parsed and written again.
+
+    >>> js_numbers_written(b'{"a":[1e-6,1.0,"2.0"],"b":-0.0}')
+    b'{"a":[0.000001,1,"2.0"],"b":0}'
+    """
+    if _FLOAT_WRITTEN.search(text) is None:
+        return text
+    return js_json(js_numbers(parse_json(text)))
 
 
 def tag_safe_json(value: object) -> bytes:

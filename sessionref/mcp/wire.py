@@ -24,7 +24,7 @@ import pydantic
 import pydantic_core
 from mcp.shared.message import SessionMessage
 
-from sessionref.codecs.jsjson import parse_json
+from sessionref.codecs.jsjson import js_numbers_written, parse_json
 from sessionref.codecs.jsstring import well_formed
 
 CLOSED_OUTPUT: Final = (BrokenPipeError, anyio.BrokenResourceError, anyio.ClosedResourceError)
@@ -262,18 +262,23 @@ class Written:
 
 def written(item: SessionMessage) -> SessionMessage:
     """``item`` for the SDK's stdio transport, serialized once here: its JSON text, every
-    string well formed when one has a lone surrogate (as :func:`writable` makes it), which
-    the transport then writes as it is.
+    string well formed when one has a lone surrogate (as :func:`writable` makes it) and every
+    number as JavaScript writes it, as the command line's JSON has it (pydantic writes a
+    score or a title of ``0.000001`` as ``1e-6``), which the transport then writes as it is.
 
-    >>> note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params={"t": "a\\ud83d"})
-    >>> sent = written(SessionMessage(note)).message
-    >>> print(sent.model_dump_json(by_alias=True, exclude_unset=True))
+    >>> def sent(params):  # the text the transport writes
+    ...     note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params=params)
+    ...     print(written(SessionMessage(note)).message.text)
+    >>> sent({"t": "a\\ud83d"})
     {"jsonrpc":"2.0","method":"x","params":{"t":"a\ufffd"}}
+    >>> sent({"n": [1e-6, 2.0]})
+    {"jsonrpc":"2.0","method":"x","params":{"n":[0.000001,2]}}
     """
     try:
         text = _dumped(item.message)
     except pydantic_core.PydanticSerializationError:
         text = _dumped(_well_formed(item.message))
+    text = js_numbers_written(text.encode("utf-8")).decode("utf-8")
     # the transport only calls model_dump_json on what it is given
     return dataclasses.replace(item, message=cast("types.JSONRPCMessage", Written(text)))
 
