@@ -327,6 +327,32 @@ def test_a_blank_thread_name_is_no_name_and_a_name_is_trimmed(tmp_path: Path) ->
     assert store.title(other) == "Webhook retry"
 
 
+def test_a_session_index_line_without_updated_at_names_no_thread(tmp_path: Path) -> None:
+    """openai/codex ``codex-rs/rollout/src/session_index.rs``: a line is a ``SessionIndexEntry``
+    (``id``, ``thread_name`` and ``updated_at``, each required, ``updated_at`` a ``String``),
+    and ``find_thread_names_by_ids`` passes over a line that does not parse as one. So a line
+    without ``updated_at``, or with one that is no string, names nothing: not even a blank
+    one takes the earlier name away."""
+    other = "0197a000-0000-7000-8000-0000000000bb"
+    store = write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/{NAME}": rollout(meta(), *said("user", "first prompt")),
+            f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{other}.jsonl": rollout(
+                meta(other), *said("user", "second prompt")
+            ),
+            "session_index.jsonl": rollout(
+                b'{"id":"%s","thread_name":"Kept name","updated_at":"x"}' % other.encode(),
+                b'{"id":"%s","thread_name":""}' % other.encode(),
+                b'{"id":"%s","thread_name":"No time"}' % THREAD.encode(),
+                b'{"id":"%s","thread_name":"Null time","updated_at":null}' % THREAD.encode(),
+            ),
+        },
+    )
+    assert store.title(THREAD) == "first prompt"
+    assert store.title(other) == "Kept name"
+
+
 def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path: Path) -> None:
     unthreaded = f"sessions/rollout-2025-06-01T10-00-01-{OTHERS[0]}.jsonl"
     store = write(

@@ -185,7 +185,8 @@ def test_spellings_of_one_thread_id_are_one_thread(tmp_path: Path) -> None:
             f"sessions/2025/06/02/rollout-2025-06-02T10-00-00-{upper}.jsonl": rollout(
                 meta(upper), *said("user", "second")
             ),
-            "session_index.jsonl": b'{"id":"%s","thread_name":"Named"}\n' % upper.encode(),
+            "session_index.jsonl": b'{"id":"%s","thread_name":"Named","updated_at":"t"}\n'
+            % upper.encode(),
         },
     )
     assert [h.id for h in store.headers()] == [THREAD]

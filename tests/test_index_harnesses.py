@@ -129,7 +129,9 @@ def codex_store(root: Path, clock: Settled) -> Path:
         codex_lines(T3, "/w", ["old work"], day=2),
     )
     clock.write(
-        root / "session_index.jsonl", b'{"id":"%s","thread_name":"Deploy thread"}\n' % T2.encode()
+        root / "session_index.jsonl",
+        b'{"id":"%s","thread_name":"Deploy thread","updated_at":"2025-06-02T10:00:00Z"}\n'
+        % T2.encode(),
     )
     return root
 
@@ -265,7 +267,7 @@ def retitle_session(store: HarnessStore, clock: Settled) -> str:
         return "bbbb2222"
     clock.write(
         store.root / "session_index.jsonl",
-        b'{"id":"%s","thread_name":"Renamed"}\n' % T2.encode(),
+        b'{"id":"%s","thread_name":"Renamed","updated_at":"2025-06-03T10:00:00Z"}\n' % T2.encode(),
         "ab",
     )
     return T2
@@ -324,7 +326,7 @@ def test_codex_titles_follow_session_index_in_one_process(tmp_path: Path) -> Non
     assert store.title(T2) == "Deploy thread"
     clock.write(
         store.root / "session_index.jsonl",
-        b'{"id":"%s","thread_name":"Renamed"}\n' % T2.encode(),
+        b'{"id":"%s","thread_name":"Renamed","updated_at":"2025-06-03T10:00:00Z"}\n' % T2.encode(),
         "ab",
     )
     assert store.title(T2) == "Renamed"

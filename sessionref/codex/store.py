@@ -41,6 +41,7 @@ SESSION_INDEX = "session_index.jsonl"
 class _IndexLine(msgspec.Struct, frozen=True, gc=False):
     id: object = None
     thread_name: object = None
+    updated_at: object = None
 
 
 _INDEX_LINE = msgspec.json.Decoder(_IndexLine)
@@ -57,22 +58,27 @@ _RUST_WHITESPACE: Final = (
 def thread_names(lines: list[bytes]) -> dict[str, str]:
     """Each thread's latest name in the lines of ``session_index.jsonl``, by its id as Codex
     reads it (:func:`~sessionref.codex.names.canonical_id`), trimmed as Rust trims; a blank
-    latest name takes the thread's name away (openai/codex
-    ``codex-rs/rollout/src/session_index.rs``, ``find_thread_names_by_ids``).
+    latest name takes the thread's name away. A line counts only when it is a
+    ``SessionIndexEntry`` as far as these fields go: a string ``id``, ``thread_name`` and
+    ``updated_at`` (openai/codex ``codex-rs/rollout/src/session_index.rs``:
+    ``find_thread_names_by_ids`` passes over a line that does not parse as one).
 
-    >>> thread_names([b'{"id":"a","thread_name":"x"}', b'oops', b'{"id":"a","thread_name":"y"}'])
+    >>> def line(name, end=b',"updated_at":"t"'):
+    ...     return b'{"id":"a","thread_name":"%s"%s}' % (name, end)
+    >>> thread_names([line(b"x"), b"oops", line(b"y"), line(b"z", b""), line(b"", b"")])
     {'a': 'y'}
-    >>> thread_names([b'{"id":"a","thread_name":" x "}', b'{"id":"b","thread_name":"x"}',
-    ...               b'{"id":"b","thread_name":"\\\\u3000"}'])
+    >>> thread_names([line(b" x "), line(b"\\\\u3000").replace(b'"a"', b'"b"')])
     {'a': 'x'}
     >>> t = "0197a000-0000-7000-8000-0000000000aa"
-    >>> thread_names([b'{"id":"%s","thread_name":"x"}' % t.upper().encode()]) == {t: "x"}
+    >>> thread_names([line(b"x").replace(b'"a"', b'"%s"' % t.upper().encode())]) == {t: "x"}
     True
     """
     names: dict[str, str] = {}
     for raw in lines:
         line = decode_line(_INDEX_LINE, _IndexLine, raw)
-        if line is not None and type(line.id) is str and type(line.thread_name) is str:
+        if line is None or type(line.updated_at) is not str:
+            continue
+        if type(line.id) is str and type(line.thread_name) is str:
             thread = canonical_id(line.id) or line.id
             name = line.thread_name.strip(_RUST_WHITESPACE)
             if name:
