@@ -173,6 +173,10 @@ def _nothing_near(root: Path) -> str | None:
     return None
 
 
+DEFAULT_LOCATION: Final = "the default location"
+"""How a message names a root that is a harness's default location, no variable moving it."""
+
+
 class Harness(NamedTuple):
     """A harness whose sessions sessionref reads: its name, what it is called, its store
     class (``module:Class``), where its sessions are, and its default location."""
@@ -185,6 +189,20 @@ class Harness(NamedTuple):
     default: Callable[[Mapping[str, str]], Path]
     near_miss: Callable[[Path], str | None] = _nothing_near
     """Why a root that holds none of the harness's sessions looks as if it did, if it does."""
+    variable: str | None = None
+    """The environment variable that moves its default location, if one does."""
+
+    def default_named_by(self, environ: Mapping[str, str]) -> str:
+        """What names its default location, for a message: its variable when that is set,
+        else that it is the default.
+
+        >>> codex = HARNESSES["codex"]
+        >>> codex.default_named_by({"CODEX_HOME": "/c"}), codex.default_named_by({})
+        ('$CODEX_HOME', 'the default location')
+        """
+        if self.variable is not None and environ.get(self.variable):
+            return f"${self.variable}"
+        return DEFAULT_LOCATION
 
 
 def _home(environ: Mapping[str, str]) -> Path:
@@ -221,6 +239,7 @@ HARNESSES: Final = {
             claude_code_home,
             "projects/<project>/<session>.jsonl",
             lambda environ: _home_dir(environ, "CLAUDE_CONFIG_DIR", ".claude"),
+            variable="CLAUDE_CONFIG_DIR",
         ),
         Harness(
             "codex",
@@ -231,6 +250,7 @@ HARNESSES: Final = {
             "archived_sessions/rollout-*.jsonl (each maybe .zst)",
             lambda environ: _home_dir(environ, "CODEX_HOME", ".codex"),
             misnamed_rollout,
+            "CODEX_HOME",
         ),
     )
 }
@@ -239,11 +259,37 @@ HARNESSES: Final = {
 
 class Root(msgspec.Struct, frozen=True):
     """A store root: the directory its harness's store reads (``~/.claude`` for a given
-    ``~/.claude/projects``), the harness, and the root as it was named (for messages)."""
+    ``~/.claude/projects``), the harness, the root as it was named, and what named it (for
+    messages): ``--root``, ``$SESSIONREF_ROOT``, a harness's variable (``$CODEX_HOME``) or
+    :data:`DEFAULT_LOCATION`."""
 
     path: str
     harness: str
     named: str
+    named_by: str = "--root"
+
+    @property
+    def label(self) -> str:
+        """The root as a message names it, with what named it.
+
+        >>> Root("/c", "codex", "/c", "$CODEX_HOME").label
+        '$CODEX_HOME /c'
+        """
+        return f"{self.named_by} {self.named}"
+
+    @staticmethod
+    def all_named(roots: Sequence[Root]) -> str:
+        """Roots as a message names them (:attr:`label`): as the command line gives them,
+        ``--root A --root B``, when they were given so, else one after another.
+
+        >>> Root.all_named([Root("/a", "dsh", "a"), Root("/b", "dsh", "b")])
+        '--root a --root b'
+        >>> Root.all_named([Root("/d", "dsh", "/d", DEFAULT_LOCATION), Root("/c", "codex", "/c",
+        ...                 "$CODEX_HOME")])
+        'the default location /d, $CODEX_HOME /c'
+        """
+        given = all(root.named_by == "--root" for root in roots)
+        return (" " if given else ", ").join(root.label for root in roots)
 
 
 def _config_error(message: str) -> SessionReferenceError:
@@ -266,7 +312,7 @@ def check_root(named: str, harness: str | None = None, option: str = "--root") -
     for candidate in candidates:
         home = candidate.home(path)
         if home is not None:
-            return Root(os.path.abspath(home), candidate.name, str(path))
+            return Root(os.path.abspath(home), candidate.name, str(path), option)
     looked = "; ".join(f"{c.title}: {c.layout}" for c in candidates)
     which = f"{candidates[0].title} sessions" if harness is not None else "sessions"
     near = "".join(f"; {miss}" for c in candidates if (miss := c.near_miss(path)))
@@ -284,7 +330,8 @@ def default_roots(
         location = candidate.default(environ)
         home = candidate.home(location) if location.is_dir() else None
         if home is not None:
-            roots.append(Root(str(home), candidate.name, str(location)))
+            named_by = candidate.default_named_by(environ)
+            roots.append(Root(str(home), candidate.name, str(location), named_by))
     if not roots:
         places = ", ".join(f"{c.default(environ)} ({c.title})" for c in harnesses)
         raise _config_error(

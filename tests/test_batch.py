@@ -392,7 +392,11 @@ def test_retry_failed_keeps_the_failed_lines_of_other_stores(
     capsys.readouterr()
     assert run_batch(store_root, out, "--resume", "--retry-failed") == 1
     assert out.read_bytes() == error_line("elsewhere") + full.read_bytes()
-    assert capsys.readouterr().err.splitlines()[1].endswith("; 1 failed line kept (not in --root)")
+    assert (
+        capsys.readouterr()
+        .err.splitlines()[1]
+        .endswith("; 1 failed line kept (their sessions are in no root read)")
+    )
 
 
 def test_an_interruption_while_the_kept_lines_are_copied_changes_nothing(

@@ -394,6 +394,24 @@ def test_the_default_root_is_the_harness_home(tmp_path: Path) -> None:
     assert b"bravo" in done.stdout
 
 
+def test_a_session_not_found_names_the_roots_by_what_named_them(tmp_path: Path) -> None:
+    """A root no ``--root`` gave is not named as one: the message says where it came from,
+    as the root rule's own errors do (``$SESSIONREF_ROOT DIR: no such directory``)."""
+    one, two = two_roots(tmp_path)
+    failed = 'SESSION_REFERENCE_READ_FAILED: session "nope" not found in'
+    given = command("snapshot", "--root", str(one), "--root", str(two), "nope")
+    assert given.stderr.decode() == f"{failed} --root {one} --root {two}\n"
+    listed = command("snapshot", "nope", SESSIONREF_ROOT=f"{one}{os.pathsep}{two}")
+    assert listed.stderr.decode() == f"{failed} $SESSIONREF_ROOT {one}, $SESSIONREF_ROOT {two}\n"
+    home = tmp_path / "home"
+    write_session_store(home / ".dsh" / "sessions", SESSIONS[:1])
+    codex = codex_home(tmp_path)
+    found = command("snapshot", "nope", HOME=str(home), CODEX_HOME=str(codex))
+    assert found.stderr.decode().startswith(
+        f"{failed} the default location {home / '.dsh' / 'sessions'}, $CODEX_HOME {codex};"
+    )
+
+
 def test_an_id_in_two_roots_is_one_error_line_saying_what_to_do(tmp_path: Path) -> None:
     one, two = two_roots(tmp_path)
     write_session_store(two, [session("a", 7, "/y", "again")])

@@ -155,7 +155,11 @@ class Tally(msgspec.Struct):
         if self.earlier_failures:
             kept = counted(self.earlier_failures, "failed line")
             them = "it" if self.earlier_failures == 1 else "them"
-            why = "not in --root" if self.retried else f"--retry-failed retries {them}"
+            why = (
+                "their sessions are in no root read"
+                if self.retried
+                else f"--retry-failed retries {them}"
+            )
             line += f"; {kept} kept ({why})"
         return line
 

@@ -311,8 +311,8 @@ class OpenStore:
 
     @property
     def named(self) -> str:
-        """The roots, as a message names them: ``--root A --root B``."""
-        return " ".join(f"--root {root.named}" for root in self.roots)
+        """The roots as a message names them, each by what named it (:meth:`Root.all_named`)."""
+        return Root.all_named(self.roots)
 
     def report_problems(self) -> None:
         """Without ``--verbose``, one line saying how many logs were passed over, if any."""
