@@ -634,3 +634,62 @@ def test_a_server_tool_s_call_and_result_are_a_tool_call_and_its_result() -> Non
     texts = [e.text for e in transcript.entries[1:] if e.kind == "text"]
     assert texts == ["I'll search.", "He was born on April 30, 1916."]
     assert shown(transcript)[1:] == [("assistant", "\n".join(texts))]  # as a snapshot has it
+
+
+def test_parallel_tool_calls_and_their_lagging_results_are_all_in_the_transcript() -> None:
+    """Claude Code 2.1 writes an API message's parallel ``tool_use`` blocks as a run of lines
+    (each the parent of the next) and each result as the child of its own call, in the order
+    the tools finish; the next message continues from the last result written. The path
+    from the newest leaf passes through one call and one result only (claude-code-log's
+    dev-docs/dag.md, "Assistant continuation" and "Tool-result stitching": recording
+    artifacts, not branches). Every call and every result is the session's."""
+
+    def use(tool_id: str, path: str) -> dict[str, Any]:
+        return {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": path}}
+
+    def result(tool_id: str, output: str) -> list[dict[str, Any]]:
+        return [{"type": "tool_result", "tool_use_id": tool_id, "content": output}]
+
+    chain = Chain()
+    chain.user("u1", "read the three files")
+    chain.assistant("a1", "msg_1", text("Reading them at once."))
+    chain.assistant("a2", "msg_1", use("t1", "a.py"))
+    chain.assistant("a3", "msg_1", use("t2", "b.py"))
+    chain.assistant("a4", "msg_1", use("t3", "c.py"))
+    chain.user("r3", result("t3", "C"), parent="a4")
+    chain.node("attachment", "h3", attachment={"type": "hook_success"})
+    chain.user("r2", result("t2", "B"), parent="a3")
+    chain.node("attachment", "h2", attachment={"type": "hook_success"})
+    chain.user("r1", result("t1", "A"), parent="a2")
+    chain.node("attachment", "h1", attachment={"type": "hook_success"})
+    chain.assistant("a5", "msg_2", text("All three are read."))
+    entries = chain.transcript().entries
+    assert [(e.kind, e.name, e.text) for e in entries if e.kind.startswith("tool")] == [
+        ("tool-call", "Read", '{"file_path": "a.py"}'),
+        ("tool-call", "Read", '{"file_path": "b.py"}'),
+        ("tool-call", "Read", '{"file_path": "c.py"}'),
+        ("tool-result", "Read", "C"),
+        ("tool-result", "Read", "B"),
+        ("tool-result", "Read", "A"),
+    ]
+    assert shown(chain.transcript()) == [
+        ("user", "read the three files"),
+        ("assistant", "Reading them at once."),
+        ("assistant", "All three are read."),
+    ]
+
+
+def test_a_replayed_tool_call_beside_the_chain_is_not_shown_twice() -> None:
+    """A compaction replay re-writes a line under a new uuid with its parent and time: its
+    call is the one already on the chain, never a second call."""
+    chain = Chain()
+    chain.user("u1", "list")
+    chain.assistant("a1", "msg_1", text("Listing."))
+    call = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    chain.assistant("a2", "msg_1", call)
+    chain.raw({**chain.lines[-1], "uuid": "a2-replay"})
+    chain.user("r1", [{"type": "tool_result", "tool_use_id": "t1", "content": "x"}], parent="a2")
+    chain.raw({**chain.lines[-1], "uuid": "r1-replay", "parentUuid": "a2-replay"})
+    chain.assistant("a3", "msg_2", text("One file."), parent="r1")
+    kinds = [e.kind for e in chain.transcript().entries if e.kind.startswith("tool")]
+    assert kinds == ["tool-call", "tool-result"]

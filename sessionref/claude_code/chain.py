@@ -7,16 +7,19 @@ new uuids and the parent's timestamp) is passed over the same way. A ``compact_b
 starts a new root; its ``logicalParentUuid`` continues the walk into what was compacted. A
 uuid written twice (a preserved segment re-parented after a compaction) is resolved to its
 latest line before the child, so the walk only ever moves back in the file; a parent written
-after its child is taken as it is, and a cycle ends the walk where it closes.
+after its child is taken as it is, and a cycle ends the walk where it closes. The parallel tool
+calls of a message on the chain, and their results, which Claude Code writes beside it, are
+put back (:func:`with_parallel_calls`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Sequence
+from heapq import heappop, heappush
 from typing import NamedTuple
 
-from sessionref.claude_code.records import Links
+from sessionref.claude_code.records import Block, Line, Links
 from sessionref.log.jsonl import iso_millis
 
 
@@ -122,3 +125,95 @@ def current_chain(lines: Sequence[Links | None]) -> list[int]:
         chain.append(place)
     chain.reverse()
     return chain
+
+
+def _blocks(line: Line, kind: str, key: str) -> list[str] | None:
+    """The ``key`` of each block of ``line``'s message when every block is a ``kind`` block
+    with a string ``key``, else ``None``.
+
+    >>> from sessionref.claude_code.records import Message
+    >>> use = Block("tool_use", id="t1")
+    >>> _blocks(Line(message=Message(content=[use])), "tool_use", "id")
+    ['t1']
+    >>> _blocks(Line(message=Message(content=[use, Block("text", "x")])), "tool_use", "id")
+    """
+    content = None if line.message is None else line.message.content
+    if type(content) is not list or not content:
+        return None
+    keys: list[str] = []
+    for block in content:
+        value = getattr(block, key) if isinstance(block, Block) else None
+        if not isinstance(block, Block) or block.type != kind or type(value) is not str:
+            return None
+        keys.append(value)
+    return keys
+
+
+def _beside(line: Line, parent: Line, called: set[str], answered: set[str]) -> bool:
+    """Whether ``line``, a child of ``parent`` off the chain, is a parallel call of
+    ``parent``'s API message (tool_use blocks alone, of calls not yet seen) or the result
+    of calls of the chain not yet answered (tool_result blocks alone); it then counts them.
+    A compaction replay repeats calls and results already seen, and is none of these."""
+    message, parents = line.message, parent.message
+    if line.type == "assistant" and message is not None and parents is not None:
+        same = parent.type == "assistant" and type(parents.id) is str and message.id == parents.id
+        calls = _blocks(line, "tool_use", "id") if same else None
+        if calls and called.isdisjoint(calls) and len(set(calls)) == len(calls):
+            called.update(calls)
+            return True
+    results = _blocks(line, "tool_result", "tool_use_id") if line.type == "user" else None
+    if results and set(results) <= called and answered.isdisjoint(results):
+        answered.update(results)
+        return True
+    return False
+
+
+def with_parallel_calls(chain: list[int], lines: Sequence[Line | None]) -> list[int]:
+    """``chain`` with the lines Claude Code wrote beside it for the parallel tool calls of
+    its messages: the calls of a message after the one on the chain, and the results that
+    the next message does not continue from (claude-code-log's dev-docs/dag.md: recording
+    artifacts, not branches), each placed in file order after the line it hangs from.
+
+    >>> from sessionref.claude_code.records import Message
+    >>> def said(uuid, parent, kind, *blocks):
+    ...     message = Message("m" if kind == "assistant" else None, content=list(blocks))
+    ...     return Line(type=kind, uuid=uuid, parent_uuid=parent, message=message)
+    >>> lines = [said("a", None, "assistant", Block("tool_use", id="1")),
+    ...          said("b", "a", "assistant", Block("tool_use", id="2")),
+    ...          said("r2", "b", "user", Block("tool_result", tool_use_id="2")),
+    ...          said("r1", "a", "user", Block("tool_result", tool_use_id="1"))]
+    >>> current_chain(lines), with_parallel_calls(current_chain(lines), lines)
+    ([0, 3], [0, 1, 2, 3])
+    """
+    on_chain = [(index, line) for index in chain if (line := lines[index]) is not None]
+    kept = {line.uuid: index for index, line in on_chain}
+    called = {i for _, line in on_chain for i in _blocks(line, "tool_use", "id") or ()}
+    answered = {
+        i for _, line in on_chain for i in _blocks(line, "tool_result", "tool_use_id") or ()
+    }
+    anchor = {index: index for index in chain}  # the line of the chain each hangs from
+    beside: dict[int, list[int]] = {}
+    for index, line in enumerate(lines):
+        if line is None or not _is_node(line) or line.uuid in kept:
+            continue
+        parent = kept.get(_parent_of(line))
+        parent_line = None if parent is None else lines[parent]
+        if (
+            parent is not None
+            and parent_line is not None
+            and _beside(line, parent_line, called, answered)
+        ):
+            kept[line.uuid] = index
+            anchor[index] = anchor[parent]
+            beside.setdefault(anchor[index], []).append(index)
+    if not beside:
+        return chain
+    spliced: list[int] = []
+    waiting: list[int] = []
+    for index in chain:
+        while waiting and waiting[0] < index:
+            spliced.append(heappop(waiting))
+        spliced.append(index)
+        for extra in beside.get(index, ()):
+            heappush(waiting, extra)
+    return spliced + sorted(waiting)

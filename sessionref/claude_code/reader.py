@@ -10,7 +10,7 @@ prompt; cwd and createdAt come from the first line that has them.
 
 from __future__ import annotations
 
-from sessionref.claude_code.chain import current_chain
+from sessionref.claude_code.chain import current_chain, with_parallel_calls
 from sessionref.claude_code.entries import chain_entries, first_prompt
 from sessionref.claude_code.records import Links, decode, decode_all, decode_links
 from sessionref.log.jsonl import iso_millis
@@ -89,7 +89,9 @@ def claude_transcript(
     """
     full = None if texts_only else decode_all(raw_lines)
     links: list[Links | None] = decode_links(raw_lines) if full is None else list(full)
-    chain = current_chain(links)
+    chain = (
+        current_chain(links) if full is None else with_parallel_calls(current_chain(links), full)
+    )
     start = _latest_checkpoint(chain, links) if texts_only else 0
     chained = (decode(raw_lines[i]) if full is None else full[i] for i in chain[start:])
     entries = chain_entries(chained, texts_only)  # type: ignore[arg-type]
