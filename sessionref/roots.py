@@ -99,6 +99,19 @@ def _files_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> 
 CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
 
 
+def claude_code_project(root: Path) -> str | None:
+    """Why ``root``, which is no Claude Code directory (:func:`claude_code_home`), still
+    looks like one: it is a folder of ``projects/`` holding session files, one project's,
+    and the directory to give is the one holding ``projects/``; ``None`` otherwise.
+
+    >>> claude_code_project(Path("/nonexistent/projects/-w")) is None
+    True
+    """
+    if root.parent.name != "projects" or not _has_file(root, _claude_session):
+        return None
+    return f"{root} is a Claude Code project folder: give {root.parent.parent} (or {root.parent})"
+
+
 def _codex_folders(root: Path) -> list[tuple[Path, Path]]:
     """The Codex homes ``root`` may be, each with its folder of rollouts to look in: ``root``
     with its ``sessions/`` or ``archived_sessions/``, or its parent when ``root`` is one.
@@ -239,6 +252,7 @@ HARNESSES: Final = {
             claude_code_home,
             "projects/<project>/<session>.jsonl",
             lambda environ: _home_dir(environ, "CLAUDE_CONFIG_DIR", ".claude"),
+            claude_code_project,
             variable="CLAUDE_CONFIG_DIR",
         ),
         Harness(

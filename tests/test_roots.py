@@ -153,6 +153,30 @@ def test_subagent_transcripts_alone_are_no_claude_code_sessions(tmp_path: Path) 
         check_root(str(home))
 
 
+def test_a_claude_code_project_folder_given_as_root_is_told_which_folder_to_give(
+    tmp_path: Path,
+) -> None:
+    """Trial: ``--root ~/.claude/projects/-home-dev-app`` (one project's folder, which holds
+    session files) said it "holds no sessions". Claude Code's layout is
+    ``<config dir>/projects/<project>/<session>.jsonl``: the line says the folder is a
+    project's and names the config directory to give."""
+    home = claude_home(tmp_path)
+    project = home / "projects" / "-w"
+    near = f"; {project} is a Claude Code project folder: give {home} (or {home / 'projects'})"
+    for harness in (None, "claude-code"):
+        with pytest.raises(SessionReferenceError) as raised:
+            check_root(str(project), harness)
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).endswith(near)
+    done = command("candidates", "--root", str(project), "--no-index")
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.decode().endswith(near + "\n")
+    with pytest.raises(SessionReferenceError) as raised:
+        check_root(str(home / "projects" / "-w"), "dsh")  # only the harness that looks for it
+    assert "project folder" not in str(raised.value)
+
+
 def test_harness_forces_one_layout_and_names_what_it_looked_for(tmp_path: Path) -> None:
     claude = claude_home(tmp_path)
     with pytest.raises(SessionReferenceError) as raised:
