@@ -40,7 +40,9 @@ class Entry(msgspec.Struct, frozen=True, omit_defaults=True):
     where the log gives none. ``continues``: an assistant text that goes on the text before
     it of the same API message, other entries of that message (a server tool's call and
     result, thinking) having come between; where nothing shown comes between, it is shown
-    joined to that text (:func:`joined_texts`), as a snapshot always shows it."""
+    joined to that text (:func:`joined_texts`), as a snapshot always shows it. ``call``: the
+    id of the tool call a ``tool-call`` makes or a ``tool-result`` answers, where the log
+    gives one (parallel calls' results come back in the order the tools finish)."""
 
     role: Role
     kind: EntryKind
@@ -48,6 +50,7 @@ class Entry(msgspec.Struct, frozen=True, omit_defaults=True):
     time: int | None = None
     name: str | None = None
     continues: bool = False
+    call: str | None = None
 
 
 class Transcript(msgspec.Struct, frozen=True, rename="camel"):

@@ -636,13 +636,11 @@ def test_a_server_tool_s_call_and_result_are_a_tool_call_and_its_result() -> Non
     assert shown(transcript)[1:] == [("assistant", "\n".join(texts))]  # as a snapshot has it
 
 
-def test_parallel_tool_calls_and_their_lagging_results_are_all_in_the_transcript() -> None:
+def parallel_reads() -> Chain:
     """Claude Code 2.1 writes an API message's parallel ``tool_use`` blocks as a run of lines
     (each the parent of the next) and each result as the child of its own call, in the order
-    the tools finish; the next message continues from the last result written. The path
-    from the newest leaf passes through one call and one result only (claude-code-log's
-    dev-docs/dag.md, "Assistant continuation" and "Tool-result stitching": recording
-    artifacts, not branches). Every call and every result is the session's."""
+    the tools finish; the next message continues from the last result written. Three reads
+    of a.py, b.py and c.py (ids t1, t2, t3, outputs A, B, C) finish last first."""
 
     def use(tool_id: str, path: str) -> dict[str, Any]:
         return {"type": "tool_use", "id": tool_id, "name": "Read", "input": {"file_path": path}}
@@ -663,6 +661,15 @@ def test_parallel_tool_calls_and_their_lagging_results_are_all_in_the_transcript
     chain.user("r1", result("t1", "A"), parent="a2")
     chain.node("attachment", "h1", attachment={"type": "hook_success"})
     chain.assistant("a5", "msg_2", text("All three are read."))
+    return chain
+
+
+def test_parallel_tool_calls_and_their_lagging_results_are_all_in_the_transcript() -> None:
+    """The path from the newest leaf of :func:`parallel_reads` passes through one call and
+    one result only (claude-code-log's dev-docs/dag.md, "Assistant continuation" and
+    "Tool-result stitching": recording artifacts, not branches). Every call and every
+    result is the session's."""
+    chain = parallel_reads()
     entries = chain.transcript().entries
     assert [(e.kind, e.name, e.text) for e in entries if e.kind.startswith("tool")] == [
         ("tool-call", "Read", '{"file_path": "a.py"}'),

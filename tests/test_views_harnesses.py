@@ -15,11 +15,12 @@ from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
-from sessionref.views.entries import ViewOptions, view_items
+from sessionref.views.entries import ToolGroup, ViewOptions, view_items
 from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
 from sessionref.views.picture import check_agreement, snapshot_picture
 from tests.conftest import examples
+from tests.test_claude_code import parallel_reads
 from tests.test_views_markdown import bidi_escaped, blocks
 
 
@@ -172,4 +173,30 @@ def test_a_text_continued_after_what_is_not_shown_is_shown_as_one() -> None:
         ("text", "First."),
         ("thinking", "Hmm."),
         ("text", "Second."),
+    ]
+
+
+def test_each_parallel_call_shows_its_own_output() -> None:
+    """Trial: three parallel reads whose results come back last first (each ``tool_result``
+    names its call by ``tool_use_id``) showed a.py's call with c.py's output: the export paired
+    a result with the earliest call of its tool's name. A result that names its call is that
+    call's output, in Markdown, in HTML and in the transcript's JSON."""
+    transcript = parallel_reads().transcript()
+    options = ViewOptions(tools=True)
+    [group] = [
+        item for item in view_items(transcript.entries, options) if isinstance(item, ToolGroup)
+    ]
+    assert [(json.loads(call.arguments)["file_path"], call.output) for call in group.calls] == [
+        ("a.py", "A"),
+        ("b.py", "B"),
+        ("c.py", "C"),
+    ]
+    document = "".join(markdown_chunks(transcript, options))
+    assert [value[0].rstrip("\n") for kind, value in blocks(document) if kind == "code"] == [
+        '{"file_path": "a.py"}',
+        "A",
+        '{"file_path": "b.py"}',
+        "B",
+        '{"file_path": "c.py"}',
+        "C",
     ]

@@ -202,12 +202,15 @@ class _Builder:
         text: str,
         name: str | None = None,
         continues: bool = False,
+        call: object = None,
     ) -> None:
-        """Add an entry of the current line (unless only texts are asked for and it is not)."""
+        """Add an entry of the current line (unless only texts are asked for and it is not);
+        ``call``, the id of the tool call it makes or answers, is kept when it is a string."""
         if self.texts_only and (kind not in ("text", "checkpoint") or role == "system"):
             return
         time = iso_millis(self.line.timestamp)
-        self.entries.append(Entry(role, kind, text, time, name, continues))
+        call_id = call if type(call) is str else None
+        self.entries.append(Entry(role, kind, text, time, name, continues, call_id))
 
     def add(self, line: Line) -> None:
         self.line = line
@@ -247,7 +250,7 @@ class _Builder:
         ]
         for block in results if not self.texts_only else ():
             name = self.tools.get(block.tool_use_id) if type(block.tool_use_id) is str else None
-            self.put("tool", "tool-result", _tool_output(block), name)
+            self.put("tool", "tool-result", _tool_output(block), name, call=block.tool_use_id)
         text = block_texts(content)  # a text block beside the results was typed too
         if results and not text:
             return
@@ -307,12 +310,12 @@ class _Builder:
             name = block.name if type(block.name) is str else None
             if type(block.id) is str and name is not None:
                 self.tools[block.id] = name
-            self.put("assistant", "tool-call", raw_text(block.input), name)
+            self.put("assistant", "tool-call", raw_text(block.input), name, call=block.id)
         elif type(block.type) is str and block.type.endswith("_tool_result"):
             use = block.tool_use_id  # a server tool's result, in the message that called it
             if type(use) is str:
                 text = server_result_text(block.type, built(block.content))
-                self.put("tool", "tool-result", text, self.tools.get(use))
+                self.put("tool", "tool-result", text, self.tools.get(use), call=use)
 
 
 def first_prompt(lines: Iterable[Line]) -> str | None:

@@ -60,6 +60,7 @@ class ToolCall(msgspec.Struct):
     arguments: str
     time: int | None
     output: str | None = None
+    call: str | None = None
 
 
 class ToolGroup(msgspec.Struct):
@@ -101,10 +102,10 @@ def shown(entry: Entry, options: ViewOptions) -> bool:
 
 def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewItem]:
     """The entries an export shows, in order, with each run of tool calls and results
-    gathered into one :class:`ToolGroup` (a result joins the earliest call of its tool that
-    has none yet), and a text that continues the one before it joined to it when nothing
-    shown came between (:func:`~sessionref.transcript.joined_texts`). Lazy: one group or
-    text at a time is held.
+    gathered into one :class:`ToolGroup` (a result joins the call it names, else the earliest
+    call of its tool that has none yet), and a text that continues the one before it joined
+    to it when nothing shown came between (:func:`~sessionref.transcript.joined_texts`).
+    Lazy: one group or text at a time is held.
 
     >>> said = [Entry("assistant", "text", "a"), Entry("assistant", "thinking", "hm"),
     ...         Entry("assistant", "text", "b", continues=True)]
@@ -130,9 +131,14 @@ def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewI
 def _add_to_group(group: ToolGroup, entry: Entry) -> None:
     name = entry.name or UNNAMED_TOOL
     if entry.kind == "tool-call":
-        group.calls.append(ToolCall(name, entry.text, entry.time))
+        group.calls.append(ToolCall(name, entry.text, entry.time, call=entry.call))
         return
-    waiting = (c for c in group.calls if c.output is None and (c.name == name or not entry.name))
+    waiting = (
+        c
+        for c in group.calls
+        if c.output is None
+        and (c.call == entry.call if entry.call and c.call else c.name == name or not entry.name)
+    )
     call = next(waiting, None)
     if call is None:  # a result whose call is not in this run (or was never logged)
         group.calls.append(ToolCall(name, "", entry.time, entry.text))
