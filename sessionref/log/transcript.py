@@ -156,8 +156,9 @@ def dsh_transcript(log: SessionLog, title: Any = None) -> Transcript:
     tool tool-result a.py 21 bash
     >>> _ = b.checkpoint("we fixed it", 0, 2)
     >>> lines = b"".join(js_json(event) + b"\\n" for event in b.events)
-    >>> dsh_transcript(SessionLog(SessionHeader("s", 5), decode_records(lines))).entries
-    [Entry(role='user', kind='checkpoint', text='we fixed it', time=28, name=None, continues=False)]
+    >>> log = SessionLog(SessionHeader("s", 5), decode_records(lines))
+    >>> dsh_transcript(log).entries == [Entry("user", "checkpoint", "we fixed it", 28)]
+    True
     """
     entries: list[Entry] = []
     tools: dict[str, str] = {}
