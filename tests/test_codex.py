@@ -297,34 +297,43 @@ def test_store_layouts_newest_rollouts_titles_and_subagents(tmp_path: Path) -> N
     assert store.headers()[0].cwd == "/w"
 
 
+OTHER_THREAD = "0197a000-0000-7000-8000-0000000000bb"
+
+
+def two_named_threads(tmp_path: Path, index_lines: list[bytes]) -> CodexStore:
+    """A home of two threads, :data:`THREAD` ("first prompt") and :data:`OTHER_THREAD`
+    ("second prompt"), whose ``session_index.jsonl`` holds ``index_lines``."""
+    return write(
+        tmp_path,
+        {
+            f"sessions/2025/06/01/{NAME}": rollout(meta(), *said("user", "first prompt")),
+            f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{OTHER_THREAD}.jsonl": rollout(
+                meta(OTHER_THREAD), *said("user", "second prompt")
+            ),
+            "session_index.jsonl": rollout(*index_lines),
+        },
+    )
+
+
 def test_a_blank_thread_name_is_no_name_and_a_name_is_trimmed(tmp_path: Path) -> None:
     """openai/codex ``codex-rs/rollout/src/session_index.rs``, ``find_thread_names_by_ids`` (the
     names its listing shows): each name is ``trim()``-ed, and a blank latest name takes the
     thread's name away, so the thread is titled by its first prompt again, as one never named.
     (``read_thread`` also passes over a blank name, ``!name.trim().is_empty()``.)"""
-    other = "0197a000-0000-7000-8000-0000000000bb"
     index = [
         (THREAD, "Auth work"),
         (THREAD, " \u3000\t"),  # Rust's trim takes U+3000 (White_Space) too
-        (other, "\u2003 Webhook retry \u0085"),
+        (OTHER_THREAD, "\u2003 Webhook retry \u0085"),
     ]
-    store = write(
+    store = two_named_threads(
         tmp_path,
-        {
-            f"sessions/2025/06/01/{NAME}": rollout(meta(), *said("user", "first prompt")),
-            f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{other}.jsonl": rollout(
-                meta(other), *said("user", "second prompt")
-            ),
-            "session_index.jsonl": rollout(
-                *(
-                    json.dumps({"id": thread, "thread_name": name, "updated_at": "x"}).encode()
-                    for thread, name in index
-                )
-            ),
-        },
+        [
+            json.dumps({"id": thread, "thread_name": name, "updated_at": "x"}).encode()
+            for thread, name in index
+        ],
     )
     assert store.title(THREAD) == "first prompt"
-    assert store.title(other) == "Webhook retry"
+    assert store.title(OTHER_THREAD) == "Webhook retry"
 
 
 def test_a_session_index_line_without_updated_at_names_no_thread(tmp_path: Path) -> None:
@@ -333,24 +342,18 @@ def test_a_session_index_line_without_updated_at_names_no_thread(tmp_path: Path)
     and ``find_thread_names_by_ids`` passes over a line that does not parse as one. So a line
     without ``updated_at``, or with one that is no string, names nothing: not even a blank
     one takes the earlier name away."""
-    other = "0197a000-0000-7000-8000-0000000000bb"
-    store = write(
+    other = OTHER_THREAD.encode()
+    store = two_named_threads(
         tmp_path,
-        {
-            f"sessions/2025/06/01/{NAME}": rollout(meta(), *said("user", "first prompt")),
-            f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{other}.jsonl": rollout(
-                meta(other), *said("user", "second prompt")
-            ),
-            "session_index.jsonl": rollout(
-                b'{"id":"%s","thread_name":"Kept name","updated_at":"x"}' % other.encode(),
-                b'{"id":"%s","thread_name":""}' % other.encode(),
-                b'{"id":"%s","thread_name":"No time"}' % THREAD.encode(),
-                b'{"id":"%s","thread_name":"Null time","updated_at":null}' % THREAD.encode(),
-            ),
-        },
+        [
+            b'{"id":"%s","thread_name":"Kept name","updated_at":"x"}' % other,
+            b'{"id":"%s","thread_name":""}' % other,
+            b'{"id":"%s","thread_name":"No time"}' % THREAD.encode(),
+            b'{"id":"%s","thread_name":"Null time","updated_at":null}' % THREAD.encode(),
+        ],
     )
     assert store.title(THREAD) == "first prompt"
-    assert store.title(other) == "Kept name"
+    assert store.title(OTHER_THREAD) == "Kept name"
 
 
 def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path: Path) -> None:
