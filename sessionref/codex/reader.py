@@ -2,7 +2,9 @@
 (docs/harnesses.md §Codex).
 
 Codex writes every user and assistant message twice: as the model saw it (``response_item``,
-with the harness's context blocks) and as the person saw it (``event_msg``). A rollout that
+with the harness's context blocks) and as the person saw it (``event_msg``: ``user_message``
+and ``agent_message`` in a legacy rollout, completed ``UserMessage`` and ``AgentMessage``
+items in a paginated one, :func:`~sessionref.codex.records.said`). A rollout that
 has the event stream takes its texts from there; one without (the oldest rollouts) from the
 response items, minus the injected context blocks; one whose older turns have no events (a
 rollout that a newer Codex resumed) from the response items up to its first event and from
@@ -16,7 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
-from sessionref.codex.records import Item, Payload, decode, outline
+from sessionref.codex.records import Item, Payload, decode, outline, said
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
@@ -105,21 +107,21 @@ class _Builder:
         index, (kind, payload, self.stamp) = line
         from_events = index >= self.events_from
         message = payload.message
-        if kind == "event_msg" and from_events and type(message) is str:
-            if payload.type == "user_message":
-                self.event("user", typed_prompt(message), index)
-            elif payload.type == "agent_message":
-                self.event("assistant", message, index)
+        if kind == "event_msg":
+            if from_events:
+                for part, (speaker, text) in enumerate(said(payload)):
+                    text = typed_prompt(text) if speaker == "user" else text
+                    self.event(speaker, text, index == self.events_from and part == 0)
         elif kind == "response_item" and type(payload.type) is str:
             self.response(payload.type, payload, from_events)
         elif kind == "compacted" and type(message) is str and message:
             self.put("user", "checkpoint", message)
 
-    def event(self, role: Role, text: str, index: int) -> None:
-        """Add an event's text. The first event after older turns without any replaces the
+    def event(self, role: Role, text: str, first: bool) -> None:
+        """Add an event's text. The ``first`` event after older turns without any replaces the
         text of its own response item, which Codex writes just before it: the last text shown,
         if it says the same."""
-        if index == self.events_from:
+        if first:
             entries = self.entries
             shown = (at for at in reversed(range(len(entries))) if entries[at].kind in _SHOWN)
             last = next(shown, -1)

@@ -9,7 +9,7 @@ the line, and built when asked for (:func:`~sessionref.log.jsonl.built`).
 
 from __future__ import annotations
 
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, Literal, NamedTuple
 
 import msgspec
 
@@ -48,6 +48,7 @@ class Payload(msgspec.Struct, frozen=True, gc=False):
     action: Any = None
     call_id: Any = None
     output: Any = None
+    item: Any = None
 
 
 _NULL = msgspec.Raw(b"null")
@@ -64,6 +65,7 @@ class _RawPayload(Payload, frozen=True, gc=False):
     input: msgspec.Raw = _NULL
     action: msgspec.Raw = _NULL
     output: msgspec.Raw = _NULL
+    item: msgspec.Raw = _NULL
 
 
 class _Rollout(Payload, frozen=True, gc=False):
@@ -114,14 +116,113 @@ def _item(rollout: _Rollout | None) -> Item | None:
     return None
 
 
+Speaker = Literal["user", "assistant"]
+"""Who says what the person saw."""
+
+
+class TurnItem(msgspec.Struct, frozen=True, gc=False):
+    """An ``item_completed`` event's ``item`` (Codex's ``TurnItem``, tagged ``type`` with its
+    variant's name) as far as the reader reads it: its kind and ``content``."""
+
+    type: Any = None
+    content: Any = None
+
+
+_TURN_ITEM: Final = msgspec.json.Decoder(TurnItem)
+_NO_ITEM: Final = TurnItem()
+_SPOKEN: Final[dict[str, tuple[Speaker, str]]] = {
+    "UserMessage": ("user", "text"),
+    "AgentMessage": ("assistant", "Text"),
+}
+"""The kinds of completed item that say what the person saw: who says it, and the ``type`` of
+a content part that holds text (a ``UserInput::Text``, an ``AgentMessageContent::Text``)."""
+
+
+def turn_item(payload: Payload) -> TurnItem:
+    """The ``item`` of an event's payload (empty when it is no object).
+
+    >>> event = b'{"type":"event_msg","payload":{"type":"item_completed","item":%s}}'
+    >>> turn_item(decode(event % b'{"type":"Plan","id":"p","text":"x"}').payload).type
+    'Plan'
+    >>> turn_item(decode(event % b'[1]').payload), turn_item(Payload(item={"type": 1})).type
+    (TurnItem(type=None, content=None), 1)
+    """
+    value = payload.item
+    if type(value) is msgspec.Raw:
+        try:
+            return _TURN_ITEM.decode(value)
+        except (msgspec.DecodeError, RecursionError):  # no object, or a lone surrogate
+            value = built(value)
+    if type(value) is dict:
+        return TurnItem(value.get("type"), value.get("content"))
+    return _NO_ITEM
+
+
+def _spoken(item: TurnItem) -> tuple[Speaker, str] | None:
+    """Who says a completed item, and the type of its text parts; ``None`` for an item that
+    says nothing the person saw."""
+    kind = item.type
+    return _SPOKEN.get(kind) if type(kind) is str else None
+
+
+def speaks(payload: Payload) -> bool:
+    """Whether an event records what the person saw: a ``user_message`` or ``agent_message``
+    (a legacy rollout's), or a completed user or agent message (a paginated rollout's: Codex's
+    ``should_persist_event_msg``, ``codex-rs/rollout/src/policy.rs``, writes each kind in one
+    history mode only).
+
+    >>> speaks(Payload(type="agent_message")), speaks(Payload(type="item_completed"))
+    (True, False)
+    """
+    kind = payload.type
+    if kind == "user_message" or kind == "agent_message":
+        return True
+    return kind == "item_completed" and _spoken(turn_item(payload)) is not None
+
+
+def said(payload: Payload) -> list[tuple[Speaker, str]]:
+    """What an event says that the person saw, as Codex's legacy events say it
+    (``codex-rs/protocol/src/legacy_events.rs``): a ``user_message``'s or ``agent_message``'s
+    text; a completed user message's text inputs joined (``UserMessageItem::message``); each
+    text part of a completed agent message (``AgentMessageItem::as_legacy_events``).
+
+    >>> def event(payload): return decode(b'{"type":"event_msg","payload":%s}' % payload).payload
+    >>> said(event(b'{"type":"user_message","message":"hi"}'))
+    [('user', 'hi')]
+    >>> said(event(b'{"type":"item_completed","item":{"type":"UserMessage","content":['
+    ...     b'{"type":"text","text":"a"},{"type":"local_image","path":"p"},'
+    ...     b'{"type":"text","text":"b"}]}}'))
+    [('user', 'ab')]
+    >>> said(event(b'{"type":"item_completed","item":{"type":"AgentMessage","content":['
+    ...     b'{"type":"Text","text":"a"},{"type":"Text","text":"b"}]}}'))
+    [('assistant', 'a'), ('assistant', 'b')]
+    """
+    kind, message = payload.type, payload.message
+    if kind == "user_message" or kind == "agent_message":
+        speaker: Speaker = "user" if kind == "user_message" else "assistant"
+        return [(speaker, message)] if type(message) is str else []
+    item = turn_item(payload) if kind == "item_completed" else _NO_ITEM
+    spoken = _spoken(item)
+    if spoken is None:
+        return []
+    speaker, text_type = spoken
+    parts = item.content if type(item.content) is list else []
+    texts = [
+        part["text"]
+        for part in parts
+        if type(part) is dict and part.get("type") == text_type and type(part.get("text")) is str
+    ]
+    return [("user", "".join(texts))] if speaker == "user" else [(speaker, t) for t in texts]
+
+
 class Outline(NamedTuple):
     """What a rollout says of itself, read line by line only for each line's kind."""
 
     meta: Payload
     """The first ``session_meta``'s payload (empty when there is none)."""
     events_from: int
-    """The index of the line from which texts come from what the person saw (``event_msg``
-    user and agent messages) rather than from the response items: 0 when its turns record
+    """The index of the line from which texts come from what the person saw (the events
+    :func:`speaks` tells) rather than from the response items: 0 when its turns record
     both from the first, the first event when older turns record none (a rollout that a newer
     Codex resumed), and past its last line when none does."""
     checkpoint: int
@@ -158,7 +259,7 @@ def outline(lines: list[bytes]) -> Outline:
                 meta = rollout  # the first line of a rollout without envelope
             answered = answered or (index < first_event and _answer(kind, rollout))
         elif kind == "event_msg":
-            if payload.type in ("user_message", "agent_message"):
+            if speaks(payload):
                 first_event = min(first_event, index)
         elif kind == "response_item":
             answered = answered or (index < first_event and _answer(payload.type, payload))

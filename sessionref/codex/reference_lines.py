@@ -17,6 +17,7 @@ import msgspec
 
 from sessionref.codex.names import canonical_id, rollout_ids
 from sessionref.codex.pages import LinePayload, RolloutLine, decoded
+from sessionref.codex.records import decode, turn_item
 
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
@@ -226,16 +227,29 @@ def is_meta(line: bytes) -> bool:
     )
 
 
+def _completes_user(line: bytes) -> bool:
+    """Whether an ``item_completed`` event's item is a user message (Codex's
+    ``TurnItem::UserMessage``)."""
+    item = decode(line)
+    return item is not None and turn_item(item.payload).type == "UserMessage"
+
+
 def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
     """``lines`` up to the turn of their ``nth`` user message (counted from 0), as a fork
     inherits its parent's history: a turn starts at its ``task_started`` event when it has
-    one; the user messages are the ``user_message`` events, or the user response items when
-    there are none; a ``thread_rolled_back`` event takes back its turns.
+    one; the user messages are the ``user_message`` events and the completed ``UserMessage``
+    items (a paginated rollout's), or the user response items (among which are context
+    fragments) when there are none; a ``thread_rolled_back`` event takes back its turns.
 
     >>> def event(kind): return b'{"type":"event_msg","payload":{"type":"%s"}}' % kind
     >>> turn = [event(b"task_started"), event(b"user_message"), event(b"task_complete")]
     >>> len(before_nth_user_message(turn * 3, 1)), len(before_nth_user_message(turn, 1))
     (3, 3)
+    >>> context = b'{"type":"response_item","payload":{"type":"message","role":"user"}}'
+    >>> item = b'{"type":"event_msg","payload":{"type":"item_completed","item":{"type":"%s"}}}'
+    >>> lines = [context, item % b"UserMessage", item % b"Plan", context, item % b"UserMessage"]
+    >>> len(before_nth_user_message(lines, 1))
+    4
     """
     events: list[int] = []
     responses: list[int] = []
@@ -253,7 +267,7 @@ def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
             continue
         elif kind in ("task_started", "turn_started"):
             started = index
-        elif kind == "user_message":
+        elif kind == "user_message" or (kind == "item_completed" and _completes_user(line)):
             events.append(turn)
         elif kind in ("task_complete", "turn_complete", "turn_aborted"):
             started = None
