@@ -9,6 +9,13 @@ import re
 from pathlib import Path
 from typing import Final
 
+RUST_WHITESPACE: Final = (
+    "\t\n\x0b\x0c\r \x85\xa0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000"
+)
+"""What Rust's ``str::trim`` takes off both ends: the characters of Unicode's White_Space."""
+
 ROLLOUT_PREFIX: Final = "rollout-"
 PLAIN_SUFFIX: Final = ".jsonl"
 COMPRESSED_SUFFIX: Final = ".zst"

@@ -11,9 +11,10 @@ decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression
 
 from __future__ import annotations
 
+import functools
 import mmap
 import os
-from collections.abc import Generator, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -132,3 +133,56 @@ def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
     """
     return committed_lines(rollout_text(path, max_bytes), max_line_bytes, str(path))
+
+
+def split_lines(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """The committed lines of a text given in ``chunks``, each given as soon as its newline
+    is read; nothing is read past ``limit`` bytes (the lines up to there are given).
+
+    >>> list(split_lines([b"a\\nb", b"c\\nd"], 100)), list(split_lines([b"a\\n", b"b\\n"], 2))
+    ([b'a', b'bc'], [b'a'])
+    """
+    pieces: list[bytes] = []
+    read = 0
+    for chunk in chunks:
+        read += len(chunk)
+        if read > limit:
+            chunk = chunk[: len(chunk) - (read - limit)]
+        *lines, rest = chunk.split(b"\n")
+        if lines:
+            lines[0] = b"".join((*pieces, lines[0]))
+            pieces.clear()
+            yield from lines
+        pieces.append(rest)
+        if read >= limit:
+            return
+
+
+def rollout_stream(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
+    """The committed lines of a rollout's text, plain or compressed, read as far as they are
+    taken and no further than ``max_bytes`` (a compressed file larger than that raises
+    :class:`SessionLogError`); close it when done with it.
+
+    >>> list(rollout_stream(Path("/no/rollout-1.jsonl"), 10))
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl: No such file or directory
+    """
+    location = str(path)
+    try:
+        with open_regular(location) as file:
+            if not is_compressed(path):
+                yield from split_lines(iter(functools.partial(file.read, 1 << 16), b""), max_bytes)
+                return
+            size = os.fstat(file.fileno()).st_size
+            if size > max_bytes:
+                raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
+            if not size:
+                return
+            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                chunks = _plaintext(location, mapped, max_bytes)
+                try:
+                    yield from split_lines(chunks, max_bytes)
+                finally:
+                    chunks.close()
+    except OSError as exc:
+        raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None

@@ -1,0 +1,233 @@
+"""Which threads Codex's listing shows (docs/harnesses.md §Codex §Listed): one whose rollout
+says who the person is talking to and what they asked. Codex's picker reads a rollout's head
+and lists the thread only when it saw a ``session_meta`` and either a preview (a user message,
+or a goal) or a compacted history holding a user message (openai/codex
+``codex-rs/rollout/src/list.rs``: ``build_thread_item``, ``read_head_summary_with_references``,
+``event_msg_preview``; ``user_message_preview`` in ``codex-rs/state/src/extract.rs``). A thread
+holding only its ``session_meta`` (started, never prompted) is not listed; Codex still reads
+it by its id, which looks at file names alone.
+
+The head is scanned line by line: blank lines are passed over, every other line counts,
+whether it reads or not; with no ``session_meta`` among the first :data:`HEAD_RECORDS` the
+scan stops, and once one is seen it goes on, up to :data:`HEAD_RECORDS` +
+:data:`USER_SCAN` lines, until it has both a preview and a first user message (a thread is
+listed once it has the preview, so this scan stops there). A
+``rollout_reference`` in the head is scanned the same way for what it adds (a preview, a
+compacted user message), at most :data:`MAX_REFERENCE_DEPTH` deep and
+:data:`MAX_REFERENCE_FILES` files in all, never a fork at its first message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Iterator
+from contextlib import closing
+from typing import Final, NamedTuple
+
+import msgspec
+
+from sessionref.codex.names import RUST_WHITESPACE
+from sessionref.codex.reference_lines import Reference, reference_of
+from sessionref.errors import SessionLogError
+
+HEAD_RECORDS: Final = 10
+"""Codex's ``HEAD_RECORD_LIMIT``: the lines in which a ``session_meta`` must be."""
+USER_SCAN: Final = 200
+"""Codex's ``USER_EVENT_SCAN_LIMIT``: how many lines more it reads for a user message."""
+MAX_REFERENCE_DEPTH: Final = 8
+"""Codex's ``MAX_SUMMARY_REFERENCE_DEPTH``."""
+MAX_REFERENCE_FILES: Final = 2
+"""Codex's ``MAX_SUMMARY_REFERENCE_FILES``: referenced rollouts read for one listing."""
+IDE_REQUEST: Final = "## My request for Codex:"
+"""What an IDE writes before the person's request (Codex's ``USER_MESSAGE_BEGIN``)."""
+
+Follow = Callable[[Reference], Generator[bytes, None, None] | None]
+"""The lines of the rollout a reference names, read as far as they are taken (``None`` when
+it is found nowhere)."""
+
+
+class _Payload(msgspec.Struct, frozen=True, gc=False):
+    type: object = None
+    id: object = None
+    message: object = None
+    images: object = None
+    local_images: object = None
+    item: object = None
+    goal: object = None
+    replacement_history: object = None
+
+
+class _Line(msgspec.Struct, frozen=True, gc=False):
+    type: object = None
+    payload: _Payload | None = None
+
+
+_LINE: Final = msgspec.json.Decoder(_Line)
+
+
+class Summary(NamedTuple):
+    """What a head scan found: a ``session_meta`` in an envelope, a preview, a compacted
+    history holding a user message."""
+
+    meta: bool = False
+    preview: bool = False
+    compacted_user: bool = False
+
+    @property
+    def listed(self) -> bool:
+        """Whether Codex's listing shows the thread.
+
+        >>> Summary(meta=True).listed, Summary(True, preview=True).listed
+        (False, True)
+        """
+        return self.meta and (self.preview or self.compacted_user)
+
+
+def requested(text: str) -> str:
+    """What a user message asks: the text after an IDE's request heading, if any, trimmed as
+    Rust trims.
+
+    >>> requested(" # Context\\nx\\n## My request for Codex:\\n fix it \\u3000"), requested("\\n")
+    ('fix it', '')
+    """
+    heading = text.find(IDE_REQUEST)
+    return (text[heading + len(IDE_REQUEST) :] if heading >= 0 else text).strip(RUST_WHITESPACE)
+
+
+def _nonempty_list(value: object) -> bool:
+    return type(value) is list and bool(value)
+
+
+def _user_item(item: object) -> bool:
+    """Whether a completed turn item is a user message with a preview: text (its text parts
+    joined) that asks something, or an image."""
+    if type(item) is not dict or item.get("type") != "UserMessage":
+        return False
+    parts = [part for part in item.get("content") or () if type(part) is dict]
+    texts = [part["text"] for part in parts if part.get("type") == "text"]
+    if requested("".join(text for text in texts if type(text) is str)):
+        return True
+    return any(part.get("type") in ("image", "local_image") for part in parts)
+
+
+def previewed(payload: _Payload) -> bool:
+    """Whether an ``event_msg`` gives a preview: a ``user_message`` whose request is not
+    blank or that carries images, an ``item_completed`` user message the same, or a
+    ``thread_goal_updated`` with an objective.
+
+    >>> previewed(_Payload("user_message", message="## My request for Codex: ")), previewed(
+    ...     _Payload("user_message", message="", local_images=["/a.png"]))
+    (False, True)
+    >>> previewed(_Payload("thread_goal_updated", goal={"objective": " ship "}))
+    True
+    """
+    kind = payload.type
+    if kind == "user_message":
+        text = payload.message
+        return (type(text) is str and bool(requested(text))) or any(
+            map(_nonempty_list, (payload.images, payload.local_images))
+        )
+    if kind == "item_completed":
+        return _user_item(payload.item)
+    if kind == "thread_goal_updated" and type(payload.goal) is dict:
+        objective = payload.goal.get("objective")
+        return type(objective) is str and bool(objective.strip(RUST_WHITESPACE))
+    return False
+
+
+def _compacted_user(history: object) -> bool:
+    """Whether a compacted replacement history holds a message of the user."""
+    return type(history) is list and any(
+        type(item) is dict and item.get("type") == "message" and item.get("role") == "user"
+        for item in history
+    )
+
+
+def _blank(line: bytes) -> bool:
+    """Whether a line is blank as Rust's ``trim`` has it.
+
+    >>> _blank(b" \\t\\r"), _blank("\\u3000".encode()), _blank(b" {}")
+    (True, True, False)
+    """
+    rest = line.lstrip(b" \t\r\n\x0b\x0c")
+    if not rest:
+        return True
+    return rest[0] >= 0x80 and not rest.decode("utf-8", "replace").strip(RUST_WHITESPACE)
+
+
+class _Scan:
+    """One listing's head scans: the references it may still follow."""
+
+    def __init__(self, follow: Follow) -> None:
+        self.follow = follow
+        self.files = MAX_REFERENCE_FILES
+
+    def summary(self, lines: Iterator[bytes], depth: int) -> Summary:
+        found = Summary()
+        counted = 0
+        for line in lines:
+            if found.meta and (found.preview or found.compacted_user):
+                break  # listed, whatever else the head holds
+            if counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN):
+                break
+            if _blank(line):
+                continue
+            counted += 1
+            found = self._line(found, line, depth)
+        return found
+
+    def _line(self, found: Summary, line: bytes, depth: int) -> Summary:
+        try:
+            item = _LINE.decode(line)
+        except msgspec.DecodeError:
+            return found
+        payload, kind = item.payload, item.type
+        if payload is None:
+            return found
+        if kind == "session_meta":
+            return found._replace(meta=found.meta or type(payload.id) is str)
+        if kind == "event_msg":
+            return found._replace(preview=found.preview or previewed(payload))
+        if kind == "compacted" and _compacted_user(payload.replacement_history):
+            return found._replace(compacted_user=True)
+        if kind == "rollout_reference":
+            return self._referred(found, line, depth)
+        return found
+
+    def _referred(self, found: Summary, line: bytes, depth: int) -> Summary:
+        reference = reference_of(line)
+        if (
+            reference is None
+            or depth >= MAX_REFERENCE_DEPTH
+            or not self.files
+            or reference.nth_user_message == 0
+        ):
+            return found
+        self.files -= 1
+        lines = self.follow(reference)
+        if lines is None:
+            return found
+        try:
+            with closing(lines):
+                there = self.summary(lines, depth + 1)
+        except SessionLogError:  # Codex takes a head it cannot read as an empty one
+            there = Summary()
+        return found._replace(
+            preview=found.preview or there.preview,
+            compacted_user=found.compacted_user or there.compacted_user,
+        )
+
+
+def head_summary(lines: Iterator[bytes], follow: Follow) -> Summary:
+    """What Codex's listing finds in the head of a rollout whose lines are ``lines`` (taken
+    only as far as the scan goes), its references read through ``follow``.
+
+    >>> meta = b'{"type":"session_meta","payload":{"id":"t"}}'
+    >>> def ask(text): return b'{"type":"event_msg","payload":{"type":"user_message",' \\
+    ...     b'"message":"%s"}}' % text
+    >>> def listed(*lines): return head_summary(iter(lines), lambda _: None).listed
+    >>> listed(meta), listed(meta, ask(b"hi")), listed(meta, *[b"x"] * 208, b"", ask(b"hi"))
+    (False, True, True)
+    >>> listed(meta, *[b"x"] * 209, ask(b"hi")), listed(*[b"x"] * 10, meta, ask(b"hi"))
+    (False, False)
+    """
+    return _Scan(follow).summary(lines, 0)
