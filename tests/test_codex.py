@@ -230,6 +230,10 @@ def test_compacted_is_a_checkpoint_and_ide_prompts_show_the_request() -> None:
     ]
 
 
+PROMPT = said("user", "hello")
+"""A prompt: a rollout holding one is listed (docs/harnesses.md §Codex §Listed)."""
+
+
 def write(root: Path, files: dict[str, bytes]) -> CodexStore:
     for name, content in files.items():
         path = root / name
@@ -361,7 +365,7 @@ def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path
     store = write(
         tmp_path,
         {
-            f"sessions/rollout-2025-06-01T10-00-00-{THREAD}.jsonl": rollout(meta()),
+            f"sessions/rollout-2025-06-01T10-00-00-{THREAD}.jsonl": rollout(meta(), *PROMPT),
             unthreaded: rollout(b'{"type":"event_msg","payload":{}}'),
         },
     )
@@ -375,18 +379,19 @@ def test_a_fifo_or_a_rollout_without_its_thread_is_a_problem_named_once(tmp_path
 
 
 def test_an_unreadable_rollout_fails_alone(tmp_path: Path) -> None:
-    store = write(tmp_path, {f"sessions/{NAME}": rollout(meta(), b"\xff" * 50)})
+    store = write(tmp_path, {f"sessions/{NAME}": rollout(meta(), *PROMPT, b"\xff" * 50)})
     small = CodexStore(tmp_path, max_line_bytes=40)
     assert [h.id for h in small.headers()] == []  # its first line is over the limit
     assert len(small.problems()) == 1
-    tight = CodexStore(tmp_path, max_bytes=100)
+    size = (tmp_path / "sessions" / NAME).stat().st_size  # its prompt within the limit
+    tight = CodexStore(tmp_path, max_bytes=size - 1)
     assert [h.id for h in tight.headers()] == [THREAD]
     with pytest.raises(SessionReferenceError) as failure:
         SessionReferenceResolver(tight).prepare(
             Target("me"), content=[], references=[{"sessionId": THREAD}]
         )
     assert failure.value.code == READ_FAILED and NAME in failure.value.message
-    assert shown(store.transcript(THREAD)) == []
+    assert shown(store.transcript(THREAD)) == [("user", "hello")]
 
 
 @settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
@@ -401,9 +406,9 @@ def test_a_folder_that_cannot_be_listed_is_a_problem(
     store = write(
         tmp_path,
         {
-            f"sessions/2025/06/01/{NAME}": rollout(meta()),
+            f"sessions/2025/06/01/{NAME}": rollout(meta(), *PROMPT),
             f"sessions/2025/06/02/rollout-2025-06-02T10-00-00-{OTHERS[0]}.jsonl": rollout(
-                meta(OTHERS[0])
+                meta(OTHERS[0]), *PROMPT
             ),
         },
     )

@@ -7,7 +7,7 @@ from that definition."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import pytest
 import zstandard
@@ -48,6 +48,10 @@ def reference(path: Path | str, segment: str | None, thread: str = THREAD, **fie
 def segment(n: int, *lines: bytes) -> bytes:
     """A rollout of segment ``n`` of the thread: its meta, then ``lines``."""
     return rollout(meta(segment_id=SEGMENTS[n]), *lines)
+
+
+ASKED: Final = said("user", "go on")[1]
+"""A user message event: a rollout holding one is listed (docs/harnesses.md §Codex §Listed)."""
 
 
 def captured(store: CodexStore, thread: str = THREAD) -> str:
@@ -255,12 +259,15 @@ def test_a_fork_inherits_its_parent_up_to_the_message_it_forked_at(tmp_path: Pat
 def test_a_reference_graph_codex_refuses_fails_naming_the_file(tmp_path: Path, kind: str) -> None:
     """A cycle, forks nested deeper than 256, two rollouts that are the named segment, or a named
     segment that is damaged: Codex refuses to read the thread, and so does sessionref, naming
-    the file and why."""
+    the file and why. The live rollout asks something after its reference, so Codex lists it
+    whatever the reference leads to."""
     files: dict[str, bytes] = {}
     if kind == "cycle":
         back = reference(tmp_path / LIVE, SEGMENTS[2])
         files[segment_path(SEGMENTS[1])] = segment(1, back)
-        files[LIVE] = segment(2, reference(tmp_path / segment_path(SEGMENTS[1]), SEGMENTS[1]))
+        files[LIVE] = segment(
+            2, reference(tmp_path / segment_path(SEGMENTS[1]), SEGMENTS[1]), ASKED
+        )
         # as Codex's: the segments being expanded, not the live rollout, are checked
         where, reason = LIVE, f"rollout reference cycle at {THREAD}/{SEGMENTS[1]}"
     elif kind == "forks too deep":  # each rollout a fork of the next thread's
@@ -269,23 +276,25 @@ def test_a_reference_graph_codex_refuses_fails_naming_the_file(tmp_path: Path, k
             parent = reference(tmp_path / segment_path(None, threads[n + 1]), None, threads[n + 1])
             files[segment_path(None, threads[n])] = rollout(meta(threads[n]), parent)
         first = reference(tmp_path / segment_path(None, threads[0]), None, threads[0])
-        files[LIVE] = segment(2, first)
+        files[LIVE] = segment(2, first, ASKED)
         # the live rollout's fork is the first, that in the 256th rollout the 257th
         where, reason = segment_path(None, threads[255]), "forks nest deeper than 256"
     elif kind == "ambiguous":
         files[segment_path(SEGMENTS[1])] = segment(1)
         files[segment_path(SEGMENTS[1], name="rollout-other.jsonl")] = segment(1)
-        files[LIVE] = segment(2, reference("/gone.jsonl", SEGMENTS[1]))
+        files[LIVE] = segment(2, reference("/gone.jsonl", SEGMENTS[1]), ASKED)
         where, reason = f"rotated_rollout_segments/{THREAD}/{SEGMENTS[1]}", "is ambiguous"
     elif kind == "initial twice":  # a legacy reference, in both segment roots
         files[segment_path(None)] = rollout(meta())
         files[f"archived_sessions/{THREAD}/initial/{NAME}"] = rollout(meta())
-        files[LIVE] = segment(2, reference(f"/gone/{NAME}", None))
+        files[LIVE] = segment(2, reference(f"/gone/{NAME}", None), ASKED)
         where, reason = segment_path(None), "is ambiguous: "
     else:
         data = zstandard.ZstdCompressor().compress(segment(1, *said("user", "x")))
         files[segment_path(SEGMENTS[1]) + ".zst"] = data[:-2]
-        files[LIVE] = segment(2, reference(tmp_path / segment_path(SEGMENTS[1]), SEGMENTS[1]))
+        files[LIVE] = segment(
+            2, reference(tmp_path / segment_path(SEGMENTS[1]), SEGMENTS[1]), ASKED
+        )
         where, reason = segment_path(SEGMENTS[1]) + ".zst", "corrupt zstd file: it ends inside"
     store = write(tmp_path, files)
     assert [h.id for h in store.headers()] == [THREAD]

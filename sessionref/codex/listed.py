@@ -21,13 +21,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
+from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
 from sessionref.codex.names import RUST_WHITESPACE
+from sessionref.codex.records import decode
 from sessionref.codex.reference_lines import Reference, reference_of
+from sessionref.codex.rollouts import rollout_stream
 from sessionref.errors import SessionLogError
+from sessionref.log.jsonl import decode_line
 
 HEAD_RECORDS: Final = 10
 """Codex's ``HEAD_RECORD_LIMIT``: the lines in which a ``session_meta`` must be."""
@@ -231,3 +235,37 @@ def head_summary(lines: Iterator[bytes], follow: Follow) -> Summary:
     (False, False)
     """
     return _Scan(follow).summary(lines, 0)
+
+
+def opens_in_envelope(lines: list[bytes]) -> bool:
+    """Whether the first ``session_meta`` among a rollout's ``lines`` is in its envelope
+    (``{"type":"session_meta","payload":…}``), as every rollout but the oldest has it: those
+    begin with a bare ``{"id", "timestamp", "instructions"}``.
+
+    >>> opens_in_envelope([b'{"type":"session_meta","payload":{"id":"t"}}'])
+    True
+    >>> opens_in_envelope([b'{"id":"t","timestamp":"2025-04-01T00:00:00Z"}']), opens_in_envelope([])
+    (False, False)
+    """
+    for line in lines:
+        item = decode(line)
+        if item is not None and item.kind == "session_meta":
+            first = decode_line(_LINE, _Line, line)
+            return first is not None and first.type == "session_meta"
+    return False
+
+
+def listed_rollout(path: Path, lines: list[bytes], max_bytes: int, follow: Follow) -> bool:
+    """Whether the thread of the rollout at ``path``, whose first lines are ``lines``, is
+    listed: when Codex's listing shows it (:func:`head_summary`, its text read as far as the
+    scan goes and no further than ``max_bytes``), or when it has no envelope (the oldest
+    rollouts: Codex's listing cannot read them, but sessionref reads them whole and lists
+    them, as it always has).
+
+    >>> listed_rollout(Path("/no/rollout-1.jsonl"), [b'{"id":"t"}'], 10, lambda _: None)
+    True
+    """
+    if not opens_in_envelope(lines):
+        return True
+    with closing(rollout_stream(path, max_bytes)) as stream:
+        return head_summary(stream, follow).listed

@@ -19,21 +19,31 @@ page that continues them (:mod:`sessionref.codex.pages`). Names come from
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable, Iterator
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from sessionref.codex.names import canonical_id, rollout_ids, rollout_order
+from sessionref.codex.names import RUST_WHITESPACE, canonical_id, rollout_ids, rollout_order
 from sessionref.codex.pages import RolloutsById
-from sessionref.codex.rollouts import PAGES, folders, rollout_files, rollout_head, rollout_lines
+from sessionref.codex.rollouts import (
+    PAGES,
+    folders,
+    rollout_files,
+    rollout_head,
+    rollout_lines,
+    rollout_stream,
+)
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head
 from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
+
+if TYPE_CHECKING:
+    from sessionref.codex.reference_lines import Reference
 
 SESSION_INDEX = "session_index.jsonl"
 
@@ -45,14 +55,6 @@ class _IndexLine(msgspec.Struct, frozen=True, gc=False):
 
 
 _INDEX_LINE = msgspec.json.Decoder(_IndexLine)
-
-
-_RUST_WHITESPACE: Final = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680"
-    + "".join(map(chr, range(0x2000, 0x200B)))
-    + "\u2028\u2029\u202f\u205f\u3000"
-)
-"""What Rust's ``str::trim`` takes off both ends: the characters of Unicode's White_Space."""
 
 
 def thread_names(lines: list[bytes]) -> dict[str, str]:
@@ -80,7 +82,7 @@ def thread_names(lines: list[bytes]) -> dict[str, str]:
             continue
         if type(line.id) is str and type(line.thread_name) is str:
             thread = canonical_id(line.id) or line.id
-            name = line.thread_name.strip(_RUST_WHITESPACE)
+            name = line.thread_name.strip(RUST_WHITESPACE)
             if name:
                 names[thread] = name
             else:
@@ -286,8 +288,10 @@ class CodexStore(HarnessStore):
                 yield path
 
     def _lists(self, path: Path) -> bool:
-        """Whether the rollout at ``path`` is listed: its head can be read and says no other
-        thread than its name (:meth:`head_of`, remembered for the listing that reads it)."""
+        """Whether the rollout at ``path`` is the thread's: its head can be read and says no
+        other thread than its name (:meth:`head_of`, remembered for the listing that reads
+        it). One that Codex's listing hides is the thread all the same (Codex reads it by the
+        thread's id), and the thread is not listed (:mod:`sessionref.codex.listed`)."""
         try:
             self.head_of(path)
         except SessionLogError:
@@ -346,8 +350,27 @@ class CodexStore(HarnessStore):
         ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
-        """The thread of a rollout (:func:`thread_head`)."""
-        return thread_head(path, lines)
+        """The thread of a rollout (:func:`thread_head`), and whether it is listed
+        (:func:`~sessionref.codex.listed.listed_rollout`)."""
+        head = thread_head(path, lines)
+        if head.session_id is None:
+            return head
+        from sessionref.codex.listed import listed_rollout  # as thread_head()
+
+        return head._replace(listed=listed_rollout(path, lines, self.max_bytes, self._follow))
+
+    def _follow(self, reference: Reference) -> Generator[bytes, None, None] | None:
+        """The lines of the rollout a reference names, as far as they are taken (``None``
+        when it is found nowhere or cannot be read)."""
+        from sessionref.codex.references import Expansion  # as thread_head()
+
+        try:
+            found = Expansion(self.home, self.max_bytes, self.max_line_bytes, self._pages).resolve(
+                reference
+            )
+        except SessionLogError:
+            return None
+        return None if found is None else rollout_stream(found, self.max_bytes)
 
     def names(self) -> dict[str, str]:
         """The thread names of ``session_index.jsonl`` (none when it cannot be read)."""

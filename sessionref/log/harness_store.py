@@ -38,11 +38,13 @@ _HEAD_BYTES = 1 << 16
 
 class Head(NamedTuple):
     """What a file's first lines say: the session it belongs to (``None``: it is no session's
-    file), and that session's createdAt and cwd where they say it."""
+    file), that session's createdAt and cwd where they say it, and whether the harness lists
+    it (one it does not list is served by its id alone, never a problem)."""
 
     session_id: str | None
     created_at: int | None = None
     cwd: str | None = None
+    listed: bool = True
 
 
 HeadMemory = Callable[[Path, Callable[[], Head]], Head]
@@ -233,6 +235,8 @@ class HarnessStore(ABC):
             places.sort(key=lambda place: self.reading_name(place[0]))
             files[session_id] = [path for path, _ in places]
             first = places[0][1]
+            if not first.listed:
+                continue
             created = first.created_at
             if created is None:
                 version = file_version(places[0][0])
@@ -241,7 +245,8 @@ class HarnessStore(ABC):
         return self._listing.remember(_Listing(headers, files, problems))
 
     def headers(self) -> list[SessionHeader]:
-        """The header of every session served."""
+        """The header of every session listed (one the harness does not list is still read
+        by its id)."""
         return list(self._scan().headers)
 
     def problems(self) -> list[StoreProblem]:
@@ -259,6 +264,15 @@ class HarnessStore(ABC):
             if self.named_by(Path(problem.path)) == session_id:
                 raise SessionLogError(f"{problem.path}: {problem.message}")
         raise SessionNotFound(session_id)
+
+    def reads(self, session_id: str) -> bool:
+        """Whether the store reads ``session_id`` by its id, listed or not (a session the
+        harness does not list is read all the same: :class:`Head`)."""
+        try:
+            self.paths_of(session_id)
+        except SessionLogError:
+            return False
+        return True
 
     def joined(self, files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
         """A session's lines from the lines of each of its files as :meth:`lines_of` read

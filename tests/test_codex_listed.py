@@ -1,0 +1,156 @@
+"""Which Codex threads are listed (docs/harnesses.md §Codex §Listed). The expected answers
+are Codex's rule (openai/codex ``codex-rs/rollout/src/list.rs``: ``build_thread_item`` lists
+a thread when its head scan saw a ``session_meta`` and a preview or a compacted user message;
+``read_head_summary_with_references``, ``event_msg_preview``; ``user_message_preview`` in
+``codex-rs/state/src/extract.rs``), written out case by case from that source."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sessionref import SessionReferenceResolver, Target
+from sessionref.cli import main
+from sessionref.codex.store import CodexStore
+from tests.test_codex import NAME, THREAD, copy, line, meta, rollout, said, shown
+from tests.test_codex_references import LIVE, SEGMENTS, reference, segment, segment_path
+from tests.test_mcp import listed_and_read
+
+ROLLOUT = f"sessions/2025/06/01/{NAME}"
+OTHER = "0197a000-0000-7000-8000-0000000000bb"
+OTHER_ROLLOUT = f"sessions/2025/06/01/rollout-2025-06-01T11-00-00-{OTHER}.jsonl"
+
+
+def event(kind: str, **fields: Any) -> bytes:
+    return line("event_msg", {"type": kind, **fields})
+
+
+def asked(text: str, **fields: Any) -> bytes:
+    """The person's prompt, as Codex records it for its views."""
+    return event("user_message", message=text, **fields)
+
+
+def completed(*content: dict[str, Any]) -> bytes:
+    """A user message as a paginated rollout records it: a completed turn item."""
+    return event("item_completed", item={"type": "UserMessage", "id": "u", "content": content})
+
+
+def compacted(*history: dict[str, Any]) -> bytes:
+    return line("compacted", {"message": "", "replacement_history": list(history)})
+
+
+def listed(tmp_path: Path, *lines: bytes) -> bool:
+    """Whether a store holding a rollout of ``lines`` lists its thread; it is never a problem,
+    and it is read by its id either way."""
+    path = tmp_path / ROLLOUT
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(rollout(*lines))
+    store = CodexStore(tmp_path)
+    ids = [header.id for header in store.headers()]
+    assert store.problems() == []
+    store.transcript(THREAD)
+    return ids == [THREAD]
+
+
+JUNK = b'{"timestamp":"2025-06-01T10:00:00.000Z","type":"turn_context","payload":{}}'
+"""A line that counts in the head scan and gives nothing."""
+
+
+@pytest.mark.parametrize(
+    ("lines", "shown_by_codex"),
+    [
+        ([meta()], False),  # started, never prompted
+        ([meta(), line("response_item", copy("user", "<environment_context>x"))], False),
+        ([meta(), line("response_item", copy("user", "only the model's copy"))], False),
+        ([meta(), event("agent_message", message="hello")], False),
+        ([meta(), asked("fix it")], True),
+        ([meta(), asked(" \u3000\n")], False),  # blank as Rust trims
+        ([meta(), asked("# Context from my IDE setup:\nx\n## My request for Codex:\n ")], False),
+        ([meta(), asked("# Context from my IDE setup:\n## My request for Codex: go")], True),
+        ([meta(), asked("", images=["data:image/png;base64,AA"])], True),
+        ([meta(), asked("", local_images=["/tmp/a.png"])], True),
+        ([meta(), asked("", images=[], local_images=[])], False),
+        ([meta(), completed({"type": "text", "text": "fix it"})], True),
+        ([meta(), completed({"type": "text", "text": "  "})], False),
+        ([meta(), completed({"type": "local_image", "path": "/tmp/a.png"})], True),
+        ([meta(), event("thread_goal_updated", goal={"objective": "ship it"})], True),
+        ([meta(), event("thread_goal_updated", goal={"objective": " "})], False),
+        ([meta(), compacted(copy("user", "earlier"), copy("assistant", "ok"))], True),
+        ([meta(), compacted(copy("assistant", "ok"))], False),
+        ([asked("fix it"), meta()], True),  # the meta need not come first
+        ([*[JUNK] * 9, meta(), asked("fix it")], True),  # the meta is the 10th line
+        ([*[JUNK] * 10, meta(), asked("fix it")], False),  # the 11th: the scan stopped
+        ([*[JUNK, b"", b"  "] * 9, meta(), asked("fix it")], True),  # blank lines do not count
+        ([*[b"not json"] * 10, meta(), asked("fix it")], False),  # lines that do not read do
+        ([meta(), *[JUNK] * 208, asked("fix it")], True),  # the 210th line
+        ([meta(), *[JUNK] * 209, asked("fix it")], False),  # the 211th: past the scan
+    ],
+)
+def test_a_thread_is_listed_when_codex_lists_it(
+    tmp_path: Path, lines: list[bytes], shown_by_codex: bool
+) -> None:
+    assert listed(tmp_path, *lines) is shown_by_codex
+
+
+def test_a_thread_holding_only_its_meta_is_not_listed_but_is_read_by_its_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Codex's picker does not show a thread that was started and never prompted; sessionref
+    listed it, labelled by its id. It is read by its id still, as Codex resumes it."""
+    home = tmp_path / "home"
+    (tmp_path / "project").mkdir()  # where the MCP server runs
+    for path, lines in ((ROLLOUT, [meta()]), (OTHER_ROLLOUT, [meta(OTHER), *said("user", "go")])):
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_bytes(rollout(*lines))
+    for index in ([], ["--no-index"]):
+        assert main(["candidates", "--root", str(home), *index, "--json"]) == 0
+        assert [row["sessionId"] for row in json.loads(capsys.readouterr().out)] == [OTHER]
+    assert main(["snapshot", "--root", str(home), THREAD]) == 0
+    assert '"capturedThroughSeq":0' in capsys.readouterr().out
+    resources, text = listed_and_read(home, THREAD)
+    assert [resource.name for resource in resources.resources] == ["go"]
+    assert THREAD in text
+    resolver = SessionReferenceResolver(CodexStore(home))
+    prepared = resolver.prepare(Target("me"), content=[], references=[{"sessionId": THREAD}])
+    assert prepared.additional_context.source.references[0].captured_through_seq == 0
+
+
+def test_the_oldest_rollouts_are_listed_though_codex_cannot_list_them(tmp_path: Path) -> None:
+    """A rollout without envelope has no ``session_meta`` Codex's listing reads; sessionref
+    lists it and reads it whole, as it always has."""
+    first = json.dumps({"id": THREAD, "timestamp": "2025-04-01T00:00:00Z", "instructions": ""})
+    assert listed(tmp_path, first.encode(), json.dumps(copy("user", "old")).encode())
+    assert shown(CodexStore(tmp_path).transcript(THREAD)) == [("user", "old")]
+
+
+def test_a_preview_is_found_through_the_references_in_the_head(tmp_path: Path) -> None:
+    """The head scan reads a referenced rollout's head for a preview: at most two files in
+    all, never a fork at its first user message."""
+    for n in (1, 2, 3):
+        (tmp_path / segment_path(SEGMENTS[n])).parent.mkdir(parents=True)
+    empty, prompted = segment(1), segment(3, asked("from a segment"))
+    (tmp_path / segment_path(SEGMENTS[1])).write_bytes(empty)
+    (tmp_path / segment_path(SEGMENTS[2])).write_bytes(empty)
+    (tmp_path / segment_path(SEGMENTS[3])).write_bytes(prompted)
+
+    def to(n: int, **fields: Any) -> bytes:
+        return reference(tmp_path / segment_path(SEGMENTS[n]), SEGMENTS[n], **fields)
+
+    cases = [
+        ([to(3)], True),
+        ([to(1), to(3)], True),  # the second file
+        ([to(1), to(2), to(3)], False),  # a third file is not read
+        ([to(3, nth_user_message=0)], False),  # a fork before its first message
+        ([to(3, nth_user_message=1)], True),
+        ([reference("/gone.jsonl", SEGMENTS[0])], False),
+    ]
+    live = tmp_path / LIVE
+    live.parent.mkdir(parents=True)
+    for references, shown_by_codex in cases:
+        live.write_bytes(rollout(meta(), *references))
+        store = CodexStore(tmp_path)
+        assert ([h.id for h in store.headers()] == [THREAD]) is shown_by_codex, references
+        assert store.problems() == []
