@@ -21,7 +21,7 @@ from sessionref.cli import main
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import SessionLogError
 from sessionref.log.store import SessionNotFound
-from tests.test_codex import THREAD, meta, rollout, said, shown, write
+from tests.test_codex import PROMPT, THREAD, meta, rollout, said, shown, write
 from tests.test_codex_history_base import (
     EXPECTED,
     LIVE,
@@ -94,10 +94,12 @@ def test_a_real_time_of_any_year_names_a_rollout(
     store = write(
         tmp_path,
         {
-            f"sessions/2024/02/29/rollout-2024-02-29T23-59-59-{simple}.jsonl": rollout(meta()),
-            f"sessions/rollout-0000-01-01T00-00-00-{braced}.jsonl": rollout(meta(OTHER)),
+            f"sessions/2024/02/29/rollout-2024-02-29T23-59-59-{simple}.jsonl": rollout(
+                meta(), *PROMPT
+            ),
+            f"sessions/rollout-0000-01-01T00-00-00-{braced}.jsonl": rollout(meta(OTHER), *PROMPT),
             f"archived_sessions/rollout-2025-06-01T10-00-00-urn:uuid:{third}.jsonl": rollout(
-                meta(third)
+                meta(third), *PROMPT
             ),
         },
     )
