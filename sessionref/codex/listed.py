@@ -27,7 +27,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from sessionref.codex.names import RUST_WHITESPACE
-from sessionref.codex.records import decode
+from sessionref.codex.records import Payload, decode, said
 from sessionref.codex.reference_lines import Reference, reference_of
 from sessionref.codex.rollouts import rollout_stream
 from sessionref.errors import SessionLogError
@@ -106,11 +106,13 @@ def _user_item(item: object) -> bool:
     joined) that asks something, or an image."""
     if type(item) is not dict or item.get("type") != "UserMessage":
         return False
-    parts = [part for part in item.get("content") or () if type(part) is dict]
-    texts = [part["text"] for part in parts if part.get("type") == "text"]
-    if requested("".join(text for text in texts if type(text) is str)):
+    [(_, text)] = said(Payload(type="item_completed", item=item))
+    if requested(text):
         return True
-    return any(part.get("type") in ("image", "local_image") for part in parts)
+    parts = item.get("content")
+    return type(parts) is list and any(
+        type(part) is dict and part.get("type") in ("image", "local_image") for part in parts
+    )
 
 
 def previewed(payload: _Payload) -> bool:
