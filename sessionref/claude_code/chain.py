@@ -9,13 +9,15 @@ uuid written twice (a preserved segment re-parented after a compaction) is resol
 latest line before the child, so the walk only ever moves back in the file; a parent written
 after its child is taken as it is, and a cycle ends the walk where it closes. The parallel tool
 calls of a message on the chain, and their results, which Claude Code writes beside it, are
-put back (:func:`with_parallel_calls`).
+put back (:func:`with_parallel_calls`). A branch of local commands alone (``/doctor``, ``!ls``
+and their output), which Claude Code 1.0 hangs off an older line than the turn before it, is
+no leaf of the conversation: it is put back beside the chain it forks off (:func:`current_chain`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from heapq import heappop, heappush
 from typing import NamedTuple
 
@@ -40,19 +42,20 @@ def _parent_of(line: Links) -> str | None:
 
 class _Tree(NamedTuple):
     """One pass over a file's lines: where each uuid is written (its last line, and every
-    line of one written more than once), the main-line nodes and the uuids they continue."""
+    line of one written more than once), the main-line nodes and, for each uuid they
+    continue, how many do."""
 
     last: dict[str, int]
     again: dict[str, list[int]]
     nodes: list[int]
-    parents: set[str]
+    parents: dict[str, int]
 
 
 def _tree(lines: Sequence[Links | None]) -> _Tree:
     last: dict[str, int] = {}
     again: dict[str, list[int]] = {}
     nodes: list[int] = []
-    parents: set[str] = set()
+    parents: dict[str, int] = {}
     for index, line in enumerate(lines):
         if line is None or type(line.uuid) is not str:
             continue
@@ -64,8 +67,62 @@ def _tree(lines: Sequence[Links | None]) -> _Tree:
             nodes.append(index)
             parent = _parent_of(line)
             if parent is not None:
-                parents.add(parent)
+                parents[parent] = parents.get(parent, 0) + 1
     return _Tree(last, again, nodes, parents)
+
+
+def _leaves(lines: Sequence[Links | None], tree: _Tree) -> list[int]:
+    """The indexes of the nodes no line on the main line names as its parent, newest first:
+    latest time, then latest in the file.
+
+    >>> def at(uuid, parent, second):
+    ...     return Links(uuid=uuid, parent_uuid=parent, timestamp=f"2025-01-01T00:00:0{second}Z")
+    >>> lines = [at("a", None, 1), at("b", "a", 3), at("c", "a", 2), at("d", "a", 2)]
+    >>> _leaves(lines, _tree(lines))
+    [1, 3, 2]
+    """
+    keys = []
+    for index in tree.nodes:
+        line = lines[index]
+        if line.uuid not in tree.parents:  # type: ignore[union-attr]
+            time = iso_millis(line.timestamp)  # type: ignore[union-attr]
+            keys.append((-1 if time is None else time, index))
+    return [index for _, index in sorted(keys, reverse=True)]
+
+
+def _parent_place(lines: Sequence[Links | None], tree: _Tree, child: int) -> int | None:
+    """The index of the line ``child`` continues: its parent's latest line before it (lines
+    in file order), else its parent's last line; ``None`` at a root or a dangling parent."""
+    parent = _parent_of(lines[child])  # type: ignore[arg-type]
+    if parent is None or parent not in tree.last:
+        return None
+    if parent in tree.again:
+        places = tree.again[parent]
+        before = bisect_left(places, child)
+        if before:
+            return places[before - 1]
+    return tree.last[parent]
+
+
+def _command_branch(
+    lines: Sequence[Links | None], tree: _Tree, leaf: int, is_command: Callable[[int], bool]
+) -> tuple[int, list[int]] | None:
+    """Where the branch ending at ``leaf`` forks off (the nearest line above it that more
+    than one line continues) and its lines, root first, when every one of them is a local
+    command (``is_command``); ``None`` for any other branch, or one that reaches a root
+    without a fork (then it is the whole tree)."""
+    branch: list[int] = []
+    child = leaf
+    while is_command(child) and child not in branch:
+        branch.append(child)
+        place = _parent_place(lines, tree, child)
+        if place is None:
+            return None
+        if tree.parents.get(lines[place].uuid, 0) > 1:  # type: ignore[union-attr]
+            branch.reverse()
+            return place, branch
+        child = place
+    return None
 
 
 def newest_leaf(lines: Sequence[Links | None], tree: _Tree | None = None) -> int | None:
@@ -79,52 +136,80 @@ def newest_leaf(lines: Sequence[Links | None], tree: _Tree | None = None) -> int
     >>> newest_leaf([at("a", None, 1), at("b", "a", 2), at("c", "a", 2)])
     2
     """
-    tree = tree or _tree(lines)
-    best: tuple[int, int] | None = None
-    for index in tree.nodes:
-        line = lines[index]
-        if line.uuid not in tree.parents:  # type: ignore[union-attr]
-            time = iso_millis(line.timestamp)  # type: ignore[union-attr]
-            key = (-1 if time is None else time, index)
-            if best is None or key > best:
-                best = key
-    return None if best is None else best[1]
+    leaves = _leaves(lines, tree or _tree(lines))
+    return leaves[0] if leaves else None
 
 
-def current_chain(lines: Sequence[Links | None]) -> list[int]:
-    """The indexes of the lines on the current chain, root first.
+def _no_command(index: int) -> bool:
+    """No line is a local command (the default of :func:`current_chain`)."""
+    return False
+
+
+def current_chain(
+    lines: Sequence[Links | None], is_command: Callable[[int], bool] = _no_command
+) -> list[int]:
+    """The indexes of the lines on the current chain, root first: the path up from the
+    newest leaf whose branch is not of local commands alone (``is_command`` of each of its
+    lines' indexes), else from the newest leaf; with the branches of local commands that
+    fork off that path, each in file order after the line it forks off.
 
     >>> lines = [Links(uuid="a"), Links(uuid="b", parent_uuid="a"),
     ...          Links(uuid="c", parent_uuid="a"), Links(uuid="d", parent_uuid="c")]
     >>> current_chain(lines)
     [0, 2, 3]
+    >>> current_chain(lines, is_command=lambda index: index >= 2)
+    [0, 1, 2, 3]
+    >>> current_chain(lines, is_command=lambda index: True)
+    [0, 1, 2, 3]
     >>> current_chain([Links(uuid="a", parent_uuid="b"), Links(uuid="b", parent_uuid="a")])
     []
     >>> current_chain([Links(uuid="a", parent_uuid="gone")])
     [0]
     """
     tree = _tree(lines)
-    leaf = newest_leaf(lines, tree)
-    if leaf is None:
+    leaves = _leaves(lines, tree)
+    if not leaves:
         return []
+    branches: list[tuple[int, list[int]]] = []
+    for leaf in leaves:
+        found = _command_branch(lines, tree, leaf, is_command)
+        if found is None:
+            break
+        branches.append(found)
+    else:  # local commands alone: the newest of them is the chain
+        leaf = leaves[0]
+        del branches[0]
     chain = [leaf]
     seen = {leaf}
-    while True:
-        child = chain[-1]
-        parent = _parent_of(lines[child])  # type: ignore[arg-type]
-        if parent is None or parent not in tree.last:
-            break
-        place = tree.last[parent]
-        if parent in tree.again:  # its latest line before the child (lines in file order)
-            places = tree.again[parent]
-            before = bisect_left(places, child)
-            place = places[before - 1] if before else place
-        if place in seen:
-            break
+    while (place := _parent_place(lines, tree, chain[-1])) is not None and place not in seen:
         seen.add(place)
         chain.append(place)
     chain.reverse()
-    return chain
+    beside: dict[int, list[int]] = {}
+    for fork, lines_of in branches:
+        if fork in seen:
+            beside.setdefault(fork, []).extend(lines_of)
+    return _spliced(chain, beside)
+
+
+def _spliced(chain: list[int], beside: dict[int, list[int]]) -> list[int]:
+    """``chain`` with the lines ``beside`` each of its lines, each placed in file order
+    after the line it hangs from.
+
+    >>> _spliced([0, 5, 6], {0: [7, 3]})
+    [0, 3, 5, 6, 7]
+    """
+    if not beside:
+        return chain
+    spliced: list[int] = []
+    waiting: list[int] = []
+    for index in chain:
+        while waiting and waiting[0] < index:
+            spliced.append(heappop(waiting))
+        spliced.append(index)
+        for extra in beside.get(index, ()):
+            heappush(waiting, extra)
+    return spliced + sorted(waiting)
 
 
 def _blocks(line: Line, kind: str, key: str) -> list[str] | None:
@@ -206,14 +291,4 @@ def with_parallel_calls(chain: list[int], lines: Sequence[Line | None]) -> list[
             kept[line.uuid] = index
             anchor[index] = anchor[parent]
             beside.setdefault(anchor[index], []).append(index)
-    if not beside:
-        return chain
-    spliced: list[int] = []
-    waiting: list[int] = []
-    for index in chain:
-        while waiting and waiting[0] < index:
-            spliced.append(heappop(waiting))
-        spliced.append(index)
-        for extra in beside.get(index, ()):
-            heappush(waiting, extra)
-    return spliced + sorted(waiting)
+    return _spliced(chain, beside)

@@ -1,172 +1,33 @@
 """The lines of a Claude Code chain as transcript entries (docs/harnesses.md §Claude Code).
 
-User text is what a person typed: a ``user`` line that is not ``isMeta`` (those the harness
-injected), not a tool result, not a sidechain; slash commands and ``!`` shell input are shown
-as typed (``/name args``, ``!command``), their output and what the harness or IDE wrapped into
-a prompt (``<system-reminder>`` …) are not user text. Assistant text is the text blocks of
-one API message, whose blocks Claude Code writes on several lines sharing ``message.id``; a
-text after another entry of its message (a server tool's call and result, between the texts
-the model wrote before and after it) is an entry of its own that ``continues`` the text
-before it, so the transcript keeps the message's order and a snapshot still shows one text.
-A ``compact_boundary`` and the summary after it are one checkpoint.
+User text is what a person typed (:mod:`sessionref.claude_code.prompts`): a ``user`` line
+that is not ``isMeta`` (those the harness injected), not a tool result, not a sidechain.
+Assistant text is the text blocks of one API message, whose blocks Claude Code writes on
+several lines sharing ``message.id``; a text after another entry of its message (a server
+tool's call and result, between the texts the model wrote before and after it) is an entry
+of its own that ``continues`` the text before it, so the transcript keeps the message's
+order and a snapshot still shows one text. A ``compact_boundary`` and the summary after it
+are one checkpoint.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable
-from typing import Final
+from collections.abc import Iterable
 
 import msgspec
 
-from sessionref.claude_code.records import Block, Content, Line
+from sessionref.claude_code.prompts import block_texts, slash_command, typed_text
+from sessionref.claude_code.records import Block, Line
 from sessionref.claude_code.server_results import server_result_text
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import Entry, EntryKind, Role, first_prompt_title, message_text
-
-_INJECTED_TAG: Final = re.compile(
-    r"<(/?)(system-reminder|ide_opened_file|ide_selection|ide_diagnostics|task-notification"
-    r"|teammate-message)(?:\s+[\w-]+=(?:\"[^\"<]*\"|'[^'<]*'))*\s*>"
+from sessionref.transcript import (
+    Entry,
+    EntryKind,
+    Role,
+    first_prompt_title,
+    line_title,
+    message_text,
 )
-"""An opening or closing tag of what the harness or an IDE wraps into a prompt; a tag may
-carry quoted attributes (``<teammate-message teammate_id="a" summary="x > y">``)."""
-_COMMAND_TAG: Final = re.compile(r"\s*<(command-[a-z]+)>")
-_WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
-_OUTPUT: Final = re.compile(
-    r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>", re.S
-)
-_INTERRUPTED: Final = frozenset(
-    {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
-)
-_TYPED_PREFIX: Final = {"bash-input": "!", "user-memory-input": "#"}
-
-
-def block_texts(content: Content, each: Callable[[str], str] | None = None) -> str:
-    """The text of ``content``: the string, or its ``text`` blocks joined by a newline
-    (images and other blocks show nothing); with ``each``, each text as ``each`` gives it,
-    a block it empties left out.
-
-    >>> block_texts([Block("text", "a"), Block("image"), "x", Block("text", "b")])
-    'a\\nb'
-    >>> block_texts([Block("text", "a"), Block("text", "b")], lambda text: text.strip("b"))
-    'a'
-    """
-    if type(content) is str:
-        return content if each is None else each(content)
-    if type(content) is not list:
-        return ""
-    texts = [
-        block.text
-        for block in content
-        if isinstance(block, Block) and block.type == "text" and type(block.text) is str
-    ]
-    if each is not None:
-        texts = [shown for text in texts if (shown := each(text)) or not text]
-    return "\n".join(texts)
-
-
-def command_tags(text: str) -> dict[str, str] | None:
-    """The ``<command-*>`` tags of a prompt made of them alone (blanks between them aside),
-    by name, the first of a name winning; ``None`` when the prompt holds anything else, as a
-    person's prompt that mentions such a tag does. Linear: a tag ends at the first closing
-    tag of its name, found with ``str.find``.
-
-    >>> command_tags("<command-message>m</command-message>\\n <command-name>/m</command-name>")
-    {'command-message': 'm', 'command-name': '/m'}
-    >>> command_tags("see <command-name>/m</command-name>"), command_tags("<command-name>/m")
-    (None, None)
-    """
-    tags: dict[str, str] = {}
-    at = 0
-    while (tag := _COMMAND_TAG.match(text, at)) is not None:
-        name = tag.group(1)
-        end = text.find(f"</{name}>", tag.end())
-        if end < 0:
-            return None
-        tags.setdefault(name, text[tag.end() : end])
-        at = end + len(name) + 3
-    return None if text[at:].strip() else tags
-
-
-def _injected_blocks(text: str) -> list[tuple[int, int]]:
-    """Where the blocks of ``text`` wrapped in an injected tag start and end, in order: each
-    from its opening tag to the first closing tag of its name; one pass.
-
-    >>> _injected_blocks("a<ide_selection>b<system-reminder></ide_selection>c")
-    [(1, 50)]
-    """
-    blocks: list[tuple[int, int]] = []
-    open_at, open_name = 0, None
-    for tag in _INJECTED_TAG.finditer(text):
-        closing, name = tag.groups()
-        if open_name is None and not closing:
-            open_at, open_name = tag.start(), name
-        elif open_name == name and closing:
-            blocks.append((open_at, tag.end()))
-            open_name = None
-    return blocks
-
-
-def without_injected(text: str) -> str:
-    """``text`` (one text block of a prompt) without what a harness or an IDE wrapped into
-    it: the injected blocks (:func:`_injected_blocks`) at its start and at its end, where
-    Claude Code puts them, with nothing but blanks and other such blocks between them and
-    the end; the rest stripped of the blanks at its ends. A block with the person's words
-    on both sides (mid-sentence, in a code span, in a fenced example) was typed, and stays.
-
-    >>> without_injected("<ide_selection>y</ide_selection>fix\\n<ide_selection>x</ide_selection>")
-    'fix'
-    >>> without_injected("fix `<system-reminder>x</system-reminder>`, and <system-reminder>y")
-    'fix `<system-reminder>x</system-reminder>`, and <system-reminder>y'
-    >>> without_injected('<teammate-message teammate_id="a">done</teammate-message>ok')
-    'ok'
-    """
-    if "<" not in text:
-        return text
-    blocks = _injected_blocks(text)
-    start, end = 0, len(text)
-    for open_at, close_end in blocks:
-        if text[start:open_at].strip():
-            break
-        start = close_end
-    for open_at, close_end in reversed(blocks):
-        if close_end <= start or text[close_end:end].strip():
-            break
-        end = open_at
-    return text if (start, end) == (0, len(text)) else text[start:end].strip()
-
-
-def typed_text(content: Content) -> tuple[str, bool]:
-    """What a person typed into a prompt the harness wrote (its text blocks without what
-    was injected into them, :func:`without_injected`), and whether it is a prompt at all
-    (``False`` for the output of a shell or local command).
-
-    >>> typed_text("<command-name>/review</command-name><command-args>a.py</command-args>")
-    ('/review a.py', True)
-    >>> typed_text("<bash-input>ls</bash-input>"), typed_text("<bash-stdout>x</bash-stdout>")
-    (('!ls', True), ('', False))
-    >>> typed_text("<local-command-stderr>Unknown effort: huge</local-command-stderr>")
-    ('', False)
-    >>> typed_text("fix it<system-reminder>be brief</system-reminder>")
-    ('fix it', True)
-    >>> typed_text("why <command-name>/x</command-name>?")
-    ('why <command-name>/x</command-name>?', True)
-    >>> typed_text([Block("text", "<ide_opened_file>a.py</ide_opened_file>"), Block("text", "go")])
-    ('go', True)
-    """
-    text = block_texts(content, without_injected)
-    if _OUTPUT.match(text):
-        return "", False
-    tags = command_tags(text) if text.lstrip().startswith("<command-") else None
-    if tags is not None and "command-name" in tags:
-        name = tags["command-name"].strip()
-        typed = name if name.startswith("/") else f"/{name}"
-        arguments = tags.get("command-args", "").strip()
-        return (f"{typed} {arguments}" if arguments else typed), True
-    wrapped = _WRAPPED.match(text)
-    if wrapped is not None:
-        return _TYPED_PREFIX[wrapped.group(1)] + wrapped.group(2), True
-    return ("", True) if text in _INTERRUPTED else (text, True)
 
 
 def _tool_output(block: Block) -> str:
@@ -319,15 +180,32 @@ class _Builder:
 
 
 def first_prompt(lines: Iterable[Line]) -> str | None:
-    """The title the first prompt of a chain's lines gives, read up to it.
+    """The title the first prompt of a chain's lines gives, read up to it. A slash command
+    is passed over, as Claude Code's resume picker does; the first one titles a chain that
+    has no prompt, by its name alone.
 
     >>> from sessionref.claude_code.records import Message
-    >>> first_prompt([Line(type="user", message=Message(content="hi\\nthere"))])
-    'hi'
+    >>> def user(text):
+    ...     return Line(type="user", message=Message(content=text))
+    >>> clear = user("<command-name>/model</command-name><command-args>opus</command-args>")
+    >>> first_prompt([clear, user("hi\\nthere")]), first_prompt([clear])
+    ('hi', '/model')
+    >>> first_prompt([user("<bash-input>make</bash-input>"), user("hi")])
+    '!make'
     """
     builder = _Builder(texts_only=True)
+    commands: list[str] = []
+
+    def add(line: Line) -> None:
+        command = slash_command(line)
+        if command is None:
+            builder.add(line)
+        elif not commands:
+            commands.append(command)
+
     chain = (line for line in lines if line.is_sidechain is not True)
-    return first_prompt_title(chain, builder.add, builder.entries)
+    title = first_prompt_title(chain, add, builder.entries)
+    return line_title(commands[0]) if title is None and commands else title
 
 
 def chain_entries(lines: Iterable[Line], texts_only: bool = False) -> list[Entry]:

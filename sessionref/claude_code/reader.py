@@ -10,13 +10,16 @@ prompt; cwd and createdAt come from the first line that has them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sessionref.claude_code.chain import current_chain, with_parallel_calls
 from sessionref.claude_code.entries import chain_entries, first_prompt
-from sessionref.claude_code.records import Links, decode, decode_all, decode_links
+from sessionref.claude_code.prompts import local_command
+from sessionref.claude_code.records import Line, Links, decode, decode_all, decode_links
 from sessionref.log.jsonl import iso_millis
 from sessionref.log.structs import SessionLog
 from sessionref.log.synthetic import surface_log
-from sessionref.transcript import Transcript, prompt_title
+from sessionref.transcript import Transcript
 
 _TITLE_FIELDS = {"custom-title": "custom_title", "ai-title": "ai_title", "summary": "summary"}
 """The lines that title a session, the first kind winning over the next, by their field."""
@@ -71,6 +74,31 @@ def _latest_checkpoint(chain: list[int], lines: list[Links | None]) -> int:
     return 0
 
 
+def _line_at(
+    raw_lines: list[bytes], full: list[Line | None] | None
+) -> Callable[[int], Line | None]:
+    """The line at an index: decoded already (``full``), else decoded from its bytes."""
+    if full is not None:
+        return full.__getitem__
+    return lambda index: decode(raw_lines[index])
+
+
+def _is_command(
+    links: list[Links | None], line_at: Callable[[int], Line | None]
+) -> Callable[[int], bool]:
+    """Whether the line at an index records a local command (:func:`local_command`); only a
+    ``user`` or ``system`` line is decoded to tell."""
+
+    def is_command(index: int) -> bool:
+        link = links[index]
+        if link is None or link.type not in ("user", "system"):
+            return False
+        line = line_at(index)
+        return line is not None and local_command(line)
+
+    return is_command
+
+
 def claude_transcript(
     session_id: str, raw_lines: list[bytes], texts_only: bool = False
 ) -> Transcript:
@@ -89,17 +117,14 @@ def claude_transcript(
     """
     full = None if texts_only else decode_all(raw_lines)
     links: list[Links | None] = decode_links(raw_lines) if full is None else list(full)
-    chain = (
-        current_chain(links) if full is None else with_parallel_calls(current_chain(links), full)
-    )
+    line_at = _line_at(raw_lines, full)
+    chain = current_chain(links, _is_command(links, line_at))
+    chain = chain if full is None else with_parallel_calls(chain, full)
     start = _latest_checkpoint(chain, links) if texts_only else 0
-    chained = (decode(raw_lines[i]) if full is None else full[i] for i in chain[start:])
-    entries = chain_entries(chained, texts_only)  # type: ignore[arg-type]
+    entries = chain_entries(map(line_at, chain[start:]), texts_only)  # type: ignore[arg-type]
     title = file_title(links)
-    if title is None and start == 0:
-        title = prompt_title(entries)
-    elif title is None:
-        lines = (decode(raw_lines[index]) for index in chain)
+    if title is None:
+        lines = (line_at(index) for index in chain)
         title = first_prompt(line for line in lines if line is not None)
     times = (iso_millis(line.timestamp) for line in links if line is not None)
     return Transcript(
