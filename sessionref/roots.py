@@ -12,178 +12,28 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.names import plain_name, rollout_ids
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
-from sessionref.log.discovery import LOG_NAMES, check_directory
+from sessionref.layouts import (
+    claude_code_home,
+    claude_code_project,
+    codex_home,
+    dsh_home,
+    misnamed_rollout,
+    nothing_near,
+)
+from sessionref.log.discovery import check_directory
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.multi import MultiStore
 from sessionref.log.protocol import Store
 
 ROOT_ENV: Final = "SESSIONREF_ROOT"
 """The roots used when none is given: paths separated by ``os.pathsep``."""
-
-
-def _directories(path: Path) -> Iterator[Path]:
-    """The real directories (not links) in ``path``, by name; none if it cannot be listed."""
-    try:
-        with os.scandir(path) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-    except OSError:
-        return
-    for entry in entries:
-        if entry.is_dir(follow_symlinks=False):
-            yield Path(entry.path)
-
-
-def _has_file(path: Path, wanted: Callable[[str], bool]) -> bool:
-    """Whether ``path`` holds a file whose name is ``wanted``."""
-    try:
-        with os.scandir(path) as scan:
-            return any(entry.is_file() and wanted(entry.name) for entry in scan)
-    except OSError:
-        return False
-
-
-def dsh_home(root: Path) -> Path | None:
-    """``root`` when it holds DSH sessions (``<project>/<session>/session.jsonl[.zstd]``).
-
-    >>> dsh_home(Path("/nonexistent")) is None
-    True
-    """
-    for project in _directories(root):
-        for session in _directories(project):
-            if any(os.path.isfile(session / name) for name in LOG_NAMES):  # not a listing:
-                return root  # a Claude Code project directory holds thousands of files
-    return None
-
-
-def _claude_session(name: str) -> bool:
-    return name.endswith(".jsonl") and not name.startswith("agent-")
-
-
-def claude_code_home(root: Path) -> Path | None:
-    """The Claude Code directory (``~/.claude``) of ``root``: ``root`` itself when its
-    ``projects/<project>/`` hold ``<session>.jsonl`` files, its parent when ``root`` is that
-    ``projects`` directory; ``None`` otherwise."""
-    for home, projects in ((root, root / "projects"), (root.parent, root)):
-        if projects.name == "projects" and any(
-            _has_file(project, _claude_session) for project in _directories(projects)
-        ):
-            return home
-    return None
-
-
-def _files_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> Iterator[Path]:
-    """The files in ``directory`` whose names are ``wanted`` (by name), then those of its
-    subdirectories, ``depth`` levels down (by name).
-
-    >>> list(_files_below(Path("/nonexistent"), 3, lambda name: True))
-    []
-    """
-    try:
-        with os.scandir(directory) as scan:
-            names = [entry.name for entry in scan if entry.is_file() and wanted(entry.name)]
-    except OSError:
-        names = []
-    yield from (directory / name for name in sorted(names))
-    for sub in _directories(directory) if depth > 0 else ():
-        yield from _files_below(sub, depth - 1, wanted)
-
-
-CODEX_FOLDERS: Final = ("sessions", "archived_sessions")
-
-
-def claude_code_project(root: Path) -> str | None:
-    """Why ``root``, which is no Claude Code directory (:func:`claude_code_home`), still
-    looks like one: it is a folder of ``projects/`` holding session files, one project's,
-    and the directory to give is the one holding ``projects/``; ``None`` otherwise.
-
-    >>> claude_code_project(Path("/nonexistent/projects/-w")) is None
-    True
-    """
-    if root.parent.name != "projects" or not _has_file(root, _claude_session):
-        return None
-    return f"{root} is a Claude Code project folder: give {root.parent.parent} (or {root.parent})"
-
-
-def _codex_folders(root: Path) -> list[tuple[Path, Path]]:
-    """The Codex homes ``root`` may be, each with its folder of rollouts to look in: ``root``
-    with its ``sessions/`` or ``archived_sessions/``, or its parent when ``root`` is one.
-
-    >>> _codex_folders(Path("/h/sessions"))[-1]
-    (PosixPath('/h'), PosixPath('/h/sessions'))
-    """
-    places = [(root, root / name) for name in CODEX_FOLDERS] + [(root.parent, root)]
-    return [(home, folder) for home, folder in places if folder.name in CODEX_FOLDERS]
-
-
-def _is_rollout(name: str) -> bool:
-    """Whether Codex lists a file of this name (plain or compressed), as it reads names
-    (:func:`~sessionref.codex.names.rollout_ids`)."""
-    return rollout_ids(name) is not None
-
-
-def _rollouts(folder: Path) -> Iterator[Path]:
-    """The rollouts Codex lists in a folder of a Codex home and below (``YYYY/MM/DD/``)."""
-    return _files_below(folder, 3, _is_rollout)
-
-
-def _mismatch(path: Path) -> str | None:
-    """Why a rollout is no thread's (:func:`sessionref.codex.store.mismatch`, imported only
-    when a root is looked at as a Codex home)."""
-    from sessionref.codex.store import mismatch
-
-    return mismatch(path)
-
-
-def codex_home(root: Path) -> Path | None:
-    """The Codex directory (``~/.codex``) of ``root``: ``root`` itself when its ``sessions/``
-    (``YYYY/MM/DD/`` or flat) or ``archived_sessions/`` hold rollouts Codex lists (named
-    ``rollout-<time>-<thread>.jsonl``, maybe compressed, as Codex's ``RolloutFileName::parse``
-    reads a name: :func:`~sessionref.codex.names.rollout_ids`), its parent when ``root`` is
-    one of those; ``None`` otherwise: a folder of files Codex does not list holds no thread,
-    and nor does one whose rollouts are each of another thread than their names say
-    (:func:`_mismatch`), which Codex lists as no thread."""
-    for home, folder in _codex_folders(root):
-        if any(_mismatch(path) is None for path in _rollouts(folder)):
-            return home
-    return None
-
-
-def misnamed_rollout(root: Path) -> str | None:
-    """Why ``root``, which is no Codex home (:func:`codex_home`), still looks like one: its
-    first rollout and the other thread its ``session_meta`` says, when all its rollouts are
-    so; else, when it holds ``rollout-*.jsonl`` files Codex does not list, the first of them
-    and what Codex takes for a rollout's name; ``None`` when it holds none.
-
-    >>> misnamed_rollout(Path("/nonexistent")) is None
-    True
-    """
-    folders = [folder for _, folder in _codex_folders(root)]
-    for folder in folders:
-        for path in _rollouts(folder):
-            why = _mismatch(path)
-            if why is not None:
-                return why
-    for folder in folders:
-        found = next(_files_below(folder, 3, lambda name: plain_name(name) is not None), None)
-        if found is not None:
-            return (
-                f"{found} is no rollout: Codex lists only "
-                "rollout-<YYYY-MM-DDThh-mm-ss>-<thread UUID>.jsonl (maybe .zst), of a real time"
-            )
-    return None
-
-
-def _nothing_near(root: Path) -> str | None:
-    """No layout of the harness is near ``root``'s (what a harness without near misses says)."""
-    return None
 
 
 DEFAULT_LOCATION: Final = "the default location"
@@ -200,7 +50,7 @@ class Harness(NamedTuple):
     home: Callable[[Path], Path | None]
     layout: str
     default: Callable[[Mapping[str, str]], Path]
-    near_miss: Callable[[Path], str | None] = _nothing_near
+    near_miss: Callable[[Path], str | None] = nothing_near
     """Why a root that holds none of the harness's sessions looks as if it did, if it does."""
     variable: str | None = None
     """The environment variable that moves its default location, if one does."""

@@ -34,6 +34,7 @@ LAYERS = (
         "sessionref.listing",
         "sessionref.resolver",
         "sessionref.roots",
+        "sessionref.layouts",
     ),
     ("sessionref.conform",),
     ("sessionref.batch",),
