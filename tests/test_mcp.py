@@ -501,12 +501,38 @@ def test_max_bytes_bounds_every_read(store: Path) -> None:
     done = cli(*options, "--json", "--max-bytes", "400")
     assert text == json.loads(done.stdout)["content"][0]["text"]
     line = cli(*options, "--max-bytes", "100").stderr.strip()
-    assert too_small.is_error and too_small.content[0].text == line
     assert line.startswith("SESSION_REFERENCE_BUDGET_EXCEEDED: --max-bytes 100 is too small")
+    # the tool names its own argument, not the command line's option
+    assert too_small.is_error
+    assert too_small.content[0].text == line.replace("--max-bytes 100", "max_bytes 100", 1)
     assert refused.is_error
     assert refused.content[0].text == (
         "SESSION_REFERENCE_INVALID_CONFIG: invalid reference_sessions max_bytes: "
         "401 is greater than the maximum of 400"
+    )
+
+
+def test_a_budget_the_server_set_is_named_as_the_servers(store: Path) -> None:
+    """A newcomer's trial: a ``reference_sessions`` call that gave no ``max_bytes`` was told
+    that ``--max-bytes`` was too small, an option the tool does not have; the budget was the
+    server's, and the message says so, while a resource read (which has no arguments) keeps
+    the command line's line."""
+
+    async def scenario() -> tuple[types.CallToolResult, MCPError]:
+        async with served(store, "--max-bytes", "100", "--tools") as session:
+            called = await session.call_tool("reference_sessions", {"sessions": ["s-auth"]})
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(encode_session_reference_uri("s-auth"))
+            return called, raised.value
+
+    called, read = anyio.run(scenario)
+    options = ("snapshot", "--root", str(store), "--label-from", "title", "s-auth")
+    line = cli(*options, "--max-bytes", "100").stderr.strip()
+    assert line.startswith("SESSION_REFERENCE_BUDGET_EXCEEDED: --max-bytes 100 is too small")
+    assert read.message == line
+    assert called.is_error
+    assert called.content[0].text == line.replace(
+        "--max-bytes 100", "the server's --max-bytes 100", 1
     )
 
 

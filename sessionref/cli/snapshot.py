@@ -140,9 +140,11 @@ def context_for(
     label_from_title: bool,
     cancel: CancelToken | None = None,
     redaction: Redaction | None = None,
+    budget: str = "--max-bytes",
 ) -> ContextMessage | None:
     """The context message for references checked by ``distinct_references``, with errors
-    worded for the command line.
+    worded for the command line; ``budget`` is what a budget failure calls the option that
+    set ``max_bytes`` (an MCP tool names its own argument).
 
     Sessions are read one by one in order, from the store as it was listed (an index reads
     each log where its listing found it), so a read failure names its session and file; as in
@@ -165,7 +167,7 @@ def context_for(
     for reference, source in zip(distinct, sources, strict=True):
         if isinstance(source, SessionReferenceError) and source.code == BUDGET_EXCEEDED:
             raise SessionReferenceError(
-                f"--max-bytes {max_bytes} is too small for session "
+                f"{budget} {max_bytes} is too small for session "
                 f"{quoted(reference.session_id)}: even cut short, its snapshot needs more",
                 BUDGET_EXCEEDED,
             )

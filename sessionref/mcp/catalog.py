@@ -345,12 +345,17 @@ class Catalog:
         )
 
     def prompt(
-        self, session_ids: list[str], cancel: CancelToken | None, max_bytes: int | None = None
+        self,
+        session_ids: list[str],
+        cancel: CancelToken | None,
+        max_bytes: int | None = None,
+        budget: str = "--max-bytes",
     ) -> str:
         """The prompt of the context message ``sessionref snapshot --label-from title``
         gives for these sessions (checked reachable first, then read in order), each cut to
-        ``max_bytes`` (default: the catalog's). The logs themselves are read, so the store
-        is looked at only for a session the listing does not hold."""
+        ``max_bytes`` (default: the catalog's), a budget too small for one named ``budget``
+        (:func:`~sessionref.cli.snapshot.context_for`). The logs themselves are read, so the
+        store is looked at only for a session the listing does not hold."""
         for session_id in session_ids:
             self.check_reachable(session_id)
         context = context_for(
@@ -360,5 +365,6 @@ class Catalog:
             label_from_title=True,
             cancel=cancel,
             redaction=self.redaction,
+            budget=budget,
         )
         return "" if context is None else context.prompt

@@ -167,10 +167,25 @@ def reference_sessions(
     named = [named_session(text) for text in arguments["sessions"]]
     references = [Reference(session_id, session_id) for session_id in named]
     distinct = checked_references(catalog.target, references)
+    max_bytes = arguments.get("max_bytes")
     prompt = catalog.prompt(
-        [reference.session_id for reference in distinct], cancel, arguments.get("max_bytes")
+        [reference.session_id for reference in distinct],
+        cancel,
+        max_bytes,
+        budget_named(max_bytes is not None),
     )
     return Answer(prompt)
+
+
+def budget_named(given: bool) -> str:
+    """What a ``reference_sessions`` budget failure calls its budget: the tool's argument
+    ``max_bytes`` when the call ``given`` one, else the server's ``--max-bytes``, said to be
+    the server's (the tool has no such argument, and its ``max_bytes`` cannot go above it).
+
+    >>> budget_named(True), budget_named(False)
+    ('max_bytes', "the server's --max-bytes")
+    """
+    return "max_bytes" if given else "the server's --max-bytes"
 
 
 def as_integers(schema: Mapping[str, Any], arguments: dict[str, Any]) -> dict[str, Any]:
