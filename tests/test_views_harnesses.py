@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from sessionref.claude_code.reader import claude_log, claude_transcript
 from sessionref.codex.reader import codex_log, codex_transcript
 from sessionref.errors import BUDGET_EXCEEDED, SessionReferenceError
+from sessionref.log.builder import LogBuilder
+from sessionref.log.store import MemoryStore
 from sessionref.testing.claude_logs import HarnessLog, claude_code_logs
 from sessionref.testing.codex_logs import codex_rollouts
 from sessionref.transcript import Transcript
@@ -200,3 +202,66 @@ def test_each_parallel_call_shows_its_own_output() -> None:
         '{"file_path": "c.py"}',
         "C",
     ]
+
+
+def paired_outputs(transcript: Transcript) -> list[tuple[str, str | None]]:
+    """Each tool call of ``transcript``'s one run of calls, as its arguments and the output
+    the views show with it."""
+    [group] = [
+        item
+        for item in view_items(transcript.entries, ViewOptions(tools=True))
+        if isinstance(item, ToolGroup)
+    ]
+    return [(call.arguments, call.output) for call in group.calls]
+
+
+def test_codex_parallel_calls_show_the_output_their_call_id_names() -> None:
+    """Codex pairs a ``function_call_output`` with its ``function_call`` by ``call_id``;
+    two parallel shell calls whose outputs come back last first were shown with each other's
+    output, paired by tool name."""
+
+    def item(payload: dict[str, Any]) -> bytes:
+        line = {"timestamp": "2025-01-01T00:00:01Z", "type": "response_item", "payload": payload}
+        return json.dumps(line).encode()
+
+    def call(call_id: str, command: str) -> bytes:
+        arguments = json.dumps({"command": ["cat", command]})
+        return item({"type": "function_call", "name": "shell", "arguments": arguments,
+                     "call_id": call_id})  # fmt: skip
+
+    def output(call_id: str, text: str) -> bytes:
+        return item({"type": "function_call_output", "call_id": call_id, "output": text})
+
+    meta = {"id": "0197a000-0000-7000-8000-0000000000aa", "cwd": "/w"}
+    lines = [
+        json.dumps(
+            {"timestamp": "2025-01-01T00:00:00Z", "type": "session_meta", "payload": meta}
+        ).encode(),
+        call("call_a", "a.py"),
+        call("call_b", "b.py"),
+        output("call_b", "B"),
+        output("call_a", "A"),
+    ]
+    transcript = codex_transcript(meta["id"], lines, None)
+    assert [(json.loads(arguments)["command"][1], shown) for arguments, shown in
+            paired_outputs(transcript)] == [("a.py", "A"), ("b.py", "B")]  # fmt: skip
+
+
+def test_dsh_parallel_calls_show_the_output_their_call_id_names() -> None:
+    """A DSH ``tool-result`` block names its call by ``toolCallId``; two parallel calls
+    whose results come back last first were shown with each other's output."""
+    b = LogBuilder(time=1000)
+    b.turn_start()
+    b.user("read both")
+    b.step_start()
+    calls = [("c1", '{"path":"a.py"}'), ("c2", '{"path":"b.py"}')]
+    b.assistant([{"type": "tool-call", "id": i, "name": "read", "arguments": a} for i, a in calls])
+    for call_id, arguments in calls:
+        b.tool_call(call_id, "read", arguments)
+    b.tool_result("c2", "B")
+    b.tool_result("c1", "A")
+    b.step_end()
+    b.turn_end()
+    header = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
+    transcript = MemoryStore([{"header": header, "events": b.events}]).transcript("s")
+    assert paired_outputs(transcript) == [('{"path":"a.py"}', "A"), ('{"path":"b.py"}', "B")]

@@ -121,8 +121,8 @@ def test_a_literal_log_reads_as_written() -> None:
         Entry("user", "text", "fix it", 1021),
         Entry("assistant", "thinking", "look first", 1035),
         Entry("assistant", "text", "Looking.", 1035),
-        Entry("assistant", "tool-call", '{"cmd":"ls"}', 1035, "bash"),
-        Entry("tool", "tool-result", "a.py", 1049, "bash"),
+        Entry("assistant", "tool-call", '{"cmd":"ls"}', 1035, "bash", call="c1"),
+        Entry("tool", "tool-result", "a.py", 1049, "bash", call="c1"),
     ]
 
 

@@ -97,10 +97,19 @@ class _Builder:
         self.tools: dict[str, str] = {}
         self.stamp: Any = None
 
-    def put(self, role: Role, kind: EntryKind, text: str, name: str | None = None) -> None:
-        """Add an entry of the current item; a text only when it says something."""
+    def put(
+        self,
+        role: Role,
+        kind: EntryKind,
+        text: str,
+        name: str | None = None,
+        call: object = None,
+    ) -> None:
+        """Add an entry of the current item; a text only when it says something. ``call``,
+        the ``call_id`` of the tool call it makes or answers, is kept when it is a string."""
         if kind != "text" or text:
-            self.entries.append(Entry(role, kind, text, iso_millis(self.stamp), name))
+            call_id = call if type(call) is str else None
+            self.entries.append(Entry(role, kind, text, iso_millis(self.stamp), name, call=call_id))
 
     def add(self, line: tuple[int, Item]) -> None:
         """Add the entries of the item on line ``line[0]``."""
@@ -149,11 +158,11 @@ class _Builder:
             name = payload.name if type(payload.name) is str else None
             if type(payload.call_id) is str and name is not None:
                 self.tools[payload.call_id] = name
-            self.put("assistant", "tool-call", _call_text(payload), name)
+            self.put("assistant", "tool-call", _call_text(payload), name, payload.call_id)
         elif kind in _TOOL_OUTPUTS:
             call = payload.call_id
             name = self.tools.get(call) if type(call) is str else None
-            self.put("tool", "tool-result", _tool_output(payload.output), name)
+            self.put("tool", "tool-result", _tool_output(payload.output), name, call)
 
 
 def codex_transcript(

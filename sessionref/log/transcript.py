@@ -10,9 +10,9 @@ Every surface event becomes entries in surface order, each with the event's time
 - any other user message (context the harness injected): a ``system`` ``text`` entry;
 - an assistant message: one entry per block, in order: ``reasoning`` → ``thinking``,
   ``text`` → ``text``, ``tool-call`` → ``tool-call`` (``name`` the tool, ``text`` its
-  arguments);
+  arguments, ``call`` its ``id``);
 - a tool result: a ``tool`` ``tool-result`` entry per ``tool-result`` block, named by the
-  call it answers.
+  call it answers (``call`` its ``toolCallId``).
 
 Blocks whose text is empty or not a string (images, kinds the harness does not know) show
 nothing.
@@ -105,11 +105,12 @@ def _assistant_entries(record: LogRecord, tools: dict[str, str]) -> Iterator[Ent
         if kind == "tool-call":
             name = block.get("name")
             name = name if isinstance(name, str) else None
-            if isinstance(block.get("id"), str) and name is not None:
-                tools[block["id"]] = name
-            yield Entry(
-                "assistant", "tool-call", _json_text(block.get("arguments", "")), time, name
-            )
+            call = block.get("id")
+            call = call if isinstance(call, str) else None
+            if call is not None and name is not None:
+                tools[call] = name
+            arguments = _json_text(block.get("arguments", ""))
+            yield Entry("assistant", "tool-call", arguments, time, name, call=call)
         elif kind in ("text", "reasoning") and type(text) is str and text:
             yield Entry("assistant", "text" if kind == "text" else "thinking", text, time)
 
@@ -121,8 +122,9 @@ def _tool_entries(record: LogRecord, tools: dict[str, str]) -> Iterator[Entry]:
             content = block.get("content")
             text = _texts(content) if isinstance(content, list) else _json_text(content)
             call = block.get("toolCallId")
-            name = tools.get(call) if isinstance(call, str) else None
-            yield Entry("tool", "tool-result", text, _time(record), name)
+            call = call if isinstance(call, str) else None
+            name = None if call is None else tools.get(call)
+            yield Entry("tool", "tool-result", text, _time(record), name, call=call)
 
 
 def _title(title: Any) -> str | None:
@@ -149,11 +151,12 @@ def dsh_transcript(log: SessionLog, title: Any = None) -> Transcript:
     >>> _ = b.tool_result("c1", "a.py")
     >>> lines = b"".join(js_json(event) + b"\\n" for event in b.events)
     >>> log = SessionLog(SessionHeader("s", 5), decode_records(lines))
-    >>> for e in dsh_transcript(log, "Fix").entries: print(e.role, e.kind, e.text, e.time, e.name)
-    user text fix it 7 None
-    assistant thinking hm 14 None
-    assistant tool-call {"cmd":"ls"} 14 bash
-    tool tool-result a.py 21 bash
+    >>> for e in dsh_transcript(log, "Fix").entries:
+    ...     print(e.role, e.kind, e.text, e.time, e.name, e.call)
+    user text fix it 7 None None
+    assistant thinking hm 14 None None
+    assistant tool-call {"cmd":"ls"} 14 bash c1
+    tool tool-result a.py 21 bash c1
     >>> _ = b.checkpoint("we fixed it", 0, 2)
     >>> lines = b"".join(js_json(event) + b"\\n" for event in b.events)
     >>> log = SessionLog(SessionHeader("s", 5), decode_records(lines))
