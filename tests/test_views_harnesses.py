@@ -22,7 +22,7 @@ from sessionref.views.html import export_html_chunks
 from sessionref.views.markdown import markdown_chunks
 from sessionref.views.picture import check_agreement, snapshot_picture
 from tests.conftest import examples
-from tests.test_claude_code import parallel_reads
+from tests.test_claude_code import Chain, parallel_reads
 from tests.test_views_markdown import bidi_escaped, blocks
 
 
@@ -265,3 +265,36 @@ def test_dsh_parallel_calls_show_the_output_their_call_id_names() -> None:
     header = {"type": "session", "version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0}
     transcript = MemoryStore([{"header": header, "events": b.events}]).transcript("s")
     assert paired_outputs(transcript) == [('{"path":"a.py"}', "A"), ('{"path":"b.py"}', "B")]
+
+
+def test_a_local_command_s_output_is_shown_as_command_output() -> None:
+    """A newcomer's trial: ``/cost``'s ``<local-command-stdout>`` answers no tool call
+    (docs/harnesses.md: command output), yet ``export --tools`` showed it as a call of a tool
+    named "tool" with an empty arguments block. It is shown as command output, its text alone,
+    in Markdown and in HTML."""
+    stdout = "<local-command-stdout>Total cost: $0.12</local-command-stdout>"
+    chain = Chain()
+    chain.user("c1", "<command-name>/cost</command-name>\n<command-args></command-args>")
+    chain.user("o1", stdout)
+    chain.user("u1", "thanks")
+    transcript = chain.transcript()
+    options = ViewOptions(tools=True)
+    document = "".join(markdown_chunks(transcript, options))
+    shown = [(kind, value) for kind, value in blocks(document)[2:] if kind != "hr"]
+    assert [
+        (kind, value[0] if kind == "code" else value.split(" · ")[0]) for kind, value in shown
+    ] == [
+        ("h3", "User"),
+        ("p", "/cost"),
+        ("h3", "Tools"),
+        ("p", "command output"),
+        ("p", "command output"),
+        ("p", "Output:"),
+        ("code", stdout + "\n"),
+        ("h3", "User"),
+        ("p", "thanks"),
+    ]
+    page = "".join(export_html_chunks(transcript, options))
+    assert '<span class="call-name">command output</span>' in page
+    assert '<span class="call-name">tool</span>' not in page
+    assert page.count("<pre><code>") == 1

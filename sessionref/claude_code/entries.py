@@ -16,7 +16,7 @@ from collections.abc import Iterable
 
 import msgspec
 
-from sessionref.claude_code.prompts import block_texts, slash_command, typed_text
+from sessionref.claude_code.prompts import COMMAND_OUTPUT, block_texts, slash_command, typed_text
 from sessionref.claude_code.records import Block, Line
 from sessionref.claude_code.server_results import server_result_text
 from sessionref.log.jsonl import built, iso_millis, raw_text
@@ -120,7 +120,7 @@ class _Builder:
             return
         typed, prompt = typed_text(content)
         if not prompt:
-            self.put("tool", "tool-result", text)
+            self.put("tool", "tool-result", text, COMMAND_OUTPUT)
         elif typed:
             self.put("user", "text", typed)
 

@@ -24,6 +24,9 @@ _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s
 _OUTPUT: Final = re.compile(
     r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>", re.S
 )
+COMMAND_OUTPUT: Final = "command output"
+"""The name of the ``tool-result`` entry of a shell or local command's output
+(``<bash-stdout>``, ``<local-command-stdout>`` …): it answers no tool call."""
 _INTERRUPTED: Final = frozenset(
     {"[Request interrupted by user]", "[Request interrupted by user for tool use]"}
 )

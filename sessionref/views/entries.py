@@ -53,11 +53,12 @@ not NoneType
 
 
 class ToolCall(msgspec.Struct):
-    """One tool call: its tool, its arguments, and its output once known (``None``: none
-    given, or not asked for)."""
+    """One tool call: its tool, its arguments (``None`` for an output whose call is not in
+    the run, or that answers none, such as a command's output), and its output once known
+    (``None``: none given, or not asked for)."""
 
     name: str
-    arguments: str
+    arguments: str | None
     time: int | None
     output: str | None = None
     call: str | None = None
@@ -141,7 +142,7 @@ def _add_to_group(group: ToolGroup, entry: Entry) -> None:
     )
     call = next(waiting, None)
     if call is None:  # a result whose call is not in this run (or was never logged)
-        group.calls.append(ToolCall(name, "", entry.time, entry.text))
+        group.calls.append(ToolCall(name, None, entry.time, entry.text))
     else:
         call.output = entry.text
 

@@ -208,7 +208,9 @@ def _tools(group: ToolGroup, options: ViewOptions) -> str:
     parts = [f"{_heading('Tools', group.calls[0].time)}\n\n{names}\n\n"]
     if options.tools:
         for call in group.calls:
-            parts.append(f"{_single_line(call.name)}\n\n{fenced(call.arguments)}\n\n")
+            parts.append(f"{_single_line(call.name)}\n\n")
+            if call.arguments is not None:
+                parts.append(f"{fenced(call.arguments)}\n\n")
             if call.output is not None:
                 parts.append(f"Output:\n\n{fenced(call.output)}\n\n")
     return "".join(parts)
