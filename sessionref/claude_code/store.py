@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from sessionref.log.discovery import StoreProblem
+from sessionref.log.discovery import StoreProblem, is_empty
 from sessionref.log.harness_store import HarnessStore, Head, jsonl_files, real_directories
 from sessionref.log.jsonl import iso_millis
 from sessionref.transcript import Harness, Transcript
@@ -59,6 +59,27 @@ class ClaudeCodeStore(HarnessStore):
         name = path.name
         if name.endswith(".jsonl") and not name.startswith(SUBAGENT_PREFIX):
             return name[: -len(".jsonl")]
+        return None
+
+    def empty_file(self, session_id: str) -> Path | None:
+        """The ``<project>/<session_id>.jsonl`` of 0 bytes, if one is there (an empty file
+        holds no session and is not listed). Only a plain file name is looked for, so an id
+        such as ``../x`` names no file.
+
+        >>> import tempfile
+        >>> with tempfile.TemporaryDirectory() as root:
+        ...     (Path(root) / "-w").mkdir()
+        ...     (Path(root) / "-w" / "s1.jsonl").touch()
+        ...     store = ClaudeCodeStore(root)
+        ...     [store.empty_file(i) is not None for i in ("s1", "s2", "../-w/s1", "-w/s1")]
+        [True, False, False, False]
+        """
+        if session_id in ("", ".", "..") or any(c in session_id for c in ("/", "\\", "\0")):
+            return None
+        for project in real_directories(self.projects):
+            path = project / f"{session_id}.jsonl"
+            if self.named_by(path) == session_id and is_empty(path):
+                return path
         return None
 
     def head(self, path: Path, lines: list[bytes]) -> Head:

@@ -35,6 +35,24 @@ ZSTD_LOG: Final = "session.jsonl.zstd"
 LOG_NAMES: Final = (PLAIN_LOG, ZSTD_LOG)
 
 
+EMPTY_FILE: Final = "the file is empty (0 bytes)"
+"""Why a session file of 0 bytes holds no session, for a message that names it."""
+
+
+def is_empty(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` holds no byte (``False`` when it cannot be looked at:
+    then whatever reading it said stands).
+
+    >>> is_empty("/nonexistent"), is_empty("/dev/null")
+    (False, False)
+    """
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(status.st_mode) and status.st_size == 0
+
+
 class StoreProblem(msgspec.Struct, frozen=True):
     """A log file the store does not serve, and why: the harness would refuse the whole root
     for it, or its listing skips it (its line 1 is not a header it takes)."""
@@ -182,7 +200,10 @@ def list_sessions(
             problems.append(StoreProblem(file.location, f"cannot read line 1: {exc.strerror}"))
             continue
         if header is None:  # not a session to the harness; said here so a user sees why
-            problems.append(StoreProblem(file.location, "line 1 is not a header the listing takes"))
+            why = "line 1 is not a header the listing takes"
+            if line is None and is_empty(file.location):
+                why = EMPTY_FILE
+            problems.append(StoreProblem(file.location, why))
             continue
         misplaced = _misplaced(file, header)
         if misplaced is not None:

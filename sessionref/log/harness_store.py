@@ -23,7 +23,14 @@ from sessionref.errors import (
     path_text,
     session_id_of,
 )
-from sessionref.log.discovery import StoreProblem, check_directory, directory_entries, named_once
+from sessionref.log.discovery import (
+    EMPTY_FILE,
+    StoreProblem,
+    check_directory,
+    directory_entries,
+    is_empty,
+    named_once,
+)
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
@@ -218,7 +225,8 @@ class HarnessStore(ABC):
             try:
                 head = self.head_of(path)
             except SessionLogError as exc:  # the problem names the file: the reason need not
-                problems.append(StoreProblem(str(path), named_once(str(exc), str(path))))
+                why = EMPTY_FILE if is_empty(path) else named_once(str(exc), str(path))
+                problems.append(StoreProblem(str(path), why))
                 continue
             if head.session_id is not None:
                 found.setdefault(head.session_id, []).append((path, head))
@@ -256,13 +264,17 @@ class HarnessStore(ABC):
     def paths_of(self, session_id: str) -> list[Path]:
         """The files of a session, in reading order. A session the listing does not serve
         raises :class:`SessionLogError` naming why when a file passed over bears its name (a
-        first line too long to read, the id in two files), else :class:`SessionNotFound`."""
+        first line too long to read, the id in two files, a file of 0 bytes:
+        :meth:`empty_file`), else :class:`SessionNotFound`."""
         paths = self._listing.find(lambda listing: listing.files.get(session_id), self._scan)
         if paths is not None:
             return paths
         for problem in self._listing.last().problems:  # each names its file once (_scan)
             if self.named_by(Path(problem.path)) == session_id:
                 raise SessionLogError(f"{problem.path}: {problem.message}")
+        empty = self.empty_file(session_id)
+        if empty is not None:
+            raise SessionLogError(f"{empty}: {EMPTY_FILE}")
         raise SessionNotFound(session_id)
 
     def reads(self, session_id: str) -> bool:
@@ -273,6 +285,12 @@ class HarnessStore(ABC):
         except SessionLogError:
             return False
         return True
+
+    def empty_file(self, session_id: str) -> Path | None:
+        """The file of 0 bytes whose name says it holds ``session_id``, where the harness
+        lists no session from such a file and it is no problem (``None`` here: a harness
+        that does so says where to look): reading the session says the file is empty."""
+        return None
 
     def joined(self, files: list[tuple[Path, list[bytes]]]) -> list[bytes]:
         """A session's lines from the lines of each of its files as :meth:`lines_of` read

@@ -333,13 +333,15 @@ class Catalog:
 
     def passes_over(self, session_id: str) -> bool:
         """Whether the last listing of a root of another harness's files passed over a log
-        whose name says it holds ``session_id`` (:func:`passed_over`)."""
+        whose name says it holds ``session_id`` (:func:`passed_over`), or such a root holds
+        an empty file of it, which it does not list (:meth:`HarnessStore.empty_file`)."""
         store, listed = self.opened.store, self.opened.listed
         stores = store.stores if isinstance(store, MultiStore) else {"": store}
         shown = listed.stores if isinstance(listed, MultiStore) else {"": listed}
         harnesses = {name: part for name, part in stores.items() if isinstance(part, HarnessStore)}
         return any(
             passed_over(harnesses[name].named_by, part.problems(), session_id)
+            or harnesses[name].empty_file(session_id) is not None
             for name, part in shown.items()
             if name in harnesses
         )
