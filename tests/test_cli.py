@@ -15,7 +15,7 @@ import pytest
 from sessionref.batch.core import LABELS
 from sessionref.cli.app import COMMANDS, build_parser, main
 from sessionref.cli.common import LABEL_SOURCES
-from sessionref.cli.demo import sample_root
+from sessionref.cli.demo import SAMPLE_CWD, sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX
 from sessionref.testing.store import write_session_store
@@ -72,6 +72,16 @@ def test_demo_json_is_one_json_document() -> None:
     assert document["candidates"][0]["sessionId"] == AUTH
     labels = [stats["label"] for stats in document["context"]["source"]["references"]]
     assert labels == [c["label"] for c in document["candidates"][:2]]
+
+
+def test_demo_json_lists_the_candidates_as_the_candidates_command_does() -> None:
+    """A newcomer's trial: ``demo --json``'s candidates had no ``harness``, which
+    ``candidates --json`` gives each, for the same store and project."""
+    sample = str(sample_root())
+    listed = run("candidates", "--root", sample, "--cwd", SAMPLE_CWD, "--json", "--no-index")
+    assert listed.returncode == 0, listed.stderr
+    demo = run("demo", "--json")
+    assert json.loads(demo.stdout)["candidates"] == json.loads(listed.stdout)
 
 
 def test_snapshot_output_is_utf8_whatever_the_locale(tmp_path: Path) -> None:

@@ -9,12 +9,13 @@ from typing import Final
 
 import msgspec
 
-from sessionref.cli.candidates import table
+from sessionref import listing
+from sessionref.cli.candidates import harness_candidates, table
 from sessionref.cli.common import OpenStore, reporting_errors, write_bytes, write_text
 from sessionref.cli.snapshot import add_budget_argument, context_for, cut_lines, print_context
 from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference
-from sessionref.resolver import SessionReferenceResolver
+from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Target
 
 SAMPLE_TARGET: Final = "sample-new-session"
@@ -53,7 +54,8 @@ def run(args: argparse.Namespace) -> int:
     """Snapshot the sample store's sessions, as a host would for a new prompt."""
     opened = OpenStore(sample_root())
     target = Target(SAMPLE_TARGET, SAMPLE_CWD)
-    found = SessionReferenceResolver(opened.listed).mention_candidates(target)
+    shown = listing.shown_candidates(opened.listed, target, "", DEFAULT_CANDIDATE_LIMIT, None)
+    found = harness_candidates(opened.listed, shown)  # as `candidates --json` has them
     references = [Reference(c.session_id, c.label) for c in found[:2]]
     context = context_for(opened, references, max_bytes=args.max_bytes, label_from_title=False)
     if args.json:
