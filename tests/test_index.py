@@ -706,7 +706,7 @@ def test_a_query_that_holds_a_lone_surrogate_is_answered(tmp_path: Path, capsys:
     """An argument that is not UTF-8 reaches Python as lone surrogates (surrogateescape)."""
     where = ["--root", str(REPO / "sessionref" / "sample"), "--index", str(tmp_path / "i")]
     assert main(["search", "\udcff", *where]) == 0
-    assert "(no sessions match)" in capsys.readouterr().err
+    assert '(no sessions match "\\udcff")' in capsys.readouterr().err
 
 
 def test_a_refresh_that_commits_after_another_keeps_nothing_stale(

@@ -254,7 +254,7 @@ def test_search_and_index_say_which_logs_they_passed_over(tmp_path: Path) -> Non
     found = command("search", "kiwi", *given)
     assert found.stdout.count(b"@[T") == 2 and found.stderr.decode() == counted + "\n"
     unmatched = command("search", "question", *given).stderr.decode()
-    assert unmatched == f"(no sessions match)\n{counted}\n"
+    assert unmatched == f'(no sessions match "question")\n{counted}\n'
     listing = command("candidates", *given)
     assert b"bad" in listing.stdout
     assert listing.stderr.decode() == "note: 1 log passed over (--verbose lists them)\n"

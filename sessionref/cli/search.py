@@ -15,6 +15,7 @@ from sessionref.cli.common import (
     positive_int,
     printable,
     project_directory,
+    quoted,
     reporting_errors,
     roots_of,
     write_bytes,
@@ -218,6 +219,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:
-        sys.stderr.write("(no sessions match)\n")
+        sys.stderr.write(f"(no sessions match {quoted(args.query)})\n")
     note_passed_over(passed_over, verbose=args.verbose)
     return 0
