@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final, NamedTuple
 
 import jsonschema
+import msgspec
 
 from sessionref import listing
 from sessionref.cancellation import CancelToken
@@ -25,7 +26,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.search import NO_INDEXED_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
-from sessionref.codecs.jsjson import exact_json, parse_json
+from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import (
     SCHEME,
     Reference,
@@ -86,14 +87,14 @@ def _limit(default: int) -> dict[str, Any]:
 
 
 def _as_json(key: str, values: list[Any]) -> Answer:
-    """``values`` as the text JavaScript writes and, under ``key``, as that text's JSON: a
-    title the log holds as ``1.0`` is the number ``1`` in both, as the listing writes it.
+    """``values`` as the text JavaScript writes and, under ``key``, as data; the wire writes
+    the data's numbers as JavaScript does too (:func:`~sessionref.mcp.wire.written`), so a
+    title the log holds as ``1.0`` goes out as ``1`` in both.
 
     >>> _as_json("titles", [1.0, "a"])
-    Answer(text='[1,"a"]', structured={'titles': [1, 'a']}, is_error=False)
+    Answer(text='[1,"a"]', structured={'titles': [1.0, 'a']}, is_error=False)
     """
-    written = exact_json(values)
-    return Answer(written.decode("utf-8"), {key: parse_json(written)})
+    return Answer(exact_json(values).decode("utf-8"), {key: msgspec.to_builtins(values)})
 
 
 def list_sessions(
