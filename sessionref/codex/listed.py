@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator
 from contextlib import closing
+from itertools import chain, islice
 from pathlib import Path
 from typing import Final, NamedTuple
 
 import msgspec
 
-from sessionref.codex.names import RUST_WHITESPACE
+from sessionref.codex.names import IDE_REQUEST, RUST_WHITESPACE
 from sessionref.codex.records import Payload, decode, said
 from sessionref.codex.reference_lines import Reference, reference_of
 from sessionref.codex.rollouts import rollout_stream
@@ -41,8 +42,6 @@ MAX_REFERENCE_DEPTH: Final = 8
 """Codex's ``MAX_SUMMARY_REFERENCE_DEPTH``."""
 MAX_REFERENCE_FILES: Final = 2
 """Codex's ``MAX_SUMMARY_REFERENCE_FILES``: referenced rollouts read for one listing."""
-IDE_REQUEST: Final = "## My request for Codex:"
-"""What an IDE writes before the person's request (Codex's ``USER_MESSAGE_BEGIN``)."""
 
 Follow = Callable[[Reference], Generator[bytes, None, None] | None]
 """The lines of the rollout a reference names, read as far as they are taken (``None`` when
@@ -171,7 +170,7 @@ class _Scan:
         found = Summary()
         counted = 0
         for line in lines:
-            if found.meta and (found.preview or found.compacted_user):
+            if found.listed:
                 break  # listed, whatever else the head holds
             if counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN):
                 break
@@ -269,5 +268,18 @@ def listed_rollout(path: Path, lines: list[bytes], max_bytes: int, follow: Follo
     """
     if not opens_in_envelope(lines):
         return True
+    rest = _lines_after(path, len(lines), max_bytes)
+    with closing(rest):  # opened only when the scan goes past ``lines``
+        return head_summary(chain(lines, rest), follow).listed
+
+
+def _lines_after(path: Path, skip: int, max_bytes: int) -> Generator[bytes, None, None]:
+    """The rollout's committed lines after its first ``skip`` (those its head already
+    holds: both split the text at each newline), read only when taken (:func:`rollout_stream`).
+
+    >>> list(_lines_after(Path("/no/rollout-1.jsonl"), 1, 10))
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl: No such file or directory
+    """
     with closing(rollout_stream(path, max_bytes)) as stream:
-        return head_summary(stream, follow).listed
+        yield from islice(stream, skip, None)

@@ -15,6 +15,8 @@ RUST_WHITESPACE: Final = (
     + "\u2028\u2029\u202f\u205f\u3000"
 )
 """What Rust's ``str::trim`` takes off both ends: the characters of Unicode's White_Space."""
+IDE_REQUEST: Final = "## My request for Codex:"
+"""What an IDE writes before the person's request (Codex's ``USER_MESSAGE_BEGIN``)."""
 
 ROLLOUT_PREFIX: Final = "rollout-"
 PLAIN_SUFFIX: Final = ".jsonl"

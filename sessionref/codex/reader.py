@@ -18,6 +18,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, Final
 
+from sessionref.codex.names import IDE_REQUEST
 from sessionref.codex.records import Item, Payload, decode, outline, said
 from sessionref.log.jsonl import built, iso_millis, raw_text
 from sessionref.log.structs import SessionLog
@@ -37,7 +38,6 @@ _INJECTED: Final = re.compile(
     r"|turn_aborted|permissions instructions)>.*</\1>\s*\Z|# AGENTS\.md instructions for )",
     re.S,
 )
-_IDE_REQUEST: Final = "## My request for Codex:"
 _SHOWN: Final = frozenset({"text", "checkpoint"})
 """The kinds of entry a snapshot shows."""
 _TOOL_CALLS: Final = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
@@ -63,8 +63,8 @@ def typed_prompt(text: str) -> str:
     """
     if _INJECTED.match(text):
         return ""
-    heading = text.find(_IDE_REQUEST)
-    return text[heading + len(_IDE_REQUEST) :].strip() if heading >= 0 else text
+    heading = text.find(IDE_REQUEST)
+    return text[heading + len(IDE_REQUEST) :].strip() if heading >= 0 else text
 
 
 def _tool_output(output: Any) -> str:
