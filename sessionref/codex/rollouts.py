@@ -11,17 +11,17 @@ decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression
 
 from __future__ import annotations
 
-import functools
 import mmap
 import os
 from collections.abc import Generator, Iterable, Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Final
 
 from sessionref.codex.names import COMPRESSED_SUFFIX, is_compressed, listed_names
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import StoreProblem, directory_entries
-from sessionref.log.frames import Compressed, complete_frames
+from sessionref.log.frames import Compressed, complete_frames, file_chunks
 from sessionref.log.harness_store import first_lines, head_lines, real_directories
 from sessionref.log.jsonl import committed_lines, file_bytes, open_regular
 
@@ -94,20 +94,35 @@ def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]
     """
     if not is_compressed(path):
         return head_lines(path, max_line_bytes)
+    with closing(_text_chunks(path, max_bytes)) as chunks:  # lets go of the mapping
+        return first_lines(chunks, str(path), max_line_bytes)
+
+
+def _text_chunks(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
+    """A rollout's text in chunks, read (and decompressed) only as far as they are taken: a
+    plain one as it is read; a compressed one no larger than ``max_bytes``, mapped into
+    memory. A file that cannot be read raises :class:`LogUnreadable`; close it when done.
+
+    >>> list(_text_chunks(Path("/no/rollout-1.jsonl.zst"), 10))
+    Traceback (most recent call last):
+    sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
+    """
     location = str(path)
     try:
         with open_regular(location) as file:
+            if not is_compressed(path):
+                yield from file_chunks(file)
+                return
             size = os.fstat(file.fileno()).st_size
             if size > max_bytes:
                 raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
             if not size:
-                return []
-            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                chunks = _plaintext(location, mapped, max_bytes)
-                try:
-                    return first_lines(chunks, location, max_line_bytes)
-                finally:
-                    chunks.close()  # its reader lets go of the mapping
+                return
+            with (
+                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+                closing(_plaintext(location, mapped, max_bytes)) as chunks,
+            ):
+                yield from chunks
     except OSError as exc:
         raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
 
@@ -167,22 +182,5 @@ def rollout_stream(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl: No such file or directory
     """
-    location = str(path)
-    try:
-        with open_regular(location) as file:
-            if not is_compressed(path):
-                yield from split_lines(iter(functools.partial(file.read, 1 << 16), b""), max_bytes)
-                return
-            size = os.fstat(file.fileno()).st_size
-            if size > max_bytes:
-                raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
-            if not size:
-                return
-            with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                chunks = _plaintext(location, mapped, max_bytes)
-                try:
-                    yield from split_lines(chunks, max_bytes)
-                finally:
-                    chunks.close()
-    except OSError as exc:
-        raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
+    with closing(_text_chunks(path, max_bytes)) as chunks:
+        yield from split_lines(chunks, max_bytes)
