@@ -174,6 +174,38 @@ def test_local_commands_hung_off_an_older_line_do_not_hide_the_conversation() ->
     ]
 
 
+def test_a_command_branch_stays_when_the_conversation_went_on_after_it() -> None:
+    """A review: the chain took the first leaf that is no command branch and looked at no
+    older leaf, so ``!make test`` (hung off the caveat, older than the next prompt, which
+    continues the last answer) was lost; each command branch off the path is kept, in file
+    order after the line it forks off."""
+    chain = local_commands_first()
+    chain.user("u2", "now the signup page", parent="a1")
+    chain.assistant("a2", "m2", text("done too"))
+    assert shown(chain.transcript()) == [
+        ("user", "/clear"),
+        ("user", "fix the login bug"),
+        ("assistant", "fixed"),
+        ("user", "!make test"),
+        ("user", "now the signup page"),
+        ("assistant", "done too"),
+    ]
+
+
+def test_a_line_written_twice_is_no_fork() -> None:
+    """A review: a line written again with the same parent counted as a second child, so its
+    parent looked like a fork, a local command's branch off it looked like a side branch, and
+    an older abandoned prompt became the conversation."""
+    chain = Chain()
+    chain.user("u1", "hello")
+    chain.assistant("a1", "m1", text("hi"))
+    chain.user("z", "abandoned older prompt", parent="u1")
+    chain.user("c", "<command-name>/cost</command-name>", parent="a1")
+    chain.user("o", "<local-command-stdout>$0.01</local-command-stdout>")
+    chain.lines.append(dict(chain.lines[3]))  # the command's line, written again
+    assert shown(chain.transcript()) == [("user", "hello"), ("assistant", "hi"), ("user", "/cost")]
+
+
 def test_a_branch_with_a_prompt_is_a_branch_and_commands_alone_are_one_chain() -> None:
     chain = local_commands_first()
     chain.user("u2", "after the tests, rewound", parent="b2")

@@ -56,6 +56,7 @@ def _tree(lines: Sequence[Links | None]) -> _Tree:
     again: dict[str, list[int]] = {}
     nodes: list[int] = []
     parents: dict[str, int] = {}
+    counted: set[tuple[str, str]] = set()  # a line written again is the same child
     for index, line in enumerate(lines):
         if line is None or type(line.uuid) is not str:
             continue
@@ -66,7 +67,8 @@ def _tree(lines: Sequence[Links | None]) -> _Tree:
         if line.is_sidechain is not True:
             nodes.append(index)
             parent = _parent_of(line)
-            if parent is not None:
+            if parent is not None and (uuid, parent) not in counted:
+                counted.add((uuid, parent))
                 parents[parent] = parents.get(parent, 0) + 1
     return _Tree(last, again, nodes, parents)
 
@@ -112,9 +114,11 @@ def _command_branch(
     command (``is_command``); ``None`` for any other branch, or one that reaches a root
     without a fork (then it is the whole tree)."""
     branch: list[int] = []
+    walked: set[int] = set()
     child = leaf
-    while is_command(child) and child not in branch:
+    while is_command(child) and child not in walked:
         branch.append(child)
+        walked.add(child)
         place = _parent_place(lines, tree, child)
         if place is None:
             return None
@@ -123,21 +127,6 @@ def _command_branch(
             return place, branch
         child = place
     return None
-
-
-def newest_leaf(lines: Sequence[Links | None], tree: _Tree | None = None) -> int | None:
-    """The index of the newest node no line on the main line names as its parent: latest
-    time, then latest in the file; ``None`` when there is no node.
-
-    >>> def at(uuid, parent, second):
-    ...     return Links(uuid=uuid, parent_uuid=parent, timestamp=f"2025-01-01T00:00:0{second}Z")
-    >>> newest_leaf([at("a", None, 1), at("b", "a", 3), at("c", "a", 2)])
-    1
-    >>> newest_leaf([at("a", None, 1), at("b", "a", 2), at("c", "a", 2)])
-    2
-    """
-    leaves = _leaves(lines, tree or _tree(lines))
-    return leaves[0] if leaves else None
 
 
 def _no_command(index: int) -> bool:
@@ -170,15 +159,16 @@ def current_chain(
     leaves = _leaves(lines, tree)
     if not leaves:
         return []
-    branches: list[tuple[int, list[int]]] = []
-    for leaf in leaves:
-        found = _command_branch(lines, tree, leaf, is_command)
-        if found is None:
-            break
-        branches.append(found)
-    else:  # local commands alone: the newest of them is the chain
-        leaf = leaves[0]
-        del branches[0]
+    chosen: int | None = None
+    branches: dict[int, tuple[int, list[int]]] = {}  # by the leaf each ends at
+    for candidate in leaves:
+        found = _command_branch(lines, tree, candidate, is_command)
+        if found is not None:
+            branches[candidate] = found
+        elif chosen is None:
+            chosen = candidate
+    leaf = leaves[0] if chosen is None else chosen  # local commands alone: the newest
+    branches.pop(leaf, None)
     chain = [leaf]
     seen = {leaf}
     while (place := _parent_place(lines, tree, chain[-1])) is not None and place not in seen:
@@ -186,7 +176,7 @@ def current_chain(
         chain.append(place)
     chain.reverse()
     beside: dict[int, list[int]] = {}
-    for fork, lines_of in branches:
+    for fork, lines_of in branches.values():
         if fork in seen:
             beside.setdefault(fork, []).extend(lines_of)
     return _spliced(chain, beside)
