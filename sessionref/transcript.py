@@ -152,9 +152,18 @@ def cut_title(line: str) -> str:
     return cut_text(line, TITLE_LENGTH)
 
 
+def first_line(text: str) -> str | None:
+    """The first non-blank line of ``text``, stripped; ``None`` when it is all blank.
+
+    >>> first_line("\\n fix the build \\nnow"), first_line(" \\n")
+    ('fix the build', None)
+    """
+    return next((stripped for line in text.splitlines() if (stripped := line.strip())), None)
+
+
 def first_prompt_line(entries: list[Entry]) -> str | None:
-    """The first non-blank line of the first thing the user typed, stripped; ``None`` when
-    the user typed nothing.
+    """The first non-blank line of the first thing the user typed (:func:`first_line`);
+    ``None`` when the user typed nothing.
 
     >>> first_prompt_line([Entry("assistant", "text", "hi"),
     ...                    Entry("user", "text", "\\n fix the build \\nnow")])
@@ -162,9 +171,9 @@ def first_prompt_line(entries: list[Entry]) -> str | None:
     """
     for entry in entries:
         if entry.role == "user" and entry.kind == "text":
-            for line in entry.text.splitlines():
-                if line.strip():
-                    return line.strip()
+            line = first_line(entry.text)
+            if line is not None:
+                return line
     return None
 
 

@@ -440,6 +440,67 @@ def test_a_slash_command_titles_only_a_session_without_a_prompt(
     assert claude_transcript(SESSION, chain.encoded(), texts_only=True).title == title
 
 
+def compacted(before: list[str], after: list[str]) -> Chain:
+    """The prompts ``before`` a compaction and ``after`` it, each answered."""
+    chain = Chain()
+    for number, prompt in enumerate(before):
+        chain.user(f"u{number}", prompt)
+        chain.assistant(f"a{number}", f"m{number}", text("done"))
+    boundary = {"subtype": "compact_boundary", "content": "Conversation compacted"}
+    chain.node("system", "b1", parent=None, logicalParentUuid=chain.last, **boundary)
+    chain.user("s1", "Summary: we fixed it.", isCompactSummary=True)
+    for number, prompt in enumerate(after):
+        chain.user(f"v{number}", prompt)
+        chain.assistant(f"c{number}", f"n{number}", text("done"))
+    return chain
+
+
+MODEL = "<command-name>/model</command-name><command-args>opus</command-args>"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "title"),
+    [
+        (["fix the login bug"], ["now the tests"], "fix the login bug"),
+        ([MODEL, "<command-name>/clear</command-name>"], ["now the tests"], "now the tests"),
+        ([MODEL], ["<command-name>/clear</command-name>"], "/model"),
+        ([], [MODEL, "  \n", "now the tests"], "now the tests"),
+    ],
+)
+def test_the_first_prompt_titles_a_session_across_a_compaction(
+    before: list[str], after: list[str], title: str
+) -> None:
+    # a snapshot reads the lines before the latest compaction only for the title: the same
+    # first prompt (slash commands passed over, the first one titling a chain without one)
+    chain = compacted(before, after)
+    assert chain.transcript().title == title
+    assert claude_transcript(SESSION, chain.encoded(), texts_only=True).title == title
+
+
+def test_each_prompt_is_read_once_for_its_entry_and_its_title(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the reader and the title share one reading of a record's text (the title walked the
+    # chain again, and read a slash command or its output twice)
+    from sessionref.claude_code import prompts
+
+    read: list[str] = []
+    without_injected = prompts.without_injected
+
+    def reading(text: str) -> str:
+        read.append(text)
+        return without_injected(text)
+
+    monkeypatch.setattr(prompts, "without_injected", reading)
+    said = [MODEL, "<local-command-stdout>Set model to opus</local-command-stdout>"]
+    chain = compacted([*said, "<bash-input>make</bash-input>"], [*said, "now the tests"])
+    for texts_only in (False, True):
+        read.clear()
+        transcript = claude_transcript(SESSION, chain.encoded(), texts_only)
+        assert transcript.title == "!make"
+        assert read == [*said, "<bash-input>make</bash-input>", *said, "now the tests"]
+
+
 class ClaudeLogs:
     """A config directory written for a store test."""
 

@@ -16,18 +16,11 @@ from collections.abc import Iterable
 
 import msgspec
 
-from sessionref.claude_code.prompts import COMMAND_OUTPUT, block_texts, slash_command, typed_text
+from sessionref.claude_code.prompts import COMMAND_OUTPUT, block_texts, prompt_of
 from sessionref.claude_code.records import Block, Line
 from sessionref.claude_code.server_results import server_result_text
 from sessionref.log.jsonl import built, iso_millis, raw_text
-from sessionref.transcript import (
-    Entry,
-    EntryKind,
-    Role,
-    first_prompt_title,
-    line_title,
-    message_text,
-)
+from sessionref.transcript import Entry, EntryKind, Role, first_line, line_title, message_text
 
 
 def _tool_output(block: Block) -> str:
@@ -42,12 +35,42 @@ def _tool_output(block: Block) -> str:
     return content if type(content) is str else ""
 
 
+class _FirstPrompt:
+    """The title a chain's first prompt gives, told as the person's texts come in order:
+    a slash command is passed over, as Claude Code's resume picker does; the first one
+    titles a chain that has no prompt, by its name alone."""
+
+    def __init__(self) -> None:
+        self.line: str | None = None  # the first line of the first prompt, once read
+        self.command: str | None = None  # the first slash command before it
+
+    def found(self) -> bool:
+        """Whether the first prompt has been read (no later text can change the title)."""
+        return self.line is not None
+
+    def typed(self, text: str, command: str | None) -> None:
+        """The next text the person typed; ``command``: the slash command it records."""
+        if self.line is not None:
+            return
+        if command is None:
+            self.line = first_line(text)
+        elif self.command is None:
+            self.command = command
+
+    def title(self) -> str | None:
+        """The first prompt's :func:`~sessionref.transcript.line_title`, else (none, or one
+        too long to show) the first slash command's."""
+        return line_title(self.line) or line_title(self.command)
+
+
 class _Builder:
     """Entries of a chain, built line by line; with ``texts_only``, only what a snapshot
-    shows (user and assistant texts, checkpoints), nothing else built."""
+    shows (user and assistant texts, checkpoints), nothing else built. What the person
+    typed is told to ``title`` too."""
 
-    def __init__(self, texts_only: bool) -> None:
+    def __init__(self, texts_only: bool, title: _FirstPrompt) -> None:
         self.texts_only = texts_only
+        self.title = title
         self.entries: list[Entry] = []
         self.tools: dict[str, str] = {}
         self.message_id: object = None
@@ -73,7 +96,15 @@ class _Builder:
         call_id = call if type(call) is str else None
         self.entries.append(Entry(role, kind, text, time, name, continues, call_id))
 
+    def typed(self, text: str, command: str | None = None) -> None:
+        """A text the person typed (``command``: the slash command it records)."""
+        self.put("user", "text", text)
+        self.title.typed(text, command)
+
     def add(self, line: Line) -> None:
+        """The entries of the next line of the chain (none of a sidechain's)."""
+        if line.is_sidechain is True:
+            return
         self.line = line
         kind = line.type
         if kind == "assistant":
@@ -91,7 +122,7 @@ class _Builder:
             attachment = built(line.attachment)
             prompt = attachment.get("prompt") if type(attachment) is dict else None
             if type(prompt) is str and attachment.get("type") == "queued_command":
-                self.put("user", "text", typed_text(prompt)[0])
+                self.typed(prompt_of(prompt).typed)
         self.boundary_at = None
 
     def user(self, line: Line) -> None:
@@ -118,11 +149,11 @@ class _Builder:
         if line.is_meta is True:
             self.put("system", "text", text)
             return
-        typed, prompt = typed_text(content)
-        if not prompt:
+        prompt = prompt_of(content)
+        if prompt.kind == "output":
             self.put("tool", "tool-result", text, COMMAND_OUTPUT)
-        elif typed:
-            self.put("user", "text", typed)
+        elif prompt.typed:
+            self.typed(prompt.typed, prompt.command)
 
     def assistant(self, line: Line) -> None:
         self.boundary_at = None
@@ -179,52 +210,39 @@ class _Builder:
                 self.put("tool", "tool-result", text, self.tools.get(use), call=use)
 
 
-def first_prompt(lines: Iterable[Line]) -> str | None:
-    """The title the first prompt of a chain's lines gives, read up to it. A slash command
-    is passed over, as Claude Code's resume picker does; the first one titles a chain that
-    has no prompt, by its name alone.
-
-    >>> from sessionref.claude_code.records import Message
-    >>> def user(text):
-    ...     return Line(type="user", message=Message(content=text))
-    >>> clear = user("<command-name>/model</command-name><command-args>opus</command-args>")
-    >>> first_prompt([clear, user("hi\\nthere")]), first_prompt([clear])
-    ('hi', '/model')
-    >>> first_prompt([user("<bash-input>make</bash-input>"), user("hi")])
-    '!make'
-    """
-    builder = _Builder(texts_only=True)
-    commands: list[str] = []
-
-    def add(line: Line) -> None:
-        command = slash_command(line)
-        if command is None:
-            builder.add(line)
-        elif not commands:
-            commands.append(command)
-
-    chain = (line for line in lines if line.is_sidechain is not True)
-    title = first_prompt_title(chain, add, builder.entries)
-    return line_title(commands[0]) if title is None and commands else title
-
-
-def chain_entries(lines: Iterable[Line], texts_only: bool = False) -> list[Entry]:
+def chain_entries(
+    lines: Iterable[Line], texts_only: bool = False, before: Iterable[Line] = ()
+) -> tuple[list[Entry], str | None]:
     """The entries of the lines of a chain, in order (with ``texts_only``, only user and
-    assistant texts and checkpoints).
+    assistant texts and checkpoints), and the title its first prompt gives
+    (:class:`_FirstPrompt`): read from the chain's lines ``before`` these, up to that
+    prompt only, then from these. Each line is read once.
 
     >>> from sessionref.claude_code.records import Message
     >>> def said(*blocks):
     ...     return Line(type="assistant", message=Message("m", content=list(blocks)))
-    >>> chain = [Line(type="user", message=Message(content="hi")),
-    ...          said(Block("thinking", thinking="t")), said(Block("text", "a")),
-    ...          said(Block("text", "b"))]
-    >>> [(e.role, e.kind, e.text) for e in chain_entries(chain)]
-    [('user', 'text', 'hi'), ('assistant', 'thinking', 't'), ('assistant', 'text', 'a\\nb')]
-    >>> [e.kind for e in chain_entries(chain, texts_only=True)]
+    >>> def user(text):
+    ...     return Line(type="user", message=Message(content=text))
+    >>> chain = [user("hi\\nthere"), said(Block("thinking", thinking="t")),
+    ...          said(Block("text", "a")), said(Block("text", "b"))]
+    >>> entries, title = chain_entries(chain)
+    >>> title, [(e.role, e.kind, e.text) for e in entries[1:]]
+    ('hi', [('assistant', 'thinking', 't'), ('assistant', 'text', 'a\\nb')])
+    >>> [e.kind for e in chain_entries(chain, texts_only=True)[0]]
     ['text', 'text']
+    >>> model = user("<command-name>/model</command-name><command-args>opus</command-args>")
+    >>> chain_entries([user("go")], before=[model, user("<bash-input>make</bash-input>")])[1]
+    '!make'
+    >>> chain_entries([said(Block("text", "a"))], before=[model])[1]
+    '/model'
     """
-    builder = _Builder(texts_only)
+    title = _FirstPrompt()
+    skimmed = _Builder(texts_only=True, title=title)  # its entries are not kept
+    for line in before:
+        if title.found():
+            break
+        skimmed.add(line)
+    builder = _Builder(texts_only, title)
     for line in lines:
-        if line.is_sidechain is not True:
-            builder.add(line)
-    return builder.entries
+        builder.add(line)
+    return builder.entries, title.title()

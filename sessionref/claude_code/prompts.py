@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Final
+from typing import Final, Literal, NamedTuple
 
 from sessionref.claude_code.records import Block, Content, Line
 
@@ -20,9 +20,11 @@ _INJECTED_TAG: Final = re.compile(
 """An opening or closing tag of what the harness or an IDE wraps into a prompt; a tag may
 carry quoted attributes (``<teammate-message teammate_id="a" summary="x > y">``)."""
 _COMMAND_TAG: Final = re.compile(r"\s*<(command-[a-z]+)>")
+_FIRST_TAG: Final = re.compile(r"\s*<([a-z-]+)>")
+"""The tag a prompt opens with, which tells what it may be (:func:`classify`)."""
 _WRAPPED: Final = re.compile(r"\A\s*<(bash-input|user-memory-input)>(.*?)</\1>\s*\Z", re.S)
-_OUTPUT: Final = re.compile(
-    r"\A\s*<(bash-stdout|bash-stderr|local-command-stdout|local-command-stderr)>", re.S
+_OUTPUT_TAGS: Final = frozenset(
+    {"bash-stdout", "bash-stderr", "local-command-stdout", "local-command-stderr"}
 )
 COMMAND_OUTPUT: Final = "command output"
 """The name of the ``tool-result`` entry of a shell or local command's output
@@ -137,67 +139,74 @@ def _command(text: str) -> tuple[str, str] | None:
     """The name (with its ``/``) and the arguments of the slash command a prompt made of
     ``<command-*>`` tags records; ``None`` for any other prompt.
 
-    >>> _command("<command-name>init</command-name>"), _command("/init")
+    >>> _command("<command-name>init</command-name>"), _command("<command-args>x</command-args>")
     (('/init', ''), None)
     """
-    tags = command_tags(text) if text.lstrip().startswith("<command-") else None
+    tags = command_tags(text)
     if tags is None or "command-name" not in tags:
         return None
     name = tags["command-name"].strip()
     return (name if name.startswith("/") else f"/{name}"), tags.get("command-args", "").strip()
 
 
-def typed_text(content: Content) -> tuple[str, bool]:
-    """What a person typed into a prompt the harness wrote (its text blocks without what
-    was injected into them, :func:`without_injected`), and whether it is a prompt at all
-    (``False`` for the output of a shell or local command).
+class Prompt(NamedTuple):
+    """What a prompt's text is (:func:`classify`): its ``kind``, what the person typed
+    (``''`` for a command's output or an interruption) and, for a slash command, its name.
 
-    >>> typed_text("<command-name>/review</command-name><command-args>a.py</command-args>")
-    ('/review a.py', True)
-    >>> typed_text("<bash-input>ls</bash-input>"), typed_text("<bash-stdout>x</bash-stdout>")
-    (('!ls', True), ('', False))
-    >>> typed_text("<local-command-stderr>Unknown effort: huge</local-command-stderr>")
-    ('', False)
-    >>> typed_text("fix it<system-reminder>be brief</system-reminder>")
-    ('fix it', True)
-    >>> typed_text("why <command-name>/x</command-name>?")
-    ('why <command-name>/x</command-name>?', True)
-    >>> typed_text([Block("text", "<ide_opened_file>a.py</ide_opened_file>"), Block("text", "go")])
-    ('go', True)
+    ``kind`` is ``prompt`` (typed, ``#`` memory input too), ``command`` (a slash command),
+    ``shell`` (``!`` input) or ``output`` (a shell or local command's output, no prompt);
+    all but ``prompt`` record a local command, which the model never answers.
     """
-    text = block_texts(content, without_injected)
-    if _OUTPUT.match(text):
-        return "", False
-    command = _command(text)
+
+    kind: Literal["prompt", "command", "shell", "output"]
+    typed: str
+    command: str | None = None
+
+
+def classify(text: str) -> Prompt:
+    """What ``text``, a prompt's text blocks without what was injected into them
+    (:func:`without_injected`), is: told by its first tag alone, then parsed once.
+
+    >>> classify("<command-name>/review</command-name><command-args>a.py</command-args>")
+    Prompt(kind='command', typed='/review a.py', command='/review')
+    >>> classify("<bash-input>ls</bash-input>"), classify(" <bash-stdout>x</bash-stdout>")
+    (Prompt(kind='shell', typed='!ls', command=None), Prompt(kind='output', typed='', command=None))
+    >>> classify("<user-memory-input>x</user-memory-input>").typed, classify("why <command-name>")
+    ('#x', Prompt(kind='prompt', typed='why <command-name>', command=None))
+    >>> classify("[Request interrupted by user]").typed
+    ''
+    """
+    first = _FIRST_TAG.match(text)
+    tag = "" if first is None else first.group(1)
+    if tag in _OUTPUT_TAGS:
+        return Prompt("output", "")
+    command = _command(text) if tag.startswith("command-") else None
     if command is not None:
         name, arguments = command
-        return (f"{name} {arguments}" if arguments else name), True
-    wrapped = _WRAPPED.match(text)
+        return Prompt("command", f"{name} {arguments}" if arguments else name, name)
+    wrapped = _WRAPPED.match(text) if tag in _TYPED_PREFIX else None
     if wrapped is not None:
-        return _TYPED_PREFIX[wrapped.group(1)] + wrapped.group(2), True
-    return ("", True) if text in _INTERRUPTED else (text, True)
+        kind: Literal["prompt", "shell"] = "shell" if tag == "bash-input" else "prompt"
+        return Prompt(kind, _TYPED_PREFIX[tag] + wrapped.group(2))
+    return Prompt("prompt", "" if text in _INTERRUPTED else text)
 
 
-def slash_command(line: Line) -> str | None:
-    """The name of the slash command a ``user`` line records (``/clear``), without its
-    arguments; ``None`` for any other line.
+def prompt_of(content: Content) -> Prompt:
+    """What a prompt the harness wrote is (:func:`classify`), read from its text blocks
+    without what was injected into them (:func:`without_injected`).
 
-    >>> from sessionref.claude_code.records import Message
-    >>> tags = "<command-name>/model</command-name><command-args>opus</command-args>"
-    >>> slash_command(Line(type="user", message=Message(content=tags)))
-    '/model'
-    >>> slash_command(Line(type="user", message=Message(content="/model opus")))
+    >>> prompt_of("fix it<system-reminder>be brief</system-reminder>").typed
+    'fix it'
+    >>> prompt_of([Block("text", "<ide_opened_file>a.py</ide_opened_file>"), Block("text", "go")])
+    Prompt(kind='prompt', typed='go', command=None)
     """
-    if line.type != "user" or line.is_meta is True or line.message is None:
-        return None
-    command = _command(block_texts(line.message.content, without_injected))
-    return None if command is None else command[0]
+    return classify(block_texts(content, without_injected))
 
 
 def local_command(line: Line) -> bool:
     """Whether a line records a local command, which the model never answers: a slash
-    command, ``!`` shell input, the output of either, the caveat Claude Code writes before
-    them, or a ``system`` ``local_command`` line.
+    command, ``!`` shell input, the output of either (:func:`classify`), the caveat Claude
+    Code writes before them, or a ``system`` ``local_command`` line.
 
     >>> from sessionref.claude_code.records import Message
     >>> def user(text, meta=None):
@@ -218,9 +227,4 @@ def local_command(line: Line) -> bool:
     text = block_texts(line.message.content, without_injected)
     if line.is_meta is True:
         return _CAVEAT.match(text) is not None
-    wrapped = _WRAPPED.match(text)
-    return (
-        _OUTPUT.match(text) is not None
-        or (wrapped is not None and wrapped.group(1) == "bash-input")
-        or slash_command(line) is not None
-    )
+    return classify(text).kind != "prompt"

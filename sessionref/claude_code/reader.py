@@ -10,10 +10,10 @@ prompt; cwd and createdAt come from the first line that has them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from sessionref.claude_code.chain import current_chain, with_parallel_calls
-from sessionref.claude_code.entries import chain_entries, first_prompt
+from sessionref.claude_code.entries import chain_entries
 from sessionref.claude_code.prompts import local_command
 from sessionref.claude_code.records import Line, Links, decode, decode_all, decode_links
 from sessionref.log.jsonl import iso_millis
@@ -83,6 +83,11 @@ def _line_at(
     return lambda index: decode(raw_lines[index])
 
 
+def _lines_at(places: list[int], line_at: Callable[[int], Line | None]) -> Iterator[Line]:
+    """The lines at ``places``, one at a time (a place on the chain always holds one)."""
+    return (line for line in map(line_at, places) if line is not None)
+
+
 def _is_command(
     links: list[Links | None], line_at: Callable[[int], Line | None]
 ) -> Callable[[int], bool]:
@@ -121,16 +126,14 @@ def claude_transcript(
     chain = current_chain(links, _is_command(links, line_at))
     chain = chain if full is None else with_parallel_calls(chain, full)
     start = _latest_checkpoint(chain, links) if texts_only else 0
-    entries = chain_entries(map(line_at, chain[start:]), texts_only)  # type: ignore[arg-type]
     title = file_title(links)
-    if title is None:
-        lines = (line_at(index) for index in chain)
-        title = first_prompt(line for line in lines if line is not None)
+    before = _lines_at(chain[:start], line_at) if title is None else ()  # only for a title
+    entries, prompt = chain_entries(_lines_at(chain[start:], line_at), texts_only, before)
     times = (iso_millis(line.timestamp) for line in links if line is not None)
     return Transcript(
         session_id=session_id,
         harness="claude-code",
-        title=title,
+        title=prompt if title is None else title,
         cwd=next((line.cwd for line in links if line is not None and type(line.cwd) is str), None),
         created_at=next((time for time in times if time is not None), None),
         entries=entries,
