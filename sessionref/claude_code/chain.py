@@ -260,13 +260,16 @@ def with_parallel_calls(chain: list[int], lines: Sequence[Line | None]) -> list[
     >>> current_chain(lines), with_parallel_calls(current_chain(lines), lines)
     ([0, 3], [0, 1, 2, 3])
     """
-    on_chain = [(index, line) for index in chain if (line := lines[index]) is not None]
-    kept = {line.uuid: index for index, line in on_chain}
-    called = {i for _, line in on_chain for i in _blocks(line, "tool_use", "id") or ()}
-    answered = {
-        i for _, line in on_chain for i in _blocks(line, "tool_result", "tool_use_id") or ()
-    }
-    anchor = {index: index for index in chain}  # the line of the chain each hangs from
+    kept: dict[object, int] = {}  # the place of each uuid on the chain or beside it
+    called: set[str] = set()
+    answered: set[str] = set()
+    anchor: dict[int, int] = {}  # the line of the chain each kept line hangs from
+    for index in chain:  # one pass over the chain
+        line = lines[index]
+        if line is not None:
+            kept[line.uuid] = anchor[index] = index
+            called.update(_blocks(line, "tool_use", "id") or ())
+            answered.update(_blocks(line, "tool_result", "tool_use_id") or ())
     beside: dict[int, list[int]] = {}
     for index, line in enumerate(lines):
         if line is None or not _is_node(line) or line.uuid in kept:
