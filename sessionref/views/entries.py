@@ -129,22 +129,43 @@ def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewI
         yield group
 
 
+def _answers(result: Entry, call: ToolCall) -> bool:
+    """Whether ``result`` may answer ``call``: by the call's id when both carry one, else
+    by the tool's name (a result without a name may answer any call).
+
+    >>> call = ToolCall("ls", "{}", None, call="t1")
+    >>> _answers(Entry("tool", "tool-result", "", name="ls", call="t2"), call)
+    False
+    >>> _answers(Entry("tool", "tool-result", ""), call), _answers(
+    ...     Entry("tool", "tool-result", "", name="cat"), ToolCall("ls", "{}", None))
+    (True, False)
+    """
+    if result.call and call.call:
+        return call.call == result.call
+    return not result.name or call.name == result.name
+
+
 def _add_to_group(group: ToolGroup, entry: Entry) -> None:
+    """Add a tool call or result to ``group``: a result to the first call still waiting
+    that it answers (:func:`_answers`), else as a call of its own without arguments (its
+    call is not in this run, or was never logged).
+
+    >>> group = ToolGroup([ToolCall("ls", "{}", None)])
+    >>> _add_to_group(group, Entry("tool", "tool-result", "a.py", name="ls"))
+    >>> _add_to_group(group, Entry("tool", "tool-result", "b.py", name="ls"))
+    >>> [(call.arguments, call.output) for call in group.calls]
+    [('{}', 'a.py'), (None, 'b.py')]
+    """
     name = entry.name or UNNAMED_TOOL
     if entry.kind == "tool-call":
         group.calls.append(ToolCall(name, entry.text, entry.time, call=entry.call))
         return
-    waiting = (
-        c
-        for c in group.calls
-        if c.output is None
-        and (c.call == entry.call if entry.call and c.call else c.name == name or not entry.name)
-    )
+    waiting = (call for call in group.calls if call.output is None and _answers(entry, call))
     call = next(waiting, None)
-    if call is None:  # a result whose call is not in this run (or was never logged)
+    if call is None:
         group.calls.append(ToolCall(name, None, entry.time, entry.text))
-    else:
-        call.output = entry.text
+        return
+    call.output = entry.text
 
 
 def format_time(milliseconds: int | None) -> str:
