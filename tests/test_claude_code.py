@@ -731,6 +731,26 @@ def test_only_what_claude_code_injects_is_removed() -> None:
     ]
 
 
+def test_a_reminder_at_a_prompt_s_start_is_hidden_as_claude_code_hides_it() -> None:
+    # Claude Code itself prepends <system-reminder> blocks to the stored text of a prompt
+    # (memory updates, auto mode reminders) and shows the rest as what the person typed:
+    # src/components/messageActions.tsx stripSystemReminders, used by copyTextOf and by
+    # VirtualMessageList.tsx stickyPromptText ("Leading <system-reminder> blocks are
+    # stripped before checking ... aren't what the user typed"), Claude Code 2.1.88 as
+    # published (github.com/Jayleonc/claude-code-source-code); it strips them one after
+    # another, blanks between them too, and stops at one left open
+    reminder = "<system-reminder>\nMemory updated.\n</system-reminder>"
+    chain = Chain()
+    chain.user("u1", f"{reminder}\nfix the login bug")
+    chain.user("u2", f"  {reminder}\n\n{reminder}now the tests")
+    chain.user("u3", "<system-reminder>never closed\nship it")
+    assert shown(chain.transcript()) == [
+        ("user", "fix the login bug"),
+        ("user", "now the tests"),
+        ("user", "<system-reminder>never closed\nship it"),
+    ]
+
+
 def refuse_listing(monkeypatch: pytest.MonkeyPatch, folder: Path) -> None:
     """Make ``os.scandir`` of ``folder`` fail as a folder of mode 000 fails a user (root,
     whom these tests may run as, lists it anyway)."""
