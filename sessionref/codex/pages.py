@@ -42,6 +42,14 @@ class LinePayload(msgspec.Struct, frozen=True, gc=False):
     compacted_replacement_history_filter_texts: object = None
     role: object = None
     num_turns: object = None
+    item: object = None
+
+
+class _RawLinePayload(LinePayload, frozen=True, gc=False):
+    """A payload as msgspec takes it: an event's ``item`` kept raw (only a fork's cut reads
+    it, :func:`~sessionref.codex.records.turn_item`)."""
+
+    item: msgspec.Raw = msgspec.Raw(b"null")
 
 
 class RolloutLine(msgspec.Struct, frozen=True, gc=False):
@@ -52,7 +60,11 @@ class RolloutLine(msgspec.Struct, frozen=True, gc=False):
     payload: LinePayload | None = None
 
 
-_LINE: Final = msgspec.json.Decoder(RolloutLine)
+class _RawRolloutLine(RolloutLine, frozen=True, gc=False):
+    payload: _RawLinePayload | None = None
+
+
+_LINE: Final = msgspec.json.Decoder(_RawRolloutLine)
 
 
 def decoded(line: bytes) -> RolloutLine:

@@ -138,16 +138,16 @@ _SPOKEN: Final[dict[str, tuple[Speaker, str]]] = {
 a content part that holds text (a ``UserInput::Text``, an ``AgentMessageContent::Text``)."""
 
 
-def turn_item(payload: Payload) -> TurnItem:
-    """The ``item`` of an event's payload (empty when it is no object).
+def turn_item(value: Any) -> TurnItem:
+    """A completed event's ``item`` (kept raw by a decoder, or built; empty when it is no
+    object).
 
     >>> event = b'{"type":"event_msg","payload":{"type":"item_completed","item":%s}}'
-    >>> turn_item(decode(event % b'{"type":"Plan","id":"p","text":"x"}').payload).type
+    >>> turn_item(decode(event % b'{"type":"Plan","id":"p","text":"x"}').payload.item).type
     'Plan'
-    >>> turn_item(decode(event % b'[1]').payload), turn_item(Payload(item={"type": 1})).type
+    >>> turn_item(decode(event % b'[1]').payload.item), turn_item({"type": 1}).type
     (TurnItem(type=None, content=None), 1)
     """
-    value = payload.item
     if type(value) is msgspec.Raw:
         try:
             return _TURN_ITEM.decode(value)
@@ -177,7 +177,7 @@ def speaks(payload: Payload) -> bool:
     kind = payload.type
     if kind == "user_message" or kind == "agent_message":
         return True
-    return kind == "item_completed" and _spoken(turn_item(payload)) is not None
+    return kind == "item_completed" and _spoken(turn_item(payload.item)) is not None
 
 
 def said(payload: Payload) -> list[tuple[Speaker, str]]:
@@ -201,7 +201,18 @@ def said(payload: Payload) -> list[tuple[Speaker, str]]:
     if kind == "user_message" or kind == "agent_message":
         speaker: Speaker = "user" if kind == "user_message" else "assistant"
         return [(speaker, message)] if type(message) is str else []
-    item = turn_item(payload) if kind == "item_completed" else _NO_ITEM
+    return item_said(turn_item(payload.item) if kind == "item_completed" else _NO_ITEM)
+
+
+def item_said(item: TurnItem) -> list[tuple[Speaker, str]]:
+    """What a completed item says that the person saw (see :func:`said`): nothing for an item
+    of another kind.
+
+    >>> item_said(TurnItem("UserMessage", [{"type": "text", "text": "a"}, {"type": "text"}]))
+    [('user', 'a')]
+    >>> item_said(TurnItem("Plan", [{"type": "text", "text": "a"}]))
+    []
+    """
     spoken = _spoken(item)
     if spoken is None:
         return []

@@ -17,7 +17,7 @@ import msgspec
 
 from sessionref.codex.names import canonical_id, rollout_ids
 from sessionref.codex.pages import LinePayload, RolloutLine, decoded
-from sessionref.codex.records import decode, turn_item
+from sessionref.codex.records import turn_item
 
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
@@ -227,13 +227,6 @@ def is_meta(line: bytes) -> bool:
     )
 
 
-def _completes_user(line: bytes) -> bool:
-    """Whether an ``item_completed`` event's item is a user message (Codex's
-    ``TurnItem::UserMessage``)."""
-    item = decode(line)
-    return item is not None and turn_item(item.payload).type == "UserMessage"
-
-
 def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
     """``lines`` up to the turn of their ``nth`` user message (counted from 0), as a fork
     inherits its parent's history: a turn starts at its ``task_started`` event when it has
@@ -267,7 +260,9 @@ def before_nth_user_message(lines: list[bytes], nth: int) -> list[bytes]:
             continue
         elif kind in ("task_started", "turn_started"):
             started = index
-        elif kind == "user_message" or (kind == "item_completed" and _completes_user(line)):
+        elif kind == "user_message" or (
+            kind == "item_completed" and turn_item(payload.item).type == "UserMessage"
+        ):
             events.append(turn)
         elif kind in ("task_complete", "turn_complete", "turn_aborted"):
             started = None
