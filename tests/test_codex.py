@@ -36,7 +36,14 @@ def line(kind: str, payload: dict[str, Any], second: int = 0) -> bytes:
 
 
 def meta(thread: str = THREAD, **fields: Any) -> bytes:
-    payload = {"id": thread, "timestamp": "2025-06-01T10:00:00.000Z", "cwd": "/w", **fields}
+    payload = {
+        "id": thread,
+        "timestamp": "2025-06-01T10:00:00.000Z",
+        "cwd": "/w",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.40.0",
+        **fields,
+    }
     return line("session_meta", payload)
 
 

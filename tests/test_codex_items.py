@@ -17,10 +17,17 @@ per content part."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import msgspec
+import pytest
+
+from sessionref.codex import pages, records
+from sessionref.codex.listed import _Payload, previewed
 from sessionref.codex.reader import codex_transcript
+from sessionref.codex.reference_lines import before_nth_user_message
 from tests.test_codex import THREAD, copy, line, meta, rollout, said, shown, write
 from tests.test_codex_references import LIVE, SEGMENTS, reference
 
@@ -163,3 +170,34 @@ def test_a_fork_of_a_paginated_thread_counts_its_completed_user_messages(
         ("user", "mine"),
         ("assistant", "ok"),
     ]
+
+
+class _Counting:
+    """A decoder that counts the texts it decodes."""
+
+    def __init__(self, decoder: Any, counts: list[bytes]) -> None:
+        self.decoder, self.counts = decoder, counts
+
+    def decode(self, text: bytes) -> Any:
+        self.counts.append(bytes(text))
+        return self.decoder.decode(text)
+
+
+def test_a_forks_cut_decodes_each_line_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cutting a parent's history before its nth user message reads each line once: a
+    completed item's kind from the line already decoded, not from the line decoded again."""
+    lines = [*turn(0, "first", "one"), *turn(1, "second", "two")]
+    counts: list[bytes] = []
+    for module, name in ((pages, "_LINE"), (records, "_ROLLOUT")):
+        monkeypatch.setattr(module, name, _Counting(getattr(module, name), counts))
+    assert before_nth_user_message(lines, 1) == lines[:7]  # turn 1 starts at its task_started
+    assert sorted(counts) == sorted(lines)
+
+
+def test_a_completed_user_item_previews_as_the_decoder_keeps_it() -> None:
+    """The listing reads a completed item's text from the item itself, whether a decoder kept
+    it raw or built it (its preview: the text inputs joined, trimmed)."""
+    item = user_item(text(" "), text("fix it"), {"type": "local_image", "path": "/a.png"})
+    for value in (item, msgspec.Raw(json.dumps(item).encode())):
+        assert previewed(_Payload("item_completed", item=value))
+    assert not previewed(_Payload("item_completed", item=msgspec.Raw(b'{"type":"Plan"}')))

@@ -154,3 +154,113 @@ def test_a_preview_is_found_through_the_references_in_the_head(tmp_path: Path) -
         store = CodexStore(tmp_path)
         assert ([h.id for h in store.headers()] == [THREAD]) is shown_by_codex, references
         assert store.problems() == []
+
+
+BAD_UTF8 = JUNK.replace(b"{}", b'{"x":"\xff"}')
+"""A line the head scan reads that is not UTF-8."""
+
+
+def bare(kind: str, payload: dict[str, Any]) -> bytes:
+    """A line without its ``timestamp``: no ``RolloutLine`` to Codex."""
+    return json.dumps({"type": kind, "payload": payload}).encode()
+
+
+def meta_without(*fields: str, **more: Any) -> bytes:
+    """The thread's ``session_meta`` with ``fields`` left out and ``more`` set."""
+    payload = json.loads(meta(**more))["payload"]
+    return line("session_meta", {k: v for k, v in payload.items() if k not in fields})
+
+
+@pytest.mark.parametrize(
+    ("lines", "shown_by_codex"),
+    [
+        # Codex's scan reads each line with tokio's ``next_line``, which errs on a line that is
+        # not UTF-8; ``build_thread_item`` takes the failed summary as an empty one
+        # (``read_head_summary_for_listing(..).unwrap_or_default()``, codex-rs/rollout/src/list.rs)
+        ([meta(), BAD_UTF8, asked("fix it")], False),
+        ([BAD_UTF8, meta(), asked("fix it")], False),
+        ([meta(), asked("fix it"), BAD_UTF8], True),  # read no further: it has all it looks for
+        # a goal is a preview but no first user message: the scan goes on, and reads the line
+        ([meta(), event("thread_goal_updated", goal={"objective": "ship"}), BAD_UTF8], False),
+        ([meta(), compacted(copy("user", "earlier")), BAD_UTF8], False),
+        (
+            [
+                meta(),
+                event("thread_goal_updated", goal={"objective": "x"}),
+                *[JUNK] * 207,
+                BAD_UTF8,
+            ],
+            False,
+        ),
+        (
+            [
+                meta(),
+                event("thread_goal_updated", goal={"objective": "x"}),
+                *[JUNK] * 208,
+                BAD_UTF8,
+            ],
+            True,
+        ),
+        # ``read_head_summary_with_references`` skips a line ``serde_json`` cannot read as a
+        # ``RolloutLine`` (codex-rs/protocol/src/protocol.rs: ``RolloutLine``, whose
+        # ``timestamp`` is a ``String``; ``SessionMetaLine``, ``SessionMeta``, ``GitInfo``)
+        ([meta_without("cli_version"), asked("fix it")], False),
+        ([meta_without("originator"), asked("fix it")], False),
+        ([meta_without("cwd"), asked("fix it")], False),
+        ([meta_without("timestamp"), asked("fix it")], False),
+        ([meta(forked_from_id="x"), asked("fix it")], False),
+        ([meta(segment_id=7), asked("fix it")], False),
+        ([meta(model_provider=7), asked("fix it")], False),
+        ([meta(git={"branch": 7}), asked("fix it")], False),
+        ([meta(source=None), asked("fix it")], False),
+        ([meta(git={"branch": "main"}, model_provider=None, source="vscode"), asked("x")], True),
+        ([meta(history_mode="paginated"), asked("fix it")], True),
+        ([meta(history_mode="legacy"), asked("fix it")], True),
+        ([bare("session_meta", json.loads(meta())["payload"]), asked("fix it")], False),
+        ([meta(), bare("event_msg", {"type": "user_message", "message": "fix it"})], False),
+        ([meta_without("cli_version"), meta(), asked("fix it")], True),  # the next meta reads
+    ],
+)
+def test_a_head_codex_cannot_read_hides_the_thread(
+    tmp_path: Path, lines: list[bytes], shown_by_codex: bool
+) -> None:
+    """Codex lists a thread only when every line its scan reads is UTF-8 and a ``session_meta``
+    among them reads whole; the thread is read by its id all the same (:func:`listed`)."""
+    assert listed(tmp_path, *lines) is shown_by_codex
+
+
+@pytest.mark.parametrize("mode", ["windowed", "Paginated", None, 1])
+def test_a_thread_of_a_history_mode_codex_does_not_know_is_hidden_and_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: object
+) -> None:
+    """Codex's listing cannot read such a ``session_meta`` (``ThreadHistoryMode`` is
+    ``legacy`` or ``paginated``), and its resume refuses the rollout, failing closed on a
+    history it cannot tell how to read (codex-rs/rollout/src/recorder.rs:
+    ``load_rollout_items``, ``reject_unknown_thread_history_mode``): sessionref neither lists
+    it nor reads it, and says why naming the file."""
+    path = tmp_path / ROLLOUT
+    path.parent.mkdir(parents=True)
+    path.write_bytes(rollout(meta(history_mode=mode), *said("user", "fix it")))
+    store = CodexStore(tmp_path)
+    assert list(store.headers()) == [] and store.problems() == []
+    assert main(["snapshot", "--root", str(tmp_path), THREAD]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err and "line 1" in err
+    assert "history_mode" in err and "Traceback" not in err
+
+
+def test_the_index_lists_what_the_store_lists(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The index keeps whether each head is listed (its schema says which rule made it): a
+    head Codex cannot read is hidden with it and without it."""
+    home = tmp_path / "home"
+    for path, lines in (
+        (ROLLOUT, [meta(), BAD_UTF8, asked("hidden")]),
+        (OTHER_ROLLOUT, [meta(OTHER), asked("shown")]),
+    ):
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_bytes(rollout(*lines))
+    for index in (["--index", str(tmp_path / "index.db")], ["--no-index"]):
+        assert main(["candidates", "--root", str(home), *index, "--json"]) == 0
+        assert [row["sessionId"] for row in json.loads(capsys.readouterr().out)] == [OTHER]

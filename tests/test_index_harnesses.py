@@ -62,7 +62,13 @@ def codex_lines(thread: str, cwd: str, prompts: list[str], day: int = 1) -> byte
     def item(kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": f"2025-06-0{day}T10:00:00.000Z", "type": kind, "payload": payload}
 
-    meta = {"id": thread, "timestamp": f"2025-06-0{day}T10:00:00.000Z", "cwd": cwd}
+    meta = {
+        "id": thread,
+        "timestamp": f"2025-06-0{day}T10:00:00.000Z",
+        "cwd": cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.40.0",
+    }
     lines = [item("session_meta", meta)]
     for prompt in prompts:
         for role, kind, event in (

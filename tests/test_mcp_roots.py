@@ -66,7 +66,13 @@ def codex_session(home: Path) -> None:
             {"timestamp": "2025-06-02T10:00:00.000Z", "type": kind, "payload": payload}
         )
 
-    meta = {"id": CODEX, "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"}
+    meta = {
+        "id": CODEX,
+        "timestamp": "2025-06-02T10:00:00.000Z",
+        "cwd": "/w",
+        "originator": "codex_cli_rs",
+        "cli_version": "0.40.0",
+    }
     lines = [line("session_meta", meta)]
     for role, kind, event, text in (
         ("user", "input_text", "user_message", "Bump the codex parser"),

@@ -62,7 +62,8 @@ def test_other_agents_examples_run(tmp_path: Path, capsys: pytest.CaptureFixture
     rollout.write_text(
         '{"timestamp":"2025-06-01T10:00:00.000Z","type":"session_meta","payload":{"id":"'
         + thread
-        + '","cwd":"/home/dev/app","timestamp":"2025-06-01T10:00:00.000Z"}}\n'
+        + '","cwd":"/home/dev/app","timestamp":"2025-06-01T10:00:00.000Z",'
+        '"originator":"codex_cli_rs","cli_version":"0.40.0"}}\n'
         '{"timestamp":"2025-06-01T10:00:01.000Z","type":"event_msg","payload":'
         '{"type":"user_message","message":"add a test"}}\n'
         '{"timestamp":"2025-06-01T10:00:02.000Z","type":"event_msg","payload":'

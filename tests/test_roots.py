@@ -509,7 +509,13 @@ def codex_session(home: Path) -> Path:
     lines = [
         line(
             "session_meta",
-            {"id": CODEX_THREAD, "timestamp": "2025-06-02T10:00:00.000Z", "cwd": "/w"},
+            {
+                "id": CODEX_THREAD,
+                "timestamp": "2025-06-02T10:00:00.000Z",
+                "cwd": "/w",
+                "originator": "codex_cli_rs",
+                "cli_version": "0.40.0",
+            },
         ),
         line("response_item", item),
         line("event_msg", {"type": "user_message", "message": "codex asks"}),

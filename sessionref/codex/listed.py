@@ -10,9 +10,11 @@ it by its id, which looks at file names alone.
 The head is scanned line by line: blank lines are passed over, every other line counts,
 whether it reads or not; with no ``session_meta`` among the first :data:`HEAD_RECORDS` the
 scan stops, and once one is seen it goes on, up to :data:`HEAD_RECORDS` +
-:data:`USER_SCAN` lines, until it has both a preview and a first user message (a thread is
-listed once it has the preview, so this scan stops there). A
-``rollout_reference`` in the head is scanned the same way for what it adds (a preview, a
+:data:`USER_SCAN` lines, until it has both a preview and a first user message. A line counts
+only when Codex reads it as a ``RolloutLine`` (with its ``timestamp``; a ``session_meta`` read
+whole, :func:`~sessionref.codex.meta.codex_meta`), and a line it reads that is not UTF-8 hides
+the thread (Codex's line reader errs, and ``build_thread_item`` takes the failed summary as an
+empty one). A ``rollout_reference`` in the head is scanned the same way for what it adds (a preview, a
 compacted user message), at most :data:`MAX_REFERENCE_DEPTH` deep and
 :data:`MAX_REFERENCE_FILES` files in all, never a fork at its first message.
 """
@@ -27,8 +29,9 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from sessionref.codex.meta import codex_meta
 from sessionref.codex.names import IDE_REQUEST, RUST_WHITESPACE
-from sessionref.codex.records import Payload, decode, said
+from sessionref.codex.records import decode, item_said, turn_item
 from sessionref.codex.reference_lines import Reference, reference_of
 from sessionref.codex.rollouts import rollout_stream
 from sessionref.errors import SessionLogError
@@ -60,6 +63,7 @@ class _Payload(msgspec.Struct, frozen=True, gc=False):
 
 
 class _Line(msgspec.Struct, frozen=True, gc=False):
+    timestamp: object = None
     type: object = None
     payload: _Payload | None = None
 
@@ -68,12 +72,15 @@ _LINE: Final = msgspec.json.Decoder(_Line)
 
 
 class Summary(NamedTuple):
-    """What a head scan found: a ``session_meta`` in an envelope, a preview, a compacted
-    history holding a user message."""
+    """What a head scan found: a ``session_meta`` that Codex reads, a preview, a compacted
+    history holding a user message, a first user message; or a line that is not UTF-8, which
+    fails Codex's whole scan (its line reader errs)."""
 
     meta: bool = False
     preview: bool = False
     compacted_user: bool = False
+    first_user: bool = False
+    unreadable: bool = False
 
     @property
     def listed(self) -> bool:
@@ -81,8 +88,10 @@ class Summary(NamedTuple):
 
         >>> Summary(meta=True).listed, Summary(True, preview=True).listed
         (False, True)
+        >>> Summary(True, preview=True, unreadable=True).listed
+        False
         """
-        return self.meta and (self.preview or self.compacted_user)
+        return self.meta and (self.preview or self.compacted_user) and not self.unreadable
 
 
 def requested(text: str) -> str:
@@ -100,15 +109,24 @@ def _nonempty_list(value: object) -> bool:
     return type(value) is list and bool(value)
 
 
-def _user_item(item: object) -> bool:
+def _user_item(value: object) -> bool:
     """Whether a completed turn item is a user message with a preview: text (its text parts
-    joined) that asks something, or an image."""
-    if type(item) is not dict or item.get("type") != "UserMessage":
+    joined) that asks something, or an image.
+
+    >>> _user_item({"type": "UserMessage", "content": [{"type": "text", "text": " hi "}]})
+    True
+    >>> _user_item({"type": "UserMessage", "content": [{"type": "local_image", "path": "p"}]})
+    True
+    >>> _user_item({"type": "AgentMessage", "content": [{"type": "Text", "text": "hi"}]})
+    False
+    """
+    item = turn_item(value)
+    if item.type != "UserMessage":
         return False
-    [(_, text)] = said(Payload(type="item_completed", item=item))
+    [(_, text)] = item_said(item)
     if requested(text):
         return True
-    parts = item.get("content")
+    parts = item.content
     return type(parts) is list and any(
         type(part) is dict and part.get("type") in ("image", "local_image") for part in parts
     )
@@ -139,12 +157,34 @@ def previewed(payload: _Payload) -> bool:
     return False
 
 
+def _asked(payload: _Payload) -> bool:
+    """Whether a previewing event is a user message (Codex's first user message), not a goal.
+
+    >>> _asked(_Payload("user_message")), _asked(_Payload("thread_goal_updated"))
+    (True, False)
+    """
+    return payload.type in ("user_message", "item_completed")
+
+
 def _compacted_user(history: object) -> bool:
     """Whether a compacted replacement history holds a message of the user."""
     return type(history) is list and any(
         type(item) is dict and item.get("type") == "message" and item.get("role") == "user"
         for item in history
     )
+
+
+def _utf8(line: bytes) -> bool:
+    """Whether a line is UTF-8, as Codex's line reader (tokio's ``next_line``) requires.
+
+    >>> _utf8("é".encode()), _utf8(b"\\xff"), _utf8(b"\\xed\\xa0\\x80")  # a surrogate's bytes
+    (True, False, False)
+    """
+    try:
+        line.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _blank(line: bytes) -> bool:
@@ -170,10 +210,12 @@ class _Scan:
         found = Summary()
         counted = 0
         for line in lines:
-            if found.listed:
-                break  # listed, whatever else the head holds
+            if found.meta and found.preview and found.first_user:
+                break  # all Codex looks for
             if counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN):
                 break
+            if not _utf8(line):
+                return Summary(unreadable=True)  # Codex reads no summary of the rollout
             if _blank(line):
                 continue
             counted += 1
@@ -186,12 +228,12 @@ class _Scan:
         except msgspec.DecodeError:
             return found
         payload, kind = item.payload, item.type
-        if payload is None:
+        if payload is None or type(item.timestamp) is not str:  # no ``RolloutLine`` to Codex
             return found
         if kind == "session_meta":
-            return found._replace(meta=found.meta or type(payload.id) is str)
-        if kind == "event_msg":
-            return found._replace(preview=found.preview or previewed(payload))
+            return found._replace(meta=found.meta or codex_meta(line))
+        if kind == "event_msg" and previewed(payload):
+            return found._replace(preview=True, first_user=found.first_user or _asked(payload))
         if kind == "compacted" and _compacted_user(payload.replacement_history):
             return found._replace(compacted_user=True)
         if kind == "rollout_reference":
@@ -216,9 +258,10 @@ class _Scan:
                 there = self.summary(lines, depth + 1)
         except SessionLogError:  # Codex takes a head it cannot read as an empty one
             there = Summary()
-        return found._replace(
+        return found._replace(  # one that is not UTF-8 adds nothing (Codex's ``unwrap_or_default``)
             preview=found.preview or there.preview,
             compacted_user=found.compacted_user or there.compacted_user,
+            first_user=found.first_user or there.first_user,
         )
 
 
@@ -226,9 +269,11 @@ def head_summary(lines: Iterator[bytes], follow: Follow) -> Summary:
     """What Codex's listing finds in the head of a rollout whose lines are ``lines`` (taken
     only as far as the scan goes), its references read through ``follow``.
 
-    >>> meta = b'{"type":"session_meta","payload":{"id":"t"}}'
-    >>> def ask(text): return b'{"type":"event_msg","payload":{"type":"user_message",' \\
-    ...     b'"message":"%s"}}' % text
+    >>> at, t = b'"timestamp":"2025-06-01T10:00:00Z"', b"0197a000-0000-7000-8000-0000000000aa"
+    >>> meta = b'{%s,"type":"session_meta","payload":{"id":"%s",%s,"cwd":"/w","originator":' \\
+    ...     b'"codex_cli_rs","cli_version":"0.40.0"}}' % (at, t, at)
+    >>> def ask(text): return b'{%s,"type":"event_msg","payload":{"type":"user_message",' \\
+    ...     b'"message":"%s"}}' % (at, text)
     >>> def listed(*lines): return head_summary(iter(lines), lambda _: None).listed
     >>> listed(meta), listed(meta, ask(b"hi")), listed(meta, *[b"x"] * 208, b"", ask(b"hi"))
     (False, True, True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final, NamedTuple
 
+from sessionref.codex.meta import refuse_unknown_mode
 from sessionref.codex.names import COMPRESSED_SUFFIX, plain_name, shown_names
 from sessionref.codex.pages import HistoryBase, RolloutsById, history_base_of, prefix
 from sessionref.codex.reference_lines import (
@@ -102,7 +103,9 @@ class Expansion:
     def lines(self, path: Path, read: list[bytes]) -> list[bytes]:
         """The history of the rollout at ``path``, whose lines are ``read``: its first line
         (its ``session_meta``), the history it continues, then its other lines, each
-        reference expanded."""
+        reference expanded. A rollout Codex refuses to resume for its history mode is refused
+        (:func:`~sessionref.codex.meta.refuse_unknown_mode`)."""
+        refuse_unknown_mode(path, read)
         lines = self._spend(path, read)
         root = identity_of(lines)
         first = lines[:1] if root else []

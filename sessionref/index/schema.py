@@ -22,7 +22,7 @@ from sessionref.index.cursors import row_of, rows_of, run, run_many
 from sessionref.index.failures import is_busy
 from sessionref.index.reading import BUSY_TIMEOUT_MS, reading
 
-SCHEMA_VERSION: Final = 6
+SCHEMA_VERSION: Final = 7
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 PAGE_BYTES: Final = 16384
 """The database page: with full-text leaves as large, inserting the trigrams of a cold build
