@@ -14,9 +14,10 @@ scan stops, and once one is seen it goes on, up to :data:`HEAD_RECORDS` +
 only when Codex reads it as a ``RolloutLine`` (with its ``timestamp``; a ``session_meta`` read
 whole, :func:`~sessionref.codex.meta.codex_meta`), and a line it reads that is not UTF-8 hides
 the thread (Codex's line reader errs, and ``build_thread_item`` takes the failed summary as an
-empty one). A ``rollout_reference`` in the head is scanned the same way for what it adds (a preview, a
-compacted user message), at most :data:`MAX_REFERENCE_DEPTH` deep and
-:data:`MAX_REFERENCE_FILES` files in all, never a fork at its first message.
+empty one). A ``rollout_reference`` in the head is scanned the same way for what it adds (a
+preview, a compacted user message, a first user message), at most
+:data:`MAX_REFERENCE_DEPTH` deep and :data:`MAX_REFERENCE_FILES` files in all, never a fork at
+its first message.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from sessionref.codex.names import RUST_WHITESPACE, canonical_id, rollout_ids, rollout_order
+from sessionref.codex.names import canonical_id, rollout_ids, rollout_order
 from sessionref.codex.pages import RolloutsById
 from sessionref.codex.rollouts import (
     PAGES,
@@ -35,59 +35,16 @@ from sessionref.codex.rollouts import (
     rollout_lines,
     rollout_stream,
 )
+from sessionref.codex.thread_names import SESSION_INDEX, thread_names
 from sessionref.errors import SessionLogError
 from sessionref.log.discovery import StoreProblem
 from sessionref.log.harness_store import HarnessStore, Head
-from sessionref.log.jsonl import built, decode_line, file_version, iso_millis, read_committed
+from sessionref.log.jsonl import built, file_version, iso_millis, read_committed
 from sessionref.log.records import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.transcript import Harness, Transcript
 
 if TYPE_CHECKING:
     from sessionref.codex.reference_lines import Reference
-
-SESSION_INDEX = "session_index.jsonl"
-
-
-class _IndexLine(msgspec.Struct, frozen=True, gc=False):
-    id: object = None
-    thread_name: object = None
-    updated_at: object = None
-
-
-_INDEX_LINE = msgspec.json.Decoder(_IndexLine)
-
-
-def thread_names(lines: list[bytes]) -> dict[str, str]:
-    """Each thread's latest name in the lines of ``session_index.jsonl``, by its id as Codex
-    reads it (:func:`~sessionref.codex.names.canonical_id`), trimmed as Rust trims; a blank
-    latest name takes the thread's name away. A line counts only when it is a
-    ``SessionIndexEntry`` as far as these fields go: a string ``id``, ``thread_name`` and
-    ``updated_at`` (openai/codex ``codex-rs/rollout/src/session_index.rs``:
-    ``find_thread_names_by_ids`` passes over a line that does not parse as one).
-
-    >>> def line(name, end=b',"updated_at":"t"'):
-    ...     return b'{"id":"a","thread_name":"%s"%s}' % (name, end)
-    >>> thread_names([line(b"x"), b"oops", line(b"y"), line(b"z", b""), line(b"", b"")])
-    {'a': 'y'}
-    >>> thread_names([line(b" x "), line(b"\\\\u3000").replace(b'"a"', b'"b"')])
-    {'a': 'x'}
-    >>> t = "0197a000-0000-7000-8000-0000000000aa"
-    >>> thread_names([line(b"x").replace(b'"a"', b'"%s"' % t.upper().encode())]) == {t: "x"}
-    True
-    """
-    names: dict[str, str] = {}
-    for raw in lines:
-        line = decode_line(_INDEX_LINE, _IndexLine, raw)
-        if line is None or type(line.updated_at) is not str:
-            continue
-        if type(line.id) is str and type(line.thread_name) is str:
-            thread = canonical_id(line.id) or line.id
-            name = line.thread_name.strip(RUST_WHITESPACE)
-            if name:
-                names[thread] = name
-            else:
-                names.pop(thread, None)
-    return names
 
 
 def newest_rollouts(paths: Iterable[Path]) -> dict[str, Path]:
