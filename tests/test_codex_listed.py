@@ -264,3 +264,26 @@ def test_the_index_lists_what_the_store_lists(
     for index in (["--index", str(tmp_path / "index.db")], ["--no-index"]):
         assert main(["candidates", "--root", str(home), *index, "--json"]) == 0
         assert [row["sessionId"] for row in json.loads(capsys.readouterr().out)] == [OTHER]
+
+
+@pytest.mark.parametrize("ended", [False, True])
+def test_a_line_too_long_in_the_scan_fails_naming_the_file_and_line(
+    tmp_path: Path, ended: bool
+) -> None:
+    """The head scan reads the rollout's text as a stream, and a line longer than the store's
+    ``max_line_bytes`` fails there, ended or not, as soon as that much of it is read (the DSH
+    reader bounds a line the same way), rather than held whole: a problem of the listing that
+    names the file and the line. Codex's reader has no bound. A goal is a preview but no first
+    user message, so the scan goes on into the long line."""
+    filler = line("turn_context", {"x": "y" * 1000})
+    lines = [meta(), event("thread_goal_updated", goal={"objective": "x"}), *[filler] * 80]
+    long = b'{"x":"' + b"z" * 300_000 + (b'"}\n' if ended else b"")
+    path = tmp_path / ROLLOUT
+    path.parent.mkdir(parents=True)
+    path.write_bytes(rollout(*lines) + long)
+    store = CodexStore(tmp_path, max_line_bytes=200_000)
+    assert list(store.headers()) == []
+    [problem] = store.problems()
+    assert problem.path == str(path)
+    assert f"line {len(lines) + 1} is longer than 200000 bytes" in problem.message
+    assert listed(tmp_path / "short", *lines[:2])  # with the goal alone it lists

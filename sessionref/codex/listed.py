@@ -302,30 +302,35 @@ def opens_in_envelope(lines: list[bytes]) -> bool:
     return False
 
 
-def listed_rollout(path: Path, lines: list[bytes], max_bytes: int, follow: Follow) -> bool:
+def listed_rollout(
+    path: Path, lines: list[bytes], max_bytes: int, max_line_bytes: int, follow: Follow
+) -> bool:
     """Whether the thread of the rollout at ``path``, whose first lines are ``lines``, is
     listed: when Codex's listing shows it (:func:`head_summary`, its text read as far as the
-    scan goes and no further than ``max_bytes``), or when it has no envelope (the oldest
-    rollouts: Codex's listing cannot read them, but sessionref reads them whole and lists
-    them, as it always has).
+    scan goes, no further than ``max_bytes``, and a line longer than ``max_line_bytes`` fails
+    naming the file and the line), or when it has no envelope (the oldest rollouts: Codex's
+    listing cannot read them, but sessionref reads them whole and lists them, as it always
+    has).
 
-    >>> listed_rollout(Path("/no/rollout-1.jsonl"), [b'{"id":"t"}'], 10, lambda _: None)
+    >>> listed_rollout(Path("/no/rollout-1.jsonl"), [b'{"id":"t"}'], 10, 10, lambda _: None)
     True
     """
     if not opens_in_envelope(lines):
         return True
-    rest = _lines_after(path, len(lines), max_bytes)
+    rest = _lines_after(path, len(lines), max_bytes, max_line_bytes)
     with closing(rest):  # opened only when the scan goes past ``lines``
         return head_summary(chain(lines, rest), follow).listed
 
 
-def _lines_after(path: Path, skip: int, max_bytes: int) -> Generator[bytes, None, None]:
+def _lines_after(
+    path: Path, skip: int, max_bytes: int, max_line_bytes: int
+) -> Generator[bytes, None, None]:
     """The rollout's committed lines after its first ``skip`` (those its head already
     holds: both split the text at each newline), read only when taken (:func:`rollout_stream`).
 
-    >>> list(_lines_after(Path("/no/rollout-1.jsonl"), 1, 10))
+    >>> list(_lines_after(Path("/no/rollout-1.jsonl"), 1, 10, 10))
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl: No such file or directory
     """
-    with closing(rollout_stream(path, max_bytes)) as stream:
+    with closing(rollout_stream(path, max_bytes, max_line_bytes)) as stream:
         yield from islice(stream, skip, None)

@@ -150,37 +150,73 @@ def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes
     return committed_lines(rollout_text(path, max_bytes), max_line_bytes, str(path))
 
 
-def split_lines(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
-    """The committed lines of a text given in ``chunks``, each given as soon as its newline
-    is read; nothing is read past ``limit`` bytes (the lines up to there are given).
+def _within(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
+    """``chunks`` as far as their first ``limit`` bytes; nothing is read past them.
 
-    >>> list(split_lines([b"a\\nb", b"c\\nd"], 100)), list(split_lines([b"a\\n", b"b\\n"], 2))
-    ([b'a', b'bc'], [b'a'])
+    >>> list(_within([b"ab", b"cd", b"ef"], 3))
+    [b'ab', b'c']
     """
-    pieces: list[bytes] = []
     read = 0
     for chunk in chunks:
+        if read + len(chunk) >= limit:
+            yield chunk[: limit - read]
+            return
         read += len(chunk)
-        if read > limit:
-            chunk = chunk[: len(chunk) - (read - limit)]
+        yield chunk
+
+
+def split_lines(
+    chunks: Iterable[bytes], limit: int, max_line_bytes: int, location: str
+) -> Iterator[bytes]:
+    """The committed lines of a text given in ``chunks``, each given as soon as its newline
+    is read; nothing is read past ``limit`` bytes (the lines up to there are given). A line
+    longer than ``max_line_bytes``, committed or not, raises :class:`SessionLogError` naming
+    ``location`` and the line as soon as that much of it is read, as the DSH reader bounds a
+    line (:func:`~sessionref.log.frames.counted_line_pieces`): Codex's own reader has no
+    bound, and would hold a line of any length whole.
+
+    >>> list(split_lines([b"a\\nb", b"c\\nd"], 100, 9, "f"))
+    [b'a', b'bc']
+    >>> list(split_lines([b"a\\n", b"b\\n"], 2, 9, "f"))
+    [b'a']
+    >>> list(split_lines([b"a\\nbb", b"bbbb"], 100, 5, "f"))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: f: line 2 is longer than 5 bytes
+    """
+    pieces: list[bytes] = []
+    held = 0  # the bytes read of the line not yet ended
+    number = 1
+    for chunk in _within(chunks, limit):
         *lines, rest = chunk.split(b"\n")
         if lines:
             lines[0] = b"".join((*pieces, lines[0]))
             pieces.clear()
-            yield from lines
+            held = 0
+            for line in lines:
+                if len(line) > max_line_bytes:
+                    raise _too_long(location, number, max_line_bytes)
+                number += 1
+                yield line
         pieces.append(rest)
-        if read >= limit:
-            return
+        held += len(rest)
+        if held > max_line_bytes:
+            raise _too_long(location, number, max_line_bytes)
 
 
-def rollout_stream(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
+def _too_long(location: str, number: int, max_line_bytes: int) -> SessionLogError:
+    """The error of a line longer than ``max_line_bytes``, naming the file and the line."""
+    return SessionLogError(f"{location}: line {number} is longer than {max_line_bytes} bytes")
+
+
+def rollout_stream(path: Path, max_bytes: int, max_line_bytes: int) -> Generator[bytes, None, None]:
     """The committed lines of a rollout's text, plain or compressed, read as far as they are
     taken and no further than ``max_bytes`` (a compressed file larger than that raises
-    :class:`SessionLogError`); close it when done with it.
+    :class:`SessionLogError`), none longer than ``max_line_bytes`` (:func:`split_lines`); close
+    it when done with it.
 
-    >>> list(rollout_stream(Path("/no/rollout-1.jsonl"), 10))
+    >>> list(rollout_stream(Path("/no/rollout-1.jsonl"), 10, 10))
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl: No such file or directory
     """
     with closing(_text_chunks(path, max_bytes)) as chunks:
-        yield from split_lines(chunks, max_bytes)
+        yield from split_lines(chunks, max_bytes, max_line_bytes, str(path))

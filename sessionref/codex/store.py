@@ -314,7 +314,8 @@ class CodexStore(HarnessStore):
             return head
         from sessionref.codex.listed import listed_rollout  # as thread_head()
 
-        return head._replace(listed=listed_rollout(path, lines, self.max_bytes, self._follow))
+        listed = listed_rollout(path, lines, self.max_bytes, self.max_line_bytes, self._follow)
+        return head._replace(listed=listed)
 
     def _follow(self, reference: Reference) -> Generator[bytes, None, None] | None:
         """The lines of the rollout a reference names, as far as they are taken (``None``
@@ -327,7 +328,7 @@ class CodexStore(HarnessStore):
             )
         except SessionLogError:
             return None
-        return None if found is None else rollout_stream(found, self.max_bytes)
+        return None if found is None else rollout_stream(found, self.max_bytes, self.max_line_bytes)
 
     def names(self) -> dict[str, str]:
         """The thread names of ``session_index.jsonl`` (none when it cannot be read)."""
