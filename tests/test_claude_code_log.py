@@ -299,8 +299,10 @@ def test_difference_a_local_command_s_error_is_not_user_text() -> None:
 
 
 @settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck))
-@given(codex_rollouts(legacy=False))
+@given(codex_rollouts(legacy=False, paginated=False))
 def test_codex_texts_agree_on_generated_rollouts(log: HarnessLog) -> None:
+    # claude-code-log 1.7 reads a legacy thread's events only, not a paginated thread's
+    # completed items (docs/harnesses.md §Codex §Each message once)
     # claude-code-log 1.7 raises on a lone surrogate in a prompt that carries injected
     # context (it parses that prompt as XML); such rollouts are left out of the comparison
     assume(not any(b"<environment_context>" in line and b"\\ud" in line for line in log.lines))

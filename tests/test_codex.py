@@ -407,6 +407,17 @@ def test_generated_rollouts_show_each_message_once(log: HarnessLog) -> None:
     assert shown(codex_transcript(THREAD, log.lines, None)) == log.shown
 
 
+@settings(max_examples=examples(30), deadline=None, suppress_health_check=list(HealthCheck))
+@given(codex_rollouts(legacy=False, paginated=True))
+def test_generated_paginated_rollouts_show_each_message_once(log: HarnessLog) -> None:
+    """A paginated thread records what the person saw as completed ``UserMessage`` and
+    ``AgentMessage`` items only, never as ``user_message`` or ``agent_message`` events."""
+    kinds = [json.loads(line)["payload"].get("type") for line in log.lines]
+    assert '"history_mode":"paginated"' in log.lines[0].decode()
+    assert "item_completed" in kinds and not {"user_message", "agent_message"} & set(kinds)
+    assert shown(codex_transcript(THREAD, log.lines, None)) == log.shown
+
+
 def test_a_folder_that_cannot_be_listed_is_a_problem(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -4,9 +4,14 @@ construction (docs/harnesses.md §Codex).
 A generated rollout is a ``session_meta``, then turns as Codex records them: a
 ``turn_context``, the user message twice (the model's copy with injected context blocks, and
 the event), reasoning, tool calls and their output, the assistant message twice; compactions
-(``compacted`` with a summary); lines of kinds the reader ignores. ``legacy=True`` writes the
-oldest shape instead: no envelope and no event stream. Either may also come as a rollout that
-a newer Codex resumed: older turns without events (with or without envelope), then turns with.
+(``compacted`` with a summary); lines of kinds the reader ignores. The events are those of a
+legacy thread (``user_message``, ``agent_message``) or of a paginated one (its ``session_meta``
+says ``"history_mode": "paginated"``, and what the person saw is ``item_completed`` events of
+``UserMessage`` and ``AgentMessage`` items, an agent message maybe in several text parts;
+Codex's ``should_persist_event_msg``, ``codex-rs/rollout/src/policy.rs``, writes each kind in
+one mode only). ``legacy=True`` writes the oldest shape instead: no envelope and no event
+stream. Either may also come as a rollout that a newer Codex resumed: older turns without
+events (with or without envelope), then turns with legacy events.
 """
 
 from __future__ import annotations
@@ -25,10 +30,12 @@ THREAD_ID = "0197a000-0000-7000-8000-000000000001"
 class _Writer:
     """The state of a rollout being generated."""
 
-    def __init__(self, draw: Any, legacy: bool, events: bool) -> None:
+    def __init__(self, draw: Any, legacy: bool, events: bool, paginated: bool = False) -> None:
         self.draw = draw
         self.legacy = legacy
         self.events = events
+        self.paginated = paginated
+        self.turns = 0
         self.lines: list[bytes] = []
         self.shown: list[tuple[str, str]] = []
         self.clock = _EPOCH
@@ -42,9 +49,9 @@ class _Writer:
             return
         self.lines.append(js_json({"timestamp": iso(self.clock), "type": kind, "payload": payload}))
 
-    def message(self, role: str, text: str, injected: bool = False) -> None:
+    def message(self, role: str, *texts: str, injected: bool = False) -> None:
         kind = "input_text" if role == "user" else "output_text"
-        content = [{"type": kind, "text": text}]
+        content = [{"type": kind, "text": text} for text in texts]
         if injected:
             content.insert(
                 0,
@@ -57,22 +64,26 @@ class _Writer:
 
     def turn(self, first: bool) -> None:
         draw = self.draw
+        self.turns += 1
         self.write(
             "turn_context", {"cwd": "/work/project", "model": "gpt-5", "approval_policy": "never"}
         )
         prompt = draw(plain_texts())
         self.message("user", prompt, injected=first and draw(st.booleans()))
-        self.event({"type": "user_message", "message": prompt, "images": []})
+        self.asked(prompt)
         self.shown.append(("user", prompt))
         if draw(st.booleans()):
+            summary = draw(plain_texts())
             self.write(
                 "response_item",
                 {
                     "type": "reasoning",
-                    "summary": [{"type": "summary_text", "text": draw(plain_texts())}],
+                    "summary": [{"type": "summary_text", "text": summary}],
                     "encrypted_content": "x",
                 },
             )
+            if self.paginated:  # a completed item that says nothing the person saw
+                self.completed("Reasoning", summary_text=[summary], raw_content=[])
         for _ in range(draw(st.integers(0, 2))):
             self.calls += 1
             call = f"call_{self.calls}"
@@ -89,11 +100,38 @@ class _Writer:
                 "response_item",
                 {"type": "function_call_output", "call_id": call, "output": draw(plain_texts())},
             )
-        answer = draw(plain_texts())
-        self.message("assistant", answer)
-        self.event({"type": "agent_message", "message": answer})
-        self.shown.append(("assistant", answer))
+        answers = draw(st.lists(plain_texts(), min_size=1, max_size=3 if self.paginated else 1))
+        self.message("assistant", *answers)
+        if self.paginated:
+            parts = [{"type": "Text", "text": answer} for answer in answers]
+            self.completed("AgentMessage", content=parts, phase="final_answer")
+        else:
+            self.event({"type": "agent_message", "message": answers[0]})
+        self.shown.extend(("assistant", answer) for answer in answers)
         self.event({"type": "token_count", "info": None})
+
+    def asked(self, prompt: str) -> None:
+        """The prompt as the events record it: a ``user_message``, or a completed
+        ``UserMessage`` whose text inputs (maybe with an image among them) join to it."""
+        if not self.paginated:
+            self.event({"type": "user_message", "message": prompt, "images": []})
+            return
+        cut = self.draw(st.integers(0, len(prompt)))
+        inputs: list[dict[str, Any]] = [
+            {"type": "text", "text": text, "text_elements": []}
+            for text in (prompt[:cut], prompt[cut:])
+        ]
+        if self.draw(st.booleans()):
+            inputs.insert(1, {"type": "local_image", "path": "/work/project/shot.png"})
+        self.completed("UserMessage", content=inputs)
+
+    def completed(self, kind: str, **fields: Any) -> None:
+        """An ``item_completed`` event of a turn item of ``kind``, as a paginated rollout has it."""
+        turn = f"turn_{self.turns}"
+        item = {"type": kind, "id": f"{kind.lower()}_{len(self.lines)}", **fields}
+        self.event(
+            {"type": "item_completed", "thread_id": THREAD_ID, "turn_id": turn, "item": item}
+        )
 
     def event(self, payload: dict[str, Any]) -> None:
         """An ``event_msg``, by a Codex that writes them."""
@@ -103,17 +141,26 @@ class _Writer:
     def compact(self) -> None:
         summary = self.draw(plain_texts())
         self.write("compacted", {"message": summary, "replacement_history": []})
-        self.event({"type": "context_compacted"})
+        if self.paginated:
+            self.completed("ContextCompaction")
+        else:
+            self.event({"type": "context_compacted"})
         self.shown.append(("checkpoint", summary))
 
 
 @st.composite
-def codex_rollouts(draw: Any, max_turns: int = 6, legacy: bool | None = None) -> HarnessLog:
+def codex_rollouts(
+    draw: Any, max_turns: int = 6, legacy: bool | None = None, paginated: bool | None = None
+) -> HarnessLog:
     """A Codex rollout and what it shows: a legacy one when ``legacy``, one with events from
-    its first turn when not, and when ``None`` either or one that a newer Codex resumed."""
+    its first turn when not, and when ``None`` either or one that a newer Codex resumed. One
+    with events from its first turn has a paginated thread's events when ``paginated``, a
+    legacy thread's when not, and either when ``None``."""
     old = draw(st.booleans()) if legacy is None else legacy
     older = draw(st.sampled_from([0, 0, 1, 2])) if legacy is None else 0  # turns before a resume
-    writer = _Writer(draw, old, events=not old and older == 0)
+    events = not old and older == 0
+    paging = events and (draw(st.booleans()) if paginated is None else paginated)
+    writer = _Writer(draw, old, events=events, paginated=paging)
     meta = {
         "id": THREAD_ID,
         "timestamp": iso(_EPOCH),
@@ -121,6 +168,7 @@ def codex_rollouts(draw: Any, max_turns: int = 6, legacy: bool | None = None) ->
         "originator": "codex_cli_rs",
         "cli_version": "0.40.0",
         "source": "cli",
+        **({"history_mode": "paginated"} if paging else {}),
     }
     if old:
         writer.lines.append(
