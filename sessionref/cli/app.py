@@ -20,7 +20,8 @@ from sessionref.cli.process import (
     OutputError,
     abandon_output,
     collect_no_more,
-    flush_output,
+    ended,
+    finished,
     note,
     say_interrupted,
     stop_on_signals,
@@ -189,8 +190,9 @@ def check_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
 
 
 def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
-    """Parse ``argv`` and run its command: the status it exits with. With ``signals``, the
-    command runs with :func:`stop_on_signals`, and what follows with :func:`exit_on_signals`.
+    """Parse ``argv`` and run its command: the status it exits with, its output flushed.
+    With ``signals``, the command runs with :func:`stop_on_signals`, and once it has
+    returned and its output is written a signal no longer interrupts it (:func:`finished`).
     """
     named = command_named(argv)
     with collection_paused():  # the command's modules: objects by the thousand, no cycles
@@ -205,9 +207,7 @@ def run_command(argv: Sequence[str], *, signals: bool = False) -> int:
     if signals:
         stop_on_signals()
     status: int = args.run(args)
-    if signals:
-        exit_on_signals()
-    flush_output()
+    finished(status)
     return status
 
 
@@ -215,18 +215,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its errors are ``CODE: message`` lines and exit 1 (each command's
     ``run`` reports them: see ``cli.common.reporting_errors``).
 
-    Ctrl-C (or SIGTERM) at any point after the interpreter has imported ``sessionref.cli`` is
-    one line and exit 130 (143) (see ``cli.process``); an output error is one line and exit 1;
-    a closed stdout is silent. Signal handlers are installed only for the process's own
-    command line (``argv`` None), never for a caller's; so is the end of collection
-    (``cli.process.collect_no_more``: the process ends next, without its teardown's full
-    collections).
+    Ctrl-C (or SIGTERM) at any point after the interpreter has imported ``sessionref.cli``
+    and before the command has finished is one line and exit 130 (143) (see ``cli.process``);
+    once it has finished, a signal leaves its status as it is (``cli.process.ended``); an
+    output error is one line and exit 1; a closed stdout is silent. Signal handlers are
+    installed only for the process's own command line (``argv`` None), never for a caller's;
+    so is the end of collection (``cli.process.collect_no_more``: the process ends next,
+    without its teardown's full collections).
     """
-    entry = argv is None
-    if entry:
-        exit_on_signals()
+    if argv is not None:
+        return outcome(list(argv))
+    exit_on_signals()
     try:
-        return run_command(sys.argv[1:] if argv is None else list(argv), signals=entry)
+        status = outcome(sys.argv[1:], signals=True)
+    except BaseException:  # a usage error's SystemExit, --help's (or a bug's traceback)
+        exit_on_signals()
+        collect_no_more()
+        raise
+    ended(status)
+    collect_no_more()
+    return status
+
+
+def outcome(argv: Sequence[str], *, signals: bool = False) -> int:
+    """The status of running the command ``argv`` (:func:`run_command`): an interruption is
+    said in one line, a closed stdout is silent, an output error is one line."""
+    try:
+        return run_command(argv, signals=signals)
     except KeyboardInterrupt as exc:
         return say_interrupted("interrupted", exc)
     except BrokenPipeError:
@@ -236,7 +251,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         abandon_output()
         sys.stderr.write(f"cannot write output: {exc}\n")
         return 1
-    finally:
-        if entry:
-            exit_on_signals()
-            collect_no_more()

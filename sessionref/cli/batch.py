@@ -26,7 +26,7 @@ from sessionref.cli.common import (
     reporting_errors,
 )
 from sessionref.cli.output_target import write_failure
-from sessionref.cli.process import say_interrupted
+from sessionref.cli.process import finished, say_interrupted
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.redaction import RedactionTally, add_redact_arguments, redaction_of_args
 from sessionref.cli.snapshot import add_budget_argument, add_label_arguments
@@ -278,9 +278,11 @@ def run(args: argparse.Namespace) -> int:
         if isinstance(exc, BrokenPipeError):
             raise
         raise write_failure("--out", args.out, exc) from None
+    status = 1 if tally.failures else 0
+    finished(status)  # the file is in place: a signal now leaves the batch as it finished
     note(tally.summary(output.where()))
     if redacted is not None:
         note(redacted.summary())
     if not args.verbose:
         opened.report_problems()
-    return 1 if tally.failures else 0
+    return status

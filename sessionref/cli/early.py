@@ -1,6 +1,7 @@
 """What the command line sets up before it imports anything else: while it loads, SIGINT and
-SIGTERM end the process at once with one line (:func:`exit_on_signals`); in the interpreter's
-own teardown they are ignored (:func:`ignore_signals_at_teardown`).
+SIGTERM end the process at once with one line (:func:`exit_on_signals`), the first to come
+deciding (:func:`first_arrived`); in the interpreter's own teardown they are ignored
+(:func:`ignore_signals_at_teardown`).
 
 It imports ``os`` and ``signal`` alone (``typing`` only for the type checker), so that what
 comes before the handlers are set is the interpreter's own start-up and the console script's
@@ -63,10 +64,59 @@ _action: Action = _exit_at_once
 """What SIGINT and SIGTERM do now in the process's own command line (:func:`act_on_signals`)."""
 
 
+_arrivals: tuple[int, int] | None = None
+"""The pipe (read end, write end) that the interpreter's C-level handler writes each signal's
+number to as the signal comes (``signal.set_wakeup_fd``): the order in which they came."""
+
+
+def first_arrived(signum: int) -> int:
+    """Of the signals that came since the handler last ran, the first to come (``signum``
+    when the arrivals say nothing): signals that wait together for the main thread have their
+    Python handlers run in the order of their numbers, SIGINT's before SIGTERM's whichever
+    came first; the pipe of :data:`_arrivals` has them in the order they came.
+
+    >>> first_arrived(15)  # nothing came before it
+    15
+    """
+    if _arrivals is None:
+        return signum
+    came = bytearray()
+    while True:
+        try:
+            chunk = os.read(_arrivals[0], 512)
+        except BlockingIOError:
+            break
+        came += chunk
+    return next((number for number in came if number in SIGNALS), signum)
+
+
+def _watch_arrivals() -> None:
+    """Have the interpreter write each signal's number to a pipe of :data:`_arrivals` as it
+    comes; a forked child forgets the pipe (:func:`_forget_arrivals`)."""
+    global _arrivals
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    os.set_blocking(write, False)
+    signal.set_wakeup_fd(write, warn_on_full_buffer=False)
+    _arrivals = (read, write)
+    os.register_at_fork(after_in_child=_forget_arrivals)
+
+
+def _forget_arrivals() -> None:
+    """In a forked child (a pool's worker): its signals are its own, and written to no pipe
+    of its parent's."""
+    global _arrivals
+    if _arrivals is not None:
+        signal.set_wakeup_fd(-1)
+        for descriptor in _arrivals:
+            os.close(descriptor)
+        _arrivals = None
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     """The one Python handler of SIGINT and SIGTERM: it does what the command line has them
-    do now (:data:`_action`)."""
-    _action(signum, frame)
+    do now (:data:`_action`), for the signal that came first (:func:`first_arrived`)."""
+    _action(first_arrived(signum), frame)
 
 
 def set_handlers(handlers: dict[int, Action | int | None]) -> dict[int, Action | int | None]:
@@ -101,12 +151,24 @@ def act_on_signals(action: Action) -> Action:
     """From now on SIGINT and SIGTERM do ``action``; returns what they did. Both change at
     once, in one assignment (a signal meets the old action or the new one, never one of each:
     the command stops, or says it stopped, on the first it meets). The first call sets the
-    handlers (:func:`set_handlers`)."""
+    handlers (:func:`set_handlers`), and watches the order signals come in
+    (:func:`first_arrived`)."""
     global _action
     previous, _action = _action, action
     if not acting_on_signals():
+        if _arrivals is None:
+            _watch_arrivals()
         set_handlers(dict.fromkeys(SIGNALS, _on_signal))
     return previous
+
+
+def current_action() -> Action:
+    """What SIGINT and SIGTERM do now in the process's own command line.
+
+    >>> current_action().__name__
+    '_exit_at_once'
+    """
+    return _action
 
 
 def put_back_action(action: Action, previous: Action) -> None:
@@ -118,8 +180,8 @@ def put_back_action(action: Action, previous: Action) -> None:
 
 
 def exit_on_signals() -> None:
-    """While the command line loads, and once the command is done (the interpreter closing
-    pools and threads): a signal exits at once with one line."""
+    """While the command line loads (and after a usage error): a signal exits at once with
+    one line."""
     act_on_signals(_exit_at_once)
 
 

@@ -11,20 +11,23 @@ Kept free of the library so that ``main`` can set it up before anything heavy is
   and no file the command opens can take its number and receive it instead. A stderr whose
   reader goes away (``2> >(head -1)``) becomes ``/dev/null`` at the first failed write
   (:func:`forgiving_stderr`): a note never stops a command nor changes its status.
-- Signals: while the command line loads (parser, command module, library) and once the
-  command is done, SIGINT and SIGTERM exit at once with one line (there is nothing to clean
-  up; and an exception raised inside an import can crash the interpreter: msgspec 0.23
-  segfaults when one interrupts it building a decoder). While the command runs, SIGTERM
-  raises :class:`Terminated`, a :class:`KeyboardInterrupt`: every command stops on it as on
-  Ctrl-C, and exits ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130). The first
-  signal decides: one that comes while the command stops on it adds nothing. Both signals
-  have one handler, which does what the command line has it do now, so that they change
-  together (:func:`~sessionref.cli.early.act_on_signals`).
+- Signals: while the command line loads (parser, command module, library), SIGINT and
+  SIGTERM exit at once with one line (there is nothing to clean up; and an exception raised
+  inside an import can crash the interpreter: msgspec 0.23 segfaults when one interrupts it
+  building a decoder). While the command runs, SIGTERM raises :class:`Terminated`, a
+  :class:`KeyboardInterrupt`: every command stops on it as on Ctrl-C, and exits
+  ``128 + SIGTERM`` (143) instead of ``128 + SIGINT`` (130). Once the command has finished,
+  its output written, a signal leaves it as it finished: no line, the command's own status
+  (:func:`finished`, :func:`ended`). The first signal decides, in the order signals came
+  (:func:`~sessionref.cli.early.first_arrived`): one that comes while the command stops on
+  it adds nothing. Both signals have one handler, which does what the command line has it
+  do now, so that they change together (:func:`~sessionref.cli.early.act_on_signals`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import io
 import os
@@ -41,6 +44,7 @@ from sessionref.cli.early import (
     TERMINATED_STATUS,
     act_on_signals,
     acting_on_signals,
+    current_action,
     exit_if_said,
     interruption_said,
     put_back_action,
@@ -160,6 +164,53 @@ def say_interrupted(line: str, interruption: KeyboardInterrupt) -> int:
         if own:
             interruption_said(status)
     return status
+
+
+class _Finished:
+    """What a signal does once the command's work is done and written (:func:`finished`): the
+    first is held, so that the command's last lines are written whole; a further one ends
+    the process at once with ``status`` (a line stuck on a stderr nobody reads). Either way
+    the command exits as it finished (:func:`ended`)."""
+
+    def __init__(self, status: int) -> None:
+        self.status = status
+        self.came = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.came:
+            os._exit(self.status)
+        self.came = True
+
+
+def finished(status: int) -> None:
+    """The command's work is done, and it exits with ``status``: stdout is flushed (a signal
+    before its last byte is written stops the command, as it found the output unwritten),
+    then a signal no longer makes it "interrupted" (:class:`_Finished`). A command whose
+    result stands before its last lines (``batch``: the file in place, then its summary)
+    calls this as it stands; ``main`` calls it for every command once it has returned.
+    (Only in the process's own command line: a caller's handlers are left as they were.)
+
+    >>> finished(0)  # a caller's process: stdout flushed, nothing else
+    """
+    flush_output()
+    if acting_on_signals() and not isinstance(current_action(), _Finished):
+        act_on_signals(_Finished(status))
+
+
+def _exit_with(status: int, signum: int, frame: FrameType | None) -> None:
+    """End the process at once with ``status``, whatever the signal."""
+    os._exit(status)
+
+
+def ended(status: int) -> None:
+    """``main`` returns ``status``, the command's or its interruption's: from now on (the
+    interpreter joining threads, running exit functions) a signal ends the process at once
+    with that status and writes nothing, and one that the finished command held ends it now
+    (:func:`finished`). The interpreter's teardown then ignores them
+    (:func:`~sessionref.cli.early.ignore_signals_at_teardown`)."""
+    held = act_on_signals(functools.partial(_exit_with, status))
+    if isinstance(held, _Finished) and held.came:
+        os._exit(status)
 
 
 STANDARD_STREAMS: Final = (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w"))
