@@ -8,8 +8,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import pickle
+import sys
 import threading
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
@@ -55,8 +57,25 @@ def refuse_rerun() -> None:
 
     >>> refuse_rerun()
     """
-    if getattr(multiprocessing.current_process(), "_inheriting", False):
+    if rerunning_main():
         os._exit(RERAN_MAIN_STATUS)
+
+
+def rerunning_main(modules: Mapping[str, object] = sys.modules) -> bool:
+    """Whether this process is running the main module again, as a worker that is not forked
+    (or a fork server) does as it starts: multiprocessing runs it as ``__mp_main__`` (the
+    docs' "safe importing of main module"), a module apart from ``__main__`` until it has
+    run; then it is ``__main__`` too, and what the worker does later is no rerun.
+
+    >>> rerunning_main({"__main__": sys})
+    False
+    >>> rerunning_main({"__main__": sys, "__mp_main__": os})  # as it runs
+    True
+    >>> rerunning_main({"__main__": os, "__mp_main__": os})  # once it has run
+    False
+    """
+    rerun = modules.get("__mp_main__")
+    return rerun is not None and rerun is not modules.get("__main__")
 
 
 def check_pickles(initargs: tuple[Any, ...]) -> None:

@@ -35,7 +35,7 @@ from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.pool import WorkerPool, worker_pool
 from sessionref.pool_start import process_context, single_threaded
 from sessionref.testing import write_session_store
-from sessionref.worker_deaths import WorkerDied
+from sessionref.worker_deaths import RERAN_MAIN_STATUS, WorkerDied
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
 
@@ -351,6 +351,39 @@ def test_a_script_that_starts_workers_unguarded_is_told_to_guard_it(
     assert done.stdout.endswith(advice), done.stdout
 
 
+STARTS_A_POOL = """\
+from sessionref.pool import worker_pool
+with worker_pool(1) as pool:
+    print(pool.submit(abs, -2).result())
+"""
+RUN_AGAIN = """\
+import multiprocessing, runpy, sys  # a worker runs it again with multiprocessing imported
+runpy.run_path(sys.argv[1], run_name="__mp_main__")
+"""
+
+
+def test_a_main_module_run_again_as_a_worker_runs_it_starts_no_workers(tmp_path: Path) -> None:
+    """A worker that is not forked runs the main module again as ``__mp_main__`` with runpy
+    (the multiprocessing docs' "safe importing of main module"; ``spawn._fixup_main_from_path``
+    in CPython): a pool started there ends the process at once with the status its pool reads
+    as that, by the modules alone (no private flag of multiprocessing's, which a plain runpy
+    run as the worker's does not set); run as itself, the script starts its pool."""
+    script = tmp_path / "main.py"
+    script.write_text(STARTS_A_POOL)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    itself = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, env=environment, timeout=60
+    )
+    again = subprocess.run(
+        [sys.executable, "-c", RUN_AGAIN, str(script)],
+        capture_output=True,
+        env=environment,
+        timeout=60,
+    )
+    assert (itself.returncode, itself.stdout, itself.stderr) == (0, b"2\n", b"")
+    assert (again.returncode, again.stdout, again.stderr) == (RERAN_MAIN_STATUS, b"", b"")
+
+
 def limited_open_files(count: int) -> None:
     """In a child before it runs: at most ``count`` open files."""
     resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
@@ -419,7 +452,7 @@ def test_a_worker_that_dies_is_one_coded_error_naming_it(monkeypatch: pytest.Mon
 DIES_MID_RESULT = """if True:
     import os, signal, sys, threading, time
     from sessionref.pool import worker_pool
-    from sessionref.worker_deaths import WorkerDied
+    from sessionref.worker_deaths import RERAN_MAIN_STATUS, WorkerDied
 
     def killed_as_it_sends(marker):
         # a thread kills this worker once its main thread is inside the write of its result
