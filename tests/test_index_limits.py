@@ -16,9 +16,11 @@ from typing import Any, NamedTuple
 
 import pytest
 
+from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.cli.app import main
 from sessionref.cli.common import OpenStore
 from sessionref.index import SessionIndex, is_indexed_store
+from sessionref.index.refresh import IndexedStore
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 from sessionref.log.protocol import Store
 from sessionref.log.store import DirectoryStore
@@ -210,3 +212,35 @@ def test_the_mcp_tools_with_a_warm_index_answer_as_without_one(
         assert [listed, searched] == mcp_answers(stores, limits, unsaved), limits
         wanted = expected(stores.logs, limits)[0]
         assert {hit["sessionId"] for hit in json.loads(searched)} == wanted
+
+
+def store_of(stores: Stores, harness: str, limits: tuple[int, int]) -> IndexedStore:
+    """The root of ``harness`` (``dsh`` or ``claude``) read under ``limits``."""
+    if harness == "dsh":
+        return dsh_store(stores, limits)
+    return ClaudeCodeStore(stores.claude, max_bytes=limits[0], max_line_bytes=limits[1])
+
+
+@pytest.mark.parametrize("harness", ["dsh", "claude"])
+def test_higher_limits_read_again_only_the_logs_the_lower_ones_failed(
+    stores: Stores, tmp_path: Path, harness: str
+) -> None:
+    """A limit only makes a read fail: under higher limits a log that loaded reads the same,
+    so only the logs that did not load under the lower ones are read again (a limit change
+    rebuilt the index, reading every log); lower limits still rebuild it. The answers are
+    those of the files under the limits asked with."""
+    logs = {s: p for s, p in stores.logs.items() if (s[:2] == "d-") == (harness == "dsh")}
+    low, high = ROUNDS[2], DEFAULTS
+    database = tmp_path / "i.sqlite"
+    reads = []
+    for limits in (low, high, high, low):
+        store = store_of(stores, harness, limits)
+        with SessionIndex(store, database, clock=settled_clock) as index:
+            reads.append(index.refresh().read)
+            found = {hit.session_id for hit in index.search(WORD, limit=100)}
+            passed_over = len(index.problems()) + len(index.unread())
+        assert (found, passed_over) == expected(logs, limits), limits
+    loaded_under_low = len(expected(logs, low)[0])
+    built, raised, again, lowered = reads
+    assert (raised, again) == (len(logs) - loaded_under_low, 0)
+    assert lowered == built  # lower limits: read as the first build did

@@ -14,6 +14,7 @@ import sqlite3
 from pathlib import Path
 
 import sessionref.index.candidates as candidates
+from sessionref.index.limits import raise_limits
 from sessionref.index.reading import reading_as_it_is
 from sessionref.index.refresh import IndexedStore, limits_of
 from sessionref.index.schema import (
@@ -47,10 +48,11 @@ class IndexDatabase:
         self._db: sqlite3.Connection | None = None
 
     def _open(self) -> sqlite3.Connection:
-        """The database, made afresh unless this code built it for this root and read limits;
-        a file the caller named that sessionref did not make raises
-        :class:`~sessionref.index.schema.ForeignFile`. What stops this (an error, a Ctrl-C)
-        leaves no connection :meth:`close` does not close."""
+        """The database, made afresh unless this code built it for this root and read limits
+        (or lower ones: :func:`~sessionref.index.limits.raise_limits`); a file the caller
+        named that sessionref did not make raises :class:`~sessionref.index.schema.ForeignFile`.
+        What stops this (an error, a Ctrl-C) leaves no connection :meth:`close` does not
+        close."""
         if self._db is None:
             stamp = self._stamp()
             named = self._named_file and check_file(self.path)
@@ -58,7 +60,7 @@ class IndexDatabase:
             if named:
                 check_schema(self.path, self._db)
             set_up(self._db)
-            if not check_meta(self._db, *stamp):
+            if not check_meta(self._db, *stamp) and not raise_limits(self._db, *stamp):
                 self._db.close()
                 remove_database(self.path)
                 self._db = open_database(self.path)
