@@ -67,9 +67,11 @@ async def served(
     command: list[str] | None = None,
     seen: list[Any] | None = None,
     env: dict[str, str] | None = None,
+    modern: bool = False,
 ) -> AsyncIterator[ClientSession]:
     """An initialized client of ``sessionref mcp`` (``seen`` collects what the server
-    sends that is no answer; ``env`` is added to the server's environment)."""
+    sends that is no answer; ``env`` is added to the server's environment; ``modern``: a
+    2026-07-28 connection, by ``server/discover``, instead of the ``initialize`` handshake)."""
 
     async def handler(message: IncomingMessage) -> None:
         if seen is not None:
@@ -82,7 +84,7 @@ async def served(
             ClientSession(read, write, message_handler=handler) as session,
         ):
             with anyio.fail_after(TIMEOUT):
-                await session.initialize()
+                await (session.discover() if modern else session.initialize())
             yield session
 
 
@@ -161,6 +163,27 @@ def test_a_bad_uri_is_an_error_and_the_server_goes_on(store: Path) -> None:
         == f'SESSION_REFERENCE_READ_FAILED: session "x" not found in --root {store}'
     )
     assert count == 4
+
+
+@pytest.mark.parametrize(("modern", "code"), [(False, -32002), (True, types.INVALID_PARAMS)])
+def test_a_missing_session_is_the_resource_not_found_error_of_the_connections_version(
+    store: Path, modern: bool, code: int
+) -> None:
+    """A tester's trial: over a 2026-07-28 connection a session the roots do not hold was
+    ``-32002``, which SEP-2164 replaced with ``-32602`` (invalid params) from that version on;
+    both versions' errors carry the URI as their data, as the specification's example has it."""
+    uri = encode_session_reference_uri("x")
+
+    async def scenario() -> tuple[MCPError, str | None]:
+        async with served(store, modern=modern) as session:
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(uri)
+            return raised.value, session.protocol_version
+
+    error, version = anyio.run(scenario)
+    assert version == ("2026-07-28" if modern else "2025-11-25")
+    assert (error.code, error.error.data) == (code, {"uri": uri})
+    assert error.message.startswith('SESSION_REFERENCE_READ_FAILED: session "x" not found')
 
 
 def test_tools_only_with_the_option(store: Path) -> None:

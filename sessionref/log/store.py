@@ -78,20 +78,24 @@ _PROBE = 1 << 16
 
 class SessionNotFound(SessionLogError):
     """No session with that id in the store; worded as the harness words it (the id as it is,
-    not escaped). Its code is READ_FAILED, as the package answers a missing session.
+    not escaped), then ``where`` (the command line says where it looked). Its code is
+    READ_FAILED, as the package answers a missing session.
 
     >>> missing = SessionNotFound('a"b')
     >>> str(missing), missing.code
     ('session "a"b" not found', 'SESSION_REFERENCE_READ_FAILED')
+    >>> str(SessionNotFound("x", " in --root DIR"))
+    'session "x" not found in --root DIR'
     """
 
-    def __init__(self, session_id: str) -> None:
-        super().__init__(f'session "{session_id}" not found')
+    def __init__(self, session_id: str, where: str = "") -> None:
+        super().__init__(f'session "{session_id}" not found{where}')
         self.session_id = session_id
+        self.where = where
 
-    def __reduce__(self) -> tuple[type[SessionNotFound], tuple[str]]:
-        """Made again from its id, as it was made (a process pool sends it back pickled)."""
-        return (type(self), (self.session_id,))
+    def __reduce__(self) -> tuple[type[SessionNotFound], tuple[str, str]]:
+        """Made again as it was made (a process pool sends it back pickled)."""
+        return (type(self), (self.session_id, self.where))
 
 
 def read_title(store: Store, session_id: str) -> Any:

@@ -30,10 +30,12 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourcesListChanged
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp_types.version import is_version_at_least
 
 import sessionref
 from sessionref.cancellation import CancelToken
 from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
+from sessionref.log.store import SessionNotFound
 from sessionref.mcp.catalog import (
     MIME_TYPE,
     TEMPLATE,
@@ -63,7 +65,10 @@ PAGE: Final = 500
 COMPLETION_VALUES: Final = 100
 """The most values one completion gives (the protocol's limit)."""
 RESOURCE_NOT_FOUND: Final = -32002
-"""The protocol's error code for a resource the server does not have."""
+"""The error code for a resource the server does not have before protocol 2026-07-28, which
+answers it as invalid params (SEP-2164)."""
+NOT_FOUND_AS_INVALID_PARAMS: Final = "2026-07-28"
+"""The first protocol version whose resource-not-found error is ``-32602`` (SEP-2164)."""
 INSTRUCTIONS: Final = """\
 Past agent sessions of this machine, read-only. Each resource is one session (its title is the
 name); reading it gives a bounded snapshot of its conversation wrapped as untrusted reference
@@ -76,11 +81,23 @@ def log(line: str) -> None:
     sys.stderr.flush()
 
 
-def mcp_error(error: SessionReferenceError) -> MCPError:
-    """The protocol error for a failed request: its text is the command line's line
-    (:func:`~sessionref.mcp.tools.error_text`)."""
-    code = {INVALID_REFERENCE: types.INVALID_PARAMS, READ_FAILED: RESOURCE_NOT_FOUND}
-    return MCPError(code.get(error.code, types.INTERNAL_ERROR), error_text(error))
+def mcp_error(error: SessionReferenceError, uri: str, protocol_version: str) -> MCPError:
+    """The protocol error for a failed read of ``uri``: its text is the command line's line
+    (:func:`~sessionref.mcp.tools.error_text`); a session no root holds is the protocol's
+    resource-not-found error of the connection's ``protocol_version``, with the URI as its data.
+
+    >>> missing = SessionNotFound("x", " in --root DIR")
+    >>> [mcp_error(missing, "u", v).error.code for v in ("2025-11-25", "2026-07-28")]
+    [-32002, -32602]
+    >>> mcp_error(missing, "u", "2026-07-28").error.data
+    {'uri': 'u'}
+    """
+    if isinstance(error, SessionNotFound):
+        modern = is_version_at_least(protocol_version, NOT_FOUND_AS_INVALID_PARAMS)
+        code = types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
+        return MCPError(code, error_text(error), {"uri": uri})
+    codes = {INVALID_REFERENCE: types.INVALID_PARAMS, READ_FAILED: RESOURCE_NOT_FOUND}
+    return MCPError(codes.get(error.code, types.INTERNAL_ERROR), error_text(error))
 
 
 async def in_thread(work: Callable[[CancelToken], T], what: str) -> T:
@@ -217,7 +234,7 @@ class SessionServer:
                 look=False,  # the log itself is read
             )
         except SessionReferenceError as exc:
-            raise mcp_error(exc) from None
+            raise mcp_error(exc, uri, ctx.protocol_version) from None
         contents = types.TextResourceContents(uri=uri, mime_type=MIME_TYPE, text=text)
         return types.ReadResourceResult(contents=[contents])
 
