@@ -17,6 +17,7 @@ from sessionref.codecs import utf8_encode, utf8_length
 from sessionref.errors import BUDGET_EXCEEDED, INVALID_CONFIG, SessionReferenceError
 from sessionref.log.store import MemoryStore
 from sessionref.pipeline.escape_and_serialize import PROMPT_PREFIX, PROMPT_SUFFIX
+from sessionref.redact import Redaction
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.snapshot import Unit
 from sessionref.testing import LogRecords, js_strings, projected_units, session_logs
@@ -174,3 +175,36 @@ def test_a_picture_takes_what_a_store_gives_as_title(title: Any, shown: str) -> 
     assert store.title("s") == title
     picture = snapshot_picture(store.read("s"), store.title("s"), 4096)
     assert (picture.label, [row.text for row in picture.rows]) == (shown, ["hi"])
+
+
+def test_a_redacted_picture_agrees_with_the_redacted_snapshot_stats() -> None:
+    """A tester's trial: ``show --redact`` of a session whose older dropped messages held
+    secrets said `omitted 17518 bytes` over rows whose bytes and cuts made 17414. The snapshot
+    counts the dropped units it never scans (all but the newest dropped) as the log holds
+    them (docs/snapshot.md §Stats); the picture counted them redacted."""
+    texts = ["key ticket-123456789012 one", "key ticket-98765 two", "plain three", "x" * 400]
+    events: list[dict[str, Any]] = [
+        {
+            "type": "user/message",
+            "seq": seq,
+            "time": 0,
+            "surfaceOp": "append",
+            "data": {"content": [{"type": "text", "text": text}], "source": {"kind": "user"}},
+        }
+        for seq, text in enumerate(texts)
+    ]
+    log = MemoryStore([{"header": HEADER, "events": events}]).read("s")
+    redaction = Redaction(("ticket-[0-9]+",))
+    picture = snapshot_picture(log, "s", 300, redaction)
+    stats = redaction.snapshot(log, "s", 300)
+    assert [row.fate for row in picture.rows] == ["dropped", "dropped", "dropped", "cut"]
+    assert [row.text for row in picture.rows[:2]] == [
+        "key [REDACTED:custom] one",
+        "key [REDACTED:custom] two",
+    ]
+    # the two older dropped units as the log holds them, the newest dropped as scanned
+    assert [row.text_bytes for row in picture.rows[:3]] == [27, 20, 11]
+    assert (
+        picture.omitted_bytes == stats.omitted_bytes == 27 + 20 + 11 + picture.rows[3].omitted_bytes
+    )
+    check_agreement(picture)

@@ -31,9 +31,10 @@ _NOTICE: Final = re.compile(r"\n\[… omitted (\d+) UTF-8 bytes …\]\Z")
 
 class PictureRow(msgspec.Struct, frozen=True):
     """One unit of the surface: its place (from 1), role, whether it is a checkpoint, its
-    text and that text's UTF-8 byte length, and what the snapshot did with it. A cut unit
-    shows ``head`` + ``tail`` + ``notice``, and ``omitted_bytes`` of its text are gone; a
-    dropped unit's whole text is gone."""
+    text and that text's UTF-8 byte length (for a redacted snapshot's older dropped units,
+    that of the text the log holds: :func:`counted_as_logged`), and what the snapshot did
+    with it. A cut unit shows ``head`` + ``tail`` + ``notice``, and ``omitted_bytes`` of its
+    text are gone; a dropped unit's whole text is gone."""
 
     position: int
     role: Literal["user", "assistant"]
@@ -201,7 +202,29 @@ None, not bool
         return picture_of(units, snapshot_source(log, label, max_bytes), max_bytes)
     snapshot = redaction.snapshot(log, label, max_bytes)
     shown = [Unit(u.role, redaction.redact(u.shown_text())[0], u.checkpoint) for u in units]
-    return picture_of(shown, snapshot, max_bytes)
+    return counted_as_logged(picture_of(shown, snapshot, max_bytes), units)
+
+
+def counted_as_logged(picture: SnapshotPicture, units: Sequence[Unit]) -> SnapshotPicture:
+    """``picture`` of a redacted snapshot of ``units`` with each dropped unit but the newest
+    counted as the log holds it, its text still shown redacted: the snapshot never scans
+    those, and its ``omittedBytes`` counts them so (docs/snapshot.md §Stats).
+
+    >>> row = PictureRow(1, "user", False, "[REDACTED:custom]", 17, "dropped")
+    >>> newest = PictureRow(2, "user", False, "[REDACTED:custom]", 17, "dropped")
+    >>> picture = SnapshotPicture("s", "s", 9, 9, [row, newest], 2, 0, 2, 34, True, False)
+    >>> units = [Unit("user", "ticket-1"), Unit("user", "ticket-2")]
+    >>> [row.text_bytes for row in counted_as_logged(picture, units).rows]
+    [8, 17]
+    """
+    older = [row.position for row in picture.rows if row.fate == "dropped"][:-1]
+    rows = [
+        msgspec.structs.replace(row, text_bytes=utf8_length(units[row.position - 1].shown_text()))
+        if row.position in older
+        else row
+        for row in picture.rows
+    ]
+    return msgspec.structs.replace(picture, rows=rows)
 
 
 def picture_of(units: Sequence[Unit], snapshot: SourceSnapshot, max_bytes: int) -> SnapshotPicture:
