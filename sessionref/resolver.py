@@ -172,15 +172,14 @@ class SessionReferenceResolver:
         """Read one source and fit it to the budget, a failure to fit returned, not raised.
 
         Whatever the store raises or gives that is no SessionLog is READ_FAILED, as is a log the
-        pipeline cannot read (records are decoded as the snapshot goes, redacted or not). A
-        :class:`SessionLogError` a stage raises is such a read failure, though it is a
-        ``SessionReferenceError``: only the others (BUDGET_EXCEEDED) are a source's own. With
-        ``label_from_title`` the label is the log's latest title, when it has one.
-        """
+        pipeline cannot read (a :class:`SessionLogError` a stage raises: other errors, as
+        BUDGET_EXCEEDED, are the source's own), its text redacted as the log's (it may quote
+        it). With ``label_from_title`` the label is the log's latest title, when it has one."""
         try:
             log = store_log(self.store, reference.session_id)
         except Exception as exc:
-            raise read_failed(exc) from exc
+            cause = exc if self.redaction is None else self.redaction.failure(exc)
+            raise read_failed(cause) from cause
         try:
             title = latest_title(log) if label_from_title else None
             label = reference.label if title is None else title
@@ -190,7 +189,8 @@ class SessionReferenceResolver:
         except Exception as exc:
             if isinstance(exc, SessionReferenceError) and not isinstance(exc, SessionLogError):
                 return exc  # BUDGET_EXCEEDED: raised once every read is done
-            raise read_failed(exc) from exc
+            cause = exc if self.redaction is None else self.redaction.failure(exc)
+            raise read_failed(cause) from cause
 
     def read_sources(
         self,

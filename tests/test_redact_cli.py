@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from sessionref.codecs.uri import parse_session_reference_text
+from sessionref.errors import SessionReferenceError
 from sessionref.testing.store import write_session_store
 from tests.conftest import CACHE
 from tests.logs import assistant, header, user
@@ -236,3 +237,37 @@ def test_export_and_show_redact(tmp_path: Path) -> None:
     assert exported.stderr.decode().splitlines()[0] == (
         "note: s: redacted 2 secrets (aws-access-key 1, github-token 1)"
     )
+
+
+def test_a_read_failure_quoting_a_secret_of_the_log_is_redacted(tmp_path: Path) -> None:
+    """A tester's trial: a log whose unknown event type held a token failed to read with a
+    message quoting the type, token and all, under --redact (snapshot, export, show, batch
+    lines, MCP), though no secret is to be put in an error message (docs/redaction.md)."""
+    from sessionref.cli.common import OpenStore
+    from sessionref.mcp.catalog import Catalog, index_at
+    from sessionref.redact import Redaction
+
+    events = [user(0, "hi"), {"type": f"x/{GITHUB.snippet}", "seq": 1, "time": 1, "data": {}}]
+    root = tmp_path / "store"
+    write_session_store(root, [{"header": header("s"), "events": events}])
+    plain = run("snapshot", "--root", str(root), "s")
+    assert plain.returncode == 1 and GITHUB.core.encode() in plain.stderr
+    out = tmp_path / "out.jsonl"
+    for command in (["snapshot"], ["export"], ["show"], ["batch", "--out", str(out)]):
+        done = run(
+            command[0],
+            "--root",
+            str(root),
+            "--redact",
+            *command[1:],
+            *(["s"] * (command[0] != "batch")),
+        )
+        assert done.returncode == 1, command
+        shown = done.stdout + done.stderr + (out.read_bytes() if command[0] == "batch" else b"")
+        assert b"[REDACTED:github-token]" in shown and not leaked(GITHUB, shown.decode()), command
+    opened = OpenStore(root, lister=index_at(tmp_path / "i"), live=True)
+    catalog = Catalog(opened, cwd="/w", max_bytes=65536, redaction=Redaction())
+    with pytest.raises(SessionReferenceError) as raised:
+        catalog.prompt(["s"], None)
+    assert "[REDACTED:github-token]" in raised.value.message
+    assert not leaked(GITHUB, raised.value.message)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from typing import Final, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from sessionref.cli.common import (
     OpenStore,
@@ -19,9 +19,12 @@ from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.cli.store_logs import refuse_a_log
 from sessionref.codecs.uri import one_line_label
-from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
+from sessionref.errors import SessionLogError, read_failed
 from sessionref.transcript import Transcript
 from sessionref.views.entries import ViewOptions, visible_controls
+
+if TYPE_CHECKING:  # the redact package is imported when an option asks for it
+    from sessionref.redact import Redaction
 
 DESCRIPTION = """\
 Write SESSION as a person reads it: the user's and the assistant's turns in order with their
@@ -64,14 +67,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_redact_arguments(parser)
 
 
-def read_session(opened: OpenStore, session_id: str, read: Callable[[str], T]) -> T:
-    """``read(session_id)`` on the opened store, a failure worded for the command line."""
+def read_session(
+    opened: OpenStore,
+    session_id: str,
+    read: Callable[[str], T],
+    redaction: Redaction | None = None,
+) -> T:
+    """``read(session_id)`` on the opened store, a failure worded for the command line (with
+    ``redaction``, the log text its message may quote redacted: :meth:`Redaction.failure`)."""
     try:
         return read(session_id)
     except (SessionLogError, OSError, RecursionError) as exc:
-        error = SessionReferenceError(f"failed to read referenced session: {exc}", READ_FAILED)
-        error.__cause__ = exc
-        raise read_failure(error, session_id, opened) from None
+        raise read_failure(
+            read_failed(exc if redaction is None else redaction.failure(exc)), session_id, opened
+        ) from None
 
 
 def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[str | bytes]:
@@ -107,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
     refuse_a_log(args, opened, "--out")
-    transcript = read_session(opened, session, opened.listed.transcript)
+    transcript = read_session(opened, session, opened.listed.transcript, redaction)
     if redaction is not None:  # before any view sees it
         transcript, counts = redaction.transcript(transcript)
         if args.verbose:

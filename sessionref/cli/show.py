@@ -159,7 +159,7 @@ def run(args: argparse.Namespace) -> int:
     redaction = redaction_of_args(args)
     opened = OpenStore.of(args)
     refuse_a_log(args, opened, "--html")
-    log = read_session(opened, session, opened.listed.read)
+    log = read_session(opened, session, opened.listed.read, redaction)
     try:
         picture = snapshot_picture(log, session, args.max_bytes, redaction)
     except SessionReferenceError as exc:

@@ -11,8 +11,9 @@ from typing import Any, Final
 import msgspec
 
 from sessionref.codecs.uri import label_text
-from sessionref.errors import instance, listed, positive_count, string
+from sessionref.errors import SessionLogError, describe, instance, listed, positive_count, string
 from sessionref.log.records import SessionLog
+from sessionref.log.store import SessionNotFound
 from sessionref.pipeline.messages import SourceData, Unit
 from sessionref.pipeline.retain_budget import SizedUnit, retain_budget
 from sessionref.redact.detectors import builtin_detectors
@@ -84,6 +85,25 @@ class Redaction(msgspec.Struct, frozen=True):
         scan = _redacted_label if len(text) <= REMEMBERED_LABEL else _redacted_label.__wrapped__
         redacted, counts = scan(self, text)
         return (redacted if counts else label), Counter(dict(counts))
+
+    def failure(self, cause: BaseException) -> BaseException:
+        """What a store or a stage raised (``cause``), as an error message may quote it: as it
+        is, unless its message holds a secret (a log's text it quotes, as an unknown event
+        type), then a :class:`~sessionref.errors.SessionLogError` of that message redacted.
+        A missing session's error is kept: it says only the id, which is never redacted.
+
+        >>> redaction = Redaction(("ticket-[0-9]+",))
+        >>> str(redaction.failure(SessionLogError("event type 'x/ticket-7' is unknown")))
+        "event type 'x/[REDACTED:custom]' is unknown"
+        >>> gap = SessionLogError("seq gap at seq 3")
+        >>> redaction.failure(gap) is gap
+        True
+        """
+        if isinstance(cause, SessionNotFound):
+            return cause
+        text = describe(cause)
+        redacted, counts = self.redact(text)
+        return SessionLogError(redacted) if counts else cause
 
     def snapshot(self, log: SessionLog, label: Any, max_bytes: int) -> SourceSnapshot:
         """The snapshot of ``log`` (the spine's, with :meth:`transform` as its unit
