@@ -271,3 +271,18 @@ def test_a_read_failure_quoting_a_secret_of_the_log_is_redacted(tmp_path: Path) 
         catalog.prompt(["s"], None)
     assert "[REDACTED:github-token]" in raised.value.message
     assert not leaked(GITHUB, raised.value.message)
+
+
+def test_search_lists_a_log_passed_over_for_a_secret_it_quotes_redacted(tmp_path: Path) -> None:
+    """A tester's trial: ``search --redact -v`` listed a log the index could not read with
+    the reason quoting its unknown event type, a token in it, whole."""
+    events = [user(0, "hi"), {"type": f"x/{GITHUB.snippet}", "seq": 1, "time": 1, "data": {}}]
+    root = tmp_path / "store"
+    write_session_store(root, [{"header": header("s"), "events": events}])
+    index = ("--index", str(tmp_path / "index"))
+    plain = run("search", "--root", str(root), *index, "-v", "hi")
+    assert leaked(GITHUB, plain.stderr.decode())  # the reason, as the log owner sees it
+    done = run("search", "--root", str(root), *index, "-v", "--redact", "hi")
+    assert done.returncode == 0, done.stderr
+    assert b"passed over " in done.stderr and b"[REDACTED:github-token]" in done.stderr
+    assert not leaked(GITHUB, (done.stdout + done.stderr).decode())
