@@ -230,6 +230,28 @@ def test_tool_arguments_are_checked_against_their_schemas(tmp_path: Path) -> Non
             assert "\n" not in answer.text
 
 
+def test_a_bad_argument_is_quoted_as_the_client_wrote_it(tmp_path: Path) -> None:
+    """A tester's trial from a JSON client: ``{"limit": true}`` was refused as ``True is not
+    of type 'integer'``, ``{"sessions": ["a", "b", "c", "d"]}`` as ``['a', 'b', 'c', 'd'] is
+    too long``: Python's writing of values no client sent."""
+    toolbox = Toolbox(open_catalog(tmp_path))
+    cases = [
+        ("list_sessions", {"limit": True}, "limit: true is not of type 'integer'"),
+        ("list_sessions", {"query": None}, "query: null is not of type 'string'"),
+        ("search_sessions", {"query": 7, "limit": 1}, "query: 7 is not of type 'string'"),
+        (
+            "reference_sessions",
+            {"sessions": ["a", "b", "c", "d"]},
+            'sessions: ["a","b","c","d"] is too long',
+        ),
+        ("reference_sessions", {"sessions": "s'1"}, "sessions: \"s'1\" is not of type 'array'"),
+    ]
+    for name, arguments, said in cases:
+        answer = toolbox.call(name, arguments, None)
+        assert answer.is_error
+        assert answer.text == f"SESSION_REFERENCE_INVALID_CONFIG: invalid {name} {said}"
+
+
 def test_a_blank_search_query_says_it_holds_no_word(tmp_path: Path) -> None:
     toolbox = Toolbox(open_catalog(tmp_path))
     answer = toolbox.call("search_sessions", {"query": " \t"}, None)

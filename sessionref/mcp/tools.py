@@ -266,6 +266,22 @@ def tools(max_bytes: int) -> list[Tool]:
     ]
 
 
+def schema_message(message: str, instance: object) -> str:
+    """What a schema's ``message`` says of an argument, the value the client gave
+    (``instance``) written as JSON, as it sent it, not as Python writes it (``true``,
+    ``null``, ``"x"``; not ``True``, ``None``, ``'x'``).
+
+    >>> schema_message("True is not of type 'integer'", True)
+    "true is not of type 'integer'"
+    >>> schema_message("['a', 'b'] is too long", ["a", "b"])
+    '["a","b"] is too long'
+    """
+    given = repr(instance)
+    if not message.startswith(given):
+        return message
+    return exact_json(instance).decode("utf-8") + message[len(given) :]
+
+
 class Toolbox:
     """The tools of one server, their schemas' validators built once."""
 
@@ -286,7 +302,9 @@ class Toolbox:
             error = jsonschema.exceptions.best_match(self._validators[name].iter_errors(given))
             if error is not None:
                 where = "/".join(str(part) for part in error.absolute_path) or "arguments"
-                raise config_error(f"invalid {name} {where}: {error.message}")
+                raise config_error(
+                    f"invalid {name} {where}: {schema_message(error.message, error.instance)}"
+                )
             return self.tools[name].run(
                 self.catalog, as_integers(self.tools[name].schema, given), cancel
             )
