@@ -628,3 +628,30 @@ def test_an_error_tells_an_id_holding_the_text_of_an_escape_from_a_control(
             for text in shown
         )
     ]
+
+
+def test_every_tool_says_it_only_reads(tmp_path: Path) -> None:
+    """A tester's reading of the specification: a tool with no annotations is, by their
+    defaults, one that may destroy what it reaches in an open world (``destructiveHint`` and
+    ``openWorldHint`` true), so a client asks before each call of these read-only tools."""
+    catalog = open_catalog(tmp_path)
+
+    async def scenario() -> list[types.Tool]:
+        async with in_memory(SessionServer(catalog, tools=True, watch_seconds=None)) as client:
+            return (await client.list_tools()).tools
+
+    tools = anyio.run(scenario)
+    assert [tool.name for tool in tools] == [
+        "list_sessions",
+        "search_sessions",
+        "reference_sessions",
+    ]
+    for tool in tools:
+        assert tool.annotations is not None, tool.name
+        hints = tool.annotations.model_dump(by_alias=True, exclude_none=True)
+        assert hints == {
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        }

@@ -69,6 +69,10 @@ RESOURCE_NOT_FOUND: Final = -32002
 answers it as invalid params (SEP-2164)."""
 NOT_FOUND_AS_INVALID_PARAMS: Final = "2026-07-28"
 """The first protocol version whose resource-not-found error is ``-32602`` (SEP-2164)."""
+READ_ONLY: Final = types.ToolAnnotations(
+    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
+"""What every tool is: it reads the roots' sessions only, and changes nothing."""
 INSTRUCTIONS: Final = """\
 Past agent sessions of this machine, read-only. Each resource is one session (its title is the
 name); reading it gives a bounded snapshot of its conversation wrapped as untrusted reference
@@ -255,11 +259,17 @@ class SessionServer:
     async def list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        """The tools (only with ``--tools``)."""
+        """The tools (only with ``--tools``), each marked read-only and of a closed world: an
+        unmarked tool is, by the protocol's defaults, one that may destroy what it reaches."""
         no_cursor(params)
         assert self.toolbox is not None
         listed = [
-            types.Tool(name=tool.name, description=tool.description, input_schema=tool.schema)
+            types.Tool(
+                name=tool.name,
+                description=tool.description,
+                input_schema=tool.schema,
+                annotations=READ_ONLY,
+            )
             for tool in self.toolbox.tools.values()
         ]
         return types.ListToolsResult(tools=listed)
