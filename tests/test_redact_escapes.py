@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 import pytest
+from detect_secrets.plugins.telegram_token import TelegramBotTokenDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -240,6 +241,27 @@ def test_a_key_beside_escapes_is_replaced_and_nothing_else(
         assert isinstance(value, str) and _no_lone_surrogate(value), value
     assert MARKER.fullmatch(value[len(left) : len(value) - len(right)]), value
     assert value.startswith(left) and value.endswith(right) and not leaked(secret, out)
+
+
+@pytest.mark.parametrize(
+    ("letters", "token"),
+    [("\\u0075", False), ("\\u0075\\u0030", False), ("\\u0031", True)],
+)
+def test_an_escape_s_letters_are_no_token_s_digits(letters: str, token: bool) -> None:
+    """A bot token is 8 to 10 digits, a colon and 35 characters: ``\\u0075`` is ``u``, so
+    its letters ``0075`` with ``0000:`` after them are no token's digits, while ``\\u0031``
+    is ``1``, the first of eight. detect-secrets on the text the escapes stand for says
+    which (a JSON string read by the standard library); the redaction agrees, and a text
+    that holds no token is left as it is (the hypothesis run that found it: an escape's
+    letters and the digits after them were redacted with the key beside them)."""
+    text = f"x {letters}1234567:{'B' * 35}" if token else f"x {letters}0000:{'A' * 35}"
+    meant = json.loads(f'"{text}"')
+    found = TelegramBotTokenDetector().analyze_line(filename="f", line=meant, line_number=1)
+    assert bool(found) is token
+    out, counts = Redaction().redact(text)
+    assert (out, dict(counts)) == (
+        ("x [REDACTED:telegram-bot-token]", {"telegram-bot-token": 1}) if token else (text, {})
+    )
 
 
 def test_a_hostile_text_is_read_a_few_levels_deep_only() -> None:

@@ -94,6 +94,17 @@ class Escapes(msgspec.Struct, frozen=True):
             return position - self.ends[last] + self.at[last] + 1
         return self.at[last] + (up and position > self.starts[last])
 
+    def in_letters(self, position: int) -> bool:
+        r"""Whether the source's ``position`` (a boundary) falls among an escape's letters:
+        past its backslash and before its end, where no token of the decoded text starts.
+
+        >>> escapes = decoded(r"a\u0062c")
+        >>> [escapes.in_letters(position) for position in range(9)]
+        [False, False, True, True, True, True, True, False, False]
+        """
+        last = bisect.bisect_right(self.starts, position) - 1
+        return last >= 0 and self.starts[last] < position < self.ends[last]
+
     def back(self, start: int, end: int) -> tuple[int, int]:
         r"""The span of the source that the decoded text's ``[start, end)`` was read from:
         each escape inside it whole.

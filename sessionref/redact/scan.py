@@ -14,7 +14,7 @@ import msgspec
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.redact.detectors import Detectors
-from sessionref.redact.escapes import decodings
+from sessionref.redact.escapes import Escapes, decodings
 
 CUSTOM: Final = "custom"
 """The kind of a secret found by a pattern of the user's."""
@@ -202,6 +202,22 @@ def merged(findings: Sequence[Finding]) -> list[Finding]:
     return out
 
 
+def _read_in_letters(finding: Finding, decoding: Sequence[Escapes]) -> bool:
+    r"""Whether a format's ``finding`` starts among the letters of an escape that the next
+    level reads (``decoding``, none on the last level): it took them for a token's (the
+    ``0075`` of ``\u0075`` for a bot token's digits), and the next level reads the text
+    they stand for. A user's pattern is taken as it matches.
+
+    >>> from sessionref.redact.escapes import decoded
+    >>> escapes = decoded(r"a\u00750000:b")
+    >>> _read_in_letters(Finding(3, 14, "telegram-bot-token"), [escapes])
+    True
+    >>> _read_in_letters(Finding(3, 14, CUSTOM), [escapes])
+    False
+    """
+    return finding.kind != CUSTOM and any(escapes.in_letters(finding.start) for escapes in decoding)
+
+
 def find_secrets(
     text: str, detectors: Detectors, patterns: Sequence[re.Pattern[str]] = ()
 ) -> list[Finding]:
@@ -224,6 +240,8 @@ def find_secrets(
     for depth, level in enumerate(texts):
         for finding in chain(level_findings(level, detectors), _pattern_findings(level, patterns)):
             start, end = finding.start, finding.end
+            if _read_in_letters(finding, levels[depth : depth + 1]):
+                continue
             for escapes in levels[depth:]:
                 start, end = escapes.ahead(start, end)
             finding = widen(texts[-1], Finding(start, end, finding.kind))
