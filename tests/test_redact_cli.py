@@ -286,3 +286,28 @@ def test_search_lists_a_log_passed_over_for_a_secret_it_quotes_redacted(tmp_path
     assert done.returncode == 0, done.stderr
     assert b"passed over " in done.stderr and b"[REDACTED:github-token]" in done.stderr
     assert not leaked(GITHUB, (done.stdout + done.stderr).decode())
+
+
+@pytest.mark.parametrize(
+    "command",
+    [("candidates", "--no-index"), ("export", "s"), ("show", "s"), ("snapshot", "s")],
+)
+def test_a_header_passed_over_for_a_secret_it_quotes_is_redacted(
+    tmp_path: Path, command: tuple[str, str]
+) -> None:
+    """A tester's trial: ``-v`` lists each log the listing passed over with why, and a header
+    whose id is a token is passed over quoting it; under ``--redact`` every command that
+    opens the store redacts the reason, as ``search`` does."""
+    root = tmp_path / "store"
+    write_session_store(root, [{"header": header("s"), "events": [user(0, "hi")]}])
+    home = next(root.iterdir()) / "stray"
+    home.mkdir()
+    line = {"type": "session", "version": 0, "id": GITHUB.snippet, "createdAt": 1}
+    (home / "session.jsonl").write_text(json.dumps({**line, "delegationDepth": 0}) + "\n")
+    name, argument = command
+    plain = run(name, "--root", str(root), "-v", argument)
+    assert leaked(GITHUB, plain.stderr.decode())  # the reason, as the log's owner sees it
+    done = run(name, "--root", str(root), "-v", "--redact", argument)
+    assert done.returncode == 0, done.stderr
+    assert b"passed over " in done.stderr and b"[REDACTED:github-token]" in done.stderr
+    assert not leaked(GITHUB, (done.stdout + done.stderr).decode())

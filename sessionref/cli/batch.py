@@ -241,8 +241,9 @@ def run(args: argparse.Namespace) -> int:
         args.parser.error("--resume needs an --out file, not - (stdout)")
     if args.retry_failed and not args.resume:
         args.parser.error("--retry-failed needs --resume")
-    redacted = RedactionTally() if args.verbose and redaction_of_args(args) else None
-    opened = OpenStore.of(args)
+    redaction = redaction_of_args(args)
+    redacted = RedactionTally() if args.verbose and redaction else None
+    opened = OpenStore.of(args, redaction=redaction)
     refuse_a_log(args, opened, "--out")
     ids = listing_order(opened.listed)
     tally = Tally(len(ids), 0, 0)

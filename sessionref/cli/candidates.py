@@ -9,7 +9,7 @@ import sys
 import unicodedata
 from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -37,6 +37,9 @@ from sessionref.log.protocol import Store, harness_of
 from sessionref.log.records import SessionHeader
 from sessionref.rules import DEFAULT_CANDIDATE_LIMIT
 from sessionref.types import Candidate, MentionCandidate, Target
+
+if TYPE_CHECKING:  # the redact package is imported when an option asks for it
+    from sessionref.redact import Redaction
 
 DESCRIPTION = """\
 List the sessions a prompt could mention, as a mention picker would.
@@ -191,12 +194,14 @@ def harness_candidates(
     ]
 
 
-def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> OpenStore:
+def opened_stores(
+    args: argparse.Namespace, progress: contextlib.ExitStack, redaction: Redaction | None = None
+) -> OpenStore:
     """The stores the options name, each behind its index (unless ``--no-index``), whose
     first build ``progress`` shows until it is closed. Every index but the first is statted
     by a child process (:meth:`SessionIndex.look_ahead`) while this one refreshes
     the others: a warm command is mostly those stats, and a machine has two cores or more.
-    Closing the stores closes their indexes."""
+    Closing the stores closes their indexes; ``redaction`` as :class:`OpenStore` takes it."""
     indexes: list[SessionIndex] = []
 
     def indexed(store: Store) -> Store:
@@ -210,7 +215,8 @@ def opened_stores(args: argparse.Namespace, progress: contextlib.ExitStack) -> O
         indexes.append(index)
         return index
 
-    return OpenStore.of(args, None if args.no_index else indexed, roots=index_roots(args))
+    lister = None if args.no_index else indexed
+    return OpenStore.of(args, lister, roots=index_roots(args), redaction=redaction)
 
 
 @reporting_errors
@@ -220,7 +226,7 @@ def run(args: argparse.Namespace) -> int:
     redaction = redaction_of_args(args)
     with contextlib.ExitStack() as indexes:
         with contextlib.ExitStack() as progress:  # the bars end before anything is printed
-            opened = indexes.enter_context(opened_stores(args, progress))
+            opened = indexes.enter_context(opened_stores(args, progress, redaction))
         cwd = args.cwd if args.cwd is not None else project_directory(os.getcwd())
         target = Target(target_id, cwd)
         listed = listing.shown_candidates(opened.listed, target, args.query, args.limit, redaction)

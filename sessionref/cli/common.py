@@ -8,7 +8,7 @@ import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from sessionref.cli.listed import listed_once
 from sessionref.cli.process import flush_output as flush_output
@@ -37,6 +37,9 @@ from sessionref.log.records import (
 )
 from sessionref.log.store import SessionNotFound, StoreProblem
 from sessionref.roots import HARNESSES, ROOT_ENV, Root, check_root, chosen_roots, open_stores
+
+if TYPE_CHECKING:  # the redact package is imported when an option asks for it
+    from sessionref.redact import Redaction
 
 LABEL_SOURCES: Final = ("title", "id")
 """How sessions may be labelled: the batch engines' ``LABELS``, without importing them."""
@@ -227,6 +230,22 @@ def passed_over_line(problem: StoreProblem) -> str:
     return f"passed over {problem.path}: {named_once(problem.message, problem.path)}"
 
 
+def redacted_problems(
+    problems: list[StoreProblem], redaction: Redaction | None
+) -> list[StoreProblem]:
+    """``problems`` with the secrets their reasons quote redacted (why a log was passed over
+    may quote it: an unknown event type); as they are without a redaction.
+
+    >>> from sessionref.redact import Redaction
+    >>> problem = StoreProblem("/s/a.jsonl", "event type 'ticket-7' is unknown")
+    >>> redacted_problems([problem], Redaction(("ticket-[0-9]+",)))[0].message
+    "event type '[REDACTED:custom]' is unknown"
+    """
+    if redaction is None:
+        return problems
+    return [StoreProblem(p.path, redaction.redact(p.message)[0]) for p in problems]
+
+
 def note_passed_over(problems: list[StoreProblem], *, verbose: bool) -> None:
     """On stderr: with ``verbose``, each log passed over and why; else how many, if any."""
     if verbose:
@@ -246,7 +265,8 @@ class OpenStore:
     ``listed`` lists the roots again whenever asked (each store caches what did not change):
     for a server, which sees sessions come and change. The stores it put behind that hold
     something open (an index's database) are closed by :meth:`close`, or at the end of a
-    ``with`` block, or at once if the listing fails.
+    ``with`` block, or at once if the listing fails. With ``redaction``, why each log was
+    passed over is told with its secrets redacted (:func:`redacted_problems`).
     """
 
     def __init__(
@@ -258,6 +278,7 @@ class OpenStore:
         verbose: bool = False,
         lister: Callable[[Store], Store] | None = None,
         live: bool = False,
+        redaction: Redaction | None = None,
     ) -> None:
         if isinstance(roots, (str, os.PathLike)):
             roots = [check_root(os.fspath(roots))]
@@ -272,7 +293,7 @@ class OpenStore:
                     opened.enter_context(part)
             listed = {name: listed_once(part, live=live) for name, part in shown.items()}
             self.listed = listed[""] if "" in listed else MultiStore(listed)
-            self.problems = self.listed.problems()
+            self.problems = redacted_problems(self.listed.problems(), redaction)
             self._opened = opened.pop_all()
         if verbose:
             note_passed_over(self.problems, verbose=True)
@@ -296,10 +317,11 @@ class OpenStore:
         *,
         live: bool = False,
         roots: list[Root] | None = None,
+        redaction: Redaction | None = None,
     ) -> OpenStore:
         """The stores the options of :func:`add_store_arguments` name (``roots`` when the
         caller chose and checked them already), each listed by ``lister`` (e.g. an index over
-        it) when given; ``live`` as for the class."""
+        it) when given; ``live`` and ``redaction`` as for the class."""
         return cls(
             roots_of(args) if roots is None else roots,
             max_bytes=args.max_log_bytes,
@@ -307,6 +329,7 @@ class OpenStore:
             verbose=args.verbose,
             lister=lister,
             live=live,
+            redaction=redaction,
         )
 
     @property

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     """Export one session."""
     session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
-    opened = OpenStore.of(args)
+    opened = OpenStore.of(args, redaction=redaction)
     refuse_a_log(args, opened, "--out")
     transcript = read_session(opened, session, opened.listed.transcript, redaction)
     if redaction is not None:  # before any view sees it

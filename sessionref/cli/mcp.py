@@ -68,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         raise config_error(MISSING_SDK) from None
     from sessionref.mcp.catalog import Catalog, index_at
 
-    with OpenStore.of(args, index_at(args.index), live=True, roots=index_roots(args)) as opened:
+    lister = index_at(args.index)
+    roots = index_roots(args)
+    with OpenStore.of(args, lister, live=True, roots=roots, redaction=redaction) as opened:
         if not args.verbose:
             opened.report_problems()
         cwd = project_directory(os.getcwd())

@@ -16,6 +16,7 @@ from sessionref.cli.common import (
     printable,
     project_directory,
     quoted,
+    redacted_problems,
     reporting_errors,
     roots_of,
     write_bytes,
@@ -220,7 +221,5 @@ def run(args: argparse.Namespace) -> int:
         write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:
         sys.stderr.write(f"(no sessions match {quoted(args.query)})\n")
-    if redaction is not None:  # why a log was passed over may quote it (an event type)
-        passed_over = [StoreProblem(p.path, redaction.redact(p.message)[0]) for p in passed_over]
-    note_passed_over(passed_over, verbose=args.verbose)
+    note_passed_over(redacted_problems(passed_over, redaction), verbose=args.verbose)
     return 0

@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
     """Show what a snapshot of one session keeps."""
     session = session_id_argument(args.session)
     redaction = redaction_of_args(args)
-    opened = OpenStore.of(args)
+    opened = OpenStore.of(args, redaction=redaction)
     refuse_a_log(args, opened, "--html")
     log = read_session(opened, session, opened.listed.read, redaction)
     try:

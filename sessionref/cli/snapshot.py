@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     target_id = session_id_argument(args.target) if args.target else f"cli-{uuid.uuid4()}"
     references = checked_references(Target(target_id), references_of(args))
     redaction = redaction_of_args(args)
-    opened = OpenStore.of(args)
+    opened = OpenStore.of(args, redaction=redaction)
     context = context_for(
         opened,
         references,
