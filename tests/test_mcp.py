@@ -129,7 +129,8 @@ def test_resources_are_listed_read_and_found_by_completion(store: Path) -> None:
     assert capabilities.resources.list_changed is True
     assert capabilities.tools is None  # tools only with --tools
     assert [r.uri for r in listed.resources] == [encode_session_reference_uri(i) for i in LISTED]
-    assert listed.resources[0].name == "Auth refactor"
+    # the title is what a picker shows (the spec's display field), the name what an older one does
+    assert listed.resources[0].name == listed.resources[0].title == "Auth refactor"
     assert listed.resources[0].mime_type == "text/plain"
     assert listed.resources[0].description.startswith(f"{store.parent / 'project'} · dsh · ")
     [contents] = read.contents

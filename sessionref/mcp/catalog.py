@@ -89,8 +89,9 @@ def describe(header: SessionHeader, harness: str = HARNESS) -> str:
 
 def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[str, Any]:
     """The MCP resource of a listed session of ``harness`` (wire form): its ``dsh-session:``
-    URI, its label as candidates give it (a title that is not a string as its JSON text), its
-    description.
+    URI, its label as candidates give it (a title that is not a string as its JSON text) as
+    its ``title`` (what a picker shows) and its ``name`` (what a client older than titles
+    shows), its description.
 
     A picker shows the name on one line: a line break, a control or a bidi control in a
     title is a space there, as in the ``candidates`` table (:func:`printable`).
@@ -100,9 +101,11 @@ def resource(header: SessionHeader, label: Any, harness: str = HARNESS) -> dict[
     >>> resource(SessionHeader("s", 0), "Fix\\n\\u202eCI")["name"]
     'Fix  CI'
     """
+    shown = printable(label_text(label))
     return {
         "uri": encode_session_reference_uri(header.id),
-        "name": printable(label_text(label)),
+        "name": shown,
+        "title": shown,
         "description": describe(header, harness),
         "mimeType": MIME_TYPE,
     }
