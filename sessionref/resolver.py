@@ -41,6 +41,7 @@ from sessionref.rules import (
     check_config,
     distinct_references,
     is_direct,
+    one_of,
 )
 from sessionref.snapshot import SourceSnapshot, context_message, snapshot_source
 from sessionref.types import (
@@ -271,8 +272,7 @@ class SessionReferenceResolver:
         mention in any message; then, message by message, an invalid, self or excess
         reference, or the token already set; then the first read or budget failure in time.
         """
-        if placement not in PLACEMENTS:
-            raise SessionReferenceError(f"unknown placement {placement!r}", INVALID_CONFIG)
+        placement = one_of(placement, PLACEMENTS, "prepare_direct_messages placement")
         messages = listed(messages, "messages", INVALID_CONFIG)
         for index, message in enumerate(messages):
             mapping(message, f"messages[{index}]")

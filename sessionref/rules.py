@@ -8,7 +8,7 @@ integers, integral floats included.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Final
+from typing import Final, TypeVar
 
 import msgspec
 
@@ -24,6 +24,8 @@ from sessionref.errors import (
     positive_safe_integer,
 )
 from sessionref.types import Target
+
+T = TypeVar("T")
 
 MAX_REFERENCES_LIMIT: Final = 3
 DEFAULT_CANDIDATE_LIMIT: Final = 50
@@ -150,3 +152,22 @@ def is_direct(message: Mapping[str, object], index: int) -> bool:
             f"messages[{index}].source is {state} (a message needs one)", INVALID_CONFIG
         )
     return isinstance(source, Mapping) and source.get("kind") == "user"
+
+
+def one_of(value: object, choices: tuple[T, ...], name: str) -> T:
+    """The one of ``choices`` (strings) that ``value`` is, else INVALID_CONFIG naming
+    ``name``, the choices and the value given.
+
+    >>> one_of("after", ("before", "after"), "placement")
+    'after'
+    >>> one_of("middle", ("before", "after"), "placement")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: placement must be one of before, after, not 'middle'
+    """
+    chosen = next((known for known in choices if isinstance(value, str) and known == value), None)
+    if chosen is None:
+        listed_choices = ", ".join(map(str, choices))
+        raise SessionReferenceError(
+            f"{name} must be one of {listed_choices}, not {value!r}", INVALID_CONFIG
+        )
+    return chosen

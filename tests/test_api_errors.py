@@ -424,6 +424,21 @@ def test_direct_messages_of_the_wrong_kind_are_invalid_config(messages: Any, mes
     assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
 
 
+@pytest.mark.parametrize("placement", ["middle", None, ["before"], "Before"])
+def test_a_placement_that_is_neither_before_nor_after_names_the_argument(
+    placement: Any,
+) -> None:
+    """A newcomer's trial: ``unknown placement 'middle'`` said neither which call nor which
+    values it takes."""
+    resolver = SessionReferenceResolver(MemoryStore(SESSIONS))
+    with pytest.raises(SessionReferenceError) as raised:
+        resolver.prepare_direct_messages("t", [], placement=placement)
+    assert (raised.value.code, raised.value.message) == (
+        INVALID_CONFIG,
+        f"prepare_direct_messages placement must be one of before, after, not {placement!r}",
+    )
+
+
 def test_direct_messages_may_be_any_mappings_in_any_sequence() -> None:
     from types import MappingProxyType
 

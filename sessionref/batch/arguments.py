@@ -22,6 +22,7 @@ from sessionref.log.protocol import A_STORE, Store, checked_store
 from sessionref.redact import Redaction
 from sessionref.resolver import redaction_of
 from sessionref.roots import check_root, open_store
+from sessionref.rules import one_of
 
 
 def batch_store(store: object) -> Store:
@@ -81,12 +82,7 @@ def check_options(
     sessionref.errors.SessionReferenceError: label must be one of title, id, not 'cwd'
     """
     max_bytes = positive_count(max_reference_bytes, "max_reference_bytes")
-    chosen = next((known for known in LABELS if known == label and isinstance(label, str)), None)
-    if chosen is None:
-        raise SessionReferenceError(
-            f"label must be one of {', '.join(LABELS)}, not {label!r}", INVALID_CONFIG
-        )
-    return max_bytes, chosen, positive_count(workers, count_name)
+    return max_bytes, one_of(label, LABELS, "label"), positive_count(workers, count_name)
 
 
 class BatchArguments(NamedTuple):
