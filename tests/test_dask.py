@@ -63,6 +63,19 @@ def test_bag_is_partitioned_in_listing_order(store_root: Path, local_lines: list
     assert lines(bag.compute(scheduler="synchronous")) == local_lines
 
 
+@pytest.mark.parametrize("partition_size", [len(LISTING) + 1, 2**53 - 1])
+def test_a_partition_larger_than_the_store_is_one_partition(
+    store_root: Path, local_lines: list[bytes], partition_size: int
+) -> None:
+    """A newcomer's trial: ``partition_size=2**53 - 1``, a count the check takes, raised a
+    bare ``MemoryError`` (dask's partitioning allocates one slot per unit of the size)."""
+    bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=partition_size)
+    assert bag.npartitions == 1
+    assert lines(bag.compute(scheduler="synchronous")) == local_lines
+    whole = result_lines_bag(store_root, partition_size=partition_size, session_ids=[])
+    assert whole.npartitions == 1 and whole.compute(scheduler="synchronous") == []
+
+
 def test_processes_scheduler(store_root: Path, local_lines: list[bytes]) -> None:
     bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=3)
     assert lines(bag.compute(scheduler="processes", num_workers=2)) == local_lines

@@ -156,7 +156,8 @@ def _lines_bag(checked: BatchArguments) -> db.Bag:
     recipe = portable_store(checked.store, ids)
     paths = dict(recipe.listed) if isinstance(recipe, DirectoryRecipe) else {}
     located = [(session_id, paths.get(session_id, "")) for session_id in ids]
-    sessions = db.from_sequence(located, partition_size=checked.engine_count)  # type: ignore[no-untyped-call]
+    size = min(checked.engine_count, max(1, len(located)))  # dask allocates per unit of size
+    sessions = db.from_sequence(located, partition_size=size)  # type: ignore[no-untyped-call]
     shared = (
         msgspec.structs.replace(recipe, listed=())
         if isinstance(recipe, DirectoryRecipe)
