@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 import sessionref.index.database as index_database
+import sessionref.index.reading as index_reading
+import sessionref.index.schema as index_schema
 import sessionref.index.upkeep as upkeep
 from sessionref.cli.app import main
 from sessionref.types import Target
@@ -70,7 +72,7 @@ def test_stats_read_an_index_in_a_read_only_folder(tmp_path: Path, monkeypatch: 
         error.sqlite_errorcode = 14  # as a read-only folder gives it
         raise error
 
-    monkeypatch.setattr(upkeep, "reading", read_only_folder)
+    monkeypatch.setattr(index_reading, "reading", read_only_folder)
     stats = upkeep.index_stats(tmp_path / "store", path)
     assert (stats.sessions, stats.unusable) == (4, None)
     assert stats.size == path.stat().st_size
@@ -115,6 +117,64 @@ def test_search_uses_an_index_in_a_read_only_folder_from_a_copy_in_memory(
         " file); using a copy in memory, brought up to date there and not saved"
     ]
     assert (path.read_bytes(), path.stat().st_mtime_ns) == saved and _sessions_in(path) == 4
+
+
+def test_an_index_file_named_in_a_read_only_folder_is_used_from_a_copy(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A newcomer's trial: ``--index FILE`` (``SessionIndex(store, FILE)``) naming an index
+    on a read-only disk said ``may not be an index: its schema cannot be read (unable to
+    open database file)`` and read the whole store, where naming its folder used the index
+    from a copy. SQLite opens the connection, then fails the first read of the schema (a
+    WAL database needs its -shm file beside it): that says where the file is, not what it
+    is."""
+    small_store(tmp_path / "store", 4)
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    path = tmp_path / "index.sqlite"
+    saved = path.read_bytes()
+
+    def schema_in_a_read_only_folder(db: sqlite3.Connection) -> Any:
+        _read_only_folder(path)
+
+    monkeypatch.setattr(index_schema, "_table_names", schema_in_a_read_only_folder)
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+        assert index.refresh().read == 0 and index.copied
+        assert_answers_right(index, tmp_path / "store")
+    assert warnings == [
+        f"sessionref: index {path} cannot be written where it is (unable to open database"
+        " file); using a copy in memory, brought up to date there and not saved"
+    ]
+    assert path.read_bytes() == saved
+
+
+def test_stats_of_an_index_file_named_in_a_read_only_folder(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``index --stats --index FILE`` on a read-only disk said the file ``may not be an
+    index``; it reads its schema as it reads its contents, from the file as it is."""
+    small_store(tmp_path / "store", 4)
+    path = tmp_path / "index.sqlite"
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    monkeypatch.setattr(index_reading, "sqlite3", _SQLiteInAReadOnlyFolder())
+    stats = upkeep.index_stats(tmp_path / "store", path)
+    assert (stats.sessions, stats.unusable) == (4, None)
+
+
+class _SQLiteInAReadOnlyFolder:
+    """``sqlite3`` as a read-only folder has it: a connection that may write (``mode=rw``)
+    cannot open a WAL database; one to the file as it is (``immutable``) can."""
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sqlite3, name)
+
+    def connect(self, database: str, **options: Any) -> sqlite3.Connection:
+        if "mode=rw" in database:
+            return _read_only_folder(Path(database))
+        connection: sqlite3.Connection = sqlite3.connect(database, **options)
+        return connection
 
 
 def test_index_says_its_count_is_a_copys_and_the_file_was_left_as_it_was(

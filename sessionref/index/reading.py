@@ -8,11 +8,16 @@ it closes, if that connection could write to it: a read-only one (``mode=ro``) l
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 from sessionref.index.cursors import run
+from sessionref.index.failures import is_out_of_place
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS: Final = 120_000
 """How long any connection to an index waits for another's lock."""
@@ -64,3 +69,26 @@ def reading_as_it_is(path: Path) -> contextlib.closing[sqlite3.Connection]:
     """
     uri = f"{path.resolve().as_uri()}?mode=ro&immutable=1"
     return contextlib.closing(sqlite3.connect(uri, uri=True))
+
+
+def read_index(path: Path, read: Callable[[sqlite3.Connection], T]) -> T:
+    """``read`` of the index database at ``path``, opened with :func:`reading`; one in a folder
+    SQLite cannot write beside (a read-only disk) is read as it is (:func:`reading_as_it_is`)
+    when it has no write-ahead log (then the file holds all of it). Any other failure raises.
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder, "i.sqlite")
+    ...     with contextlib.closing(sqlite3.connect(path)) as made:
+    ...         _ = made.execute("CREATE TABLE t (x)")
+    ...     read_index(path, lambda db: db.execute("SELECT count(*) FROM t").fetchone())
+    (0,)
+    """
+    try:
+        with reading(path) as db:
+            return read(db)
+    except sqlite3.Error as exc:
+        if not is_out_of_place(exc) or os.path.exists(f"{path}-wal"):
+            raise
+    with reading_as_it_is(path) as db:
+        return read(db)

@@ -20,8 +20,8 @@ from typing import Any, Final
 
 import sessionref.index.candidates as candidates
 from sessionref.index.cursors import row_of, rows_of, run, run_many
-from sessionref.index.failures import is_busy
-from sessionref.index.reading import BUSY_TIMEOUT_MS, reading
+from sessionref.index.failures import is_busy, is_out_of_place
+from sessionref.index.reading import BUSY_TIMEOUT_MS, read_index
 
 SCHEMA_VERSION: Final = 7
 INDEX_ENV: Final = "SESSIONREF_INDEX"
@@ -203,14 +203,10 @@ def check_schema(path: Path, db: sqlite3.Connection | None = None) -> None:
     is not an index (it is an SQLite database sessionref did not make)
     """
     try:
-        if db is not None:
-            tables = _table_names(db)
-        else:
-            with reading(path) as own:
-                tables = _table_names(own)
+        tables = _table_names(db) if db is not None else read_index(path, _table_names)
     except sqlite3.Error as exc:
-        if is_busy(exc):
-            raise
+        if is_busy(exc) or (db is not None and is_out_of_place(exc)):
+            raise  # the place fails the caller's connection, as it would any database
         raise ForeignFile(f"may not be an index: its schema cannot be read ({exc})") from None
     except ValueError:  # a path no URI can spell
         raise ForeignFile("cannot be opened to read (no URI spells its path)") from None

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from sessionref.index.cursors import row_of, rows_of
-from sessionref.index.failures import is_busy, is_out_of_place
-from sessionref.index.reading import reading, reading_as_it_is
+from sessionref.index.failures import is_busy
+from sessionref.index.reading import read_index, reading
 from sessionref.index.schema import (
     ForeignFile,
     check_ours,
@@ -63,20 +63,6 @@ def _contents(db: sqlite3.Connection) -> tuple[int, tuple[int, int] | None]:
     return int(sessions), limits
 
 
-def _read_contents(path: Path) -> tuple[int, tuple[int, int] | None]:
-    """:func:`_contents` of the index at ``path``, read without writing; one in a folder
-    SQLite cannot write beside (a read-only disk) is read as it is when it has no
-    write-ahead log (then the file holds all of it)."""
-    try:
-        with reading(path) as db:
-            return _contents(db)
-    except sqlite3.Error as exc:
-        if not is_out_of_place(exc) or os.path.exists(f"{path}-wal"):
-            raise
-    with reading_as_it_is(path) as db:
-        return _contents(db)
-
-
 class IndexStats(NamedTuple):
     """What an index database holds: its file, its store root, how many sessions, how many
     bytes on disk, when it was last written (``None`` for all but ``path`` and ``root``
@@ -105,7 +91,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
     try:
         if names_a_file(override):
             check_ours(path)
-        sessions, limits = _read_contents(path)
+        sessions, limits = read_index(path, _contents)  # read as it is on a read-only disk
     except ForeignFile as exc:
         unusable = f"{exc}; sessionref leaves it alone"
         return IndexStats(path, str(root), None, None, None, unusable)
