@@ -118,6 +118,39 @@ def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress
 
 
 @pytest.mark.parametrize("compress", [False, True])
+def test_a_line_nested_too_deeply_is_damage_to_the_reference_as_to_the_reader(
+    tmp_path: Path, compress: bool
+) -> None:
+    """A newcomer's property test over ``mutated_logs()``, which writes such lines: the
+    reference raised ``RecursionError`` where it says it raises ``ValueError`` or recovers.
+    The reader cannot parse the line either: both recover the turn before it from a plain
+    log, and both refuse a zstd log whose complete frame holds it."""
+    b = LogBuilder()
+    b.turn_start()
+    b.user("hi")
+    b.step_start()
+    b.assistant("hello")
+    b.step_end()
+    b.turn_end()
+    header = {"version": 0, "id": "deep-line", "createdAt": 1, "delegationDepth": 0}
+    deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
+    data = render_log(header, [b.events], compress=compress)
+    data += zstd_frame(deep) if compress else deep
+    path = log_path(tmp_path, header, compress=compress)
+    path.parent.mkdir(parents=True)
+    path.write_bytes(data)
+    if compress:
+        with pytest.raises(ValueError):
+            recovered_events(data, compress=compress)
+        with pytest.raises(SessionReferenceError) as refused:
+            snapshot_data(tmp_path, "deep-line")
+        assert refused.value.code == READ_FAILED
+    else:
+        assert recovered_events(data, compress=compress) == b.events
+        assert snapshot_data(tmp_path, "deep-line")["capturedThroughSeq"] == len(b.events) - 1
+
+
+@pytest.mark.parametrize("compress", [False, True])
 def test_an_id_too_long_for_the_flat_probe_is_unreadable(tmp_path: Path, compress: bool) -> None:
     """Recorded with ``real.mjs surface``: an encoded id of 244 characters reads, one of 245
     fails with ENAMETOOLONG, because the harness also probes ``<project>/<id>.jsonl.zstd``."""

@@ -37,12 +37,23 @@ _MAGIC: Final = 0xFD2FB528
 
 
 def _parse(line: bytes) -> Any:
-    """``JSON.parse`` of a line read with U+FFFD for invalid UTF-8; ``ValueError`` if not JSON."""
+    """``JSON.parse`` of a line read with U+FFFD for invalid UTF-8; ``ValueError`` if not JSON
+    or nested too deeply to parse here (the reader cannot parse such a line either).
+
+    >>> _parse(b'{"seq": 0}')
+    {'seq': 0}
+    >>> _parse(b"[" * 100_000 + b"]" * 100_000)
+    Traceback (most recent call last):
+    ValueError: nested too deeply to parse
+    """
 
     def refuse(constant: str) -> Any:
         raise ValueError(f"{constant} is not JSON")
 
-    return json.loads(line.decode("utf-8", "replace"), parse_constant=refuse)
+    try:
+        return json.loads(line.decode("utf-8", "replace"), parse_constant=refuse)
+    except RecursionError:
+        raise ValueError("nested too deeply to parse") from None
 
 
 _PAYLOADS: Final = {"text-chunks": "texts", "reasoning-chunks": "texts", "tool-call-chunks": "args"}
