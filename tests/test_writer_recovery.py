@@ -150,6 +150,17 @@ def test_a_line_nested_too_deeply_is_damage_to_the_reference_as_to_the_reader(
         assert snapshot_data(tmp_path, "deep-line")["capturedThroughSeq"] == len(b.events) - 1
 
 
+@pytest.mark.parametrize("kind", [[], {}, ["text-chunks"]])
+def test_a_type_that_is_no_string_is_an_event_to_the_reference(kind: Any) -> None:
+    """``mutated_logs()`` sets fields to values of every type; the reference raised
+    ``TypeError: unhashable type`` looking a list or an object up among the packed rows'
+    types. It is an event like any other (no packed row), for the later rules to judge."""
+    events = [{"type": kind, "seq": 0, "time": 1, "data": {"turn": 1}}]
+    header = {"version": 0, "id": "odd-type", "createdAt": 1, "delegationDepth": 0}
+    data = render_log(header, [events], compress=False, pack=False)
+    assert recovered_events(data, compress=False) == events
+
+
 @pytest.mark.parametrize("compress", [False, True])
 def test_an_id_too_long_for_the_flat_probe_is_unreadable(tmp_path: Path, compress: bool) -> None:
     """Recorded with ``real.mjs surface``: an encoded id of 244 characters reads, one of 245

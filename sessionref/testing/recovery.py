@@ -97,7 +97,8 @@ def _row_ok(row: dict[str, Any]) -> bool:
 def _decode(line: bytes) -> list[Any]:
     """The events one record line stores; ``ValueError`` if it is not JSON or a malformed row."""
     value = _parse(line)
-    if not isinstance(value, dict) or value.get("type") not in _PAYLOADS:
+    kind = value.get("type") if isinstance(value, dict) else None
+    if not isinstance(kind, str) or kind not in _PAYLOADS:  # any JSON value may be a type
         return [value]
     if not _row_ok(value):
         raise ValueError("malformed packed row")
