@@ -76,6 +76,26 @@ def test_a_partition_larger_than_the_store_is_one_partition(
     assert whole.npartitions == 1 and whole.compute(scheduler="synchronous") == []
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"workers": -1}, "iter_bag workers must be a positive safe integer, not -1"),
+        ({"workers": 0}, "iter_bag workers must be a positive safe integer, not 0"),
+        ({"workers": "2"}, "iter_bag workers must be a positive safe integer, not '2'"),
+        ({"scheduler": 8786}, "iter_bag scheduler must be a string, not int"),
+    ],
+)
+def test_iter_bag_refuses_options_it_cannot_run_with(
+    store_root: Path, options: dict[str, Any], message: str
+) -> None:
+    """A newcomer's trial: ``workers=-1`` yielded nothing at all (a negative window), and 0,
+    a string or a port number as the scheduler raised Python's own errors from inside."""
+    bag = result_lines_bag(store_root, max_reference_bytes=MAX_BYTES)
+    with pytest.raises(SessionReferenceError) as raised:
+        iter_bag(bag, **options)
+    assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
+
+
 def test_processes_scheduler(store_root: Path, local_lines: list[bytes]) -> None:
     bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=3)
     assert lines(bag.compute(scheduler="processes", num_workers=2)) == local_lines

@@ -41,7 +41,7 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_count, string
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
@@ -313,11 +313,26 @@ def iter_bag(
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt);
-    one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`.
+    one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`. ``workers`` (a
+    positive safe integer) and ``scheduler`` (an address or ``None``) are checked at once:
+    INVALID_CONFIG naming them.
 
     >>> list(iter_bag(db.from_sequence(["a", "b"])))
     ['a', 'b']
+    >>> iter_bag(db.from_sequence(["a", "b"]), workers=0)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: iter_bag workers must be a positive safe integer, not 0
     """
+    workers = positive_count(workers, "iter_bag workers")
+    if scheduler is not None:
+        scheduler = string(scheduler, "iter_bag scheduler")
+    return _iter_bag(bag, workers, scheduler, roots)
+
+
+def _iter_bag(
+    bag: db.Bag, workers: int, scheduler: str | None, roots: Sequence[str]
+) -> Generator[Any, None, None]:
+    """:func:`iter_bag` of checked arguments."""
     if scheduler is not None:
         yield from _iter_distributed(bag, scheduler, workers, roots)
     elif workers == 1:
