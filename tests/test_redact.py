@@ -278,6 +278,11 @@ def test_batch_snapshots_check_redact_as_the_resolver_does(redact: Any) -> None:
         ("TK-1", "Redaction patterns must be a list, not str"),
         (None, "Redaction patterns must be a list, not NoneType"),
         ((b"TK-1",), "each of Redaction patterns must be a string, not bytes"),
+        (  # a newcomer's trial: accepted, then refused only when first used
+            ["TK-("],
+            "redact pattern 'TK-(' is not a regular expression: missing ), unterminated "
+            "subpattern at position 3",
+        ),
     ],
 )
 def test_a_redaction_of_patterns_of_the_wrong_kind_is_invalid_config(

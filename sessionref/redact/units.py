@@ -38,6 +38,14 @@ class Redaction(msgspec.Struct, frozen=True):
     >>> Redaction("ticket-[0-9]+")
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: Redaction patterns must be a list, not str
+
+    A pattern that does not compile is INVALID_CONFIG as the redaction is made, not when it
+    is first used:
+
+    >>> Redaction(["ticket-("])
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: redact pattern 'ticket-(' is not a regular \
+expression: missing ), unterminated subpattern at position 7
     """
 
     patterns: Sequence[str] = ()
@@ -47,12 +55,12 @@ class Redaction(msgspec.Struct, frozen=True):
     def __post_init__(self) -> None:
         listed_patterns = listed(self.patterns, "Redaction patterns")
         patterns = tuple(string(p, "each of Redaction patterns") for p in listed_patterns)
+        compile_patterns(patterns)  # compiled once per process, then cached
         msgspec.structs.force_setattr(self, "patterns", patterns)
 
     def check(self) -> Redaction:
-        """This redaction, once its patterns compile and detect-secrets is installed;
-        INVALID_CONFIG otherwise."""
-        compile_patterns(tuple(self.patterns))
+        """This redaction, once detect-secrets is installed (its patterns compiled as it was
+        made); INVALID_CONFIG otherwise."""
         builtin_detectors()
         return self
 
