@@ -83,16 +83,18 @@ def test_a_partition_larger_than_the_store_is_one_partition(
         ({"workers": 0}, "iter_bag workers must be a positive safe integer, not 0"),
         ({"workers": "2"}, "iter_bag workers must be a positive safe integer, not '2'"),
         ({"scheduler": 8786}, "iter_bag scheduler must be a string, not int"),
+        ({"bag": [b"a line"]}, "iter_bag bag must be a dask bag, not list"),
     ],
 )
 def test_iter_bag_refuses_options_it_cannot_run_with(
     store_root: Path, options: dict[str, Any], message: str
 ) -> None:
     """A newcomer's trial: ``workers=-1`` yielded nothing at all (a negative window), and 0,
-    a string or a port number as the scheduler raised Python's own errors from inside."""
-    bag = result_lines_bag(store_root, max_reference_bytes=MAX_BYTES)
+    a string or a port number as the scheduler raised Python's own errors from inside, as
+    did a list where the bag goes (``AttributeError``)."""
+    given = {"bag": result_lines_bag(store_root, max_reference_bytes=MAX_BYTES), **options}
     with pytest.raises(SessionReferenceError) as raised:
-        iter_bag(bag, **options)
+        iter_bag(**given)
     assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
 
 

@@ -41,7 +41,13 @@ from sessionref.batch.core import (
     listing_order,
     portable_store,
 )
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError, positive_count, string
+from sessionref.errors import (
+    INVALID_CONFIG,
+    SessionReferenceError,
+    instance,
+    positive_count,
+    string,
+)
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
 from sessionref.redact import Redaction
@@ -313,16 +319,20 @@ def iter_bag(
 
     Locally, one worker computes in this process; more run a pool of ``workers`` processes,
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt);
-    one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`. ``workers`` (a
-    positive safe integer) and ``scheduler`` (an address or ``None``) are checked at once:
-    INVALID_CONFIG naming them.
+    one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`. ``bag`` (a dask bag),
+    ``workers`` (a positive safe integer) and ``scheduler`` (an address or ``None``) are
+    checked at once: INVALID_CONFIG naming them.
 
     >>> list(iter_bag(db.from_sequence(["a", "b"])))
     ['a', 'b']
     >>> iter_bag(db.from_sequence(["a", "b"]), workers=0)
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: iter_bag workers must be a positive safe integer, not 0
+    >>> iter_bag(["a", "b"])
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: iter_bag bag must be a dask bag, not list
     """
+    bag = instance(bag, db.Bag, "iter_bag bag", "a dask bag")
     workers = positive_count(workers, "iter_bag workers")
     if scheduler is not None:
         scheduler = string(scheduler, "iter_bag scheduler")
