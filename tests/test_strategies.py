@@ -23,6 +23,7 @@ import pytest
 import zstandard
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from sessionref.log.layout import encode_project_directory as project_dir_name
 from sessionref.log.layout import encode_session_directory as encode_session_id
@@ -574,3 +575,21 @@ def test_docstring_examples(module: str) -> None:
     name = "sessionref.testing" + ("" if module == "__init__" else f".{module}")
     result = doctest.testmod(importlib.import_module(name))
     assert result.attempted > 0 and result.failed == 0
+
+
+@pytest.mark.parametrize(
+    "bounds",
+    [
+        {"max_turns": 0},
+        {"max_turns": -1},
+        {"min_turns": -1},
+        {"min_turns": 3, "max_turns": 2},
+        {"max_steps": 0},
+        {"max_chunks": -1},
+    ],
+)
+def test_session_logs_refuses_bounds_that_admit_no_log(bounds: dict[str, int]) -> None:
+    """A newcomer's trial: ``max_turns=0`` (below the default ``min_turns=1``) quietly gave
+    logs of one turn; bounds that admit no log are refused, as ``st.integers(3, 2)`` is."""
+    with pytest.raises(InvalidArgument):
+        session_logs(**bounds)

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from sessionref.log.builder import LogBuilder, text_block
 from sessionref.log.writer import chunk_row
@@ -312,14 +313,26 @@ def session_logs(
     ...     events = expand_records(log["events"])
     ...     assert [e["seq"] for e in events] == list(range(len(events)))
     >>> test_seqs_are_contiguous()
+
+    Bounds that admit no log are refused, as Hypothesis refuses ``st.integers(3, 1)``:
+
+    >>> session_logs(min_turns=2, max_turns=1)
+    Traceback (most recent call last):
+    hypothesis.errors.InvalidArgument: session_logs needs 0 <= min_turns <= max_turns, \
+max_steps >= 1 and max_chunks >= 0 (min_turns=2, max_turns=1, max_steps=2, max_chunks=3)
     """
+    if not (0 <= min_turns <= max_turns and max_steps >= 1 and max_chunks >= 0):
+        raise InvalidArgument(
+            "session_logs needs 0 <= min_turns <= max_turns, max_steps >= 1 and max_chunks >= 0"
+            f" ({min_turns=}, {max_turns=}, {max_steps=}, {max_chunks=})"
+        )
     text_strategy = js_strings(max_size=12) if texts is None else texts
     limits = _Limits(
         texts=text_strategy,
         prompts=st.one_of(text_strategy, mention_texts(max_parts=3)),
         min_turns=min_turns,
-        max_turns=max(min_turns, max_turns),
-        max_steps=max(1, max_steps),
+        max_turns=max_turns,
+        max_steps=max_steps,
         max_chunks=max_chunks,
     )
     cwd_strategy = (st.none() | st.sampled_from(_CWDS)) if cwds is None else cwds
