@@ -170,6 +170,8 @@ def check_root(named: str, harness: str | None = None, option: str = "--root") -
     ...
     sessionref.errors.SessionReferenceError: --root /nonexistent: no such directory
     """
+    if not named:  # Path("") is the current directory
+        raise _config_error(f"{option} is empty: name a directory")
     path = Path(named).expanduser()
     check_directory(path, option)
     candidates = [HARNESSES[harness]] if harness is not None else list(HARNESSES.values())

@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,8 @@ from sessionref import DirectoryStore, MemoryStore, MultiStore, SessionReference
 from sessionref.batch.core import listing_order, portable_store
 from sessionref.batch.dask import snapshots_bag
 from sessionref.batch.local import build_snapshots
+from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.codex.store import CodexStore
 from sessionref.errors import INVALID_CONFIG, READ_FAILED, SessionReferenceError
 from sessionref.listing import candidates
 from sessionref.log.multi import AmbiguousSession
@@ -87,6 +90,23 @@ def test_a_missing_directory_store_is_an_error_not_an_empty_store(tmp_path: Path
         DirectoryStore(tmp_path / "file")
     (tmp_path / "empty").mkdir()
     assert DirectoryStore(tmp_path / "empty").headers() == []  # the library lists an empty one
+
+
+@pytest.mark.parametrize("kind", [DirectoryStore, ClaudeCodeStore, CodexStore])
+def test_an_empty_root_is_an_error_not_the_current_directory(
+    kind: Callable[[str], object], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newcomer's trial: ``DirectoryStore("")`` served the current directory, as
+    ``Path("")`` names it (an unset variable's empty text, say); ``--root ""`` said the
+    current directory held no sessions."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SessionReferenceError) as raised:
+        kind("")
+    assert raised.value.code == INVALID_CONFIG
+    assert str(raised.value).endswith("store root is empty: name a directory")
+    with pytest.raises(SessionReferenceError) as raised:
+        check_root("")
+    assert str(raised.value) == "--root is empty: name a directory"
 
 
 def test_each_harness_is_recognized_from_its_layout(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ from typing import Final, NamedTuple
 import msgspec
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, path_text
 from sessionref.log.header import listed_header, parse_header_line
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.structs import SessionHeader
@@ -250,3 +250,23 @@ def check_directory(path: Path, what: str) -> None:
     if not path.is_dir():
         problem = "not a directory" if path.exists() else "no such directory"
         raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
+
+
+def store_directory(root: object, what: str) -> Path:
+    """The directory a store serves, named by ``root`` (a path, ``~`` expanded), else
+    ``SESSION_REFERENCE_INVALID_CONFIG`` naming ``what`` it is: an empty path (which would
+    quietly mean the current directory) or one that is no directory (:func:`check_directory`).
+
+    >>> store_directory("/", "store root").as_posix()
+    '/'
+    >>> store_directory("", "store root")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: store root is empty: name a directory
+    """
+    named = path_text(root, what)
+    if not named:
+        raise SessionReferenceError(f"{what} is empty: name a directory", INVALID_CONFIG)
+    path = Path(named).expanduser()
+    check_directory(path, what)
+    return path

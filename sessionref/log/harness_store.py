@@ -20,16 +20,15 @@ from typing import NamedTuple, TypeVar
 from sessionref.errors import (
     LogUnreadable,
     SessionLogError,
-    path_text,
     session_id_of,
 )
 from sessionref.log.discovery import (
     EMPTY_FILE,
     StoreProblem,
-    check_directory,
     directory_entries,
     is_empty,
     named_once,
+    store_directory,
 )
 from sessionref.log.jsonl import committed_lines, file_version, open_regular, read_committed
 from sessionref.log.protocol import read_limits
@@ -128,8 +127,7 @@ class HarnessStore(ABC):
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         heads: HeadMemory | None = None,
     ) -> None:
-        opened = Path(path_text(root, f"{self.harness} store root")).expanduser()
-        check_directory(opened, f"{self.harness} store root")
+        opened = store_directory(root, f"{self.harness} store root")
         self._open(opened, read_limits(max_bytes, max_line_bytes), heads or _heads_in_memory())
 
     def _open(self, root: Path, limits: tuple[int, int], heads: HeadMemory) -> None:

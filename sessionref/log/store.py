@@ -22,7 +22,6 @@ from sessionref.errors import (
     SessionLogError,
     listed,
     mapping,
-    path_text,
     session_id_of,
 )
 from sessionref.log.discovery import (
@@ -32,10 +31,10 @@ from sessionref.log.discovery import (
     Listing,
     LogFile,
     StoreProblem,
-    check_directory,
     directory_entries,
     list_sessions,
     not_a_log,
+    store_directory,
 )
 from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -169,8 +168,7 @@ class DirectoryStore:
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     ) -> None:
-        opened = Path(path_text(root, "DSH store root")).expanduser()
-        check_directory(opened, "DSH store root")
+        opened = store_directory(root, "DSH store root")
         self._open(opened, read_limits(max_bytes, max_line_bytes))
 
     def _open(self, root: Path, limits: tuple[int, int]) -> None:
