@@ -11,10 +11,10 @@ from sessionref.cli.common import (
     add_session_arguments,
     note,
     output_path,
-    read_failure,
     reporting_errors,
     session_id_argument,
 )
+from sessionref.cli.failures import read_failure
 from sessionref.cli.output_file import write_pieces
 from sessionref.cli.redaction import add_redact_arguments, kinds_text, redaction_of_args
 from sessionref.cli.store_logs import refuse_a_log

@@ -15,12 +15,12 @@ from sessionref.cli.common import (
     note,
     positive_int,
     quoted,
-    read_failure,
     reporting_errors,
     session_id_argument,
     write_bytes,
     write_text,
 )
+from sessionref.cli.failures import read_failure
 from sessionref.cli.redaction import add_redact_arguments, redaction_lines, redaction_of_args
 from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import Reference, one_line_label

@@ -26,7 +26,8 @@ from urllib.parse import quote, unquote
 from sessionref import listing
 from sessionref.cancellation import CancelToken
 from sessionref.cli.candidates import created_minute
-from sessionref.cli.common import OpenStore, printable, quoted, read_failure
+from sessionref.cli.common import OpenStore, printable, quoted
+from sessionref.cli.failures import read_failure
 from sessionref.cli.snapshot import context_for
 from sessionref.codecs.jsstring import has_surrogates, js_lower
 from sessionref.codecs.uri import (
