@@ -63,19 +63,30 @@ def refuse_rerun() -> None:
 
 def rerunning_main(modules: Mapping[str, object] = sys.modules) -> bool:
     """Whether this process is running the main module again, as a worker that is not forked
-    (or a fork server) does as it starts: multiprocessing runs it as ``__mp_main__`` (the
-    docs' "safe importing of main module"), a module apart from ``__main__`` until it has
-    run; then it is ``__main__`` too, and what the worker does later is no rerun.
+    (or a fork server) does as it starts: multiprocessing runs it as a module named
+    ``__mp_main__`` (the docs' "safe importing of main module"), apart from ``__main__``
+    until it has run; then it is ``__main__`` too, and what the worker does later is no
+    rerun. Importing multiprocessing makes ``__mp_main__`` the ``__main__`` of that time, so
+    a launcher that imports it and then runs a script as ``__main__`` (runpy, a debugger,
+    ``coverage run``) has the two apart too: its ``__mp_main__`` is named ``__main__``.
 
-    >>> rerunning_main({"__main__": sys})
+    >>> import types
+    >>> launcher, rerun = types.ModuleType("__main__"), types.ModuleType("__mp_main__")
+    >>> rerunning_main({"__main__": launcher})
     False
-    >>> rerunning_main({"__main__": sys, "__mp_main__": os})  # as it runs
+    >>> rerunning_main({"__main__": launcher, "__mp_main__": rerun})  # as it runs
     True
-    >>> rerunning_main({"__main__": os, "__mp_main__": os})  # once it has run
+    >>> rerunning_main({"__main__": rerun, "__mp_main__": rerun})  # once it has run
+    False
+    >>> rerunning_main({"__main__": types.ModuleType("__main__"), "__mp_main__": launcher})
     False
     """
     rerun = modules.get("__mp_main__")
-    return rerun is not None and rerun is not modules.get("__main__")
+    return (
+        rerun is not None
+        and getattr(rerun, "__name__", None) == "__mp_main__"
+        and rerun is not modules.get("__main__")
+    )
 
 
 def check_pickles(initargs: tuple[Any, ...]) -> None:

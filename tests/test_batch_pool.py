@@ -384,6 +384,29 @@ def test_a_main_module_run_again_as_a_worker_runs_it_starts_no_workers(tmp_path:
     assert (again.returncode, again.stdout, again.stderr) == (RERAN_MAIN_STATUS, b"", b"")
 
 
+LAUNCHER = """\
+import multiprocessing, runpy, sys  # a launcher (a debugger, coverage run) that imported it
+runpy.run_path(sys.argv[1], run_name="__main__")
+"""
+
+
+def test_a_script_a_launcher_runs_as_main_starts_its_workers(tmp_path: Path) -> None:
+    """A reviewer's find: a launcher that imports multiprocessing, then runs a script as
+    ``__main__`` (runpy, as debuggers and ``coverage run`` do) has ``__mp_main__`` apart
+    from ``__main__`` as a worker's rerun has; the script's pool ended its process with
+    the rerun's status, silently. Only a module named ``__mp_main__`` is a rerun."""
+    script = tmp_path / "main.py"
+    script.write_text(STARTS_A_POOL)
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    launched = subprocess.run(
+        [sys.executable, "-c", LAUNCHER, str(script)],
+        capture_output=True,
+        env=environment,
+        timeout=60,
+    )
+    assert (launched.returncode, launched.stdout, launched.stderr) == (0, b"2\n", b"")
+
+
 def limited_open_files(count: int) -> None:
     """In a child before it runs: at most ``count`` open files."""
     resource.setrlimit(resource.RLIMIT_NOFILE, (count, count))
@@ -452,7 +475,7 @@ def test_a_worker_that_dies_is_one_coded_error_naming_it(monkeypatch: pytest.Mon
 DIES_MID_RESULT = """if True:
     import os, signal, sys, threading, time
     from sessionref.pool import worker_pool
-    from sessionref.worker_deaths import RERAN_MAIN_STATUS, WorkerDied
+    from sessionref.worker_deaths import WorkerDied
 
     def killed_as_it_sends(marker):
         # a thread kills this worker once its main thread is inside the write of its result

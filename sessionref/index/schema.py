@@ -1,8 +1,8 @@
 """Where a store's index lives, and opening it: one SQLite database (WAL) per store root.
 
 The database is a cache: whatever is wrong with it (corrupt, another schema, another reader,
-another root, higher read limits) is answered by starting it afresh, never by trusting it
-(lower read limits: :mod:`sessionref.index.limits`).
+another root, lower read limits) is answered by starting it afresh, never by trusting it
+(higher read limits: :mod:`sessionref.index.limits`).
 """
 
 from __future__ import annotations
