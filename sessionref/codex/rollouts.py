@@ -169,26 +169,31 @@ def split_lines(
     chunks: Iterable[bytes], limit: int, max_line_bytes: int, location: str
 ) -> Iterator[bytes]:
     """The committed lines of a text given in ``chunks``, each given as soon as its newline
-    is read; nothing is read past ``limit`` bytes (the lines up to there are given). A line
-    longer than ``max_line_bytes``, committed or not, raises :class:`SessionLogError` naming
-    ``location`` and the line as soon as that much of it is read, as the DSH reader bounds a
-    line (:func:`~sessionref.log.frames.counted_line_pieces`): Codex's own reader has no
-    bound, and would hold a line of any length whole.
+    is read; nothing is read past ``limit`` bytes (the lines up to there are given). A
+    committed line longer than ``max_line_bytes`` raises :class:`SessionLogError` naming
+    ``location`` and the line, as a whole read does (:func:`~sessionref.log.jsonl.committed_lines`):
+    once that much of a line is read it is held no longer, and its newline raises; a torn last
+    line of any length is passed over. Codex's own reader has no bound, and would hold a line
+    of any length whole.
 
     >>> list(split_lines([b"a\\nb", b"c\\nd"], 100, 9, "f"))
     [b'a', b'bc']
     >>> list(split_lines([b"a\\n", b"b\\n"], 2, 9, "f"))
     [b'a']
-    >>> list(split_lines([b"a\\nbb", b"bbbb"], 100, 5, "f"))
+    >>> list(split_lines([b"a\\nbb", b"bbbb"], 100, 5, "f"))  # torn: passed over
+    [b'a']
+    >>> list(split_lines([b"a\\nbb", b"bbbb", b"b\\n"], 100, 5, "f"))
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: f: line 2 is longer than 5 bytes
     """
     pieces: list[bytes] = []
-    held = 0  # the bytes read of the line not yet ended
+    held = 0  # the bytes read of the line not yet ended (past the bound: no longer held)
     number = 1
     for chunk in _within(chunks, limit):
         *lines, rest = chunk.split(b"\n")
         if lines:
+            if held > max_line_bytes:
+                raise _too_long(location, number, max_line_bytes)
             lines[0] = b"".join((*pieces, lines[0]))
             pieces.clear()
             held = 0
@@ -197,10 +202,11 @@ def split_lines(
                     raise _too_long(location, number, max_line_bytes)
                 number += 1
                 yield line
-        pieces.append(rest)
         held += len(rest)
-        if held > max_line_bytes:
-            raise _too_long(location, number, max_line_bytes)
+        if held <= max_line_bytes:
+            pieces.append(rest)
+        else:
+            pieces.clear()
 
 
 def _too_long(location: str, number: int, max_line_bytes: int) -> SessionLogError:
