@@ -15,8 +15,10 @@ import pytest
 from sessionref import SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codex.store import CodexStore
+from sessionref.index import SessionIndex
 from tests.test_codex import NAME, THREAD, copy, line, meta, rollout, said, shown
 from tests.test_codex_references import LIVE, SEGMENTS, reference, segment, segment_path
+from tests.test_index_limits import settled_clock
 from tests.test_mcp import listed_and_read
 
 ROLLOUT = f"sessions/2025/06/01/{NAME}"
@@ -294,3 +296,24 @@ def test_a_line_too_long_in_the_scan_fails_naming_the_file_and_line(
     assert problem.path == str(path)
     assert f"line {len(lines) + 1} is longer than 200000 bytes" in problem.message
     assert listed(tmp_path / "short", *lines[:2])  # with the goal alone it lists
+
+
+def test_a_head_cut_by_a_low_max_bytes_lists_once_the_index_is_raised(tmp_path: Path) -> None:
+    """A reviewer's find: the head scan stops quietly at ``max_bytes``, so a thread whose
+    prompt lies past a low limit is not listed under it, with no problem to read again; an
+    index raised to higher limits kept that head and still did not list it, where the store
+    alone lists it under them."""
+    filler = line("turn_context", {"x": "y" * 1000})
+    rollout_path = tmp_path / ROLLOUT
+    rollout_path.parent.mkdir(parents=True)
+    # past the 64 KiB head the listing reads first, and past the low limit
+    rollout_path.write_bytes(rollout(meta(), *[filler] * 80, asked("fix the build")))
+    low, high = 70_000, 1 << 20
+    assert [h.id for h in CodexStore(tmp_path, max_bytes=low).headers()] == []
+    assert [h.id for h in CodexStore(tmp_path, max_bytes=high).headers()] == [THREAD]
+    database = tmp_path / "index.sqlite"
+    for max_bytes, ids in ((low, []), (high, [THREAD])):
+        store = CodexStore(tmp_path, max_bytes=max_bytes)
+        with SessionIndex(store, database, clock=settled_clock) as index:
+            index.refresh()
+            assert [header.id for header in index.headers()] == ids, max_bytes

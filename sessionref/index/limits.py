@@ -3,9 +3,11 @@
 A read limit only ever makes a read fail (a log over ``max_bytes``, a line over
 ``max_line_bytes``: ``SessionLogError``); it never changes what a read that succeeds gives.
 So a log read whole under some limits reads the same under higher ones, and only what failed
-under the old limits can read otherwise: a session whose log did not load, a file whose
-first line (a header, a harness's head) did not. Those are read again at the next refresh;
-every other session keeps its row, and its log is not opened. Lower limits can make any
+under the old limits can read otherwise: a session whose log did not load is read again at
+the next refresh; every other session keeps its row, and its log is not opened. The cached
+first lines (a header, a harness's head) are all read again, as a cold listing reads them: a
+Codex head scan stops quietly at ``max_bytes`` (a head is never read whole), so a head that
+listed nothing under the lower limits may list under the higher ones. Lower limits can make any
 log fail, which only reading it tells: the index is built afresh then
 (:meth:`~sessionref.index.database.IndexDatabase._open`).
 """
@@ -20,8 +22,8 @@ from sessionref.index.schema import SCHEMA_VERSION, limits_stamp, stamped_limits
 _FAILED_AGAIN = (
     # every session whose log failed is read again (revision unknown)
     "UPDATE sessions SET revision = NULL WHERE failure IS NOT NULL",
-    # every file whose first line failed is read again as the store lists
-    "DELETE FROM header_cache WHERE error IS NOT NULL",
+    # every first line is read again as the store lists (a head scan stops at max_bytes)
+    "DELETE FROM header_cache",
     # the store lists again: a header that now reads makes a session
     "DELETE FROM meta WHERE key IN ('tree', 'stats')",
 )
