@@ -175,23 +175,26 @@ class SessionReferenceResolver:
         Whatever the store raises or gives that is no SessionLog is READ_FAILED, as is a log the
         pipeline cannot read (a :class:`SessionLogError` a stage raises: other errors, as
         BUDGET_EXCEEDED, are the source's own), its text redacted as the log's (it may quote
-        it). With ``label_from_title`` the label is the log's latest title, when it has one."""
+        it). With ``label_from_title`` the label is the log's latest title, when it has one.
+        The failure is raised outside the handler of what failed, so that an unredacted one is
+        not kept as its context (a reporter that walks ``__context__`` would show it)."""
+        failed: Exception
         try:
             log = store_log(self.store, reference.session_id)
         except Exception as exc:
-            cause = exc if self.redaction is None else self.redaction.failure(exc)
-            raise read_failed(cause) from cause
-        try:
-            title = latest_title(log) if label_from_title else None
-            label = reference.label if title is None else title
-            if self.redaction is None:
-                return snapshot_source(log, label, self.max_reference_bytes)
-            return self.redaction.snapshot(log, label, self.max_reference_bytes)
-        except Exception as exc:
-            if isinstance(exc, SessionReferenceError) and not isinstance(exc, SessionLogError):
-                return exc  # BUDGET_EXCEEDED: raised once every read is done
-            cause = exc if self.redaction is None else self.redaction.failure(exc)
-            raise read_failed(cause) from cause
+            failed = exc
+        else:
+            try:
+                title = latest_title(log) if label_from_title else None
+                label = reference.label if title is None else title
+                if self.redaction is None:
+                    return snapshot_source(log, label, self.max_reference_bytes)
+                return self.redaction.snapshot(log, label, self.max_reference_bytes)
+            except Exception as exc:
+                if isinstance(exc, SessionReferenceError) and not isinstance(exc, SessionLogError):
+                    return exc  # BUDGET_EXCEEDED: raised once every read is done
+                failed = exc
+        raise read_failed(failed if self.redaction is None else self.redaction.failure(failed))
 
     def read_sources(
         self,

@@ -311,3 +311,41 @@ def test_a_header_passed_over_for_a_secret_it_quotes_is_redacted(
     assert done.returncode == 0, done.stderr
     assert b"passed over " in done.stderr and b"[REDACTED:github-token]" in done.stderr
     assert not leaked(GITHUB, (done.stdout + done.stderr).decode())
+
+
+def chain_of(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception it holds as its cause or its context, transitively."""
+    found: list[BaseException] = []
+    waiting: list[BaseException | None] = [error]
+    while waiting:
+        current = waiting.pop()
+        if current is not None and all(current is not seen for seen in found):
+            found.append(current)
+            waiting += (current.__cause__, current.__context__)
+    return found
+
+
+def test_a_redacted_read_failure_keeps_no_unredacted_error_in_its_chain(tmp_path: Path) -> None:
+    """A reviewer's find: the redacted failure was raised inside the handler of the store's
+    error, which stayed its context, the token in it, for any reporter that walks
+    ``__context__`` (logging's tracebacks, error trackers). The resolver and the command
+    line's read alike keep no exception whose text quotes the token."""
+    from sessionref import SessionReferenceResolver
+    from sessionref.cli.common import OpenStore
+    from sessionref.cli.export import read_session
+    from sessionref.log.store import DirectoryStore
+    from sessionref.redact import Redaction
+
+    events = [user(0, "hi"), {"type": f"x/{GITHUB.snippet}", "seq": 1, "time": 1, "data": {}}]
+    root = tmp_path / "store"
+    write_session_store(root, [{"header": header("s"), "events": events}])
+    resolver = SessionReferenceResolver(DirectoryStore(root), redact=Redaction())
+    with pytest.raises(SessionReferenceError) as resolved:
+        resolver.snapshot("t", [{"sessionId": "s"}])
+    opened = OpenStore(root)
+    with pytest.raises(SessionReferenceError) as read:
+        read_session(opened, "s", opened.listed.read, Redaction())
+    for raised in (resolved.value, read.value):
+        texts = [str(error) for error in chain_of(raised)]
+        assert any("[REDACTED:github-token]" in text for text in texts), texts
+        assert not any(leaked(GITHUB, text) for text in texts), texts

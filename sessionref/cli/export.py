@@ -74,13 +74,14 @@ def read_session(
     redaction: Redaction | None = None,
 ) -> T:
     """``read(session_id)`` on the opened store, a failure worded for the command line (with
-    ``redaction``, the log text its message may quote redacted: :meth:`Redaction.failure`)."""
+    ``redaction``, the log text its message may quote redacted: :meth:`Redaction.failure`,
+    and raised outside the handler of what failed, which it does not keep as its context)."""
+    failed: BaseException
     try:
         return read(session_id)
     except (SessionLogError, OSError, RecursionError) as exc:
-        raise read_failure(
-            read_failed(exc if redaction is None else redaction.failure(exc)), session_id, opened
-        ) from None
+        failed = exc if redaction is None else redaction.failure(exc)
+    raise read_failure(read_failed(failed), session_id, opened) from None
 
 
 def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[str | bytes]:
