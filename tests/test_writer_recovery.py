@@ -93,10 +93,8 @@ def test_damage_after_the_last_turn_end_reads_as_the_harness_reads_it(
     assert data["conversation"] == [{"role": u["role"], "text": u["text"]} for u in units]
 
 
-@pytest.mark.parametrize("compress", [False, True])
-def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress: bool) -> None:
-    """The real stack fails on it: "Cannot read properties of null (reading 'seq')" (seen with
-    ``real.mjs surface`` on this log, plain and in the torn last zstd frame)."""
+def one_turn() -> LogBuilder:
+    """A log of one whole turn: a prompt and its answer."""
     b = LogBuilder()
     b.turn_start()
     b.user("hi")
@@ -104,6 +102,14 @@ def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress
     b.assistant("hello")
     b.step_end()
     b.turn_end()
+    return b
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_null_line_after_the_last_turn_end_is_refused(tmp_path: Path, compress: bool) -> None:
+    """The real stack fails on it: "Cannot read properties of null (reading 'seq')" (seen with
+    ``real.mjs surface`` on this log, plain and in the torn last zstd frame)."""
+    b = one_turn()
     header = {"version": 0, "id": "null-line", "createdAt": 1, "delegationDepth": 0}
     torn = zstd_frame(b"null\n")[:-2] if compress else b"null\n"
     data = render_log(header, [b.events], compress=compress) + torn
@@ -125,13 +131,7 @@ def test_a_line_nested_too_deeply_is_damage_to_the_reference_as_to_the_reader(
     reference raised ``RecursionError`` where it says it raises ``ValueError`` or recovers.
     The reader cannot parse the line either: both recover the turn before it from a plain
     log, and both refuse a zstd log whose complete frame holds it."""
-    b = LogBuilder()
-    b.turn_start()
-    b.user("hi")
-    b.step_start()
-    b.assistant("hello")
-    b.step_end()
-    b.turn_end()
+    b = one_turn()
     header = {"version": 0, "id": "deep-line", "createdAt": 1, "delegationDepth": 0}
     deep = b"[" * 100_000 + b"]" * 100_000 + b"\n"
     data = render_log(header, [b.events], compress=compress)
