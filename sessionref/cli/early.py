@@ -73,7 +73,9 @@ def first_arrived(signum: int) -> int:
     """Of the signals that came since the handler last ran, the first to come (``signum``
     when the arrivals say nothing): signals that wait together for the main thread have their
     Python handlers run in the order of their numbers, SIGINT's before SIGTERM's whichever
-    came first; the pipe of :data:`_arrivals` has them in the order they came.
+    came first; the pipe of :data:`_arrivals` has them in the order they came. (Code that
+    sets a wakeup descriptor of its own, as asyncio's ``add_signal_handler`` does, takes the
+    interpreter's writes from this pipe: then the handler's own ``signum`` decides.)
 
     >>> first_arrived(15)  # nothing came before it
     15
