@@ -174,11 +174,9 @@ class SessionReferenceResolver:
 
         Whatever the store raises or gives that is no SessionLog is READ_FAILED, as is a log the
         pipeline cannot read (a :class:`SessionLogError` a stage raises: other errors, as
-        BUDGET_EXCEEDED, are the source's own), its text redacted as the log's (it may quote
-        it). With ``label_from_title`` the label is the log's latest title, when it has one.
-        The failure is raised outside the handler of what failed, so that an unredacted one is
-        not kept as its context (a reporter that walks ``__context__`` would show it)."""
-        failed: Exception
+        BUDGET_EXCEEDED, are the source's own), its text redacted as the log's, raised outside
+        the handler (whose ``__context__`` would keep the unredacted error). With
+        ``label_from_title`` the label is the log's latest title, when it has one."""
         try:
             log = store_log(self.store, reference.session_id)
         except Exception as exc:
