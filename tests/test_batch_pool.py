@@ -360,51 +360,39 @@ RUN_AGAIN = """\
 import multiprocessing, runpy, sys  # a worker runs it again with multiprocessing imported
 runpy.run_path(sys.argv[1], run_name="__mp_main__")
 """
-
-
-def test_a_main_module_run_again_as_a_worker_runs_it_starts_no_workers(tmp_path: Path) -> None:
-    """A worker that is not forked runs the main module again as ``__mp_main__`` with runpy
-    (the multiprocessing docs' "safe importing of main module"; ``spawn._fixup_main_from_path``
-    in CPython): a pool started there ends the process at once with the status its pool reads
-    as that, by the modules alone (no private flag of multiprocessing's, which a plain runpy
-    run as the worker's does not set); run as itself, the script starts its pool."""
-    script = tmp_path / "main.py"
-    script.write_text(STARTS_A_POOL)
-    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    itself = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, env=environment, timeout=60
-    )
-    again = subprocess.run(
-        [sys.executable, "-c", RUN_AGAIN, str(script)],
-        capture_output=True,
-        env=environment,
-        timeout=60,
-    )
-    assert (itself.returncode, itself.stdout, itself.stderr) == (0, b"2\n", b"")
-    assert (again.returncode, again.stdout, again.stderr) == (RERAN_MAIN_STATUS, b"", b"")
-
-
 LAUNCHER = """\
 import multiprocessing, runpy, sys  # a launcher (a debugger, coverage run) that imported it
 runpy.run_path(sys.argv[1], run_name="__main__")
 """
 
 
-def test_a_script_a_launcher_runs_as_main_starts_its_workers(tmp_path: Path) -> None:
-    """A reviewer's find: a launcher that imports multiprocessing, then runs a script as
-    ``__main__`` (runpy, as debuggers and ``coverage run`` do) has ``__mp_main__`` apart
-    from ``__main__`` as a worker's rerun has; the script's pool ended its process with
-    the rerun's status, silently. Only a module named ``__mp_main__`` is a rerun."""
+@pytest.mark.parametrize(
+    ("runner", "expected"),
+    [
+        (None, (0, b"2\n", b"")),  # the script run as itself
+        (RUN_AGAIN, (RERAN_MAIN_STATUS, b"", b"")),  # as a worker runs it again
+        (LAUNCHER, (0, b"2\n", b"")),  # as a launcher runs it
+    ],
+)
+def test_a_main_module_run_again_as_a_worker_runs_it_starts_no_workers(
+    tmp_path: Path, runner: str | None, expected: tuple[int, bytes, bytes]
+) -> None:
+    """A worker that is not forked runs the main module again as ``__mp_main__`` with runpy
+    (the multiprocessing docs' "safe importing of main module"; ``spawn._fixup_main_from_path``
+    in CPython): a pool started there ends the process at once with the status its pool reads
+    as that, by the modules alone (no private flag of multiprocessing's, which a plain runpy
+    run as the worker's does not set); run as itself, the script starts its pool. So does a
+    script a launcher that imported multiprocessing runs as ``__main__`` (runpy, as debuggers
+    and ``coverage run`` do; a reviewer's find: its ``__mp_main__`` is apart from
+    ``__main__`` as a rerun's is, and the pool ended the process silently)."""
     script = tmp_path / "main.py"
     script.write_text(STARTS_A_POOL)
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    launched = subprocess.run(
-        [sys.executable, "-c", LAUNCHER, str(script)],
-        capture_output=True,
-        env=environment,
-        timeout=60,
+    runs = [] if runner is None else ["-c", runner]
+    done = subprocess.run(
+        [sys.executable, *runs, str(script)], capture_output=True, env=environment, timeout=60
     )
-    assert (launched.returncode, launched.stdout, launched.stderr) == (0, b"2\n", b"")
+    assert (done.returncode, done.stdout, done.stderr) == expected
 
 
 def limited_open_files(count: int) -> None:
