@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import pickle
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from sessionref.batch import build_snapshots
 from sessionref.batch.dask import iter_bag, result_lines_bag, snapshots_bag
 from sessionref.cli.demo import sample_root
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import INVALID_CONFIG, SessionReferenceError
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
 from sessionref.log.store import DirectoryStore
 from tests.test_batch import LISTING, MAX_BYTES, run_batch, write_store
 
@@ -101,6 +103,51 @@ def test_iter_bag_refuses_options_it_cannot_run_with(
 def test_processes_scheduler(store_root: Path, local_lines: list[bytes]) -> None:
     bag = snapshots_bag(store_root, max_reference_bytes=MAX_BYTES, partition_size=3)
     assert lines(bag.compute(scheduler="processes", num_workers=2)) == local_lines
+
+
+class LockedStore:
+    """A caller's own store that holds a lock, as a store shared by threads may: it does not
+    pickle."""
+
+    def __init__(self, root: Path) -> None:
+        self.inner = DirectoryStore(root)
+        self.lock = threading.Lock()
+
+    def headers(self) -> Any:
+        return self.inner.headers()
+
+    def read(self, session_id: str) -> Any:
+        return self.inner.read(session_id)
+
+    def title(self, session_id: str) -> Any:
+        return self.inner.title(session_id)
+
+
+def test_a_store_that_does_not_pickle_is_a_coded_error_for_a_processes_scheduler(
+    store_root: Path, local_lines: list[bytes]
+) -> None:
+    """A newcomer's trial: a custom store that does not pickle failed inside
+    ``compute(scheduler="processes")`` with cloudpickle's bare ``TypeError``; it is
+    INVALID_CONFIG saying what to do, while threads, which need no pickling, read it."""
+    bag = snapshots_bag(LockedStore(store_root), max_reference_bytes=MAX_BYTES, partition_size=3)
+    assert lines(bag.compute(scheduler="threads")) == local_lines
+    with pytest.raises(SessionReferenceError) as raised:
+        bag.compute(scheduler="processes", num_workers=2)
+    assert raised.value.code == INVALID_CONFIG
+    assert raised.value.message == (
+        "the store does not pickle, and the scheduler sends it to worker processes"
+        f" ({describe(pickling_error(threading.Lock()))}): give a store that pickles, a root"
+        " path, or the threads scheduler"
+    )
+
+
+def pickling_error(value: object) -> Exception:
+    """What pickling ``value`` raises (the standard library's own words)."""
+    try:
+        pickle.dumps(value)
+    except Exception as exc:
+        return exc
+    raise AssertionError(f"{value!r} pickles")
 
 
 def test_distributed_local_cluster(

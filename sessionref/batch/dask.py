@@ -16,6 +16,7 @@ import asyncio
 import functools
 import os
 import socket
+import uuid
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -23,6 +24,7 @@ from urllib.parse import urlsplit
 import msgspec
 
 try:
+    import cloudpickle  # type: ignore[import-untyped]
     import dask
     import dask.bag as db
 except ImportError as exc:  # pragma: no cover - exercised with dask hidden
@@ -44,6 +46,7 @@ from sessionref.batch.core import (
 from sessionref.errors import (
     INVALID_CONFIG,
     SessionReferenceError,
+    describe,
     instance,
     positive_count,
     string,
@@ -74,6 +77,48 @@ CONNECT_SECONDS: Final = 5.0
 
 Located = tuple[str, str]
 """A session id and where the listing found its log (``""``: not found, the worker looks)."""
+
+
+class Shipped:
+    """A store's recipe in a dask task: pickled with cloudpickle when a scheduler sends it to
+    worker processes, where a store that does not pickle is INVALID_CONFIG saying so (dask's
+    own pickling raised a bare ``TypeError``; threads need no pickling).
+
+    >>> import pickle, threading; from sessionref.log.store import MemoryStore
+    >>> pickle.loads(pickle.dumps(Shipped(lambda: MemoryStore([]))))().headers()
+    []
+    >>> pickle.dumps(Shipped(functools.partial(id, threading.Lock())))
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: the store does not pickle, and the scheduler sends \
+it to worker processes (cannot pickle '_thread.lock' object): give a store that pickles, a \
+root path, or the threads scheduler
+    """
+
+    def __init__(self, recipe: StoreFactory) -> None:
+        self.recipe = recipe
+        self.token = uuid.uuid4().hex  # dask's name for it, made without pickling it
+
+    def __call__(self) -> Store:
+        return self.recipe()
+
+    def __dask_tokenize__(self) -> str:
+        return self.token
+
+    def __reduce__(self) -> tuple[Any, tuple[bytes]]:
+        try:
+            data = cloudpickle.dumps(self.recipe)
+        except Exception as exc:
+            sent = "the store does not pickle, and the scheduler sends it to worker processes"
+            advice = "give a store that pickles, a root path, or the threads scheduler"
+            raise SessionReferenceError(
+                f"{sent} ({describe(exc)}): {advice}", INVALID_CONFIG
+            ) from None
+        return (_unshipped, (data,))
+
+
+def _unshipped(data: bytes) -> Shipped:
+    """A :class:`Shipped` recipe again, in a worker."""
+    return Shipped(cloudpickle.loads(data))
 
 
 def _partition(
@@ -167,7 +212,7 @@ def _lines_bag(checked: BatchArguments) -> db.Bag:
     shared = (
         msgspec.structs.replace(recipe, listed=())
         if isinstance(recipe, DirectoryRecipe)
-        else dask.delayed(recipe, pure=True)  # type: ignore[attr-defined]
+        else dask.delayed(Shipped(recipe), pure=True)  # type: ignore[attr-defined]
     )
     bag: db.Bag = sessions.map_partitions(
         _partition,
