@@ -349,3 +349,19 @@ def test_a_redacted_read_failure_keeps_no_unredacted_error_in_its_chain(tmp_path
         texts = [str(error) for error in chain_of(raised)]
         assert any("[REDACTED:github-token]" in text for text in texts), texts
         assert not any(leaked(GITHUB, text) for text in texts), texts
+
+
+def test_an_ambiguous_session_under_redaction_still_says_what_to_do(tmp_path: Path) -> None:
+    """A reviewer's find: under ``--redact`` a session in two roots failed as a plain log
+    error (its text redacted as a log's), so the command line lost its advice; its message
+    holds only the id and the roots, and keeps its kind."""
+    roots = []
+    for name in ("one", "two"):
+        root = tmp_path / name
+        write_session_store(root, [{"header": header("s"), "events": [user(0, "hi")]}])
+        roots += ["--root", str(root)]
+    plain = run("snapshot", *roots, "s")
+    done = run("snapshot", *roots, "--redact-pattern", "one|two", "s")
+    assert plain.returncode == done.returncode == 1
+    assert plain.stderr.strip().endswith(b"(give that --root alone)"), plain.stderr
+    assert done.stderr == plain.stderr

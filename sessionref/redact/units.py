@@ -12,6 +12,7 @@ import msgspec
 
 from sessionref.codecs.uri import label_text
 from sessionref.errors import SessionLogError, describe, instance, listed, positive_count, string
+from sessionref.log.multi import AmbiguousSession
 from sessionref.log.records import SessionLog
 from sessionref.log.store import SessionNotFound
 from sessionref.pipeline.messages import SourceData, Unit
@@ -98,7 +99,8 @@ expression: missing ), unterminated subpattern at position 7
         """What a store or a stage raised (``cause``), as an error message may quote it: as it
         is, unless its message holds a secret (a log's text it quotes, as an unknown event
         type), then a :class:`~sessionref.errors.SessionLogError` of that message redacted.
-        A missing session's error is kept: it says only the id, which is never redacted.
+        A missing or ambiguous session's error is kept: it says only the id, which is never
+        redacted, and the roots (the command line adds what to do about it).
 
         >>> redaction = Redaction(("ticket-[0-9]+",))
         >>> str(redaction.failure(SessionLogError("event type 'x/ticket-7' is unknown")))
@@ -107,7 +109,7 @@ expression: missing ), unterminated subpattern at position 7
         >>> redaction.failure(gap) is gap
         True
         """
-        if isinstance(cause, SessionNotFound):
+        if isinstance(cause, (SessionNotFound, AmbiguousSession)):
             return cause
         text = describe(cause)
         redacted, counts = self.redact(text)
