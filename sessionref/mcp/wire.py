@@ -347,13 +347,32 @@ def closed_output(error: BaseException) -> bool:
     )
 
 
+def interruption(error: BaseException) -> KeyboardInterrupt | None:
+    """The first Ctrl-C or SIGTERM (:class:`KeyboardInterrupt`) among the exceptions of
+    ``error``, a group the server's tasks raise, if any.
+
+    >>> group = BaseException("tasks")  # as a BaseExceptionGroup (Python 3.11) holds them
+    >>> group.exceptions = (ValueError(), KeyboardInterrupt("c"))
+    >>> interruption(group), interruption(ValueError())
+    (KeyboardInterrupt('c'), None)
+    """
+    return next((leaf for leaf in _leaves(error) if isinstance(leaf, KeyboardInterrupt)), None)
+
+
 def run_served(main: Callable[[], Awaitable[None]]) -> None:
     """Run the server's ``main`` (``anyio.run``); the client closing the server's output ends
     it as a closed stdout ends any command: a :class:`BrokenPipeError`, not the exception
-    group the server's tasks raise then (:func:`closed_output`)."""
+    group the server's tasks raise then (:func:`closed_output`). A signal that a task group
+    gathered into its exception group ends it as a signal ends any command: the
+    :class:`KeyboardInterrupt` itself (:func:`interruption`), not a traceback and status 1."""
     try:
         anyio.run(main)
     except Exception as exc:
         if closed_output(exc):
             raise BrokenPipeError(errno.EPIPE, "the client closed the output") from None
         raise
+    except BaseException as error:  # a signal itself, or a group holding one
+        stopped = interruption(error)
+        if stopped is None or stopped is error:
+            raise
+        raise stopped from None
