@@ -125,9 +125,18 @@ def codex_meta(line: bytes) -> bool:
     >>> codex_meta(line(cli_version=None)), codex_meta(line().replace(b'"timestamp"', b'"at"', 1))
     (False, False)
     """
+    found = _meta_line(line)
+    return found is not None and _read_whole(found)
+
+
+def _meta_line(line: bytes) -> _MetaLine | None:
+    """``line`` decoded when it is a ``session_meta`` line, else ``None``."""
     found = decode_line(_LINE, _MetaLine, line)
-    if not isinstance(found, _MetaLine) or found.type != "session_meta":
-        return False
+    return found if isinstance(found, _MetaLine) and found.type == "session_meta" else None
+
+
+def _read_whole(found: _MetaLine) -> bool:
+    """Whether Codex reads a decoded ``session_meta`` line whole (:func:`codex_meta`)."""
     return type(found.timestamp) is str and found.payload is not None and _reads(found.payload)
 
 
@@ -147,8 +156,8 @@ is not one Codex knows (legacy, paginated)
     for number, line in enumerate(lines, 1):
         if b"session_meta" not in line:
             continue
-        found = decode_line(_LINE, _MetaLine, line)
-        if not isinstance(found, _MetaLine) or found.type != "session_meta":
+        found = _meta_line(line)
+        if found is None:
             continue
         mode = _ABSENT if found.payload is None else found.payload.history_mode
         if mode is not _ABSENT and not _known_mode(mode):
@@ -156,5 +165,5 @@ is not one Codex knows (legacy, paginated)
                 f"{path}: line {number}: its session_meta's history_mode {mode!r} is not one "
                 "Codex knows (legacy, paginated)"
             )
-        if codex_meta(line):
+        if _read_whole(found):  # the first meta Codex reads: the rest does not count
             return
