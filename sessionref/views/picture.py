@@ -217,7 +217,7 @@ def counted_as_logged(picture: SnapshotPicture, units: Sequence[Unit]) -> Snapsh
     >>> [row.text_bytes for row in counted_as_logged(picture, units).rows]
     [8, 17]
     """
-    older = [row.position for row in picture.rows if row.fate == "dropped"][:-1]
+    older = set([row.position for row in picture.rows if row.fate == "dropped"][:-1])
     rows = [
         msgspec.structs.replace(row, text_bytes=utf8_length(units[row.position - 1].shown_text()))
         if row.position in older
