@@ -307,7 +307,7 @@ def listed_rollout(
 ) -> bool:
     """Whether the thread of the rollout at ``path``, whose first lines are ``lines``, is
     listed: when Codex's listing shows it (:func:`head_summary`, its text read as far as the
-    scan goes, no further than ``max_bytes``, and a line longer than ``max_line_bytes`` fails
+    scan goes, no further than ``max_bytes``, and a committed line over ``max_line_bytes`` fails
     naming the file and the line), or when it has no envelope (the oldest rollouts: Codex's
     listing cannot read them, but sessionref reads them whole and lists them, as it always
     has).
