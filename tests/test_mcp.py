@@ -190,6 +190,35 @@ def test_a_missing_session_is_the_resource_not_found_error_of_the_connections_ve
     assert error.message.startswith('SESSION_REFERENCE_READ_FAILED: session "x" not found')
 
 
+@pytest.mark.parametrize("modern", [False, True])
+def test_a_listed_session_whose_log_cannot_be_read_is_an_internal_error(
+    store: Path, modern: bool
+) -> None:
+    """A session the server lists but whose log does not parse was ``-32002``, the code of a
+    resource that does not exist, on either version. Its resource exists: both versions of
+    the specification's resources page give ``-32603`` (internal error) for such a failure
+    and keep the not-found code (``-32002``, ``-32602`` since SEP-2164) for a URI naming
+    nothing; the message is still the command line's line."""
+    (log,) = store.glob("*/s-auth/session.jsonl")
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join([*lines[:2], b"not json\n", *lines[2:]]))  # before turn/end
+    uri = encode_session_reference_uri("s-auth")
+
+    async def scenario() -> tuple[list[str], MCPError]:
+        async with served(store, modern=modern) as session:
+            listed = [str(r.uri) for r in (await session.list_resources()).resources]
+            with pytest.raises(MCPError) as raised:
+                await session.read_resource(uri)
+            return listed, raised.value
+
+    listed, error = anyio.run(scenario)
+    assert uri in listed
+    assert error.code == -32603
+    line = cli("snapshot", "--root", str(store), "s-auth").stderr.strip()
+    assert line.startswith('SESSION_REFERENCE_READ_FAILED: cannot read session "s-auth"')
+    assert error.message == line
+
+
 def test_tools_only_with_the_option(store: Path) -> None:
     async def scenario() -> tuple[Any, ...]:
         async with served(store, "--tools") as session:

@@ -34,7 +34,7 @@ from mcp_types.version import is_version_at_least
 
 import sessionref
 from sessionref.cancellation import CancelToken
-from sessionref.errors import CANCELLED, INVALID_REFERENCE, READ_FAILED, SessionReferenceError
+from sessionref.errors import CANCELLED, INVALID_REFERENCE, SessionReferenceError
 from sessionref.log.store import SessionNotFound
 from sessionref.mcp.catalog import (
     MIME_TYPE,
@@ -89,19 +89,26 @@ def mcp_error(error: SessionReferenceError, uri: str, protocol_version: str) -> 
     """The protocol error for a failed read of ``uri``: its text is the command line's line
     (:func:`~sessionref.mcp.tools.error_text`); a session no root holds is the protocol's
     resource-not-found error of the connection's ``protocol_version``, with the URI as its data.
+    A session the server has but cannot read (a log that does not parse, one in two roots, a
+    budget too small) is, on every version, what the specification calls an internal error:
+    its resource exists, so it is not "not found" (SEP-2164 moved only that code).
 
     >>> missing = SessionNotFound("x", " in --root DIR")
     >>> [mcp_error(missing, "u", v).error.code for v in ("2025-11-25", "2026-07-28")]
     [-32002, -32602]
     >>> mcp_error(missing, "u", "2026-07-28").error.data
     {'uri': 'u'}
+    >>> from sessionref.errors import READ_FAILED
+    >>> unreadable = SessionReferenceError('cannot read session "x": seq gap', READ_FAILED)
+    >>> [mcp_error(unreadable, "u", v).error.code for v in ("2025-11-25", "2026-07-28")]
+    [-32603, -32603]
     """
     if isinstance(error, SessionNotFound):
         modern = is_version_at_least(protocol_version, NOT_FOUND_AS_INVALID_PARAMS)
         code = types.INVALID_PARAMS if modern else RESOURCE_NOT_FOUND
         return MCPError(code, error_text(error), {"uri": uri})
-    codes = {INVALID_REFERENCE: types.INVALID_PARAMS, READ_FAILED: RESOURCE_NOT_FOUND}
-    return MCPError(codes.get(error.code, types.INTERNAL_ERROR), error_text(error))
+    code = types.INVALID_PARAMS if error.code == INVALID_REFERENCE else types.INTERNAL_ERROR
+    return MCPError(code, error_text(error))
 
 
 async def in_thread(work: Callable[[CancelToken], T], what: str) -> T:
