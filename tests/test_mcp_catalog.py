@@ -342,6 +342,26 @@ def test_words_before_a_mention_make_it_no_id_but_not_one_mention(tmp_path: Path
         assert answer.text == f'SESSION_REFERENCE_INVALID_REFERENCE: not one mention: "{given}"'
 
 
+def test_words_before_a_bare_uri_make_it_no_id_but_not_one_uri(tmp_path: Path) -> None:
+    """The leftover of the test above: an argument that held a bare URI after words or an id
+    (``see dsh-session:…``) was still looked up whole as a session id (``session "see
+    dsh-session:…" not found``). It is refused as not one URI; a session whose id holds the
+    scheme is read by its URI, as one whose id holds a mention is."""
+    odd = "see dsh-session:x"
+    write_session_store(tmp_path / "store", [session_log(odd, 6000, None, None, "odd id")])
+    toolbox = Toolbox(open_catalog(tmp_path))
+    uri = encode_session_reference_uri("s-auth")
+    for given in (f"see {uri}", f"s-old {uri}", f" {uri}", f"s-old,{uri}", odd):
+        answer = toolbox.call("reference_sessions", {"sessions": [given]}, None)
+        assert answer.is_error, given
+        assert answer.text == f'SESSION_REFERENCE_INVALID_REFERENCE: not one URI: "{given}"'
+    by_uri = toolbox.call(
+        "reference_sessions", {"sessions": [encode_session_reference_uri(odd)]}, None
+    )
+    assert not by_uri.is_error
+    assert '"sessionId":"see dsh-session:x"' in by_uri.text
+
+
 def test_search_on_an_index_made_once_answers_from_its_first_look(tmp_path: Path) -> None:
     root = write_store(tmp_path / "store", tmp_path / "project")
     index = SessionIndex(DirectoryStore(root), tmp_path / "index.sqlite", once=True)

@@ -132,7 +132,8 @@ def search_sessions(
 
 
 def named_session(text: str) -> str:
-    """The session an argument names: an id, a ``dsh-session:`` URI, or one mention.
+    """The session an argument names: an id, a ``dsh-session:`` URI, or one mention; an id
+    never holds the scheme (a session whose id does is named by its URI).
 
     >>> uri = "dsh-session:InMtYmV0YSI"
     >>> named_session(f"@[Fix CI]({uri})"), named_session(uri)
@@ -151,13 +152,24 @@ and s-gamma"
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: not one mention: "see @[Fix CI](dsh-session:\
 InMtYmV0YSI)"
+
+    A text that holds a URI (or its scheme) after anything else, words, an id or a space, is
+    refused too, not looked up whole as an id.
+
+    >>> named_session(f"see {uri}")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: not one URI: "see dsh-session:InMtYmV0YSI"
     """
     if text.startswith("@[") or holds_mention(text):
         mentioned = one_mention(text)
         if mentioned is None:
             raise SessionReferenceError(f"not one mention: {quoted(text)}", INVALID_REFERENCE)
         return mentioned.session_id
-    return session_id_argument(text) if text.startswith(SCHEME) else text
+    if text.startswith(SCHEME):
+        return session_id_argument(text)
+    if SCHEME in text:
+        raise SessionReferenceError(f"not one URI: {quoted(text)}", INVALID_REFERENCE)
+    return text
 
 
 def reference_sessions(
