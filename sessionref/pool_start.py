@@ -12,7 +12,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError, describe
 from sessionref.worker_deaths import RERAN_MAIN_STATUS, main_rerun, unguarded
@@ -21,6 +21,38 @@ if TYPE_CHECKING:
     from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
 
     StartContext = ForkContext | ForkServerContext | SpawnContext
+
+WORKERS_PER_CPU: Final = 2
+"""The most worker processes a batch starts per CPU it may use (:func:`pool_size`): its
+work is CPU-bound (a batch's CPU time is its wall time), so one per CPU keeps every CPU busy
+and a second lets one run while another waits on a disk; more only cost their start and
+memory."""
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on: its affinity where the system keeps one (Linux:
+    ``taskset``, a container's cpuset), else every CPU of the machine; one when unknown.
+
+    >>> 1 <= usable_cpus() <= (os.cpu_count() or 1)
+    True
+    """
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # no affinity here (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def pool_size(asked: int, tasks: int, cpus: int | None = None) -> int:
+    """How many worker processes to start when ``asked`` for ``tasks`` tasks: never more
+    than the tasks (the others would have nothing to do), nor than :data:`WORKERS_PER_CPU`
+    per CPU (``cpus``, by default :func:`usable_cpus`); at least one (then no pool at all).
+
+    >>> pool_size(500, 1000, cpus=2), pool_size(3, 1000, cpus=2), pool_size(500, 3, cpus=64)
+    (4, 3, 3)
+    >>> pool_size(4, 0, cpus=2)
+    1
+    """
+    return max(1, min(asked, tasks, WORKERS_PER_CPU * (usable_cpus() if cpus is None else cpus)))
 
 
 def cannot_start(

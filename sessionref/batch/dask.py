@@ -53,6 +53,7 @@ from sessionref.errors import (
 )
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
+from sessionref.pool_start import pool_size
 from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -215,12 +216,7 @@ def _lines_bag(checked: BatchArguments) -> db.Bag:
         else dask.delayed(Shipped(recipe), pure=True)  # type: ignore[attr-defined]
     )
     bag: db.Bag = sessions.map_partitions(
-        _partition,
-        shared,
-        checked.max_bytes,
-        checked.label,
-        target,
-        checked.redaction,
+        _partition, shared, checked.max_bytes, checked.label, target, checked.redaction
     )
     return bag
 
@@ -362,7 +358,8 @@ def iter_bag(
     (where, given the ``roots`` of the stores the bag reads, one worker is first asked to read
     each: :func:`check_root_on_a_worker`).
 
-    Locally, one worker computes in this process; more run a pool of ``workers`` processes,
+    Locally, one worker computes in this process; more run a pool of ``workers`` processes
+    (at most one per partition and 2 per CPU: :func:`~sessionref.pool_start.pool_size`),
     which ignore Ctrl-C and are ended at once if the iteration stops early (an interrupt);
     one that dies raises :class:`~sessionref.worker_deaths.WorkerDied`. ``bag`` (a dask bag),
     ``workers`` (a positive safe integer) and ``scheduler`` (an address or ``None``) are
@@ -388,13 +385,14 @@ def _iter_bag(
     bag: db.Bag, workers: int, scheduler: str | None, roots: Sequence[str]
 ) -> Generator[Any, None, None]:
     """:func:`iter_bag` of checked arguments."""
+    processes = pool_size(workers, bag.npartitions)  # local ones: none with a scheduler
     if scheduler is not None:
         yield from _iter_distributed(bag, scheduler, workers, roots)
-    elif workers == 1:
+    elif processes == 1:
         yield from iter_partitions(bag, 1, scheduler="synchronous")
     else:
-        with worker_pool(workers) as pool:
-            window = WINDOW_PER_WORKER * workers
+        with worker_pool(processes) as pool:
+            window = WINDOW_PER_WORKER * processes
             # chunksize 1: dask's default batches 6 ready tasks into one submission, which ran
             # a window's partitions one after the other in a single worker
             yield from iter_partitions(bag, window, scheduler="processes", pool=pool, chunksize=1)

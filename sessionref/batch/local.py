@@ -30,6 +30,7 @@ from sessionref.batch.core import (
 )
 from sessionref.log.protocol import Store
 from sessionref.pool import worker_pool
+from sessionref.pool_start import pool_size
 from sessionref.redact import Redaction
 from sessionref.resolver import (
     DEFAULT_MAX_REFERENCE_BYTES,
@@ -158,11 +159,12 @@ def _results(
     redaction: Redaction | None,
 ) -> Generator[ResultLine, None, None]:
     ids = listing_order(store) if session_ids is None else list(session_ids)
-    if workers == 1 or len(ids) <= 1:
+    processes = pool_size(workers, len(ids))
+    if processes == 1:
         yield from _sequential(store, ids, max_bytes, label, redaction)
     else:
         factory = portable_store(store, ids)
-        yield from _pooled(factory, ids, max_bytes, label, min(workers, len(ids)), redaction)
+        yield from _pooled(factory, ids, max_bytes, label, processes, redaction)
 
 
 def build_result_lines(
@@ -210,7 +212,9 @@ def build_snapshots(
     "context"}`` or ``{"sessionId", "error": {"code", "message"}}``; a bad session never
     stops the batch. ``label="title"`` labels a session by its latest title (its id when it
     has none), ``"id"`` by its id. ``workers > 1`` runs a process pool fed chunks of up to 16
-    sessions, at most 4 per worker in flight (the store must pickle, unless
+    sessions, at most 4 per worker in flight, of at most ``workers`` processes, never more than
+    the sessions nor than 2 per CPU this process may use
+    (:func:`~sessionref.pool_start.pool_size`; the store must pickle, unless
     :func:`~sessionref.batch.core.portable_store` knows it; a script that asks for them must
     guard its top level with ``if __name__ == "__main__":``, as workers that are not forked
     run the main module again). ``session_ids`` replaces the

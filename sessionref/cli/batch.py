@@ -91,7 +91,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_redact_arguments(parser)
     engine = parser.add_argument_group("engine")
     engine.add_argument(
-        "--workers", type=positive_int, default=1, metavar="N", help="worker processes"
+        "--workers",
+        type=positive_int,
+        default=1,
+        metavar="N",
+        help="worker processes: at most N, one per session and 2 per CPU",
     )
     engine.add_argument(
         "--engine",
