@@ -1,9 +1,12 @@
 """How many worker processes a batch starts: never more than asked, than its sessions (or
-the Dask bag's partitions), nor than 2 per CPU the process may use. The CPUs are set here
-(``usable_cpus``), and the processes counted as the pool starts them, whatever the machine."""
+the Dask bag's partitions), nor than 2 per CPU the process may use; an index build alike.
+The CPUs are set here (``usable_cpus``), and the processes counted as the pool starts them,
+whatever the machine."""
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,11 @@ import sessionref.pool_start
 from sessionref.batch.dask import iter_bag, result_lines_bag
 from sessionref.batch.local import build_result_lines
 from sessionref.cli import main
+from sessionref.index import SessionIndex
+from sessionref.log.store import DirectoryStore
+from sessionref.testing import write_session_store
 from tests.test_batch import LISTING, write_store
+from tests.test_index_build import logs
 
 Started = Callable[[int], list[int]]
 """Given the CPUs the process may use, the list that collects the id of every worker process
@@ -103,3 +110,26 @@ def test_the_command_line_starts_two_processes_per_cpu(
     assert len(pids) == 2
     summary = capsys.readouterr().err
     assert summary.startswith(f"{len(LISTING)} sessions: "), summary
+
+
+def test_an_index_reads_in_no_more_than_two_processes_per_cpu(
+    tmp_path: Path, started: Started
+) -> None:
+    """``sessionref index --workers 500`` started 499 children for a store of 40 sessions, on
+    a build from nothing (the early reads) and on a refresh of changed logs alike. On 2 CPUs
+    it reads in 4 processes: this one, which writes, and 3 children."""
+    paths = write_session_store(tmp_path / "store", logs(40))
+    dated(paths, 60)  # not racy: the refresh remembers them
+    pids = started(2)
+    index = SessionIndex(DirectoryStore(tmp_path / "store"), tmp_path / "i.sqlite", workers=500)
+    assert index.refresh().read == 40
+    assert len(pids) == 3
+    dated(paths, 120)  # every log changed: read again, by the pool
+    assert index.refresh().read == 40
+    assert len(pids) == 6
+
+
+def dated(paths: list[Path], seconds_ago: int) -> None:
+    past = time.time() - seconds_ago
+    for path in paths:
+        os.utime(path, (past, past))

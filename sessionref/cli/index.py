@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=positive_int,
         default=1,
         metavar="N",
-        help="read changed logs in N processes",
+        help="read changed logs in N processes (at most 2 per CPU)",
     )
     upkeep = parser.add_mutually_exclusive_group()
     upkeep.add_argument(

@@ -128,14 +128,17 @@ def read_sessions(
     chunk: int = 16,
     ahead: int = 256,
 ) -> Iterator[tuple[str, SessionData]]:
-    """Read the listed sessions in order of completion, in ``workers`` processes
-    (:class:`Pieces`; one piece of ``chunk`` ids at a time, up to ``ahead`` per child)."""
+    """Read the listed sessions in order of completion, in ``workers`` processes, at most 2
+    per CPU (:func:`~sessionref.pool_start.pool_size`; :class:`Pieces`: one piece of
+    ``chunk`` ids at a time, up to ``ahead`` per child)."""
     if workers <= 1 or len(session_ids) < 2 * chunk:
         for session_id in session_ids:
             yield session_id, read_session(store, session_id)
         return
     from sessionref.pool import worker_pool  # only a parallel build loads it (multiprocessing)
+    from sessionref.pool_start import pool_size
 
+    workers = pool_size(workers, len(session_ids))
     args = (store.root, store.limits, _placed(store, session_ids), store.racy_after)
     with worker_pool(workers - 1, _start_worker, args) as pool:
         yield from Pieces(
@@ -202,12 +205,15 @@ def early_reads(
     store: CachedHeaderStore, paths: list[str], workers: int, chunk: int = 16, ahead: int = 1024
 ) -> Iterator[Pieces[str, FileRead] | None]:
     """Children reading the logs at ``paths`` (:func:`read_file`) from now on, while this
-    process lists the store; ``None`` with one process (or too few logs to share)."""
+    process lists the store (``workers`` processes in all, at most 2 per CPU); ``None`` with
+    one process (or too few logs to share)."""
     if workers <= 1 or len(paths) < 2 * chunk:
         yield None
         return
     from sessionref.pool import worker_pool  # only a parallel build loads it (multiprocessing)
+    from sessionref.pool_start import pool_size
 
+    workers = pool_size(workers, len(paths))
     nothing_placed: dict[str, str] = {}
     args = (store.root, store.limits, nothing_placed, store.racy_after)
     with worker_pool(workers - 1, _start_worker, args) as pool:

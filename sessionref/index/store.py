@@ -79,10 +79,11 @@ class SessionIndex(IndexDatabase):
     ``headers()`` and ``candidates()`` refresh and answer from the index, ``title()`` answers
     from the last refresh, ``read()`` reads the log itself. ``path`` is the database file (see
     :func:`~sessionref.index.schema.default_index_path`); ``workers`` > 1 reads changed logs
-    in that many processes; ``once``: only the first use refreshes (one command's look at
-    the store), the others answer from it; without ``persist``, nothing is saved (the store
-    answers, and search builds a throwaway index in memory). ``clock`` is now in ns (a file
-    modified within 2 s of it is racy: read, not remembered); tests pass their own.
+    in that many processes (at most 2 per CPU); ``once``: only the first use refreshes (one
+    command's look at the store), the others answer from it; without ``persist``, nothing is
+    saved (the store answers, and search builds a throwaway index in memory). ``clock`` is now
+    in ns (a file modified within 2 s of it is racy: read, not remembered); tests pass their
+    own.
 
     :meth:`close` closes its database, as do the end of a ``with`` block (which gives the
     index itself) and a refresh stopped by a Ctrl-C or an error; a use opens it again.
