@@ -406,6 +406,18 @@ def test_a_bad_session_uri_is_one_line(command: str, uri: str) -> None:
     )
 
 
+@pytest.mark.parametrize("command", ["snapshot", "export", "show"])
+@pytest.mark.parametrize("prefix", ["see ", " ", "s-alpha "])
+def test_a_uri_after_other_text_is_not_looked_up_as_an_id(command: str, prefix: str) -> None:
+    """It was looked up whole as an id and reported as a missing session."""
+    argument = prefix + "dsh-session:InMtYmV0YSI"
+    done = sessionref(command, "--root", SAMPLE, argument)
+    assert done.returncode == 1
+    assert done.stderr.decode() == (
+        f'SESSION_REFERENCE_INVALID_REFERENCE: not one URI: "{argument}"\n'
+    )
+
+
 def test_the_largest_count_is_taken() -> None:
     done = sessionref("snapshot", "--root", SAMPLE, "--max-bytes", str(MAX_SAFE_INTEGER), "x")
     assert done.returncode == 1  # past the parser: the session is missing

@@ -22,6 +22,7 @@ from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.controls import one_line
 from sessionref.errors import (
     INVALID_CONFIG,
+    INVALID_REFERENCE,
     MAX_SAFE_INTEGER,
     SessionLogError,
     SessionReferenceError,
@@ -122,12 +123,20 @@ def printable(text: str) -> str:
 
 
 def session_id_argument(value: str) -> str:
-    """A session named by its id or by its ``dsh-session:`` URI.
+    """A session named by its id or by its ``dsh-session:`` URI; a text holding the scheme
+    after anything else is refused, not looked up as an id (such an id is named by its URI).
 
     >>> session_id_argument("dsh-session:InMtYmV0YSI"), session_id_argument("plain")
     ('s-beta', 'plain')
+    >>> session_id_argument("see dsh-session:InMtYmV0YSI")
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: not one URI: "see dsh-session:InMtYmV0YSI"
     """
-    return decode_session_reference_uri(value) if value.startswith(SCHEME) else value
+    if value.startswith(SCHEME):
+        return decode_session_reference_uri(value)
+    if SCHEME in value:
+        raise SessionReferenceError(f"not one URI: {quoted(value)}", INVALID_REFERENCE)
+    return value
 
 
 def quoted(text: str) -> str:

@@ -28,7 +28,6 @@ from sessionref.cli.search import NO_INDEXED_STORE, best_hits
 from sessionref.cli.snapshot import checked_references
 from sessionref.codecs.jsjson import exact_json
 from sessionref.codecs.uri import (
-    SCHEME,
     Reference,
     holds_mention,
     one_mention,
@@ -165,11 +164,7 @@ InMtYmV0YSI)"
         if mentioned is None:
             raise SessionReferenceError(f"not one mention: {quoted(text)}", INVALID_REFERENCE)
         return mentioned.session_id
-    if text.startswith(SCHEME):
-        return session_id_argument(text)
-    if SCHEME in text:
-        raise SessionReferenceError(f"not one URI: {quoted(text)}", INVALID_REFERENCE)
-    return text
+    return session_id_argument(text)
 
 
 def reference_sessions(
