@@ -10,6 +10,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,14 @@ from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, MemoryStore
 from sessionref.errors import SessionLogError
+from sessionref.log.discovery import (
+    PLAIN_LOG,
+    ZSTD_LOG,
+    Listing,
+    LogFile,
+    StoreProblem,
+    list_sessions,
+)
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
@@ -163,6 +173,59 @@ def test_an_entry_in_place_of_a_log_is_reported_with_its_own_reason(
         "--w--/bad/session.jsonl": "line 1 is not a header the listing takes",
         "--w--/odd/session.jsonl.zstd": f"{kind} in place of a log file",
     }
+
+
+def within(seconds: float, call: Callable[[], object]) -> object:
+    """What ``call`` returns or raises, called in a thread that must be done within
+    ``seconds``: a FIFO opened to be read waits for a writer, and the call with it."""
+    outcome: list[object] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except Exception as exc:  # the outcome under test
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), "the call waits on the FIFO"
+    return outcome[0]
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_log_made_a_fifo_after_the_listing_is_refused_not_waited_on(
+    tmp_path: Path, compress: bool
+) -> None:
+    """A hostile trial: a store kept open (an MCP server, a library caller) lists a log, which
+    is then replaced by a FIFO; reading the session opened the FIFO and waited forever."""
+    log = place(tmp_path, plain_log(two_turns()), compress=False)
+    if compress:
+        log = log.rename(log.with_name("session.jsonl.zstd"))
+        log.write_bytes(zstd_log([two_turns()]))
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["s"]
+    log.unlink()
+    os.mkfifo(log)
+    failure = within(10, lambda: store.read("s"))
+    assert isinstance(failure, SessionLogError)
+    assert str(failure) == f"{log}: a FIFO in place of a log file"
+    assert within(10, lambda: store.title("s")) is None
+
+
+@pytest.mark.parametrize("name", [PLAIN_LOG, ZSTD_LOG])
+def test_a_log_made_a_fifo_after_the_walk_is_passed_over_by_the_listing(
+    tmp_path: Path, name: str
+) -> None:
+    """The same race one step earlier: the walk saw a file, line 1 is read from a FIFO."""
+    fifo = tmp_path / name
+    os.mkfifo(fifo)
+    store = DirectoryStore(tmp_path)
+    file = LogFile("--w--", "s", name, str(fifo))
+    found = within(10, lambda: list_sessions([file], [], store.first_line))
+    assert isinstance(found, Listing)
+    assert found.headers == []
+    assert found.problems == [StoreProblem(str(fifo), "a FIFO in place of a log file")]
 
 
 def test_a_log_that_is_a_link_loop_is_reported_not_dropped(tmp_path: Path) -> None:

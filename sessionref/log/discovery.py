@@ -162,6 +162,24 @@ def not_a_log(path: str, mode: int) -> StoreProblem:
     return StoreProblem(path, f"{kind} in place of a log file")
 
 
+class NotALog(SessionLogError):
+    """A log that turned out to be no regular file when it was opened (it was replaced after
+    the walk looked at it): READ_FAILED naming it, and the ``problem`` a listing reports.
+
+    >>> error = NotALog(not_a_log("s/session.jsonl", stat.S_IFDIR))
+    >>> str(error), error.problem.message
+    ('s/session.jsonl: a directory in place of a log file', 'a directory in place of a log file')
+    """
+
+    def __init__(self, problem: StoreProblem) -> None:
+        super().__init__(f"{problem.path}: {problem.message}")
+        self.problem = problem
+
+    def __reduce__(self) -> tuple[type[NotALog], tuple[StoreProblem]]:
+        """Made again from its problem, as it was made (a batch worker sends it back)."""
+        return (type(self), (self.problem,))
+
+
 def list_sessions(
     files: list[LogFile],
     flat: list[str],
@@ -193,6 +211,9 @@ def list_sessions(
         try:
             line = first_line(file)
             header = None if line is None else listed_header_of(line)
+        except NotALog as exc:  # made a FIFO (…) since the walk: said as the walk says it
+            problems.append(exc.problem)
+            continue
         except SessionLogError as exc:
             problems.append(StoreProblem(file.location, str(exc)))
             continue

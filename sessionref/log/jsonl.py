@@ -21,7 +21,7 @@ import msgspec
 
 from sessionref.codecs.jsjson import js_json, parse_json
 from sessionref.errors import LogUnreadable, SessionLogError
-from sessionref.log.discovery import not_a_log
+from sessionref.log.discovery import NotALog, not_a_log
 from sessionref.log.frames import DEFAULT_MAX_DECOMPRESSED_BYTES, DEFAULT_MAX_LINE_BYTES
 
 T = TypeVar("T")
@@ -79,15 +79,15 @@ def file_bytes(location: str, max_bytes: int) -> bytes:
 
 def open_regular(location: str) -> BinaryIO:
     """The file at ``location``, open for reading, when it is a regular file; anything else
-    is a :class:`SessionLogError` naming the file and what it is, as a DSH store passes it over
-    (:func:`~sessionref.log.discovery.not_a_log`). What it is is looked at before it is
-    opened, so a FIFO is never opened (which would let a writer waiting on it go on, into a
-    broken pipe) nor a device; one put in its place meanwhile is opened without waiting and
-    refused. Raises ``OSError`` when it cannot be looked at or opened.
+    is a :class:`~sessionref.log.discovery.NotALog` naming the file and what it is, as a DSH
+    store passes it over (:func:`~sessionref.log.discovery.not_a_log`). What it is is looked
+    at before it is opened, so a FIFO is never opened (which would let a writer waiting on it
+    go on, into a broken pipe) nor a device; one put in its place meanwhile is opened without
+    waiting and refused. Raises ``OSError`` when it cannot be looked at or opened.
 
     >>> open_regular("/dev/null")
     Traceback (most recent call last):
-    sessionref.errors.SessionLogError: /dev/null: a character device in place of a log file
+    sessionref.log.discovery.NotALog: /dev/null: a character device in place of a log file
     """
     _check_regular(location, os.stat(location).st_mode)
     descriptor = os.open(location, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -103,7 +103,7 @@ def open_regular(location: str) -> BinaryIO:
 def _check_regular(location: str, mode: int) -> None:
     """Raise :func:`open_regular`'s error unless ``mode`` is a regular file's."""
     if not stat.S_ISREG(mode):
-        raise SessionLogError(f"{location}: {not_a_log(location, mode).message}")
+        raise NotALog(not_a_log(location, mode))
 
 
 def committed_lines(data: bytes, max_line_bytes: int, location: str) -> list[bytes]:

@@ -43,6 +43,7 @@ from sessionref.log.frames import (
     decompress_frame,
     scan_frames,
 )
+from sessionref.log.jsonl import open_regular
 from sessionref.log.layout import (
     FLAT_PROBE_SUFFIX,
     encode_project_directory,
@@ -112,9 +113,9 @@ def read_title(store: Store, session_id: str) -> Any:
     return latest_title(log)
 
 
-def _plain_first_line(path: Path, limit: int) -> bytes | None:
+def _plain_first_line(location: str, limit: int) -> bytes | None:
     """Line 1 of a plain log, ``None`` when the file has no newline (in ``limit`` bytes)."""
-    with path.open("rb") as file:
+    with open_regular(location) as file:
         head = b""
         while b"\n" not in head:
             chunk = file.read(_PROBE)
@@ -211,10 +212,9 @@ class DirectoryStore:
         """Line 1 of a log file (``None`` without a newline); raises what an unreadable one
         raises. Listing reads every header through this method, so a subclass may answer it
         from a cache keyed by the file's version (as :mod:`sessionref.index` does)."""
-        path = Path(file.location)
         if file.name == PLAIN_LOG:
-            return _plain_first_line(path, self.max_line_bytes)
-        with path.open("rb") as raw:
+            return _plain_first_line(file.location, self.max_line_bytes)
+        with open_regular(file.location) as raw:
             try:
                 return zstd_first_line(raw.read, self.max_line_bytes)
             except zstandard.ZstdError as exc:
@@ -246,7 +246,7 @@ class DirectoryStore:
         path = self.path_of(session_id_of(self, "read", session_id))
         check_flat_probe(path.parent)
         try:
-            with path.open("rb") as file:
+            with open_regular(str(path)) as file:
                 if path.name != ZSTD_LOG:
                     return read_plain_file(
                         file, session_id, str(path), self.max_bytes, self.max_line_bytes
