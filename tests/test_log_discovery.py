@@ -29,6 +29,7 @@ from sessionref.log.discovery import (
     StoreProblem,
     list_sessions,
 )
+from sessionref.log.frames import DEFAULT_MAX_LINE_BYTES, scan_frames
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
@@ -177,7 +178,7 @@ def test_an_entry_in_place_of_a_log_is_reported_with_its_own_reason(
 
 def within(seconds: float, call: Callable[[], object]) -> object:
     """What ``call`` returns or raises, called in a thread that must be done within
-    ``seconds``: a FIFO opened to be read waits for a writer, and the call with it."""
+    ``seconds`` (a bound on a hang: a FIFO opened to be read waits for a writer)."""
     outcome: list[object] = []
 
     def run() -> None:
@@ -189,7 +190,7 @@ def within(seconds: float, call: Callable[[], object]) -> object:
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
     thread.join(seconds)
-    assert not thread.is_alive(), "the call waits on the FIFO"
+    assert not thread.is_alive(), f"the call still runs after {seconds} s"
     return outcome[0]
 
 
@@ -226,6 +227,47 @@ def test_a_log_made_a_fifo_after_the_walk_is_passed_over_by_the_listing(
     assert isinstance(found, Listing)
     assert found.headers == []
     assert found.problems == [StoreProblem(str(fifo), "a FIFO in place of a log file")]
+
+
+def test_a_plain_header_line_that_never_ends_is_refused_in_linear_time(tmp_path: Path) -> None:
+    """A hostile trial: line 1 of a plain log was looked for 64 KiB at a time, each time
+    copying and searching all that was read before, so one sparse file of zeros over the
+    64 MiB line limit took a minute to pass over (fixed, a tenth of a second: the bound of
+    20 s is a hang detector, not a speed requirement)."""
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    endless = place(tmp_path, b"", "endless", compress=False)
+    os.truncate(endless, DEFAULT_MAX_LINE_BYTES + 2)  # sparse: no disk, no newline
+    store = DirectoryStore(tmp_path)
+    assert within(20, store.headers) == [store.read("s").header]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(endless), f"header line is longer than {DEFAULT_MAX_LINE_BYTES} bytes")
+    ]
+
+
+def test_a_zstd_header_frame_that_never_ends_is_scanned_in_linear_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The zstd twin: a first frame of empty blocks that never ends was scanned from its
+    start after every 64 KiB read (an hour to pass over, at the 64 MiB limit). The bytes
+    scanned are counted: linear is at most twice what was read, plus the last scan."""
+    place(tmp_path, zstd_log([two_turns()]), compress=True)
+    limit = 1 << 20
+    endless = place(tmp_path, zstd_frame(b"")[:6], "endless", compress=True)
+    os.truncate(endless, 2 * limit)  # zeros: an empty raw block every 3 bytes
+    scanned: list[int] = []
+
+    def counted(buffer: bytes, *args: Any) -> Any:
+        scanned.append(len(buffer))
+        return scan_frames(buffer, *args)
+
+    monkeypatch.setattr("sessionref.log.store.scan_frames", counted)
+    store = DirectoryStore(tmp_path, max_line_bytes=limit)
+    assert [h.id for h in store.headers()] == ["s"]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(endless), f"header frame is longer than {limit} bytes")
+    ]
+    read = limit + (1 << 16)  # what the probe read: one chunk past the limit
+    assert sum(scanned) <= 3 * read + 2 * len(zstd_log([two_turns()]))
 
 
 def test_a_log_that_is_a_link_loop_is_reported_not_dropped(tmp_path: Path) -> None:

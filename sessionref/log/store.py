@@ -115,33 +115,39 @@ def read_title(store: Store, session_id: str) -> Any:
 
 def _plain_first_line(location: str, limit: int) -> bytes | None:
     """Line 1 of a plain log, ``None`` when the file has no newline (in ``limit`` bytes)."""
+    head = bytearray()  # grown in place, each chunk searched once: linear in the line
     with open_regular(location) as file:
-        head = b""
-        while b"\n" not in head:
-            chunk = file.read(_PROBE)
-            if not chunk:
-                return None
-            head += chunk
-            if len(head) > limit and b"\n" not in head[: limit + 1]:
+        while chunk := file.read(_PROBE):
+            end = chunk.find(b"\n")
+            head += chunk if end < 0 else chunk[:end]
+            if len(head) > limit:
                 raise SessionLogError(f"header line is longer than {limit} bytes")
-    return head.split(b"\n", 1)[0]
+            if end >= 0:
+                return bytes(head)
+    return None
 
 
 def zstd_first_line(read: Any, limit: int) -> bytes | None:
     """Line 1 of a zstd log from its first frame, read ``_PROBE`` bytes at a time by
-    ``read``; ``None`` when the file holds no complete first frame."""
-    head = b""
+    ``read``; ``None`` when the file holds no complete first frame. The frame is looked for
+    each time what was read doubled, so a frame that never ends (millions of empty blocks)
+    costs time linear in the bytes read, not quadratic."""
+    chunks, size, scan_at = [], 0, 0
     while True:
-        chunk = read(_PROBE)
-        if not chunk:
-            return None
-        head += chunk
+        chunks.append(chunk := read(_PROBE))
+        size += len(chunk)
+        if chunk and size < scan_at and size <= limit:
+            continue
+        scan_at, head = 2 * size, b"".join(chunks)
+        chunks[:] = [head]
         frames = scan_frames(head, 1).frames
         if frames:
             plaintext = decompress_frame(head[: frames[0][1]])
             check_header_frame(plaintext)
             return plaintext[:-1]
-        if len(head) > limit:
+        if not chunk:
+            return None
+        if size > limit:
             raise SessionLogError(f"header frame is longer than {limit} bytes")
 
 
