@@ -10,6 +10,7 @@ context. (c) A log appended to while it is read only ever shows a prefix of its 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import random
 import re
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,7 @@ from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, MemoryStore, SessionReferenceResolver, Target
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import READ_FAILED, SessionReferenceError
+from sessionref.errors import READ_FAILED, SessionLogError, SessionReferenceError
 from sessionref.log.store import SessionNotFound
 from sessionref.log.writer import log_path
 from sessionref.testing import LogRecords, session_logs, session_stores, write_session_store
@@ -298,6 +300,52 @@ def test_the_store_limits_hold_in_the_library(tmp_path: Path, compress: bool) ->
         SessionReferenceResolver(store).snapshot(TARGET, [{"sessionId": "s"}])
     assert caught.value.code == READ_FAILED
     assert "exceeds 200 bytes" in caught.value.message or "longer than 100" in caught.value.message
+
+
+def rle_blocks(count: int, last: bool) -> bytes:
+    """``count`` run-length blocks of 128 KiB of ``a`` each: 4 bytes apiece, a zstd bomb."""
+    block = (131072 << 3 | 2).to_bytes(3, "little") + b"a"
+    final = (131072 << 3 | 3).to_bytes(3, "little") + b"a"
+    return block * (count - 1) + (final if last else block)
+
+
+BOMB_START = b"\x28\xb5\x2f\xfd\x00\x38"
+"""A frame's start: its magic, then a header with no content size and a 128 KiB window."""
+
+
+def peak_traced(call: Callable[[], Any]) -> int:
+    """The most memory Python allocations held while ``call`` ran (its outcome ignored)."""
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(SessionReferenceError):
+            call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_zstd_header_frame_bomb_is_refused_without_being_decompressed(tmp_path: Path) -> None:
+    """A hostile trial: a header frame of 8 KiB (64 MiB of run-length blocks) was decompressed
+    whole, unbounded by the line limit, on every listing: 64 KiB of it took 2 GB of memory."""
+    write_log(tmp_path, zstd_file(good_lines()), compress=True)
+    bomb = write_log(tmp_path, BOMB_START + rle_blocks(512, last=True), True, "bomb")
+    store = DirectoryStore(tmp_path, max_line_bytes=1 << 20)
+    assert peak_traced(store.headers) < 16 << 20
+    assert [h.id for h in store.headers()] == ["s"]
+    [problem] = store.problems()
+    assert problem.path == str(bomb)
+    assert problem.message.startswith("corrupt zstd log: first frame holds more than")
+    assert problem.message.endswith(f"at most {1 << 20} bytes")  # the line limit, named
+
+
+def test_a_torn_last_frame_bomb_is_refused_without_being_decompressed(tmp_path: Path) -> None:
+    """The same for a torn last frame, which was decompressed whole before its size was
+    compared with the log's limit."""
+    path = write_log(tmp_path, zstd_file(good_lines()) + BOMB_START + rle_blocks(512, False), True)
+    store = DirectoryStore(tmp_path, max_bytes=1 << 20)
+    assert peak_traced(lambda: store.read("s")) < 16 << 20
+    with pytest.raises(SessionLogError, match=f"^{re.escape(str(path))}: .*exceeds 1048576 bytes"):
+        store.read("s")
 
 
 @pytest.mark.parametrize(

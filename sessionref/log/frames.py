@@ -20,6 +20,7 @@ import msgspec
 import zstandard
 
 from sessionref.errors import SessionLogError
+from sessionref.log.inflate import decompress_frame
 
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
@@ -192,35 +193,6 @@ def plain_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) ->
     return at_most(file_chunks(file), limit, "log")
 
 
-def decompress_frame(frame: bytes) -> bytes:
-    """One complete frame's plaintext; a damaged frame raises :class:`SessionLogError`.
-
-    >>> decompress_frame(zstandard.ZstdCompressor().compress(b"a\\n"))
-    b'a\\n'
-    """
-    try:
-        decompressor = zstandard.ZstdDecompressor().decompressobj()
-        plaintext = decompressor.decompress(frame)
-    except zstandard.ZstdError as exc:
-        raise SessionLogError(f"corrupt zstd log: frame failed validation: {exc}") from None
-    if not decompressor.eof:
-        raise SessionLogError("corrupt zstd log: frame failed validation")
-    return plaintext
-
-
-def torn_frame_prefix(frame_start: bytes) -> bytes:
-    """What an incomplete frame decompresses to as far as it goes (nothing if it cannot).
-
-    >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress(b"abc\\n" * 100)
-    >>> torn_frame_prefix(frame[:-2]) == b"abc\\n" * 100, torn_frame_prefix(b"\\x00\\x00")
-    (True, b'')
-    """
-    try:
-        return zstandard.ZstdDecompressor().decompressobj().decompress(frame_start)
-    except zstandard.ZstdError:
-        return b""
-
-
 class ZstdLog(msgspec.Struct, frozen=True):
     """A zstd log located: its header frame's plaintext, the byte range of the other complete
     frames, and the torn last frame's start (``None`` when the log ends on a frame)."""
@@ -230,8 +202,9 @@ class ZstdLog(msgspec.Struct, frozen=True):
     torn_start: int | None
 
 
-def locate_zstd_log(buffer: Compressed) -> ZstdLog:
-    """Scan ``buffer``'s frames and decompress the header frame, which must be one line.
+def locate_zstd_log(buffer: Compressed, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ZstdLog:
+    """Scan ``buffer``'s frames and decompress the header frame, which must be one line (of
+    at most ``max_line_bytes``).
 
     >>> one = zstandard.ZstdCompressor().compress
     >>> locate_zstd_log(one(b"h\\n") + one(b"a\\n")).header
@@ -244,7 +217,7 @@ def locate_zstd_log(buffer: Compressed) -> ZstdLog:
     if not scan.frames:
         raise SessionLogError("empty or header-less zstd session log")
     first_start, first_end = scan.frames[0]
-    header = decompress_frame(buffer[first_start:first_end])
+    header = decompress_frame(bytes(buffer[first_start:first_end]), max_line_bytes)
     check_header_frame(header)
     body_end = scan.frames[-1][1]
     return ZstdLog(header, (first_end, body_end), scan.torn_start)

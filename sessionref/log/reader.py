@@ -25,9 +25,9 @@ from sessionref.log.frames import (
     counted_line_pieces,
     locate_zstd_log,
     plain_chunks,
-    torn_frame_prefix,
 )
 from sessionref.log.header import loaded_header, parse_header_line
+from sessionref.log.inflate import torn_frame_prefix
 from sessionref.log.scanner import PrefixScanner
 from sessionref.log.structs import LogRecord, SessionLog
 from sessionref.log.validate import validate_events
@@ -144,7 +144,7 @@ def read_zstd(
     [0, 1]
     """
     with _naming(path), collection_paused():
-        located = locate_zstd_log(buffer)
+        located = locate_zstd_log(buffer, max_line_bytes)
         header = parse_header_line(located.header[:-1])
         scanner = PrefixScanner()
         body = body_chunks(buffer, located.body, max_bytes)
@@ -156,8 +156,6 @@ def read_zstd(
                 f"corrupt zstd log: a complete frame holds a torn or unparsable record{where}"
             )
         if located.torn_start is not None:
-            torn = torn_frame_prefix(buffer[located.torn_start :])
-            if len(torn) > max_bytes:
-                raise SessionLogError(f"decompressed log exceeds {max_bytes} bytes")
+            torn = torn_frame_prefix(bytes(buffer[located.torn_start :]), max_bytes)
             _scan(scanner, counted_line_pieces([torn], max_line_bytes, following), following)
         return _load(header, scanner.records, session_id)

@@ -40,9 +40,9 @@ from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     check_header_frame,
-    decompress_frame,
     scan_frames,
 )
+from sessionref.log.inflate import decompress_frame
 from sessionref.log.jsonl import open_regular
 from sessionref.log.layout import (
     FLAT_PROBE_SUFFIX,
@@ -142,7 +142,7 @@ def zstd_first_line(read: Any, limit: int) -> bytes | None:
         chunks[:] = [head]
         frames = scan_frames(head, 1).frames
         if frames:
-            plaintext = decompress_frame(head[: frames[0][1]])
+            plaintext = decompress_frame(head[: frames[0][1]], limit)
             check_header_frame(plaintext)
             return plaintext[:-1]
         if not chunk:

@@ -1,0 +1,83 @@
+"""Single zstd frames decompressed whole, with a bound on what they may make.
+
+The body of a zstd log is decompressed as a bounded stream
+(:func:`~sessionref.log.frames.body_chunks`), but its header frame and a torn last frame are
+decompressed on their own. A frame of a few
+kilobytes can hold gigabytes of run-length blocks (a zstd bomb), so each is given to the
+decompressor a few bytes at a time and refused as soon as it makes more than it may: the
+header frame one line of at most ``max_line_bytes`` and its newline, a torn frame the log's
+``max_bytes`` (docs/format.md §Recovery).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import zstandard
+
+from sessionref.errors import SessionLogError
+
+FEED: Final = 64
+"""Compressed bytes given to the decompressor at a time: a block takes at least 3, so at most
+22 blocks (under 3 MiB of plaintext) are made past a bound before it is seen."""
+
+
+def bounded_plaintext(frame: bytes, limit: int) -> tuple[bytes, bool] | None:
+    """The plaintext of ``frame`` (a zstd frame, or the start of one) and whether the frame
+    ended there; ``None`` once it makes more than ``limit`` bytes. A damaged frame raises
+    ``zstandard.ZstdError``.
+
+    >>> frame = zstandard.ZstdCompressor().compress(b"abc\\n" * 100)
+    >>> bounded_plaintext(frame, 400) == (b"abc\\n" * 100, True), bounded_plaintext(frame, 399)
+    (True, None)
+    """
+    decompressor = zstandard.ZstdDecompressor().decompressobj()
+    plaintext = bytearray()
+    for start in range(0, len(frame), FEED):
+        plaintext += decompressor.decompress(frame[start : start + FEED])
+        if len(plaintext) > limit:
+            return None
+    return bytes(plaintext), decompressor.eof
+
+
+def decompress_frame(frame: bytes, max_line_bytes: int) -> bytes:
+    """A complete header frame's plaintext, at most a line of ``max_line_bytes`` and its
+    newline; a damaged frame, or one that makes more, raises :class:`SessionLogError`.
+
+    >>> decompress_frame(zstandard.ZstdCompressor().compress(b"a\\n"), 1)
+    b'a\\n'
+    >>> try:
+    ...     decompress_frame(zstandard.ZstdCompressor().compress(b"ab\\n"), 1)
+    ... except SessionLogError as exc:
+    ...     print(exc)
+    corrupt zstd log: first frame holds more than one header line of at most 1 bytes
+    """
+    try:
+        made = bounded_plaintext(frame, max_line_bytes + 1)
+    except zstandard.ZstdError as exc:
+        raise SessionLogError(f"corrupt zstd log: frame failed validation: {exc}") from None
+    if made is None:
+        raise SessionLogError(
+            "corrupt zstd log: first frame holds more than one header line"
+            f" of at most {max_line_bytes} bytes"
+        )
+    if not made[1]:
+        raise SessionLogError("corrupt zstd log: frame failed validation")
+    return made[0]
+
+
+def torn_frame_prefix(frame_start: bytes, max_bytes: int) -> bytes:
+    """What an incomplete frame decompresses to as far as it goes (nothing if it cannot);
+    more than ``max_bytes`` raises :class:`SessionLogError`.
+
+    >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress(b"abc\\n" * 100)
+    >>> torn_frame_prefix(frame[:-2], 400) == b"abc\\n" * 100, torn_frame_prefix(b"\\x00\\x00", 1)
+    (True, b'')
+    """
+    try:
+        made = bounded_plaintext(frame_start, max_bytes)
+    except zstandard.ZstdError:
+        return b""
+    if made is None:
+        raise SessionLogError(f"decompressed log exceeds {max_bytes} bytes")
+    return made[0]
