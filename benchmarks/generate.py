@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.dshlog import LogWriter, make_header, read_plain_bytes, write_plain_copy
+from benchmarks.options import profile_list, turn_counts
 from benchmarks.sessiongen import CHAT, PROFILES, TOOLS, Profile, SessionGenerator
 from sessionref.log.writer import SessionWriter, log_path
 
@@ -265,19 +266,6 @@ def generate_batch_store(
 # --------------------------------------------------------------------------- CLI
 
 
-def _parse_sizes(text: str) -> list[int]:
-    """Parse a comma-separated list of turn counts."""
-    return [int(x) for x in text.split(",") if x.strip()]
-
-
-def _parse_profiles(text: str) -> list[Profile]:
-    """Parse a comma-separated list of profile names."""
-    try:
-        return [PROFILES[name.strip()] for name in text.split(",") if name.strip()]
-    except KeyError as error:
-        raise argparse.ArgumentTypeError(f"unknown profile {error}") from None
-
-
 def _summary_line(s: GeneratedSession) -> str:
     """Return one human-readable line describing a generated session."""
     return (
@@ -296,11 +284,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=Path("benchmarks/stores"), help="output directory")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED)
     p.add_argument(
-        "--sizes", type=_parse_sizes, default=list(DEFAULT_SIZES), help="turn counts, e.g. 100,400"
+        "--sizes", type=turn_counts, default=list(DEFAULT_SIZES), help="turn counts, e.g. 100,400"
     )
     p.add_argument(
         "--profiles",
-        type=_parse_profiles,
+        type=profile_list,
         default=list(PROFILES.values()),
         help=f"session kinds for the sizes store, e.g. chat,tools (of {', '.join(PROFILES)})",
     )

@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from benchmarks.measure import alternating_times, median_ratio
+from benchmarks.options import at_least_one
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
 from sessionref.log.harness_store import HarnessStore
@@ -301,8 +302,8 @@ def snapshot(store: HarnessStore, session_id: str) -> Callable[[], object]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--records", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--records", type=at_least_one, default=10_000)
+    parser.add_argument("--repeat", type=at_least_one, default=15)
     parser.add_argument("--out", type=Path, default=None, help="where to write the files")
     args = parser.parse_args(argv)
     out = args.out or Path(tempfile.mkdtemp(prefix="harness-bench-"))

@@ -38,6 +38,7 @@ import zstandard
 from benchmarks.generate import generate_batch_store
 from benchmarks.measure import summed_floor
 from benchmarks.measure import timed as timed_parts
+from benchmarks.options import at_least_one
 from sessionref.index import SessionIndex
 from sessionref.index.schema import remove_database
 from sessionref.index.upkeep import database_size
@@ -228,33 +229,18 @@ def table(row: dict[str, Any], workers: int) -> str:
     return "\n".join(lines)
 
 
-def at_least_one(text: str) -> int:
-    """A count of rounds, from the command line.
-
-    >>> at_least_one("3")
-    3
-    >>> at_least_one("0")
-    Traceback (most recent call last):
-    argparse.ArgumentTypeError: must be at least 1
-    """
-    count = int(text)
-    if count < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return count
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; see the module docstring."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.index_bench")
     parser.add_argument("--store", type=Path, default=HERE / "stores" / "index")
-    parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--turns", type=int, default=20)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--sessions", type=at_least_one, default=10_000)
+    parser.add_argument("--turns", type=at_least_one, default=20)
+    parser.add_argument("--workers", type=at_least_one, default=2)
     parser.add_argument(
         "--query", default="chunk", help="the candidates query (in about 2%% of titles)"
     )
     parser.add_argument("--search", default="token", help="the search query")
-    parser.add_argument("--repeat", type=int, default=5, help="runs of each warm measure")
+    parser.add_argument("--repeat", type=at_least_one, default=5, help="runs of each warm measure")
     parser.add_argument(
         "--build-rounds",
         type=at_least_one,

@@ -42,6 +42,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 
 from benchmarks.generate import generate_batch_store, generate_session, size_session_id
 from benchmarks.measure import median_ratio
+from benchmarks.options import at_least_one
 from benchmarks.profiles import CHAT
 from sessionref import DirectoryStore, SessionReferenceResolver, Target
 from sessionref.cli.common import OpenStore
@@ -227,10 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; see the module docstring."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mcp_bench")
     parser.add_argument("--store", type=Path, default=HERE / "stores" / "mcp")
-    parser.add_argument("--sessions", type=int, default=10_000)
-    parser.add_argument("--turns", type=int, default=2)
-    parser.add_argument("--big-turns", type=int, default=1600)
-    parser.add_argument("--repeat", type=int, default=50, help="calls of each measure")
+    parser.add_argument("--sessions", type=at_least_one, default=10_000)
+    parser.add_argument("--turns", type=at_least_one, default=2)
+    parser.add_argument("--big-turns", type=at_least_one, default=1600)
+    parser.add_argument("--repeat", type=at_least_one, default=50, help="calls of each measure")
     parser.add_argument("--out", type=Path, default=HERE / "mcp_results.json")
     args = parser.parse_args(argv)
     big, index, big_id = prepared_store(args)

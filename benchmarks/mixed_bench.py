@@ -52,8 +52,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from benchmarks.index_bench import at_least_one, timed
+from benchmarks.index_bench import timed
 from benchmarks.mixed_store import MixedRoots, generate_mixed_store, mixed_roots
+from benchmarks.options import at_least_one
 
 HERE = Path(__file__).resolve().parent
 TARGET_S = 0.3
@@ -188,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; see the module docstring."""
     parser = argparse.ArgumentParser(prog="python -m benchmarks.mixed_bench")
     parser.add_argument("--store", type=Path, default=HERE / "stores" / "mixed")
-    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--sessions", type=at_least_one, default=10_000)
     parser.add_argument("--query", default="stale", help="the candidates and search query")
     parser.add_argument("--repeat", type=at_least_one, default=7, help="runs of each measure")
     parser.add_argument("--out", type=Path, default=HERE / "mixed_results.json")

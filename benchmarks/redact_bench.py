@@ -24,8 +24,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.generate import PROFILES, size_session_id
+from benchmarks.generate import size_session_id
 from benchmarks.measure import median_ratio
+from benchmarks.options import at_least_one, profile_list
 from benchmarks.run import TARGET, ensure_stores
 from sessionref import DirectoryStore, SessionReferenceResolver
 from sessionref.pipeline.messages import SourceData
@@ -91,11 +92,11 @@ def measure(store: DirectoryStore, session_id: str, repeat: int) -> dict[str, ob
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.redact_bench", description=__doc__)
     parser.add_argument("--stores", type=Path, default=HERE / "stores")
-    parser.add_argument("--turns", type=int, default=1600)
-    parser.add_argument("--profiles", default="chat,tools")
-    parser.add_argument("--repeat", type=int, default=21)
+    parser.add_argument("--turns", type=at_least_one, default=1600)
+    parser.add_argument("--profiles", type=profile_list, default="chat,tools")
+    parser.add_argument("--repeat", type=at_least_one, default=21)
     args = parser.parse_args(argv)
-    profiles = [PROFILES[name] for name in args.profiles.split(",")]
+    profiles = args.profiles
     ensure_stores(args.stores, profiles, [args.turns])
     store = DirectoryStore(args.stores / "sizes")
     missed = False

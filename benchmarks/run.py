@@ -45,7 +45,9 @@ from benchmarks.measure import (
     peak_bytes,
     seconds,
 )
+from benchmarks.options import at_least_one, profile_list, turn_counts
 from benchmarks.profiles import CHAT, SURROGATES
+from benchmarks.report import plot, table
 from benchmarks.startup import (
     BYTECODE_NOTE,
     describe_instructions,
@@ -238,98 +240,62 @@ def _prompt_of(dumped: Any) -> str | None:
     return dumped if isinstance(dumped, str) else None
 
 
-def table(rows: list[dict[str, Any]]) -> str:
-    """The measurements as a Markdown table."""
-    columns = (
-        "profile",
-        "turns",
-        "log MB",
-        "floor s",
-        "read ÷ floor",
-        "prepare 64 KiB s",
-        "÷ floor",
-        "prepare 1 MiB s",
-        "÷ floor",
-        "peak ÷ log",
-        "published s",
-        "speed-up",
-    )
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---:|" * len(columns)]
-    for row in rows:
-        js = row.get("js_prepare_65536_s")
-        js_time = "—" if js is None else f"{js:.2f}"
-        speedup = "—" if js is None else f"{row['speedup']:.0f}×"
-        lines.append(
-            f"| {row['profile']} | {row['turns']} | {row['log_bytes'] / 1e6:.1f} "
-            f"| {row['floor_s']:.4f} | {row['read_vs_floor']:.2f} "
-            f"| {row['prepare_65536_s']:.4f} | {row['vs_floor_65536']:.2f} "
-            f"| {row['prepare_1048576_s']:.4f} | {row['vs_floor_1048576']:.2f} "
-            f"| {row['peak_bytes'] / row['log_bytes']:.2f} "
-            f"| {js_time} | {speedup} |"
-        )
-    return "\n".join(lines)
-
-
-def plot(rows: list[dict[str, Any]], out: Path) -> None:
-    """A log-log chart of time against log size, one colour per profile (needs matplotlib)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(10, 5))
-    for number, name in enumerate(dict.fromkeys(r["profile"] for r in rows)):
-        colour = f"C{number}"
-        mine = [r for r in rows if r["profile"] == name]
-        lines = (
-            ("floor_s", mine, "o:", "floor (read + envelope decode)"),
-            ("prepare_65536_s", mine, "o-", "sessionref prepare"),
-            (
-                "js_prepare_65536_s",
-                [r for r in mine if "js_prepare_65536_s" in r],
-                "s--",
-                "published package",
-            ),
-        )
-        for key, subset, style, what in lines:
-            if subset:
-                ax.loglog(
-                    [r["log_bytes"] / 1e6 for r in subset],
-                    [r[key] for r in subset],
-                    style,
-                    color=colour,
-                    label=f"{name}: {what}",
-                )
-    ax.set_xlabel("decompressed log size (MB)")
-    ax.set_ylabel("seconds (median)")
-    ax.set_title("One referenced session, disk to context, 65536-byte budget")
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1))
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
+EPILOG = """\
+examples:
+  python -m benchmarks.run --sizes 100,400 --profiles tools --no-js --no-startup --repeat 3
+  python -m benchmarks.run --batch --plot      # every size and target; some 10 minutes
+"""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__)
-    parser.add_argument("--stores", type=Path, default=HERE / "stores")
-    parser.add_argument("--sizes", default="100,400,1600,6400")
-    parser.add_argument(
-        "--profiles", default=",".join(PROFILES), help=f"workloads, of {', '.join(PROFILES)}"
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run",
+        description=__doc__,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(
-        "--js-sizes", default="100,400,1600", help="sizes to time the published package on"
+        "--stores",
+        type=Path,
+        default=HERE / "stores",
+        metavar="DIR",
+        help="where the generated stores are kept (default: benchmarks/stores)",
     )
-    parser.add_argument("--no-js", action="store_true")
+    parser.add_argument(
+        "--sizes",
+        type=turn_counts,
+        default="100,400,1600,6400",
+        metavar="N,N,...",
+        help="session sizes, in turns (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--profiles",
+        type=profile_list,
+        default=",".join(PROFILES),
+        metavar="NAME,...",
+        help=f"workloads, of {', '.join(PROFILES)} (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=at_least_one,
+        default=5,
+        metavar="N",
+        help="timed rounds, after a warm-up round (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--js-sizes",
+        type=turn_counts,
+        default="100,400,1600",
+        metavar="N,N,...",
+        help="the sizes to time the published package on (default: %(default)s)",
+    )
+    parser.add_argument("--no-js", action="store_true", help="do not time the published package")
     parser.add_argument("--batch", action="store_true", help="also measure batch throughput")
     parser.add_argument("--no-startup", action="store_true", help="do not time start-up")
-    parser.add_argument("--plot", action="store_true")
+    parser.add_argument("--plot", action="store_true", help="also draw benchmarks/scaling.png")
     args = parser.parse_args(argv)
-    sizes = [int(x) for x in args.sizes.split(",")]
-    unknown = [name for name in args.profiles.split(",") if name not in PROFILES]
-    if unknown:
-        parser.error(f"unknown profile(s) {', '.join(unknown)}; choose from {', '.join(PROFILES)}")
-    profiles = [PROFILES[name] for name in args.profiles.split(",")]
+    sizes: list[int] = args.sizes
+    profiles: list[Profile] = args.profiles
     ensure_stores(args.stores, profiles, sizes)
     rows = [
         measure_size(args.stores, profile, turns, args.repeat)
@@ -337,7 +303,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for turns in sizes
     ]
     add_growth(args.stores, rows, args.repeat)
-    js_sizes = {int(x) for x in args.js_sizes.split(",") if x}
+    js_sizes = set(args.js_sizes)
     if args.no_js or not js_available():
         print(
             "node/npm not available (or --no-js): the published package is not timed",

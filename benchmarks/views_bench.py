@@ -23,8 +23,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchmarks.generate import PROFILES, size_session_id
+from benchmarks.generate import size_session_id
 from benchmarks.measure import alternating_times, median_ratio
+from benchmarks.options import at_least_one, profile_list
 from benchmarks.run import HERE, _prepare, ensure_stores
 from sessionref import DirectoryStore
 from sessionref.cli.output_file import encoded
@@ -52,12 +53,12 @@ def export_html(store: DirectoryStore, session_id: str) -> Callable[[], int]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print, and say whether each target is met."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--turns", type=int, default=1600)
-    parser.add_argument("--profiles", default="chat,tools")
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--turns", type=at_least_one, default=1600)
+    parser.add_argument("--profiles", type=profile_list, default="chat,tools")
+    parser.add_argument("--repeat", type=at_least_one, default=7)
     parser.add_argument("--stores", type=Path, default=HERE / "stores")
     args = parser.parse_args(argv)
-    profiles = [PROFILES[name] for name in args.profiles.split(",")]
+    profiles = args.profiles
     ensure_stores(args.stores, profiles, [args.turns])
     store = DirectoryStore(args.stores / "sizes")
     met = True
