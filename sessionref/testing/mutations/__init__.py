@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
 from sessionref.log.writer import log_path
 from sessionref.testing.logs import session_logs
@@ -72,10 +73,12 @@ __all__ = [
     "HEADER_FIELDS",
     "HOSTILE_STRINGS",
     "INVALID_UTF8",
+    "LAYERS",
     "LINE_MUTATIONS",
     "RECORD_FIELDS",
     "WRONG_VALUES",
     "MutatedLog",
+    "damages_zstd_only",
     "deep_json",
     "frame_lines",
     "json_paths",
@@ -131,6 +134,51 @@ class MutatedLog:
         )
 
 
+LAYERS: tuple[str, ...] = ("lines", "frames", "bytes")
+"""The layers :func:`mutated_logs` may damage, in the order it damages them."""
+
+
+def damages_zstd_only(
+    layers: Sequence[str], compress: bool | None, min_mutations: int, max_mutations: int
+) -> bool:
+    """Whether :func:`mutated_logs` with these options must draw zstd logs only: the layers can
+    damage nothing else (``"frames"`` alone) and every log must be damaged.
+
+    Options that admit no log are refused, as Hypothesis refuses ``st.integers(3, 1)``: a layer
+    it does not know, bounds out of order, or a damage the layers cannot do to the logs asked
+    for (a plain log has no frames).
+
+    >>> damages_zstd_only(["frames"], None, 1, 3), damages_zstd_only(["lines"], None, 1, 3)
+    (True, False)
+    >>> damages_zstd_only(["frames"], False, 1, 3)
+    Traceback (most recent call last):
+    hypothesis.errors.InvalidArgument: mutated_logs cannot damage a plain log (compress=False) \
+in layers ['frames'] alone: a plain log has no frames
+    >>> damages_zstd_only(["lines"], None, 3, 1)
+    Traceback (most recent call last):
+    hypothesis.errors.InvalidArgument: mutated_logs needs 0 <= min_mutations <= max_mutations \
+(min_mutations=3, max_mutations=1)
+    """
+    unknown = sorted(set(layers) - set(LAYERS))
+    if unknown:
+        raise InvalidArgument(f"mutated_logs: unknown layers {unknown}; choose from {list(LAYERS)}")
+    if not 0 <= min_mutations <= max_mutations:
+        raise InvalidArgument(
+            f"mutated_logs needs 0 <= min_mutations <= max_mutations ({min_mutations=}, "
+            f"{max_mutations=})"
+        )
+    if min_mutations == 0 or set(layers) - {"frames"}:
+        return False
+    if not layers or compress is False:
+        raise InvalidArgument(
+            f"mutated_logs cannot damage a plain log (compress={compress}) in layers"
+            f" {list(layers)} alone: a plain log has no frames"
+            if layers
+            else "mutated_logs cannot damage a log in no layers (layers=[])"
+        )
+    return True
+
+
 @st.composite
 def mutated_logs(
     draw: st.DrawFn,
@@ -150,9 +198,10 @@ def mutated_logs(
 
     ``layers`` picks which of ``"lines"``, ``"frames"`` (zstd only) and ``"bytes"`` may be
     damaged; between ``min_mutations`` and ``max_mutations`` steps are spread over them. With
-    ``min_mutations=0`` some logs stay intact. ``logs`` defaults to :func:`session_logs` with
-    at most two turns. ``line_kinds`` and ``frame_kinds`` go to :func:`mutate_lines` and
-    :func:`mutate_frames` as their ``kinds``.
+    ``min_mutations=0`` some logs stay intact; otherwise every log is damaged: ``["frames"]``
+    alone draws zstd logs only (see :func:`damages_zstd_only`). ``logs`` defaults to
+    :func:`session_logs` with at most two turns. ``line_kinds`` and ``frame_kinds`` go to
+    :func:`mutate_lines` and :func:`mutate_frames` as their ``kinds``.
 
     >>> from hypothesis import given, settings
     >>> @settings(max_examples=10, deadline=None)
@@ -161,13 +210,12 @@ def mutated_logs(
     ...     assert mutated.compress and all("frame" in step for step in mutated.mutations)
     >>> test_zstd_frames_only()
     """
+    given = list(layers)
+    zstd_only = damages_zstd_only(given, compress, min_mutations, max_mutations)
     log = draw(session_logs(max_turns=2) if logs is None else logs)
-    packed = draw(st.booleans()) if compress is None else compress
-    chosen = [layer for layer in layers if packed or layer != "frames"]
-    unknown = set(chosen) - {"lines", "frames", "bytes"}
-    if unknown:
-        raise ValueError(f"unknown layers {sorted(unknown)}")
-    total = draw(st.integers(min_mutations, max(min_mutations, max_mutations)))
+    packed = zstd_only or (draw(st.booleans()) if compress is None else compress)
+    chosen = [layer for layer in given if packed or layer != "frames"]
+    total = draw(st.integers(min_mutations, max_mutations))
     counts = dict.fromkeys(chosen, 0)
     for _ in range(total if chosen else 0):
         counts[draw(st.sampled_from(chosen))] += 1
