@@ -147,6 +147,7 @@ def zstd_frame_spans(data: bytes) -> tuple[list[tuple[int, int]], int | None]:
     """The ``(start, end)`` of each structurally complete zstd frame, and where an incomplete
     last frame starts (``None`` if there is none). ``ValueError`` for bytes that are no frame.
 
+    >>> import zstandard
     >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress(b"{}\\n")
     >>> zstd_frame_spans(frame + frame[:5])
     ([(0, 16)], 16)

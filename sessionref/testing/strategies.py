@@ -158,6 +158,7 @@ def session_ids() -> st.SearchStrategy[str]:
     :func:`~sessionref.testing.write_session_store` can always write them.
 
     >>> from hypothesis import given, settings
+    >>> from sessionref.log.layout import encode_session_directory as encode_session_id
     >>> @settings(max_examples=20)
     ... @given(session_ids())
     ... def test_ids_fit_in_a_directory_name(session_id):
@@ -314,12 +315,17 @@ def well_formed_mention_texts(
     ...     assert sample.readable.count("@") >= len(sample.references)
     >>> test_one_at_sign_per_reference()
 
-    A real test compares a parser::
+    A real test compares a parser, here sessionref's own (``to_builtins`` gives its references
+    as the ``{"sessionId", "label"}`` dicts of :attr:`MentionSample.references`):
 
-        @given(well_formed_mention_texts())
-        def test_parse(sample):
-            result = parse_mentions(sample.text)
-            assert result.references == sample.references and result.text == sample.readable
+    >>> from sessionref import parse_session_reference_text, to_builtins
+    >>> @settings(max_examples=20)
+    ... @given(well_formed_mention_texts())
+    ... def test_parse(sample):
+    ...     result = parse_session_reference_text(sample.text)
+    ...     assert to_builtins(result.references) == sample.references
+    ...     assert result.text == sample.readable
+    >>> test_parse()
     """
     return _mention_sample(
         session_ids() if ids is None else ids,

@@ -128,6 +128,7 @@ def mutate_frames(
     ``kinds`` limits the damage to some of :data:`FRAME_MUTATIONS` (default: all);
     ``bomb_sizes`` are the decompressed sizes of the zstd bombs it may insert.
 
+    >>> import zstandard
     >>> from hypothesis import given, settings
     >>> frame = zstandard.ZstdCompressor().compress(b'{"type":"session"}\\n')
     >>> @settings(max_examples=20, deadline=None)

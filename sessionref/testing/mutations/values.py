@@ -308,6 +308,7 @@ def zstd_bomb(size: int, *, line: bool = True, seq: int = 0) -> bytes:
     With ``line`` the content is a complete ``turn/end`` record line with this ``seq``, padded
     to ``size``; else ``size`` zero bytes.
 
+    >>> import zstandard
     >>> bomb = zstd_bomb(1 << 20)
     >>> len(bomb) < 1000, len(zstandard.ZstdDecompressor().decompress(bomb))
     (True, 1048576)
