@@ -257,3 +257,19 @@ def test_the_redaction_example_runs() -> None:
     lines = scope["lines"]
     assert isinstance(lines, list) and len(lines) == 4
     assert all("redacted" in line["context"]["source"]["references"][0] for line in lines)
+
+
+def test_the_property_test_example_runs() -> None:
+    """docs/api.md's property test against the reference model runs and passes as written (a
+    newcomer's trial: docs/api.md, the library's reference, did not say sessionref.testing
+    existed)."""
+    [code] = [
+        code
+        for where, code in python_examples()
+        if where.startswith("docs/api") and "projected_units" in code
+    ]
+    scope: dict[str, object] = {"__name__": "docs_api_example"}
+    exec(compile(code, "docs/api.md", "exec"), scope)
+    test = scope["test_the_conversation_is_the_reference_projection"]
+    assert callable(test)
+    test()
