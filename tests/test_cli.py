@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,22 @@ def test_demo_prints_one_bounded_snapshot() -> None:
     assert out.count("</referenced-sessions>") == 1
     assert AUTH_TITLE in out
     assert "\\u003c/referenced-sessions>" in out
+
+
+def test_demo_says_whose_sessions_come_first_and_how_to_go_on() -> None:
+    """A newcomer's trial: the demo listed "this project first" (which project, from a shell in
+    any directory?) and never said where the sample store is, so no other command could be
+    tried on it after `pip install .`. Each command it suggests runs."""
+    done = run("demo")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.decode("utf-8").splitlines()
+    assert SAMPLE_CWD in lines[0]
+    suggested = [shlex.split(line) for line in lines if line.startswith("  sessionref ")]
+    assert {words[1] for words in suggested} >= {"candidates", "show"}
+    for words in suggested:
+        assert words[words.index("--root") + 1] == str(sample_root())
+        tried = run(*words[1:])
+        assert tried.returncode == 0 and tried.stdout and not tried.stderr, (words, tried)
 
 
 def test_demo_json_is_one_json_document() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -62,10 +63,31 @@ def run(args: argparse.Namespace) -> int:
         document = {"candidates": msgspec.to_builtins(found), "context": context}
         write_bytes(exact_json(document) + b"\n")
         return 0
-    write_text("Sessions in the sample store (this project first, newest first):\n\n")
+    write_text(f"Sessions in the sample store, newest first, those of {SAMPLE_CWD} first:\n\n")
     write_text(table(found))
     write_text(f"\nSnapshot of the first two, within {args.max_bytes} bytes each:\n\n")
     print_context(context, as_json=False)
     cut = cut_lines(context) if context is not None else []
     write_text("".join(f"\n{line}" for line in cut) + "\n")
+    write_text(next_steps(sample_root(), references[0].session_id))
     return 0
+
+
+def next_steps(root: Path, session_id: str) -> str:
+    """Where the sample store is, and commands to try on it (a newcomer has no store yet).
+
+    >>> print(next_steps(Path("/site/sessionref/sample"), "s-1"), end="")
+    <BLANKLINE>
+    The sample store is /site/sessionref/sample; every command reads it with --root:
+      sessionref candidates --root /site/sessionref/sample --query auth
+      sessionref show --root /site/sessionref/sample s-1 --max-bytes 512
+      sessionref export --root /site/sessionref/sample s-1
+    """
+    where, session = shlex.quote(str(root)), shlex.quote(session_id)
+    commands = (
+        f"candidates --root {where} --query auth",
+        f"show --root {where} {session} --max-bytes 512",
+        f"export --root {where} {session}",
+    )
+    lines = [f"\nThe sample store is {where}; every command reads it with --root:"]
+    return "\n".join([*lines, *(f"  sessionref {command}" for command in commands)]) + "\n"
