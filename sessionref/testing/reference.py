@@ -197,7 +197,7 @@ def _check_prune(event: Event, replaced: list[Event]) -> None:
 
 
 def _replace(surface: list[int], event: Event, events: list[Event]) -> None:
-    op = event["surfaceOp"]
+    op = event.get("surfaceOp")  # a message without one breaks a rule too
     if not isinstance(op, dict) or op.get("op") != "replace":
         raise ValueError(f"seq {event['seq']}: bad surfaceOp {op!r}")
     if op.get("start") not in surface or op.get("end") not in surface:

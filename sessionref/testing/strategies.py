@@ -103,7 +103,7 @@ def js_strings(min_size: int = 0, max_size: int = 24) -> st.SearchStrategy[str]:
     >>> test_stringify_round_trips()
     """
     if not 0 <= min_size <= max_size:
-        raise ValueError("need 0 <= min_size <= max_size")
+        raise ValueError(f"js_strings needs 0 <= min_size <= max_size ({min_size=}, {max_size=})")
     return st.lists(_pieces(), min_size=min_size, max_size=max_size).map(
         lambda parts: _fit("".join(parts), min_size, max_size)
     )
