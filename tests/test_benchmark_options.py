@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import doctest
 import importlib
+import json
 import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import pytest
 
@@ -78,12 +80,12 @@ def test_the_runner_help_describes_every_flag_and_gives_examples(
     assert stopped.value.code == 0
     text = capsys.readouterr().out
     flags = ["--stores", "--sizes", "--profiles", "--repeat", "--js-sizes", "--no-js", "--batch"]
-    for flag in [*flags, "--no-startup", "--plot"]:
+    for flag in [*flags, "--no-startup", "--plot", "--out"]:
         described = re.compile(rf"^  {flag}( \S+)?  +\w", re.MULTILINE)
         assert described.search(text), flag
     # the docstring's usage block stays a block, not run into the prose around it
     assert "\n    python -m benchmarks.run [--sizes" in text
-    examples = text.split("examples:\n", 1)[1].splitlines()
+    examples = text.split("examples:\n", 1)[1].replace("\\\n", "").splitlines()
     assert examples and all(line.startswith("  python -m benchmarks.run ") for line in examples)
 
 
@@ -92,3 +94,25 @@ def test_docstring_examples(module: str) -> None:
     """``testpaths`` leaves ``benchmarks/`` out of the doctest run; these are run here."""
     result = doctest.testmod(importlib.import_module(module))
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_results_go_to_out_leaving_the_quoted_file_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial: the smallest documented run rewrote benchmarks/results.json, the
+    file the README quotes, with its few noisy rounds; ``--out`` says where they go."""
+    quoted = run.HERE / "results.json"
+    before = quoted.read_bytes()
+    row = {"profile": "tools", "turns": 100, "log_bytes": 1e6, "floor_s": 0.01, "peak_bytes": 1e6}
+    row |= {"read_vs_floor": 2.0, "prepare_65536_s": 0.02, "vs_floor_65536": 2.0}
+    row |= {"prepare_1048576_s": 0.02, "vs_floor_1048576": 2.0}
+    monkeypatch.setattr(run, "ensure_stores", lambda *args: None)
+    monkeypatch.setattr(run, "measure_size", lambda *args: dict(row))
+    monkeypatch.setattr(run, "add_growth", lambda *args: None)
+    monkeypatch.setattr(run, "check_targets", lambda rows: [])
+    out = tmp_path / "small.json"
+    flags = ["--sizes", "100", "--profiles", "tools", "--no-js", "--no-startup", "--repeat", "1"]
+    run.main([*flags, "--out", str(out)])
+    assert json.loads(out.read_text("utf-8"))["sizes"] == [row]
+    assert quoted.read_bytes() == before
+    assert "floor:" in capsys.readouterr().out  # the table says what its columns are
