@@ -316,15 +316,18 @@ def well_formed_mention_texts(
     >>> test_one_at_sign_per_reference()
 
     A real test compares a parser, here sessionref's own (``to_builtins`` gives its references
-    as the ``{"sessionId", "label"}`` dicts of :attr:`MentionSample.references`):
+    as the ``{"sessionId", "label"}`` dicts of :attr:`MentionSample.references`; its text is
+    compared as JavaScript compares strings, :func:`js_normalize` joining a label's high
+    surrogate and the low one after it, as :attr:`MentionSample.readable` is):
 
     >>> from sessionref import parse_session_reference_text, to_builtins
+    >>> from sessionref.testing import js_normalize
     >>> @settings(max_examples=20)
     ... @given(well_formed_mention_texts())
     ... def test_parse(sample):
     ...     result = parse_session_reference_text(sample.text)
     ...     assert to_builtins(result.references) == sample.references
-    ...     assert result.text == sample.readable
+    ...     assert js_normalize(result.text) == sample.readable
     >>> test_parse()
     """
     return _mention_sample(
