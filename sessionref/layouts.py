@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Final
 
 from sessionref.codex.names import plain_name, rollout_ids
-from sessionref.log.discovery import LOG_NAMES
+from sessionref.log.discovery import LOG_NAMES, leads_to
 
 
 def _directories(path: Path) -> Iterator[Path]:
@@ -31,7 +31,7 @@ def _has_file(path: Path, wanted: Callable[[str], bool]) -> bool:
     """Whether ``path`` holds a file whose name is ``wanted``."""
     try:
         with os.scandir(path) as scan:
-            return any(entry.is_file() and wanted(entry.name) for entry in scan)
+            return any(leads_to(entry, False) and wanted(entry.name) for entry in scan)
     except OSError:
         return False
 
@@ -74,7 +74,7 @@ def _files_below(directory: Path, depth: int, wanted: Callable[[str], bool]) -> 
     """
     try:
         with os.scandir(directory) as scan:
-            names = [entry.name for entry in scan if entry.is_file() and wanted(entry.name)]
+            names = [e.name for e in scan if leads_to(e, False) and wanted(e.name)]
     except OSError:
         names = []
     yield from (directory / name for name in sorted(names))

@@ -668,3 +668,18 @@ def test_a_log_under_another_name_is_reported_and_not_served(
 
 def _file(log: LogRecords, compress: bool) -> bytes:
     return zstd_file(log_lines(log)) if compress else plain_file(log_lines(log))
+
+
+def test_a_link_that_loops_beside_the_logs_is_passed_over_as_a_dangling_one(
+    tmp_path: Path,
+) -> None:
+    """``<project>/x.jsonl`` linking to itself: asked whether it is a flat artifact (a file),
+    ``DirEntry.is_file`` raised ELOOP out of the listing; it leads to no file, as a dangling
+    link does not, and the listing serves the sessions beside it."""
+    (written,) = write_session_store(tmp_path, [titled("s", "beside the loop")])
+    project = written.parent.parent
+    (project / "loop.jsonl").symlink_to("loop.jsonl")
+    (project / "dangling.jsonl").symlink_to("nowhere.jsonl")
+    store = DirectoryStore(tmp_path)
+    assert [h.id for h in store.headers()] == ["s"]
+    assert store.problems() == []

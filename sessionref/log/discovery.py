@@ -151,6 +151,20 @@ def directory_entries(
         return []
 
 
+def leads_to(entry: os.DirEntry[str], directory: bool) -> bool:
+    """Whether ``entry``, its link followed, is a directory (``directory``) or a regular file:
+    a link that leads nowhere is neither, whether it dangles or loops (``DirEntry.is_file``
+    answers ``False`` for a dangling link but raises ELOOP for one that loops).
+
+    >>> [leads_to(entry, True) for entry in os.scandir("/") if entry.name == "tmp"]
+    [True]
+    """
+    try:
+        return entry.is_dir() if directory else entry.is_file()
+    except OSError:
+        return False
+
+
 def not_a_log(path: str, mode: int) -> StoreProblem:
     """Why an entry named as a log (``session.jsonl``…) but not a regular file is passed
     over: the harness's listing fails on a directory (EISDIR) and waits on a FIFO forever.

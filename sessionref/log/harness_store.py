@@ -27,6 +27,7 @@ from sessionref.log.discovery import (
     StoreProblem,
     directory_entries,
     is_empty,
+    leads_to,
     named_once,
     store_directory,
 )
@@ -367,7 +368,7 @@ def real_directories(path: Path, passed: list[StoreProblem] | None = None) -> li
     for entry in directory_entries(path, passed):
         if entry.is_dir(follow_symlinks=False):
             found.append(Path(entry.path))
-        elif passed is not None and entry.is_symlink() and entry.is_dir():
+        elif passed is not None and entry.is_symlink() and leads_to(entry, True):
             passed.append(StoreProblem(entry.path, "a link to a directory, not followed"))
     return found
 

@@ -32,6 +32,7 @@ from sessionref.log.discovery import (
     LogFile,
     StoreProblem,
     directory_entries,
+    leads_to,
     list_sessions,
     not_a_log,
     store_directory,
@@ -196,7 +197,7 @@ class DirectoryStore:
         strays: list[StoreProblem] = []
         for project in _directories(str(self.root), strays):
             for entry in directory_entries(project.path, strays):
-                if entry.is_file() and entry.name.endswith((".jsonl", ".jsonl.zstd")):
+                if leads_to(entry, False) and entry.name.endswith((".jsonl", ".jsonl.zstd")):
                     flat.append(entry.path)
                 elif entry.is_dir(follow_symlinks=False):
                     for name in LOG_NAMES:

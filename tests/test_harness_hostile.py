@@ -1,0 +1,136 @@
+"""Claude Code and Codex stores damaged as a real disk damages them, through the library and
+the command line: a link that loops where a session file or a folder belongs
+(docs/harnesses.md §Reading).
+
+Each store holds one good session beside the damage: the damage is passed over or reported,
+the good session is still served, and nothing raises but a ``SessionReferenceError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sessionref.claude_code.store import ClaudeCodeStore
+from sessionref.codex.store import CodexStore
+from sessionref.log.harness_store import HarnessStore
+
+SESSION = "11111111-1111-4111-8111-111111111111"
+THREAD = "0197a000-0000-7000-8000-0000000000aa"
+OTHER = "0197a000-0000-7000-8000-0000000000bb"
+DAY = Path("sessions", "2025", "06", "01")
+
+
+def claude_code_file(root: Path, session: str = SESSION) -> Path:
+    """A Claude Code session file of one prompt, written under ``root``; its path."""
+    line = {
+        "type": "user",
+        "uuid": "u0",
+        "parentUuid": None,
+        "cwd": "/w",
+        "timestamp": "2025-06-01T10:00:00.000Z",
+        "message": {"role": "user", "content": "hello"},
+    }
+    path = root / "projects" / "-w" / f"{session}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(json.dumps(line).encode() + b"\n")
+    return path
+
+
+def rollout_path(root: Path, thread: str, second: int = 0) -> Path:
+    """Where Codex writes the rollout of ``thread`` started at 10:00:``second``."""
+    return root / DAY / f"rollout-2025-06-01T10-00-{second:02}-{thread}.jsonl"
+
+
+def codex_file(root: Path, thread: str = THREAD) -> Path:
+    """A Codex rollout of one prompt, written under ``root``; its path."""
+    stamp = "2025-06-01T10:00:00.000Z"
+    meta = {"id": thread, "timestamp": stamp, "cwd": "/w", "originator": "codex_cli_rs"}
+    said = {"type": "user_message", "message": "hello"}
+    lines = [
+        {"timestamp": stamp, "type": "session_meta", "payload": {**meta, "cli_version": "0.40.0"}},
+        {"timestamp": stamp, "type": "event_msg", "payload": said},
+    ]
+    path = rollout_path(root, thread)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines))
+    return path
+
+
+def looping_link(path: Path) -> Path:
+    """A link at ``path`` to itself: following it fails with ELOOP."""
+    os.symlink(path.name, path)
+    return path
+
+
+def stores(root: Path) -> dict[str, tuple[HarnessStore, str, Path]]:
+    """Each harness's store of ``root`` with its good session and the folder its files are in."""
+    return {
+        "claude-code": (ClaudeCodeStore(root / "cc"), SESSION, root / "cc" / "projects" / "-w"),
+        "codex": (CodexStore(root / "codex"), OTHER, root / "codex" / DAY),
+    }
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_link_that_loops_in_place_of_a_session_file_is_a_problem(
+    harness: str, tmp_path: Path
+) -> None:
+    """Claude Code: ``projects/-w/<id>.jsonl -> itself``; Codex: a rollout name that loops.
+    The good session is listed, the link is a problem naming it and ELOOP's reason."""
+    claude_code_file(tmp_path / "cc")
+    looping_link(tmp_path / "cc" / "projects" / "-w" / "22222222-2222-4222-8222-222222222222.jsonl")
+    codex_file(tmp_path / "codex", OTHER)
+    looping_link(rollout_path(tmp_path / "codex", THREAD, second=1))
+    store, good, folder = stores(tmp_path)[harness]
+    assert [h.id for h in store.headers()] == [good]
+    (problem,) = store.problems()
+    assert Path(problem.path).parent == folder
+    assert "Too many levels of symbolic links" in problem.message
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_link_that_loops_in_place_of_a_folder_is_passed_over_as_a_dangling_one(
+    harness: str, tmp_path: Path
+) -> None:
+    """A link that leads to no directory (it loops) is no folder of sessions, as a dangling
+    link is none: the listing passes it over and serves the rest."""
+    claude_code_file(tmp_path / "cc")
+    looping_link(tmp_path / "cc" / "projects" / "loop")
+    codex_file(tmp_path / "codex", OTHER)
+    looping_link(tmp_path / "codex" / "sessions" / "loop")
+    looping_link(tmp_path / "codex" / DAY / "loop")
+    store, good, _ = stores(tmp_path)[harness]
+    assert [h.id for h in store.headers()] == [good]
+    assert store.problems() == []
+
+
+def sessionref(*args: str) -> subprocess.CompletedProcess[bytes]:
+    """``python -m sessionref ARGS``, run to its end within a minute."""
+    return subprocess.run(
+        [sys.executable, "-m", "sessionref", *args], capture_output=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_root_holding_links_that_loop_lists_its_sessions(harness: str, tmp_path: Path) -> None:
+    """The root is recognized from its good session whatever loops beside it (a session file
+    and a folder that loop), and the command lists it, saying what it passed over."""
+    if harness == "claude-code":
+        claude_code_file(tmp_path)
+        looping_link(tmp_path / "projects" / "-w" / "22222222-2222-4222-8222-222222222222.jsonl")
+        looping_link(tmp_path / "projects" / "-w" / "loop")
+        good = SESSION
+    else:
+        codex_file(tmp_path, OTHER)
+        looping_link(rollout_path(tmp_path, THREAD, second=1))
+        looping_link(tmp_path / "sessions" / "loop")
+        good = OTHER
+    done = sessionref("candidates", "--no-index", "--json", "--root", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert [c["sessionId"] for c in json.loads(done.stdout)] == [good]
+    assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
