@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
@@ -134,3 +135,39 @@ def test_a_root_holding_links_that_loop_lists_its_sessions(harness: str, tmp_pat
     assert done.returncode == 0, done.stderr
     assert [c["sessionId"] for c in json.loads(done.stdout)] == [good]
     assert done.stderr == b"note: 1 log passed over (--verbose lists them)\n"
+
+
+SHRINKING = """
+import os, sys
+from pathlib import Path
+import sessionref.codex.rollouts as rollouts
+from sessionref.codex.store import CodexStore
+
+decompress = rollouts.complete_frames
+
+def shrunk_first(compressed, *args, **kwargs):
+    os.truncate(sys.argv[2], 0)  # the file shrinks once it is open, before it is decompressed
+    return decompress(compressed, *args, **kwargs)
+
+rollouts.complete_frames = shrunk_first
+store = CodexStore(sys.argv[1])
+print([h.id for h in store.headers()], [p.message for p in store.problems()])
+"""
+
+
+def test_a_compressed_rollout_that_shrinks_while_it_is_read_is_no_crash(tmp_path: Path) -> None:
+    """A compressed rollout truncated while its head is read: mapped into memory, the pages
+    past its new end were a SIGBUS that killed the process (an MCP server with it). Its
+    compressed bytes are taken whole before they are decompressed, so the listing answers."""
+    plain = codex_file(tmp_path)
+    compressed = plain.with_name(plain.name + ".zst")
+    compressed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
+    plain.unlink()
+    done = subprocess.run(
+        [sys.executable, "-c", SHRINKING, str(tmp_path), str(compressed)],
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    assert done.stdout.decode() == f"['{THREAD}'] []\n"

@@ -11,7 +11,6 @@ decompress is damaged, not torn (openai/codex ``codex-rs/rollout/src/compression
 
 from __future__ import annotations
 
-import mmap
 import os
 from collections.abc import Generator, Iterable, Iterator
 from contextlib import closing
@@ -85,8 +84,8 @@ def _plaintext(location: str, compressed: Compressed, limit: int) -> Generator[b
 
 def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
     """The committed lines of a rollout's first chunk of text (and of more while its first
-    line goes on), plain or compressed: a compressed one no larger than ``max_bytes``, mapped
-    into memory and decompressed only that far.
+    line goes on), plain or compressed: a compressed one no larger than ``max_bytes``, read
+    whole and decompressed only that far.
 
     >>> rollout_head(Path("/no/rollout-1.jsonl.zst"), 10, 10)
     Traceback (most recent call last):
@@ -94,35 +93,30 @@ def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]
     """
     if not is_compressed(path):
         return head_lines(path, max_line_bytes)
-    with closing(_text_chunks(path, max_bytes)) as chunks:  # lets go of the mapping
+    with closing(_text_chunks(path, max_bytes)) as chunks:
         return first_lines(chunks, str(path), max_line_bytes)
 
 
 def _text_chunks(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
     """A rollout's text in chunks, read (and decompressed) only as far as they are taken: a
-    plain one as it is read; a compressed one no larger than ``max_bytes``, mapped into
-    memory. A file that cannot be read raises :class:`LogUnreadable`; close it when done.
+    plain one as it is read; a compressed one no larger than ``max_bytes``, read whole first
+    (as :func:`rollout_text` reads it): mapped into memory instead, a file truncated while it
+    is decompressed (its frames are located across all of it first) would be a SIGBUS that
+    kills the process, not an error. A file that cannot be read raises
+    :class:`LogUnreadable`; close it when done.
 
     >>> list(_text_chunks(Path("/no/rollout-1.jsonl.zst"), 10))
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
     """
     location = str(path)
+    if is_compressed(path):
+        with closing(_plaintext(location, file_bytes(location, max_bytes), max_bytes)) as chunks:
+            yield from chunks
+        return
     try:
         with open_regular(location) as file:
-            if not is_compressed(path):
-                yield from file_chunks(file)
-                return
-            size = os.fstat(file.fileno()).st_size
-            if size > max_bytes:
-                raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
-            if not size:
-                return
-            with (
-                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
-                closing(_plaintext(location, mapped, max_bytes)) as chunks,
-            ):
-                yield from chunks
+            yield from file_chunks(file)
     except OSError as exc:
         raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
 
