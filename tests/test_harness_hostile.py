@@ -1,6 +1,6 @@
 """Claude Code and Codex stores damaged as a real disk damages them, through the library and
-the command line: a link that loops where a session file or a folder belongs
-(docs/harnesses.md §Reading).
+the command line (docs/harnesses.md §Reading): a link that loops where a session file or a
+folder belongs, a compressed rollout that shrinks while it is read, JSON nested too deep.
 
 Each store holds one good session beside the damage: the damage is passed over or reported,
 the good session is still served, and nothing raises but a ``SessionReferenceError``.
@@ -171,3 +171,44 @@ def test_a_compressed_rollout_that_shrinks_while_it_is_read_is_no_crash(tmp_path
     )
     assert done.returncode == 0, (done.returncode, done.stderr)
     assert done.stdout.decode() == f"['{THREAD}'] []\n"
+
+
+DEEP = b"[" * 100_000 + b"]" * 100_000
+"""A JSON value nested 100,000 deep: past msgspec's recursion limit (and serde_json's 128)."""
+
+
+def with_deep_member(path: Path, line: int) -> None:
+    """Give line ``line`` (0-based) of the file at ``path`` a member holding :data:`DEEP`."""
+    lines = path.read_bytes().splitlines()
+    lines[line] = lines[line][:-1] + b',"deep":' + DEEP + b"}"
+    path.write_bytes(b"".join(item + b"\n" for item in lines))
+
+
+def test_a_rollout_whose_meta_is_nested_too_deep_is_a_problem(tmp_path: Path) -> None:
+    """Its ``session_meta`` cannot be read (Codex's parser refuses it too), so the rollout
+    holds no thread: a problem, and reading it one line naming the file; the decoder's
+    ``RecursionError`` was a traceback from the root's recognition on."""
+    path = codex_file(tmp_path)
+    with_deep_member(path, 0)
+    codex_file(tmp_path, OTHER)
+    store = CodexStore(tmp_path)
+    assert [h.id for h in store.headers()] == [OTHER]
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(path), "no session_meta line with an id in its first lines")
+    ]
+    done = sessionref("snapshot", "--root", str(tmp_path), THREAD)
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        f'SESSION_REFERENCE_READ_FAILED: cannot read session "{THREAD}": {path}: '
+        "no session_meta line with an id in its first lines"
+    ]
+
+
+def test_a_rollout_whose_prompt_is_nested_too_deep_is_not_listed(tmp_path: Path) -> None:
+    """Its only prompt cannot be read: Codex lists no thread without one (docs/harnesses.md
+    §Codex §Listed), and the listing goes on to the others."""
+    with_deep_member(codex_file(tmp_path), 1)
+    codex_file(tmp_path, OTHER)
+    store = CodexStore(tmp_path)
+    assert [h.id for h in store.headers()] == [OTHER]
+    assert store.problems() == []

@@ -226,7 +226,7 @@ class _Scan:
     def _line(self, found: Summary, line: bytes, depth: int) -> Summary:
         try:
             item = _LINE.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, RecursionError):
             return found
         payload, kind = item.payload, item.type
         if payload is None or type(item.timestamp) is not str:  # no ``RolloutLine`` to Codex

@@ -164,7 +164,7 @@ def opens_its_thread(line: bytes, thread: str) -> bool:
     """
     try:
         first = _FIRST_LINE.decode(line)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # nested too deep: no JSON to Codex either
         return False
     meta = first.payload
     return (
