@@ -212,3 +212,26 @@ def test_a_rollout_whose_prompt_is_nested_too_deep_is_not_listed(tmp_path: Path)
     store = CodexStore(tmp_path)
     assert [h.id for h in store.headers()] == [OTHER]
     assert store.problems() == []
+
+
+def test_an_entry_passed_over_whose_name_is_no_utf8_is_remembered_by_the_index(
+    tmp_path: Path,
+) -> None:
+    """A FIFO named ``\\xff.jsonl`` beside a Claude Code session: the index remembers why it
+    was passed over (its message names it, a lone surrogate in its path), which SQLite could
+    not take as text: every indexed command was a UnicodeEncodeError traceback. Listed twice,
+    the second time from what the index remembered, it is said the same way."""
+    root = tmp_path / "home"
+    claude_code_file(root)
+    fifo = os.path.join(os.fsencode(root / "projects" / "-w"), b"\xff.jsonl")
+    os.mkfifo(fifo)
+    os.utime(fifo, (1_700_000_000, 1_700_000_000))  # settled: its answer is remembered
+    index = str(tmp_path / "index.sqlite")
+    given = ["candidates", "--json", "--verbose", "--root", str(root), "--index", index]
+    shown = root / "projects" / "-w" / "?.jsonl"  # stderr shows what is no UTF-8 as "?"
+    said = f"passed over {shown}: a FIFO in place of a log file"
+    for _ in range(2):
+        done = sessionref(*given)
+        assert done.returncode == 0, done.stderr
+        assert [c["sessionId"] for c in json.loads(done.stdout)] == [SESSION]
+        assert done.stderr.decode().splitlines() == [said]

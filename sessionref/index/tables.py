@@ -20,7 +20,7 @@ import msgspec
 
 from sessionref.index.ahead import StatsAhead
 from sessionref.index.cursors import row_of, rows_of, run, run_many
-from sessionref.index.refresh import HeaderEntry, SessionData
+from sessionref.index.refresh import HeaderEntry, SessionData, error_text
 from sessionref.index.restat import Changed, read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
@@ -95,7 +95,7 @@ def transaction(db: sqlite3.Connection, write: Callable[[], T]) -> T:
 def header_cache(db: sqlite3.Connection) -> dict[bytes, HeaderEntry]:
     """Every remembered header line, by log path."""
     rows = rows_of(db, "SELECT path, revision, header, error FROM header_cache")
-    return {path: HeaderEntry(revision, header, error) for path, revision, header, error in rows}
+    return {path: HeaderEntry(rev, line, error_text(error)) for path, rev, line, error in rows}
 
 
 def stamped_tree(db: sqlite3.Connection) -> str | None:
@@ -221,7 +221,10 @@ def write_as_read(
 
 def _remember_headers(db: sqlite3.Connection, learned: Mapping[bytes, HeaderEntry]) -> None:
     """Remember the header lines ``learned``, by log path."""
-    rows = ((path, *entry) for path, entry in learned.items())
+    rows = (
+        (path, entry.revision, entry.line, None if entry.error is None else blob(entry.error))
+        for path, entry in learned.items()
+    )
     run_many(db, "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)", rows)
 
 
@@ -269,7 +272,7 @@ def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes
     for path in paths:
         row = row_of(db, "SELECT revision, header, error FROM header_cache WHERE path = ?", (path,))
         if row is not None:
-            found[path] = HeaderEntry(*row)
+            found[path] = HeaderEntry(row[0], row[1], error_text(row[2]))
     return found
 
 
