@@ -176,6 +176,22 @@ def test_an_entry_in_place_of_a_log_is_reported_with_its_own_reason(
     }
 
 
+@pytest.mark.parametrize("kind", sorted(NOT_FILES))
+def test_an_entry_named_as_a_flat_artifact_that_is_no_file_is_no_flat_artifact(
+    tmp_path: Path, kind: str
+) -> None:
+    """A flat ``<project>/<id>.jsonl`` file makes the real listing refuse the whole root
+    (FINDINGS D.3); a FIFO or a directory of that name does not: the real stack (rc.8,
+    ``real.mjs list``, 2026-12-04) listed every session of the sample store with a FIFO
+    ``x.jsonl`` and an empty directory ``y.jsonl`` beside its sessions, waiting on neither.
+    Nothing is served from them and nothing is reported."""
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    NOT_FILES[kind](tmp_path / "--w--" / "x.jsonl")
+    store = DirectoryStore(tmp_path)
+    assert within(10, lambda: [h.id for h in store.headers()]) == ["s"]
+    assert store.problems() == []
+
+
 def within(seconds: float, call: Callable[[], object]) -> object:
     """What ``call`` returns or raises, called in a thread that must be done within
     ``seconds`` (a bound on a hang: a FIFO opened to be read waits for a writer)."""
