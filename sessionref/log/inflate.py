@@ -2,11 +2,11 @@
 
 The body of a zstd log is decompressed as a bounded stream
 (:func:`~sessionref.log.frames.body_chunks`), but its header frame and a torn last frame are
-decompressed on their own. A frame of a few
-kilobytes can hold gigabytes of run-length blocks (a zstd bomb), so each is given to the
-decompressor a few bytes at a time and refused as soon as it makes more than it may: the
-header frame one line of at most ``max_line_bytes`` and its newline, a torn frame the log's
-``max_bytes`` (docs/format.md §Recovery).
+decompressed on their own. A frame of a few kilobytes can hold gigabytes
+of run-length blocks (a zstd bomb), so each is given to the decompressor in pieces too small
+to make much more than is left of its bound, and refused as soon as it makes more than it
+may: the header frame one line of at most ``max_line_bytes`` and its newline, a torn frame
+the log's ``max_bytes`` (docs/format.md §Recovery).
 """
 
 from __future__ import annotations
@@ -18,8 +18,14 @@ import zstandard
 from sessionref.errors import SessionLogError
 
 FEED: Final = 64
-"""Compressed bytes given to the decompressor at a time: a block takes at least 3, so at most
-22 blocks (under 3 MiB of plaintext) are made past a bound before it is seen."""
+"""The fewest compressed bytes given to the decompressor at a time: a block takes at least 3,
+so at most 22 blocks (under 3 MiB of plaintext) are made past a bound before it is seen."""
+
+MAX_RATIO: Final = (128 << 10) // 3 + 1
+"""The most plaintext one compressed byte can make: a block of at least 3 bytes makes at most
+128 KiB. While the bound is far, more than :data:`FEED` bytes are given at a time (as many as
+make at most what is left of it, and the end of a block begun before), so a frame well under
+its bound is decompressed in a call or a few, not a call per 64 bytes."""
 
 
 def bounded_plaintext(frame: bytes, limit: int) -> tuple[bytes, bool] | None:
@@ -32,12 +38,15 @@ def bounded_plaintext(frame: bytes, limit: int) -> tuple[bytes, bool] | None:
     (True, None)
     """
     decompressor = zstandard.ZstdDecompressor().decompressobj()
-    plaintext = bytearray()
-    for start in range(0, len(frame), FEED):
-        plaintext += decompressor.decompress(frame[start : start + FEED])
-        if len(plaintext) > limit:
+    pieces: list[bytes] = []
+    made = start = 0
+    while start < len(frame):
+        end = start + max(FEED, (limit - made) // MAX_RATIO)
+        pieces.append(piece := decompressor.decompress(frame[start:end]))
+        made, start = made + len(piece), end
+        if made > limit:
             return None
-    return bytes(plaintext), decompressor.eof
+    return b"".join(pieces), decompressor.eof
 
 
 def decompress_frame(frame: bytes, max_line_bytes: int) -> bytes:
