@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from sessionref.log.frames import decompress_frame, scan_frames
+from sessionref.log.frames import decompress_frames, scan_frames
 from sessionref.log.writer import zstd_frame
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "tests/data/oracle-cases/header-createdAt-float"
@@ -227,7 +227,7 @@ def zstd_batches() -> list[int]:
     """How many lines each frame of the template's zstd log holds (the header's first)."""
     data = (TEMPLATE / "zroot" / PROJ / TEMPLATE_ID / "session.jsonl.zstd").read_bytes()
     frames = scan_frames(data).frames
-    return [decompress_frame(data[start:end]).count(b"\n") for start, end in frames]
+    return [decompress_frames(data[start:end]).count(b"\n") for start, end in frames]
 
 
 def write_case(out: Path, case: Case) -> None:

@@ -12,13 +12,17 @@ docs/differences.md).
 
 from __future__ import annotations
 
+import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
+import zstandard
 
 from sessionref import DirectoryStore, SessionReferenceError, SessionReferenceResolver, Target
 from sessionref.errors import READ_FAILED
@@ -133,3 +137,28 @@ def test_every_session_as_the_harness_answers(
                 want_candidates.append([c["sessionId"], c["label"], c.get("cwd"), c["createdAt"]])
         assert {p.path for p in store.problems()}, "a whole-root refusal is reported"
     assert have_candidates == want_candidates
+
+
+def test_the_script_writes_the_stores_of_its_cases_again(tmp_path: Path) -> None:
+    """``scripts/oracle_cases.py`` writes its cases as they are kept here: each plain log byte
+    for byte, each zstd log of a case's session the same lines (in frames of the template's
+    batches). It called ``decompress_frame`` without the line bound that function came to
+    take: a ``TypeError`` before it wrote anything."""
+    script = Path(__file__).parent.parent / "scripts" / "oracle_cases.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    written = [Path(line) for line in done.stdout.decode().splitlines()]
+    assert written and all(case.parent == tmp_path for case in written)
+    for case in written:
+        for plain in (case / "root").glob("*/*/session.jsonl"):
+            relative = plain.relative_to(case)
+            assert plain.read_bytes() == (CASES / case.name / relative).read_bytes(), relative
+            if relative.parts[1] == "--work-other--":  # the bystander: copied, not written
+                continue
+            packed = case / "zroot" / relative.relative_to("root").with_suffix(".jsonl.zstd")
+            reader = zstandard.ZstdDecompressor().stream_reader(
+                io.BytesIO(packed.read_bytes()), read_across_frames=True
+            )
+            assert reader.read() == plain.read_bytes(), packed
