@@ -29,6 +29,9 @@ CONTROLS: Final = escapes(
 BIDI_CONTROLS: Final = escapes((*range(0x202A, 0x202F), *range(0x2066, 0x206A)))
 """The bidi embedding, override and isolate controls, to their escapes: left as they are,
 they reorder the rest of their line, so that what is read is not what is there."""
+TERMINAL: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes([0x0D])}
+"""What a terminal must not be sent raw: the control characters (a carriage return too, which
+would write over its line) and the bidi controls, to their escapes; tab and line feed stay."""
 ONE_LINE: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
 """Each control character, bidi control and other character that ends a line, to its escape."""
 ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
@@ -62,3 +65,16 @@ def one_line(text: str) -> str:
     if "\\" in text:
         text = ESCAPE_LIKE.sub(r"\\u005c", text)
     return text.translate(ONE_LINE)
+
+
+def for_a_terminal(data: bytes) -> bytes:
+    """UTF-8 ``data`` as a terminal may be sent it: each character of :data:`TERMINAL` as its
+    escape, so that no escape sequence a session held sets the terminal's title or clears it
+    (a C1 control such as U+009B is CSI to a terminal decoding UTF-8) and no bidi control
+    reorders a line. A JSON text stays the same JSON: those characters can only be in its
+    strings, where ``\\u009b`` says the same character.
+
+    >>> print(for_a_terminal('{"t":"\\x1b]0;x\\u0007 \\u009b2J \\u202eab"}'.encode()).decode())
+    {"t":"\\u001b]0;x\\u0007 \\u009b2J \\u202eab"}
+    """
+    return data.decode("utf-8", "replace").translate(TERMINAL).encode("utf-8")

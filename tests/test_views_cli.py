@@ -20,6 +20,7 @@ from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
 from sessionref.views.picture import snapshot_picture
 from tests.conftest import CACHE
+from tests.terminal import on_a_terminal
 from tests.test_cli_startup import imported_by
 
 AUTH = "7f3c1e2a-auth-refactor"
@@ -327,26 +328,9 @@ def test_export_to_a_terminal_sends_no_control_character(tmp_path: Path, out: li
     """A newcomer's trial: Markdown written to a terminal set its title and cleared it, from
     what a session held (a review: also when ``--out`` named the terminal, and a carriage
     return wrote over its line); a file (or a pipe) still gets the text as it is."""
-    import pty
-
     root = control_session(tmp_path / "store")
-    leader, follower = pty.openpty()
-    env = {"PATH": "", "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": CACHE, "PYTHONPATH": os.getcwd()}
-    command = [sys.executable, "-m", "sessionref", "export", "--root", root, "ctl", *out]
-    done = subprocess.run(command, stdout=follower, stderr=subprocess.PIPE, env=env, timeout=60)
-    os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 1 << 16)
-        except OSError:  # the terminal's other end is closed: all was read
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
+    done, text = on_a_terminal("export", "--root", root, "ctl", *out)
     assert done.returncode == 0, done.stderr
-    text = shown.decode("utf-8").replace("\r\n", "\n")  # the terminal's own line ends
     assert not {ord(c) for c in text} & (CONTROLS | {0x0D})
     assert "PWNED\\u0007" in text
     assert BREAKS[out[-1] if out[-1:] in (["html"], ["json"]) else "md"] in text

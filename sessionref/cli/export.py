@@ -21,7 +21,7 @@ from sessionref.cli.store_logs import refuse_a_log
 from sessionref.codecs.uri import one_line_label
 from sessionref.errors import SessionLogError, read_failed
 from sessionref.transcript import Transcript
-from sessionref.views.entries import ViewOptions, visible_controls
+from sessionref.views.entries import ViewOptions
 
 if TYPE_CHECKING:  # the redact package is imported when an option asks for it
     from sessionref.redact import Redaction
@@ -99,17 +99,6 @@ def pieces(transcript: Transcript, form: str, options: ViewOptions) -> Iterable[
     return markdown_chunks(transcript, options)
 
 
-def shown_on_a_terminal(piece: bytes) -> bytes:
-    """A piece of an export as a terminal gets it: its control characters (carriage return
-    too; :func:`~sessionref.views.entries.visible_controls`) as escapes, since a terminal
-    obeys what it is sent (an escape sequence sets its title, clears the screen).
-
-    >>> shown_on_a_terminal("ok \\x1b]0;x\\x07 \\u009b".encode())
-    b'ok \\\\u001b]0;x\\\\u0007 \\\\u009b'
-    """
-    return visible_controls(piece.decode("utf-8", "replace"), terminal=True).encode("utf-8")
-
-
 @reporting_errors
 def run(args: argparse.Namespace) -> int:
     """Export one session."""
@@ -123,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         if args.verbose:
             note(f"note: {one_line_label(session)}: redacted {kinds_text(counts)}")
     options = ViewOptions(tools=args.tools, reasoning=args.reasoning)
-    write_pieces(pieces(transcript, args.format, options), args.out, "--out", shown_on_a_terminal)
+    write_pieces(pieces(transcript, args.format, options), args.out, "--out")
     if not args.verbose:
         opened.report_problems()
     return 0

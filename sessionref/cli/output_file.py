@@ -8,8 +8,7 @@ written into as the pieces come; without a file, they go to stdout.
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import IO
 
 from sessionref.cli.batch_files import guarded, locked_temporary, sweep_leftovers
@@ -17,6 +16,7 @@ from sessionref.cli.common import STDOUT
 from sessionref.cli.output_target import locate
 from sessionref.cli.process import write_bytes
 from sessionref.codecs.jsstring import utf8_encode
+from sessionref.controls import for_a_terminal
 
 
 def encoded(pieces: Iterable[str | bytes], gather: int = 1 << 16) -> Iterable[bytes]:
@@ -48,13 +48,14 @@ def write_pieces(
     pieces: Iterable[str | bytes],
     path: str | None,
     option: str,
-    terminal: Callable[[bytes], bytes] | None = None,
 ) -> None:
     """Write ``pieces`` to ``path`` (the value of ``option``), or to stdout when ``path`` is
     ``None`` or ``-``. A regular file is replaced whole or not at all (a link is followed to it), a
     FIFO or a device is written into as it is (:mod:`sessionref.cli.output_target`); a
-    failure is one error naming ``option`` and ``path``. When what is written to is a terminal
-    (asked of the descriptor written to, once open), each piece goes through ``terminal``.
+    failure is one error naming ``option`` and ``path``. What is written to a terminal (asked
+    of the descriptor written to, once open) is written as a terminal may be sent it
+    (:func:`~sessionref.controls.for_a_terminal`), stdout's by
+    :func:`~sessionref.cli.process.write_bytes`.
 
     >>> import os, tempfile
     >>> def interrupted():
@@ -75,15 +76,14 @@ def write_pieces(
     sessionref.errors.SessionReferenceError: --html /no/such/dir/page.md: No such file or directory
     """
     if path is None or path == STDOUT:
-        shown = terminal if terminal is not None and sys.stdout.isatty() else _as_it_is
         for piece in encoded(pieces):
-            write_bytes(shown(piece))
+            write_bytes(piece)
         return
     target = locate(path, option)
     try:
         if target.streamed:
             with target.open_stream() as stream:
-                shown = terminal if terminal is not None and stream.isatty() else _as_it_is
+                shown = for_a_terminal if stream.isatty() else _as_it_is
                 _write_all(map(shown, encoded(pieces)), stream)
             return
         with guarded(target.file):  # a killed writer's leftovers go; this one's is held

@@ -50,7 +50,7 @@ from sessionref.cli.early import (
     put_back_action,
     set_handlers,
 )
-from sessionref.controls import one_line
+from sessionref.controls import for_a_terminal, one_line
 
 
 class OutputError(Exception):
@@ -302,7 +302,12 @@ def _is_open(descriptor: int) -> bool:
 
 
 def _written(data: bytes) -> None:
+    """Write ``data`` to stdout; on a terminal as it may be sent it
+    (:func:`~sessionref.controls.for_a_terminal`): whatever a session held, a terminal is never
+    sent an escape sequence or a bidi control."""
     try:
+        if sys.stdout.isatty():
+            data = for_a_terminal(data)
         sys.stdout.buffer.write(data)
     except BrokenPipeError:
         raise

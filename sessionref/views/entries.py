@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 import msgspec
 
-from sessionref.controls import BIDI_CONTROLS, CONTROLS, escapes
+from sessionref.controls import BIDI_CONTROLS, CONTROLS
 from sessionref.errors import instance
 from sessionref.transcript import Entry, Transcript, joined_texts
 
@@ -247,10 +247,6 @@ def segments(text: str) -> list[Segment]:
     return [piece for piece in pieces if piece.kind == "code" or piece.text]
 
 
-_TERMINAL_CONTROLS: Final = {**CONTROLS, **escapes([0x0D])}
-"""The same, carriage return too: on a terminal it would write over its line."""
-
-
 def visible_bidi(text: str) -> str:
     """``text`` with each bidi embedding, override and isolate control (U+202A–U+202E,
     U+2066–U+2069) written as its escape, ``\\u202e``: left as it is, it would reorder the
@@ -264,16 +260,11 @@ def visible_bidi(text: str) -> str:
     return text.translate(BIDI_CONTROLS)
 
 
-def visible_controls(text: str, terminal: bool = False) -> str:
-    """``text`` with each control character but tab, line feed and carriage return (and the
-    carriage return too, for a ``terminal``) written as its escape, ``\\u001b``: HTML takes
-    none of them (a NUL, an ESC are parse errors), and a terminal obeys them (an escape
-    sequence clears the screen or sets its title).
+def visible_controls(text: str) -> str:
+    """``text`` with each control character but tab, line feed and carriage return written
+    as its escape, ``\\u001b``: HTML takes none of them (a NUL, an ESC are parse errors).
 
-    >>> print(visible_controls("a\\x1b[2J b\\x00c\\x85\\n"))
-    a\\u001b[2J b\\u0000c\\u0085
-    <BLANKLINE>
-    >>> visible_controls("a\\r\\n", terminal=True), visible_controls("a\\r\\n")
-    ('a\\\\u000d\\n', 'a\\r\\n')
+    >>> visible_controls("a\\x1b[2J b\\x00c\\x85\\r\\n")
+    'a\\\\u001b[2J b\\\\u0000c\\\\u0085\\r\\n'
     """
-    return text.translate(_TERMINAL_CONTROLS if terminal else CONTROLS)
+    return text.translate(CONTROLS)
