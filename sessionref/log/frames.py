@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import io
-import mmap
 import struct
 from collections.abc import Iterable, Iterator
 from typing import IO, BinaryIO, Final, Protocol, cast
@@ -20,15 +19,14 @@ import msgspec
 import zstandard
 
 from sessionref.errors import SessionLogError
-from sessionref.log.inflate import decompress_frame
 
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 ZSTD_MAGIC: Final = 0xFD2FB528
 CHUNK_SIZE: Final = 1 << 18
 Chunk = bytes | bytearray | memoryview
-Compressed = bytes | mmap.mmap
-"""A whole zstd log: its bytes, or the file mapped into memory (not copied onto the heap)."""
+Compressed = bytes | bytearray
+"""Bytes of a zstd log: all of it, or a window of it read from its file."""
 
 
 class FrameScan(msgspec.Struct, frozen=True):
@@ -41,18 +39,20 @@ class FrameScan(msgspec.Struct, frozen=True):
 _U32: Final = struct.Struct("<I")
 
 
-def _frame_end(buffer: Compressed, start: int, size: int) -> int:
-    """End of the frame starting at ``start``; ``-1`` if the buffer ends inside it."""
+def _frame_end(buffer: Compressed, start: int, size: int, base: int = 0) -> int:
+    """End of the frame starting at ``start``; ``-1`` if the buffer ends inside it. An error
+    names the byte as ``base`` plus its place in ``buffer`` (where the buffer lies in a file)."""
     if size - start < 4:
         return -1
     if _U32.unpack_from(buffer, start)[0] != ZSTD_MAGIC:
-        raise SessionLogError(f"corrupt zstd log: invalid frame magic at byte {start}")
+        raise SessionLogError(f"corrupt zstd log: invalid frame magic at byte {base + start}")
     offset = start + 4
     if offset == size:
         return -1
     descriptor = buffer[offset]
     if descriptor & 0x18:
-        raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {offset}")
+        where = base + offset
+        raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {where}")
     offset += _HEADER_BYTES[descriptor]
     unpack = _U32.unpack_from
     while True:  # blocks: a 3-byte header each, then 1 byte (RLE) or its size
@@ -64,7 +64,8 @@ def _frame_end(buffer: Compressed, start: int, size: int) -> int:
             block = unpack(buffer, offset)[0] & 0xFFFFFF
         kind = block & 6
         if kind == 6:
-            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {offset}")
+            where = base + offset
+            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {where}")
         offset += 4 if kind == 2 else 3 + (block >> 3)
         if block & 1:
             break
@@ -132,8 +133,10 @@ def _common_run_end(buffer: Compressed, start: int, frames: list[tuple[int, int]
     return start
 
 
-def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
-    """The complete frames of ``buffer`` (at most ``max_frames``) and a torn tail's start.
+def scan_frames(buffer: Compressed, max_frames: int | None = None, base: int = 0) -> FrameScan:
+    """The complete frames of ``buffer`` (at most ``max_frames``) and a torn tail's start;
+    an error names a byte as ``base`` plus its place in ``buffer`` (a window of a file that
+    starts at byte ``base``, see :mod:`~sessionref.log.zstdfile`).
 
     >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
     >>> scan_frames(frame + frame[:5]) == FrameScan([(0, len(frame))], len(frame))
@@ -149,7 +152,7 @@ def scan_frames(buffer: Compressed, max_frames: int | None = None) -> FrameScan:
             start = _common_run_end(buffer, start, frames)
             if start == size:
                 break
-        end = _frame_end(buffer, start, size)
+        end = _frame_end(buffer, start, size, base)
         if end < 0:
             return FrameScan(frames, start)
         frames.append((start, end))
@@ -193,36 +196,6 @@ def plain_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) ->
     return at_most(file_chunks(file), limit, "log")
 
 
-class ZstdLog(msgspec.Struct, frozen=True):
-    """A zstd log located: its header frame's plaintext, the byte range of the other complete
-    frames, and the torn last frame's start (``None`` when the log ends on a frame)."""
-
-    header: bytes
-    body: tuple[int, int]
-    torn_start: int | None
-
-
-def locate_zstd_log(buffer: Compressed, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> ZstdLog:
-    """Scan ``buffer``'s frames and decompress the header frame, which must be one line (of
-    at most ``max_line_bytes``).
-
-    >>> one = zstandard.ZstdCompressor().compress
-    >>> locate_zstd_log(one(b"h\\n") + one(b"a\\n")).header
-    b'h\\n'
-    >>> locate_zstd_log(one(b"h\\na\\n"))
-    Traceback (most recent call last):
-    sessionref.errors.SessionLogError: corrupt zstd log: first frame is not exactly one header line
-    """
-    scan = scan_frames(buffer)
-    if not scan.frames:
-        raise SessionLogError("empty or header-less zstd session log")
-    first_start, first_end = scan.frames[0]
-    header = decompress_frame(bytes(buffer[first_start:first_end]), max_line_bytes)
-    check_header_frame(header)
-    body_end = scan.frames[-1][1]
-    return ZstdLog(header, (first_end, body_end), scan.torn_start)
-
-
 def check_header_frame(plaintext: bytes) -> None:
     """The first frame must hold exactly one line, its newline last."""
     if not plaintext or plaintext.find(b"\n") != len(plaintext) - 1:
@@ -230,11 +203,21 @@ def check_header_frame(plaintext: bytes) -> None:
 
 
 def body_chunks(buffer: Compressed, body: tuple[int, int], limit: int) -> Iterator[bytes]:
-    """The plaintext of the complete frames in ``buffer[body[0]:body[1]]``, in 256 KiB chunks,
+    """The plaintext of the complete frames in ``buffer[body[0]:body[1]]``
+    (:func:`frames_plaintext`)."""
+    return frames_plaintext(_Window(buffer, *body), limit)
+
+
+def frames_plaintext(source: _Readable, limit: int) -> Iterator[bytes]:
+    """The plaintext of the complete frames ``source.read()`` gives, in 256 KiB chunks,
     decompressed across frames in one pass; a damaged frame raises :class:`SessionLogError`.
-    The frames were located by :func:`scan_frames`, so none is skippable or torn."""
+    The frames were located by :func:`scan_frames`, so none is skippable or torn.
+
+    >>> list(frames_plaintext(io.BytesIO(zstandard.ZstdCompressor().compress(b"a\\n")), 9))
+    [b'a\\n']
+    """
     reader = zstandard.ZstdDecompressor().stream_reader(
-        cast(IO[bytes], _Window(buffer, *body)),  # stream_reader calls read() only
+        cast(IO[bytes], source),  # stream_reader calls read() only
         read_across_frames=True,
         closefd=False,
     )
@@ -245,8 +228,7 @@ def body_chunks(buffer: Compressed, body: tuple[int, int], limit: int) -> Iterat
 
 
 class _Window:
-    """Bytes ``start:end`` of a buffer read as a file, a piece at a time (no view is kept
-    open on the buffer, so a mapped file can be closed whatever happens)."""
+    """Bytes ``start:end`` of a buffer read as a file, a piece at a time."""
 
     def __init__(self, buffer: Compressed, start: int, end: int) -> None:
         self.buffer, self.position, self.end = buffer, start, end
@@ -255,7 +237,7 @@ class _Window:
         stop = self.end if size < 0 else min(self.end, self.position + size)
         piece = self.buffer[self.position : stop]
         self.position = stop
-        return piece
+        return bytes(piece)  # the same object for bytes
 
 
 def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:

@@ -20,10 +20,7 @@ from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     Chunk,
-    Compressed,
-    body_chunks,
     counted_line_pieces,
-    locate_zstd_log,
     plain_chunks,
 )
 from sessionref.log.header import loaded_header, parse_header_line
@@ -31,6 +28,7 @@ from sessionref.log.inflate import torn_frame_prefix
 from sessionref.log.scanner import PrefixScanner
 from sessionref.log.structs import LogRecord, SessionLog
 from sessionref.log.validate import validate_events
+from sessionref.log.zstdfile import as_file, body_plaintext, locate_zstd_log, torn_frame_bytes
 
 
 def _scan(
@@ -126,14 +124,16 @@ def read_plain_file(
 
 
 def read_zstd(
-    buffer: Compressed,
+    source: BinaryIO | bytes,
     session_id: str,
     path: str = "session.jsonl.zstd",
     max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
 ) -> SessionLog:
-    """A zstd log, frame by frame: complete frames must hold only whole, committed records;
-    the complete lines of a torn last frame are kept as far as they continue the log.
+    """A zstd log (an open file, read from its start, or bytes), frame by frame: complete
+    frames must hold only whole, committed records; the complete lines of a torn last frame
+    are kept as far as they continue the log. The file is read in bounded pieces, never
+    mapped (:mod:`~sessionref.log.zstdfile`): one that shrinks meanwhile is an error.
 
     >>> import zstandard
     >>> frame = zstandard.ZstdCompressor(write_checksum=True).compress
@@ -143,11 +143,12 @@ def read_zstd(
     >>> [r.seq for r in read_zstd(head + body[:-3], "s").records]
     [0, 1]
     """
+    file = as_file(source)
     with _naming(path), collection_paused():
-        located = locate_zstd_log(buffer, max_line_bytes)
+        located = locate_zstd_log(file, max_line_bytes)
         header = parse_header_line(located.header[:-1])
         scanner = PrefixScanner()
-        body = body_chunks(buffer, located.body, max_bytes)
+        body = body_plaintext(file, located, max_bytes)
         # Line 1 is the header frame's; the body's lines are numbered on from 2.
         ended, following = _scan(scanner, counted_line_pieces(body, max_line_bytes, 2), 2)
         if not ended or not scanner.committed:
@@ -156,6 +157,6 @@ def read_zstd(
                 f"corrupt zstd log: a complete frame holds a torn or unparsable record{where}"
             )
         if located.torn_start is not None:
-            torn = torn_frame_prefix(bytes(buffer[located.torn_start :]), max_bytes)
+            torn = torn_frame_prefix(torn_frame_bytes(file, located), max_bytes)
             _scan(scanner, counted_line_pieces([torn], max_line_bytes, following), following)
         return _load(header, scanner.records, session_id)

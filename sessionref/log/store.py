@@ -7,7 +7,6 @@ plain-JSONL store and reads those, so it answers exactly as that store on disk w
 
 from __future__ import annotations
 
-import mmap
 import os
 import stat
 from collections.abc import Iterable, Mapping
@@ -258,12 +257,7 @@ class DirectoryStore:
                     return read_plain_file(
                         file, session_id, str(path), self.max_bytes, self.max_line_bytes
                     )
-                if not os.fstat(file.fileno()).st_size:
-                    return read_zstd(b"", session_id, str(path))
-                with mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                    return read_zstd(
-                        mapped, session_id, str(path), self.max_bytes, self.max_line_bytes
-                    )
+                return read_zstd(file, session_id, str(path), self.max_bytes, self.max_line_bytes)
         except OSError as exc:
             raise LogUnreadable(f"{path}: {exc.strerror}") from None
 

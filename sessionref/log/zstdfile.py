@@ -1,0 +1,153 @@
+"""A zstd log read from its open file a piece at a time: never mapped, never held whole.
+
+A file mapped into memory and truncated meanwhile (a disk, a hand edit, a copy replacing
+it) makes every page past its new end a SIGBUS that kills the process, an MCP server with
+it; and the compressed file read whole first would hold about half as much again as the
+log's text. So the file is read twice, in bounded pieces. Pass 1 reads it in chunks of
+:data:`READ_SIZE` into one reused buffer and locates its frames exactly as
+:func:`~sessionref.log.frames.scan_frames` does over the whole (same errors at the same
+bytes); a frame that goes on past a chunk is carried over, and scanned again only once what
+is carried has doubled, so a frame of millions of empty blocks costs linear time. Pass 2
+decompresses the body from the same file (:func:`body_plaintext`), then the torn last
+frame's bytes are read (:func:`torn_frame_bytes`). The file's size is taken once, first: a
+log a writer appends to meanwhile is read as it was then, and one found shorter than that
+raises :class:`SessionLogError` ("changed while read"), whichever pass finds it.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from collections.abc import Iterator
+from typing import BinaryIO, Final, cast
+
+import msgspec
+
+from sessionref.errors import SessionLogError
+from sessionref.log.frames import (
+    DEFAULT_MAX_LINE_BYTES,
+    check_header_frame,
+    frames_plaintext,
+    scan_frames,
+)
+from sessionref.log.inflate import decompress_frame
+
+READ_SIZE: Final = 1 << 20
+"""How many compressed bytes pass 1 reads at a time."""
+CHANGED: Final = "the file changed while it was read: it is shorter now"
+
+
+class ZstdLog(msgspec.Struct, frozen=True):
+    """A zstd log located: its header frame's plaintext, the byte range of the other complete
+    frames, the torn last frame's start (``None`` when the log ends on a frame) and the size
+    of the file when it was scanned."""
+
+    header: bytes
+    body: tuple[int, int]
+    torn_start: int | None
+    size: int
+
+
+def as_file(source: BinaryIO | bytes) -> BinaryIO:
+    """``source``, or its bytes read as a file."""
+    return io.BytesIO(source) if isinstance(source, bytes) else source
+
+
+def locate_zstd_log(
+    source: BinaryIO | bytes, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
+) -> ZstdLog:
+    """Scan the frames of ``source`` (an open file, read from its start; or bytes) and
+    decompress the header frame, which must be one line (of at most ``max_line_bytes``).
+
+    >>> import zstandard
+    >>> one = zstandard.ZstdCompressor().compress
+    >>> locate_zstd_log(one(b"h\\n") + one(b"a\\n")).header
+    b'h\\n'
+    >>> locate_zstd_log(one(b"h\\na\\n"))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: corrupt zstd log: first frame is not exactly one header line
+    """
+    file = as_file(source)
+    size = file.seek(0, os.SEEK_END)
+    file.seek(0)
+    header_frame, body, torn_start = _scan_file(file, size)
+    if header_frame is None:
+        raise SessionLogError("empty or header-less zstd session log")
+    header = decompress_frame(header_frame, max_line_bytes)
+    check_header_frame(header)
+    return ZstdLog(header, body, torn_start, size)
+
+
+def _scan_file(file: BinaryIO, size: int) -> tuple[bytes | None, tuple[int, int], int | None]:
+    """Pass 1 over the first ``size`` bytes of ``file``: the first complete frame's bytes
+    (``None`` if there is none), the range of the complete frames after it, the torn last
+    frame's start.
+
+    >>> import zstandard
+    >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
+    >>> _scan_file(io.BytesIO(frame * 2 + frame[:5]), 27) == (frame, (11, 22), 22)
+    True
+    """
+    chunk = bytearray(min(READ_SIZE, size))
+    window = bytearray()  # the bytes from ``base`` on not yet known to be whole frames
+    header: bytes | None = None
+    base = taken = rescan_at = body_start = body_end = 0
+    readinto = cast(io.BufferedIOBase, file).readinto
+    with memoryview(chunk) as view:
+        while taken < size:
+            got = readinto(view[: min(READ_SIZE, size - taken)])
+            if not got:
+                raise SessionLogError(CHANGED)
+            taken += got
+            window += view[:got]
+            if len(window) < rescan_at and taken < size:
+                continue  # a long frame carried over: scanned again once it doubled
+            scan = scan_frames(window, base=base)
+            if scan.frames:
+                if header is None:
+                    first_start, first_end = scan.frames[0]
+                    header, body_start = bytes(window[first_start:first_end]), base + first_end
+                body_end = base + scan.frames[-1][1]
+            done = len(window) if scan.torn_start is None else scan.torn_start
+            del window[:done]
+            base, rescan_at = base + done, 2 * len(window)
+    return header, (body_start, body_end), base if window else None
+
+
+class _Span:
+    """Bytes ``start:end`` of an open file read as a file, a piece at a time; a file that
+    ends before ``end`` raises :class:`SessionLogError`.
+
+    >>> span = _Span(io.BytesIO(b"abcdef"), 1, 4)
+    >>> span.read(2), span.read(), span.read()
+    (b'bc', b'd', b'')
+    >>> _Span(io.BytesIO(b"ab"), 1, 4).read()
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: the file changed while it was read: it is shorter now
+    """
+
+    def __init__(self, file: BinaryIO, start: int, end: int) -> None:
+        file.seek(start)
+        self.file, self.left = file, end - start
+
+    def read(self, size: int = -1, /) -> bytes:
+        want = self.left if size < 0 else min(size, self.left)
+        piece = self.file.read(want)
+        if len(piece) < want:
+            raise SessionLogError(CHANGED)
+        self.left -= want
+        return piece
+
+
+def body_plaintext(file: BinaryIO, located: ZstdLog, limit: int) -> Iterator[bytes]:
+    """Pass 2: the plaintext of the body's frames, read from ``file`` as they are decompressed
+    (:func:`~sessionref.log.frames.frames_plaintext`); more than ``limit`` bytes raises."""
+    return frames_plaintext(_Span(file, *located.body), limit)
+
+
+def torn_frame_bytes(file: BinaryIO, located: ZstdLog) -> bytes:
+    """The bytes of the torn last frame (none when the log ends on a frame), read from
+    ``file``; they end where the file did when it was scanned."""
+    if located.torn_start is None:
+        return b""
+    return _Span(file, located.torn_start, located.size).read()
