@@ -202,12 +202,6 @@ def check_header_frame(plaintext: bytes) -> None:
         raise SessionLogError("corrupt zstd log: first frame is not exactly one header line")
 
 
-def body_chunks(buffer: Compressed, body: tuple[int, int], limit: int) -> Iterator[bytes]:
-    """The plaintext of the complete frames in ``buffer[body[0]:body[1]]``
-    (:func:`frames_plaintext`)."""
-    return frames_plaintext(_Window(buffer, *body), limit)
-
-
 def frames_plaintext(source: _Readable, limit: int) -> Iterator[bytes]:
     """The plaintext of the complete frames ``source.read()`` gives, in 256 KiB chunks,
     decompressed across frames in one pass; a damaged frame raises :class:`SessionLogError`.
@@ -227,17 +221,32 @@ def frames_plaintext(source: _Readable, limit: int) -> Iterator[bytes]:
         raise SessionLogError(f"corrupt zstd log: a frame failed validation: {exc}") from None
 
 
-class _Window:
-    """Bytes ``start:end`` of a buffer read as a file, a piece at a time."""
+CHANGED: Final = "the file changed while it was read: it is shorter now"
 
-    def __init__(self, buffer: Compressed, start: int, end: int) -> None:
-        self.buffer, self.position, self.end = buffer, start, end
+
+class FileSpan:
+    """Bytes ``start:end`` of an open file (or of bytes in a ``BytesIO``) read as a file, a
+    piece at a time; a file that ends before ``end`` raises :class:`SessionLogError`.
+
+    >>> span = FileSpan(io.BytesIO(b"abcdef"), 1, 4)
+    >>> span.read(2), span.read(), span.read()
+    (b'bc', b'd', b'')
+    >>> FileSpan(io.BytesIO(b"ab"), 1, 4).read()
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: the file changed while it was read: it is shorter now
+    """
+
+    def __init__(self, file: BinaryIO, start: int, end: int) -> None:
+        file.seek(start)
+        self.file, self.left = file, end - start
 
     def read(self, size: int = -1, /) -> bytes:
-        stop = self.end if size < 0 else min(self.end, self.position + size)
-        piece = self.buffer[self.position : stop]
-        self.position = stop
-        return bytes(piece)  # the same object for bytes
+        want = self.left if size < 0 else min(size, self.left)
+        piece = self.file.read(want)
+        if len(piece) < want:
+            raise SessionLogError(CHANGED)
+        self.left -= want
+        return piece
 
 
 def zstd_chunks(file: BinaryIO, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> Iterator[bytes]:
@@ -264,7 +273,8 @@ def complete_frames(
         torn = scan.torn_start
         raise SessionLogError(f"corrupt zstd file: it ends inside the frame at byte {torn}")
     if scan.frames:
-        yield from body_chunks(buffer, (scan.frames[0][0], scan.frames[-1][1]), limit)
+        span = FileSpan(io.BytesIO(buffer), scan.frames[0][0], scan.frames[-1][1])
+        yield from frames_plaintext(span, limit)
 
 
 def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:

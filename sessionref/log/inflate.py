@@ -1,7 +1,7 @@
 """Single zstd frames decompressed whole, with a bound on what they may make.
 
 The body of a zstd log is decompressed as a bounded stream
-(:func:`~sessionref.log.frames.body_chunks`), but its header frame and a torn last frame are
+(:func:`~sessionref.log.frames.frames_plaintext`), but its header frame and a torn last frame are
 decompressed on their own. A frame of a few kilobytes can hold gigabytes
 of run-length blocks (a zstd bomb), so each is given to the decompressor in pieces too small
 to make much more than is left of its bound, and refused as soon as it makes more than it

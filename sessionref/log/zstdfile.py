@@ -25,7 +25,9 @@ import msgspec
 
 from sessionref.errors import SessionLogError
 from sessionref.log.frames import (
+    CHANGED,
     DEFAULT_MAX_LINE_BYTES,
+    FileSpan,
     check_header_frame,
     frames_plaintext,
     scan_frames,
@@ -34,7 +36,6 @@ from sessionref.log.inflate import decompress_frame
 
 READ_SIZE: Final = 1 << 20
 """How many compressed bytes pass 1 reads at a time."""
-CHANGED: Final = "the file changed while it was read: it is shorter now"
 
 
 class ZstdLog(msgspec.Struct, frozen=True):
@@ -114,35 +115,10 @@ def _scan_file(file: BinaryIO, size: int) -> tuple[bytes | None, tuple[int, int]
     return header, (body_start, body_end), base if window else None
 
 
-class _Span:
-    """Bytes ``start:end`` of an open file read as a file, a piece at a time; a file that
-    ends before ``end`` raises :class:`SessionLogError`.
-
-    >>> span = _Span(io.BytesIO(b"abcdef"), 1, 4)
-    >>> span.read(2), span.read(), span.read()
-    (b'bc', b'd', b'')
-    >>> _Span(io.BytesIO(b"ab"), 1, 4).read()
-    Traceback (most recent call last):
-    sessionref.errors.SessionLogError: the file changed while it was read: it is shorter now
-    """
-
-    def __init__(self, file: BinaryIO, start: int, end: int) -> None:
-        file.seek(start)
-        self.file, self.left = file, end - start
-
-    def read(self, size: int = -1, /) -> bytes:
-        want = self.left if size < 0 else min(size, self.left)
-        piece = self.file.read(want)
-        if len(piece) < want:
-            raise SessionLogError(CHANGED)
-        self.left -= want
-        return piece
-
-
 def body_plaintext(file: BinaryIO, located: ZstdLog, limit: int) -> Iterator[bytes]:
     """Pass 2: the plaintext of the body's frames, read from ``file`` as they are decompressed
     (:func:`~sessionref.log.frames.frames_plaintext`); more than ``limit`` bytes raises."""
-    return frames_plaintext(_Span(file, *located.body), limit)
+    return frames_plaintext(FileSpan(file, *located.body), limit)
 
 
 def torn_frame_bytes(file: BinaryIO, located: ZstdLog) -> bytes:
@@ -150,4 +126,4 @@ def torn_frame_bytes(file: BinaryIO, located: ZstdLog) -> bytes:
     ``file``; they end where the file did when it was scanned."""
     if located.torn_start is None:
         return b""
-    return _Span(file, located.torn_start, located.size).read()
+    return FileSpan(file, located.torn_start, located.size).read()
