@@ -47,21 +47,6 @@ class HeaderEntry(NamedTuple):
     error: str | None
 
 
-def error_text(stored: bytes | str | None) -> str | None:
-    r"""A :attr:`HeaderEntry.error` as the index stores it: UTF-8 with lone surrogates kept
-    (its message may name a file whose name is no UTF-8, which SQLite takes as no text), or
-    as text, as an index made before kept it.
-
-    >>> error_text("/p/\udcff.jsonl: a FIFO".encode("utf-8", "surrogatepass"))
-    '/p/\udcff.jsonl: a FIFO'
-    >>> error_text("/p/s.jsonl: a FIFO"), error_text(None)
-    ('/p/s.jsonl: a FIFO', None)
-    """
-    if stored is None or isinstance(stored, str):
-        return stored
-    return stored.decode("utf-8", "surrogatepass")
-
-
 class SessionData(NamedTuple):
     """What the index keeps of one served session, read at ``revision`` (``None``: read again):
     why its log does not load (``None`` when it does), its title and its conversation as

@@ -20,7 +20,7 @@ import msgspec
 
 from sessionref.index.ahead import StatsAhead
 from sessionref.index.cursors import row_of, rows_of, run, run_many
-from sessionref.index.refresh import HeaderEntry, SessionData, error_text
+from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.restat import Changed, read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
 from sessionref.log.records import SessionHeader
@@ -95,7 +95,16 @@ def transaction(db: sqlite3.Connection, write: Callable[[], T]) -> T:
 def header_cache(db: sqlite3.Connection) -> dict[bytes, HeaderEntry]:
     """Every remembered header line, by log path."""
     rows = rows_of(db, "SELECT path, revision, header, error FROM header_cache")
-    return {path: HeaderEntry(rev, line, error_text(error)) for path, rev, line, error in rows}
+    return {path: _header_entry(*row) for path, *row in rows}
+
+
+def _header_entry(revision: Any, line: Any, error: bytes | str | None) -> HeaderEntry:
+    """A remembered header line, its error stored by :func:`blob` (as text: an older index).
+
+    >>> _header_entry(1, b"h", "/\\udcff".encode("utf-8", "surrogatepass")).error == "/\\udcff"
+    True
+    """
+    return HeaderEntry(revision, line, text(error) if isinstance(error, bytes) else error)
 
 
 def stamped_tree(db: sqlite3.Connection) -> str | None:
@@ -221,10 +230,8 @@ def write_as_read(
 
 def _remember_headers(db: sqlite3.Connection, learned: Mapping[bytes, HeaderEntry]) -> None:
     """Remember the header lines ``learned``, by log path."""
-    rows = (
-        (path, entry.revision, entry.line, None if entry.error is None else blob(entry.error))
-        for path, entry in learned.items()
-    )
+    items = learned.items()
+    rows = ((p, rev, line, None if err is None else blob(err)) for p, (rev, line, err) in items)
     run_many(db, "INSERT OR REPLACE INTO header_cache VALUES (?, ?, ?, ?)", rows)
 
 
@@ -268,12 +275,9 @@ def sessions_at(db: sqlite3.Connection, paths: Sequence[str]) -> dict[str, tuple
 
 def header_entries(db: sqlite3.Connection, paths: Sequence[bytes]) -> dict[bytes, HeaderEntry]:
     """The remembered header lines of the logs at ``paths`` (those remembered)."""
-    found = {}
-    for path in paths:
-        row = row_of(db, "SELECT revision, header, error FROM header_cache WHERE path = ?", (path,))
-        if row is not None:
-            found[path] = HeaderEntry(row[0], row[1], error_text(row[2]))
-    return found
+    query = "SELECT revision, header, error FROM header_cache WHERE path = ?"
+    rows = ((path, row_of(db, query, (path,))) for path in paths)
+    return {path: _header_entry(*row) for path, row in rows if row is not None}
 
 
 def holds(db: sqlite3.Connection, session_id: str) -> bool:
