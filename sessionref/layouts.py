@@ -167,6 +167,34 @@ def misnamed_rollout(root: Path) -> str | None:
     return None
 
 
+def codex_subfolder(root: Path) -> str | None:
+    """Why ``root``, which is no Codex home (:func:`codex_home`), still looks like part of
+    one: it is a folder below a home's ``sessions/`` (a day's ``YYYY/MM/DD/``, up to three
+    levels down) or ``archived_sessions/``, and the directory to give is that home; ``None``
+    otherwise.
+
+    >>> codex_subfolder(Path("/nonexistent/sessions/2026/11/30")) is None
+    True
+    """
+    for folder in list(root.parents)[:3]:
+        if folder.name in CODEX_FOLDERS and codex_home(folder) is not None:
+            return (
+                f"{root} is a folder inside a Codex home's {folder.name}/: give "
+                f"{folder.parent} (or {folder})"
+            )
+    return None
+
+
+def codex_near_miss(root: Path) -> str | None:
+    """Why ``root``, which is no Codex home, still looks like one or part of one
+    (:func:`codex_subfolder`, then :func:`misnamed_rollout`); ``None`` when nothing does.
+
+    >>> codex_near_miss(Path("/nonexistent")) is None
+    True
+    """
+    return codex_subfolder(root) or misnamed_rollout(root)
+
+
 def nothing_near(root: Path) -> str | None:
     """No layout of the harness is near ``root``'s (what a harness without near misses says)."""
     return None

@@ -23,8 +23,8 @@ from sessionref.layouts import (
     claude_code_home,
     claude_code_project,
     codex_home,
+    codex_near_miss,
     dsh_home,
-    misnamed_rollout,
     nothing_near,
 )
 from sessionref.log.discovery import check_directory
@@ -113,7 +113,7 @@ HARNESSES: Final = {
             "sessions/YYYY/MM/DD/rollout-*.jsonl, sessions/rollout-*.jsonl or "
             "archived_sessions/rollout-*.jsonl (each maybe .zst)",
             lambda environ: _home_dir(environ, "CODEX_HOME", ".codex"),
-            misnamed_rollout,
+            codex_near_miss,
             "CODEX_HOME",
         ),
     )

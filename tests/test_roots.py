@@ -165,6 +165,39 @@ def test_a_folder_of_files_codex_lists_no_rollout_of_is_no_codex_home(tmp_path: 
     assert check_root(str(home)) == Root(str(home), "codex", str(home))
 
 
+def test_a_folder_inside_a_codex_home_given_as_root_is_told_which_folder_to_give(
+    tmp_path: Path,
+) -> None:
+    """Trial: ``--root ~/.codex/sessions/2026/11/30`` (one day's folder of rollouts, where a
+    user finds the file of a session) said only that it "holds no sessions", while a Claude
+    Code project folder is told which folder to give. Codex keeps its rollouts in
+    ``<home>/sessions/YYYY/MM/DD/`` (the format brief, §2.1): the line says so and names the
+    home to give, for each level below ``sessions/``."""
+    home = codex_home(tmp_path)
+    sessions = home / "sessions"
+    for folder in (sessions / "2026", sessions / "2026" / "11", sessions / "2026/11/30"):
+        near = f"; {folder} is a folder inside a Codex home's sessions/: give {home}"
+        near += f" (or {sessions})"
+        for harness in (None, "codex"):
+            with pytest.raises(SessionReferenceError) as raised:
+                check_root(str(folder), harness)
+            assert raised.value.code == INVALID_CONFIG
+            assert str(raised.value).endswith(near)
+    day = sessions / "2026" / "11" / "30"
+    done = command("candidates", "--root", str(day), "--no-index")
+    assert done.returncode == 1
+    assert done.stderr.decode().count("\n") == 1
+    assert done.stderr.decode().endswith(f"give {home} (or {sessions})\n")
+    with pytest.raises(SessionReferenceError) as raised:
+        check_root(str(day), "dsh")  # only the harness that looks for it
+    assert "Codex home" not in str(raised.value)
+    empty = tmp_path / "elsewhere" / "sessions" / "x"  # no rollouts above it: no hint
+    empty.mkdir(parents=True)
+    with pytest.raises(SessionReferenceError) as raised:
+        check_root(str(empty))
+    assert str(raised.value).endswith("(each maybe .zst))")
+
+
 def test_subagent_transcripts_alone_are_no_claude_code_sessions(tmp_path: Path) -> None:
     home = tmp_path / "claude"
     (home / "projects" / "-w").mkdir(parents=True)
