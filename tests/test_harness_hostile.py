@@ -118,6 +118,40 @@ def sessionref(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex"])
+def test_a_dangling_link_in_place_of_a_session_file_is_named_once(
+    harness: str, tmp_path: Path
+) -> None:
+    """Trial: a session file that is a link to nothing was passed over as ``passed over F:
+    cannot read F: No such file or directory``, and ``snapshot ID`` said ``cannot read
+    session "ID": F: cannot read F: …``: the file twice. Every other reason names the file
+    once (tests/test_read_errors.py), so this one does too, in the problem, in ``-v`` and in
+    the error line."""
+    if harness == "claude-code":
+        claude_code_file(tmp_path)
+        session = "22222222-2222-4222-8222-222222222222"
+        link = tmp_path / "projects" / "-w" / f"{session}.jsonl"
+        store: HarnessStore = ClaudeCodeStore(tmp_path)
+    else:
+        codex_file(tmp_path, OTHER)
+        session, link = THREAD, rollout_path(tmp_path, THREAD, second=1)
+        store = CodexStore(tmp_path)
+    os.symlink(tmp_path / "gone", link)
+    store.headers()
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(link), "No such file or directory")
+    ]
+    listed = sessionref("candidates", "--no-index", "-v", "--root", str(tmp_path))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stderr.decode().splitlines() == [f"passed over {link}: No such file or directory"]
+    done = sessionref("snapshot", "--root", str(tmp_path), session)
+    assert done.returncode == 1
+    assert done.stderr.decode().splitlines() == [
+        f'SESSION_REFERENCE_READ_FAILED: cannot read session "{session}": {link}: '
+        "No such file or directory"
+    ]
+
+
+@pytest.mark.parametrize("harness", ["claude-code", "codex"])
 def test_a_root_holding_links_that_loop_lists_its_sessions(harness: str, tmp_path: Path) -> None:
     """The root is recognized from its good session whatever loops beside it (a session file
     and a folder that loop), and the command lists it, saying what it passed over."""

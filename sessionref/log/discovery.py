@@ -117,15 +117,20 @@ _KINDS: Final = (
 
 
 def named_once(message: str, path: str) -> str:
-    """``message`` without the ``path: `` a store's message may start with, for a line that
-    names ``path`` itself (``message`` as it is when there is no path).
+    """``message`` without the ``path: `` (or the ``cannot read path: `` of a file the system
+    would not give) a store's message may start with, for a line that names ``path`` itself
+    (``message`` as it is when there is no path).
 
     >>> named_once("/c/r.jsonl: no session_meta line", "/c/r.jsonl")
     'no session_meta line'
+    >>> named_once("cannot read /c/r.jsonl: No such file or directory", "/c/r.jsonl")
+    'No such file or directory'
     >>> named_once("line 1 is not a header", "/l/session.jsonl"), named_once(": x", "")
     ('line 1 is not a header', ': x')
     """
-    return message.removeprefix(f"{path}: ") if path else message
+    if not path:
+        return message
+    return message.removeprefix(f"cannot read {path}: ").removeprefix(f"{path}: ")
 
 
 def directory_entries(
