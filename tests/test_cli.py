@@ -26,6 +26,7 @@ from tests.logs import assistant, header, title, turn_end, user
 AUTH = "7f3c1e2a-auth-refactor"
 AUTH_TITLE = "Refactor auth middleware to JWT"
 README = Path(__file__).resolve().parent.parent / "README.md"
+STORE_SAID = f"The sample store is {sample_root()}; every command reads it with --root:"
 
 
 def run(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -74,12 +75,29 @@ def test_demo_says_whose_sessions_come_first_and_how_to_go_on() -> None:
     assert done.returncode == 0, done.stderr
     lines = done.stdout.decode("utf-8").splitlines()
     assert SAMPLE_CWD in lines[0]
-    suggested = [shlex.split(line) for line in lines if line.startswith("  sessionref ")]
-    assert {words[1] for words in suggested} >= {"candidates", "show"}
+    suggested = [shlex.split(line) for line in lines[lines.index(STORE_SAID) + 1 :]]
+    assert len(suggested) == 3
+    assert {words[3] for words in suggested} >= {"candidates", "show"}
     for words in suggested:
+        assert words[:3] == [sys.executable, "-m", "sessionref"]  # PATH holds no sessionref
         assert words[words.index("--root") + 1] == str(sample_root())
-        tried = run(*words[1:])
+        tried = run(*words[3:])
         assert tried.returncode == 0 and tried.stdout and not tried.stderr, (words, tried)
+
+
+def test_demo_suggests_commands_as_the_shell_that_ran_it_can_run_them(tmp_path: Path) -> None:
+    """A newcomer's trial: after the quick start (`.venv/bin/sessionref demo`) the demo
+    suggested `sessionref candidates …`, which that shell could not find: sessionref was
+    not on PATH. It now names the program as it was started, and `sessionref` only when that
+    name finds the same program."""
+    script = Path(sys.executable).parent / "sessionref"
+    env = {"LC_ALL": "C", "XDG_CACHE_HOME": CACHE}
+    for path, expected in (("", str(script)), (str(script.parent), "sessionref")):
+        done = subprocess.run([str(script), "demo"], capture_output=True, env={**env, "PATH": path})
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.decode("utf-8").splitlines()
+        suggested = [shlex.split(line) for line in lines[lines.index(STORE_SAID) + 1 :]]
+        assert [words[0] for words in suggested] == [expected] * 3
 
 
 def test_demo_json_is_one_json_document() -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
+import shutil
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Final
@@ -69,14 +72,33 @@ def run(args: argparse.Namespace) -> int:
     print_context(context, as_json=False)
     cut = cut_lines(context) if context is not None else []
     write_text("".join(f"\n{line}" for line in cut) + "\n")
-    write_text(next_steps(sample_root(), references[0].session_id))
+    program = invocation(sys.argv[0], sys.executable, shutil.which("sessionref"))
+    write_text(next_steps(program, sample_root(), references[0].session_id))
     return 0
 
 
-def next_steps(root: Path, session_id: str) -> str:
-    """Where the sample store is, and commands to try on it (a newcomer has no store yet).
+def invocation(argv0: str, executable: str, found: str | None) -> str:
+    """How a shell here runs this program: ``sessionref`` when that name finds it (``found``,
+    what ``shutil.which`` gave), else the path it was started by, as typed (after the quick
+    start it is ``.venv/bin/sessionref``, not on ``PATH``), or ``python -m sessionref``.
 
-    >>> print(next_steps(Path("/site/sessionref/sample"), "s-1"), end="")
+    >>> invocation(".venv/bin/sessionref", "/usr/bin/python3", None)
+    '.venv/bin/sessionref'
+    >>> invocation("/x/sessionref/__main__.py", "/usr/bin/python3", None)
+    '/usr/bin/python3 -m sessionref'
+    """
+    if os.path.basename(argv0) == "__main__.py":
+        return f"{shlex.quote(executable)} -m sessionref"
+    if found is not None and os.path.exists(argv0) and os.path.samefile(found, argv0):
+        return "sessionref"
+    return shlex.quote(argv0)
+
+
+def next_steps(program: str, root: Path, session_id: str) -> str:
+    """Where the sample store is, and commands to try on it, run as ``program`` (a newcomer
+    has no store yet).
+
+    >>> print(next_steps("sessionref", Path("/site/sessionref/sample"), "s-1"), end="")
     <BLANKLINE>
     The sample store is /site/sessionref/sample; every command reads it with --root:
       sessionref candidates --root /site/sessionref/sample --query auth
@@ -90,4 +112,4 @@ def next_steps(root: Path, session_id: str) -> str:
         f"export --root {where} {session}",
     )
     lines = [f"\nThe sample store is {where}; every command reads it with --root:"]
-    return "\n".join([*lines, *(f"  sessionref {command}" for command in commands)]) + "\n"
+    return "\n".join([*lines, *(f"  {program} {command}" for command in commands)]) + "\n"
