@@ -34,6 +34,13 @@ TERMINAL: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes([0x0D])}
 would write over its line) and the bidi controls, to their escapes; tab and line feed stay."""
 ONE_LINE: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
 """Each control character, bidi control and other character that ends a line, to its escape."""
+JSON_SHOWN: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x3C, 0x2028, 0x2029))}
+"""What a JSON text shown to a terminal or to a model writes as escapes: the control
+characters (tab, line feed and carriage return can only be white space between its tokens,
+and stay), the bidi controls, the line and paragraph separators, and ``<``, as the snapshot's
+envelope writes it (``\\u003c``: no tag can open in the text); ``>`` and ``&`` open nothing."""
+_IN_JSON_SHOWN: Final = re.compile("[" + "".join(map(chr, sorted(JSON_SHOWN))) + "]")
+"""Any character of :data:`JSON_SHOWN` (none of them is special in a character class)."""
 ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
 """A backslash that starts what reads as an escape: ``\\u`` and four hex digits."""
 
@@ -65,6 +72,23 @@ def one_line(text: str) -> str:
     if "\\" in text:
         text = ESCAPE_LIKE.sub(r"\\u005c", text)
     return text.translate(ONE_LINE)
+
+
+def shown_json(text: str) -> str:
+    """A JSON text with each character of :data:`JSON_SHOWN` written as its escape: the same
+    JSON value, as a terminal may be sent it and a model read it, with no raw ``<``, control
+    or bidi control. Those characters can only be in its strings, where ``\\u003c`` says the
+    same character; an escape already there stays as it is (its backslash is no such
+    character), so that the text, parsed, gives exactly what it gave before.
+
+    >>> print(shown_json('{"t":"</x> \\u0007 \x9b2J \u202eab\u2028","n":[1]}'))
+    {"t":"\\u003c/x> \\u0007 \\u009b2J \\u202eab\\u2028","n":[1]}
+    >>> import json
+    >>> text = json.dumps({"<\x85": ["\u2066&>", "\\u003c"]}, ensure_ascii=False, indent=1)
+    >>> json.loads(shown_json(text)) == json.loads(text)
+    True
+    """
+    return _IN_JSON_SHOWN.sub(lambda found: JSON_SHOWN[ord(found[0])], text)
 
 
 def for_a_terminal(data: bytes) -> bytes:

@@ -303,9 +303,10 @@ HELLO: Final = json.dumps(
 """A client's first request, as a line of JSON-RPC."""
 
 
-def raw_server(root: Path) -> subprocess.Popen[bytes]:
-    """``sessionref mcp`` over ``root`` in a process group of its own, its pipes ours."""
-    params = server_parameters(root)
+def raw_server(root: Path, *options: str) -> subprocess.Popen[bytes]:
+    """``sessionref mcp`` over ``root`` (with ``options``) in a process group of its own, its
+    pipes ours."""
+    params = server_parameters(root, *options)
     return subprocess.Popen(
         [params.command, *params.args],
         stdin=subprocess.PIPE,
@@ -734,7 +735,8 @@ def test_structured_content_is_written_as_the_command_line_writes_it(
     """The command line's JSON is the reference, to the byte: a title the log holds as
     ``0.000001`` went out in ``structuredContent`` as ``1e-6``, as pydantic writes a float,
     where JavaScript, ``sessionref candidates --json`` and the tool's own text write
-    ``0.000001``; a search score under 0.00001 did the same."""
+    ``0.000001``; a search score under 0.00001 did the same. Both write each ``<`` as
+    ``\\u003c`` (tests/test_mcp_shown.py), where the command line's pipe keeps it."""
     index = written_root.parent / "index.sqlite"
     opened = OpenStore(written_root, lister=index_at(index), live=True)
     catalog = Catalog(opened, cwd="/w", max_bytes=65536)
@@ -764,7 +766,8 @@ def test_structured_content_is_written_as_the_command_line_writes_it(
         where = ["--root", str(written_root), "--index", str(index), "--limit", "50"]
         listed = cli(*command, *where, "--json")
         assert listed.returncode == 0, listed.stderr
-        assert structured == text == listed.stdout.encode().rstrip(b"\n"), command
+        piped = listed.stdout.encode().rstrip(b"\n")  # a title of the store holds "<x>"
+        assert b"<" in piped and structured == text == piped.replace(b"<", b"\\u003c"), command
     assert b'"label":0.000001,' in answers[2]
 
 

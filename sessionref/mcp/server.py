@@ -322,8 +322,8 @@ class SessionServer:
     ) -> None:
         """Serve one client over a stream pair until its input ends; what it sends that is
         no valid JSON-RPC message is answered as JSON-RPC asks (:func:`answer_unreadable`,
-        reading each line again from ``lines`` when given), and what the server sends is made
-        writable by ``prepare`` first (:func:`send_writable`)."""
+        reading each line again from ``lines`` when given), and what the server sends, those
+        answers too, is made writable by ``prepare`` first (:func:`send_writable`)."""
         options = self.server.create_initialization_options(
             NotificationOptions(resources_changed=True)
         )
@@ -331,7 +331,8 @@ class SessionServer:
         async with anyio.create_task_group() as group:
             if self.watch_seconds is not None:
                 group.start_soon(self.watch, self.watch_seconds)
-            group.start_soon(answer_unreadable, read_stream, forward, write_stream, lines)
+            answering = (read_stream, forward, write_stream, lines, prepare)
+            group.start_soon(answer_unreadable, *answering)
             sent, sending = anyio.create_memory_object_stream[SessionMessage](0)
             async with anyio.create_task_group() as writing:  # done once all is written
                 writing.start_soon(send_writable, sending, write_stream, prepare)

@@ -32,6 +32,7 @@ from sessionref.codecs.uri import (
     holds_mention,
     one_mention,
 )
+from sessionref.controls import shown_json
 from sessionref.errors import INVALID_REFERENCE, SessionReferenceError, describe
 from sessionref.index.search import DEFAULT_SEARCH_LIMIT, query_words
 from sessionref.mcp.catalog import Catalog
@@ -86,14 +87,19 @@ def _limit(default: int) -> dict[str, Any]:
 
 
 def _as_json(key: str, values: list[Any]) -> Answer:
-    """``values`` as the text JavaScript writes and, under ``key``, as data; the wire writes
-    the data's numbers as JavaScript does too (:func:`~sessionref.mcp.wire.written`), so a
-    title the log holds as ``1.0`` goes out as ``1`` in both.
+    """``values`` as the text JavaScript writes, with each ``<``, control character, bidi
+    control and line separator a title holds as its escape
+    (:func:`~sessionref.controls.shown_json`), so that a model shown the text sees no tag or
+    reordered line, and, under ``key``, as data; the wire writes the data's numbers as
+    JavaScript does too, and those characters as escapes
+    (:func:`~sessionref.mcp.wire.written`), so a title the log holds as ``1.0`` goes out as
+    ``1`` in both, and the data's JSON is the text.
 
-    >>> _as_json("titles", [1.0, "a"])
-    Answer(text='[1,"a"]', structured={'titles': [1.0, 'a']}, is_error=False)
+    >>> _as_json("titles", [1.0, "</a>"])
+    Answer(text='[1,"\\\\u003c/a>"]', structured={'titles': [1.0, '</a>']}, is_error=False)
     """
-    return Answer(exact_json(values).decode("utf-8"), {key: msgspec.to_builtins(values)})
+    text = shown_json(exact_json(values).decode("utf-8"))
+    return Answer(text, {key: msgspec.to_builtins(values)})
 
 
 def list_sessions(

@@ -4,7 +4,8 @@ Its reader hands over a line that is no JSON-RPC message as an exception and ans
 (:func:`answer_unreadable` answers it); its writer encodes each message as UTF-8 and fails,
 ending the server, on a string with a lone surrogate, which a session title cut inside an
 emoji or an id from a file name that is no UTF-8 holds (:func:`send_writable` makes such
-strings well formed first); a client that closes the output ends the server as a closed
+strings well formed first, and :func:`written` writes each message's text with no raw
+``<``, control or bidi control); a client that closes the output ends the server as a closed
 stdout ends any command (:func:`run_served`).
 """
 
@@ -26,6 +27,7 @@ from mcp.shared.message import SessionMessage
 
 from sessionref.codecs.jsjson import js_numbers_written, parse_json
 from sessionref.codecs.jsstring import well_formed
+from sessionref.controls import shown_json
 
 CLOSED_OUTPUT: Final = (BrokenPipeError, anyio.BrokenResourceError, anyio.ClosedResourceError)
 """What the server's tasks raise once the client has closed its output."""
@@ -201,17 +203,26 @@ def _errors(error: Exception) -> list[dict[str, Any]]:
 
 
 async def answer_unreadable(
-    incoming: Any, forward: Any, outgoing: Any, lines: Lines | None = None
+    incoming: Any,
+    forward: Any,
+    outgoing: Any,
+    lines: Lines | None,
+    prepare: Callable[[SessionMessage], SessionMessage],
 ) -> None:
     """Pass the client's messages on to the server, and answer each line that is no valid
     message (the SDK's transport hands over its failure and answers nothing, and takes a
     notification for a request with an id MCP does not take): :func:`read_item`, with each
-    line from ``lines`` when the input is read through them."""
+    line from ``lines`` when the input is read through them (else ``None``), each answer made
+    writable by ``prepare`` as the server's own are (:func:`send_writable`): the id it echoes is the
+    client's, which may hold a lone surrogate, a ``<`` or a control."""
     async with forward:
         async for item in incoming:
             line = lines.read.popleft() if lines is not None and lines.read else None
             message, answered = read_item(item, line)
-            await (outgoing if answered else forward).send(message)
+            if answered:
+                await outgoing.send(prepare(message))
+            else:
+                await forward.send(message)
 
 
 def _dumped(message: types.JSONRPCMessage) -> str:
@@ -262,9 +273,12 @@ class Written:
 
 def written(item: SessionMessage) -> SessionMessage:
     """``item`` for the SDK's stdio transport, serialized once here: its JSON text, every
-    string well formed when one has a lone surrogate (as :func:`writable` makes it) and every
+    string well formed when one has a lone surrogate (as :func:`writable` makes it), every
     number as JavaScript writes it, as the command line's JSON has it (pydantic writes a
-    score or a title of ``0.000001`` as ``1e-6``), which the transport then writes as it is.
+    score or a title of ``0.000001`` as ``1e-6``), and every ``<``, control character, bidi
+    control and line separator a title or an id holds as its escape
+    (:func:`~sessionref.controls.shown_json`: the same JSON value, and no tag or escape
+    sequence for a model or a terminal to take), which the transport then writes as it is.
 
     >>> def sent(params):  # the text the transport writes
     ...     note = types.JSONRPCNotification(jsonrpc="2.0", method="x", params=params)
@@ -273,12 +287,14 @@ def written(item: SessionMessage) -> SessionMessage:
     {"jsonrpc":"2.0","method":"x","params":{"t":"a\ufffd"}}
     >>> sent({"n": [1e-6, 2.0]})
     {"jsonrpc":"2.0","method":"x","params":{"n":[0.000001,2]}}
+    >>> sent({"t": "</x> \x9b \u202e"})
+    {"jsonrpc":"2.0","method":"x","params":{"t":"\\u003c/x> \\u009b \\u202e"}}
     """
     try:
         text = _dumped(item.message)
     except pydantic_core.PydanticSerializationError:
         text = _dumped(_well_formed(item.message))
-    text = js_numbers_written(text.encode("utf-8")).decode("utf-8")
+    text = shown_json(js_numbers_written(text.encode("utf-8")).decode("utf-8"))
     # the transport only calls model_dump_json on what it is given
     return dataclasses.replace(item, message=cast("types.JSONRPCMessage", Written(text)))
 
