@@ -32,8 +32,17 @@ they reorder the rest of their line, so that what is read is not what is there."
 TERMINAL: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes([0x0D])}
 """What a terminal must not be sent raw: the control characters (a carriage return too, which
 would write over its line) and the bidi controls, to their escapes; tab and line feed stay."""
-ONE_LINE: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
-"""Each control character, bidi control and other character that ends a line, to its escape."""
+SURROGATES: Final = escapes(range(0xD800, 0xE000))
+"""Each surrogate code point, to its escape: alone in a string (an id from a file name that is
+no UTF-8, a title cut inside an emoji) it is no character, and UTF-8 cannot write it."""
+ONE_LINE: Final = {
+    **CONTROLS,
+    **BIDI_CONTROLS,
+    **SURROGATES,
+    **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029)),
+}
+"""Each control character, bidi control, other character that ends a line and surrogate, to
+its escape."""
 JSON_SHOWN: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x3C, 0x2028, 0x2029))}
 """What a JSON text shown to a terminal or to a model writes as escapes: the control
 characters (tab, line feed and carriage return can only be white space between its tokens,
@@ -47,12 +56,14 @@ ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
 
 def one_line(text: str) -> str:
     """``text`` as one line a terminal shows as it is: each control character (C0 and C1,
-    DEL, tab, line feed and carriage return too), each bidi control (:data:`BIDI_CONTROLS`)
-    and each line or paragraph separator written as its escape, whatever a file name or a
-    log put there.
+    DEL, tab, line feed and carriage return too), each bidi control (:data:`BIDI_CONTROLS`),
+    each line or paragraph separator and each lone surrogate written as its escape, whatever a
+    file name or a log put there.
 
     >>> print(one_line("passed over s4/\\x1b]0;hi\\x07/session.jsonl: a\\nb\\u2028c\\x85"))
     passed over s4/\\u001b]0;hi\\u0007/session.jsonl: a\\u000ab\\u2028c\\u0085
+    >>> print(one_line('session "s-\\udcff" not found'))
+    session "s-\\udcff" not found
     >>> print(one_line("/home/dev/\\u202egnp.exe"))
     /home/dev/\\u202egnp.exe
     >>> one_line("plain → text, ünïcode, \\u200f kept")

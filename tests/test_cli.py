@@ -432,7 +432,7 @@ def test_a_time_past_the_year_9999_is_shown_in_the_table(
 
 def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["candidates", "--root", str(sample_root()), "--query", "zz\n"]) == 0
-    assert capsys.readouterr() == ("", '(no sessions match "zz\\n")\n')
+    assert capsys.readouterr() == ("", '(no sessions match "zz\\u000a")\n')
 
 
 def test_candidates_help_explains_the_order() -> None:

@@ -20,9 +20,11 @@ import pytest
 
 from sessionref.cli import main
 from sessionref.cli.demo import sample_root
+from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import MAX_SAFE_INTEGER
 from sessionref.testing.store import write_session_store
 from tests.logs import assistant, header, other, user
+from tests.mcp_store import session_log
 
 PATIENCE = 120.0
 """Seconds a command may take before the test calls it hung: a bound, not a speed check."""
@@ -404,6 +406,49 @@ def test_a_bad_session_uri_is_one_line(command: str, uri: str) -> None:
     assert done.stderr.decode() == (
         f'SESSION_REFERENCE_INVALID_REFERENCE: invalid session reference URI "{uri}"\n'
     )
+
+
+ODD_IDS = {
+    "s-\udcff": "s-\\udcff",
+    "s-\x1b[2J\u009b\u202e\n": "s-\\u001b[2J\\u009b\\u202e\\u000a",
+    'a"b\\u0041\\x': 'a"b\\u005cu0041\\x',
+}
+"""Session ids (a file name that is no UTF-8, escape sequences, a bidi override, a line
+break, the text of an escape) and how a message shows each: the line's own escapes, once."""
+
+
+@pytest.mark.parametrize("session_id", ODD_IDS)
+def test_a_message_quoting_an_odd_id_escapes_it_once(tmp_path: Path, session_id: str) -> None:
+    """A trial: a message quoted an id as JSON writes it, and the line's writer then escaped
+    the backslash of each JSON escape again, so that a person read ``"s-\\u005cudcff"`` for
+    ``"s-\\udcff"``, and ``"s-\\u005cu001b[2J\\u009b"`` (JSON's escape twice, the line's
+    once) for an escape sequence. Every quoted text is now escaped by the line alone."""
+    root = tmp_path / "store"
+    write_session_store(root, [session_log(session_id, 1000, "/w", "Odd", "hello")])
+    uri, shown = encode_session_reference_uri(session_id), ODD_IDS[session_id]
+    lines = {
+        ("snapshot", "--target", uri): (
+            f'SESSION_REFERENCE_SELF_REFERENCE: --target "{shown}" is also given as a SESSION'
+        ),
+        ("show", "--max-bytes", "100"): (
+            f'SESSION_REFERENCE_BUDGET_EXCEEDED: --max-bytes 100 is too small for session "{shown}"'
+            ": even cut short, its snapshot needs more"
+        ),
+    }
+    for args, line in lines.items():
+        done = sessionref(*args, "--root", str(root), uri)
+        assert (done.returncode, done.stderr.decode()) == (1, line + "\n")
+
+
+def test_a_search_that_finds_nothing_quotes_its_query_one_line_and_terminal_safe(
+    tmp_path: Path,
+) -> None:
+    """A trial: the query was written raw to stderr, its C1 controls and bidi controls too."""
+    root = tmp_path / "store"
+    write_session_store(root, [session_log("s-1", 1000, "/w", "Odd", "hello")])
+    done = sessionref("search", "--no-index", "--root", str(root), "zz\u009b\x1b\u202e")
+    assert (done.returncode, done.stdout) == (0, b"")
+    assert done.stderr.decode() == '(no sessions match "zz\\u009b\\u001b\\u202e")\n'
 
 
 @pytest.mark.parametrize("command", ["snapshot", "export", "show"])

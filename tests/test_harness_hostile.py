@@ -262,7 +262,7 @@ def test_an_entry_passed_over_whose_name_is_no_utf8_is_remembered_by_the_index(
     os.utime(fifo, (1_700_000_000, 1_700_000_000))  # settled: its answer is remembered
     index = str(tmp_path / "index.sqlite")
     given = ["candidates", "--json", "--verbose", "--root", str(root), "--index", index]
-    shown = root / "projects" / "-w" / "?.jsonl"  # stderr shows what is no UTF-8 as "?"
+    shown = root / "projects" / "-w" / "\\udcff.jsonl"  # stderr escapes what is no UTF-8
     said = f"passed over {shown}: a FIFO in place of a log file"
     for _ in range(2):
         done = sessionref(*given)

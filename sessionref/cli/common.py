@@ -16,7 +16,6 @@ from sessionref.cli.process import note as note
 from sessionref.cli.process import note_line as note_line
 from sessionref.cli.process import write_bytes as write_bytes
 from sessionref.cli.process import write_text as write_text
-from sessionref.codecs.jsjson import js_json
 from sessionref.codecs.jsstring import well_formed
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.controls import one_line
@@ -140,12 +139,13 @@ def session_id_argument(value: str) -> str:
 
 
 def quoted(text: str) -> str:
-    """A session id or text as JSON quotes it: safe to print, however odd.
+    """A text a message names, between double quotes: the line it goes out on escapes what
+    is odd in it once (:func:`error_line`, :func:`~sessionref.cli.process.note`).
 
-    >>> quoted('a "b"\\n')
-    '"a \\\\"b\\\\"\\\\n"'
+    >>> print(one_line("no " + quoted('a\\udcff\\x1b\\\\x"')))
+    no "a\\udcff\\u001b\\x""
     """
-    return js_json(text).decode("utf-8")
+    return f'"{text}"'
 
 
 def config_error(message: str) -> SessionReferenceError:

@@ -11,6 +11,7 @@ from contextlib import ExitStack, contextmanager
 from sessionref.cli.common import (
     add_store_arguments,
     config_error,
+    note,
     note_passed_over,
     positive_int,
     printable,
@@ -220,6 +221,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         write_text("\n".join(hit_lines(hit) for hit in hits))
     if not hits:
-        sys.stderr.write(f"(no sessions match {quoted(args.query)})\n")
+        note(f"(no sessions match {quoted(args.query)})")
     note_passed_over(redacted_problems(passed_over, redaction), verbose=args.verbose)
     return 0
