@@ -31,6 +31,8 @@ import math
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -198,3 +200,10 @@ def _keeps_ctrl_c() -> Iterator[None]:
             signal.SIG_UNBLOCK if not before[1] else signal.SIG_BLOCK, {signal.SIGINT}
         )
         pytest.fail(f"the test changed Ctrl-C handling: {before} -> {after}")
+
+
+def run_script(script: str, *args: str, **options: Any) -> subprocess.CompletedProcess[Any]:
+    """``python -c SCRIPT ARGS`` in a fresh interpreter, run to its end as
+    :func:`subprocess.run` runs it with ``options``: how a test runs code that needs a process
+    of its own (signals, what start-up imports, a process killed half way)."""
+    return subprocess.run([sys.executable, "-c", script, *args], **options)

@@ -36,6 +36,7 @@ from sessionref.pool import WorkerPool, worker_pool
 from sessionref.pool_start import process_context, single_threaded
 from sessionref.testing import write_session_store
 from sessionref.worker_deaths import RERAN_MAIN_STATUS, WorkerDied
+from tests.conftest import run_script
 from tests.test_batch import LISTING, MAX_BYTES, write_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
 
@@ -60,9 +61,7 @@ def test_chunks_cover_the_items_in_order_and_shrink_to_one(workers: int, total: 
 
 def run_python(code: str) -> subprocess.CompletedProcess[str]:
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=environment, check=True
-    )
+    return run_script(code, capture_output=True, text=True, env=environment, check=True)
 
 
 def test_a_single_threaded_process_forks_its_workers() -> None:
@@ -427,9 +426,14 @@ def test_workers_beyond_the_open_file_limit_are_one_line_at_once(
     )
     out = tmp_path / "out.jsonl"
     where = ["--out", str(out)] if command == "batch" else ["--index", str(tmp_path / "i.db")]
-    argv = [sys.executable, "-c", ON_32_CPUS, command, "--root", str(store_root), *where]
-    done = subprocess.run(
-        [*argv, "--workers", "60"],
+    done = run_script(
+        ON_32_CPUS,
+        command,
+        "--root",
+        str(store_root),
+        *where,
+        "--workers",
+        "60",
         capture_output=True,
         timeout=60,
         preexec_fn=functools.partial(limited_open_files, 64),
@@ -507,8 +511,9 @@ def test_a_worker_killed_as_it_sends_a_result_does_not_hang_the_pool(tmp_path: P
     and a batch whose worker the OOM killer ended hung (1 run in 8 of a batch). Here a
     worker is killed as it writes a 64 MiB result, part of it sent."""
     marker = tmp_path / "killed"
-    done = subprocess.run(
-        [sys.executable, "-c", DIES_MID_RESULT, str(marker)],
+    done = run_script(
+        DIES_MID_RESULT,
+        str(marker),
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},

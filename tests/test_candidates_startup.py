@@ -19,6 +19,7 @@ import pytest
 
 from sessionref.cli import app
 from sessionref.cli.demo import sample_root
+from tests.conftest import run_script
 from tests.test_cli_startup import imported_by
 from tests.test_index import small_store
 from tests.test_index_harnesses import Settled, claude_store, codex_store
@@ -64,7 +65,7 @@ def test_a_command_process_ends_without_collecting_its_objects(tmp_path: Path) -
     report = "atexit.register(lambda: sys.stderr.write(f'frozen {gc.get_freeze_count()}'))"
     code = f"import atexit, gc, sys\n{report}\nsys.argv = {argv!r}\n"
     code += "from sessionref.cli import main\nsys.exit(main())"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    done = run_script(code, capture_output=True, check=True)
     assert int(done.stderr.decode().rsplit("frozen ", 1)[1]) > 0
     plain = subprocess.run(
         [sys.executable, "-m", "sessionref", *listing, "--no-index"],

@@ -23,6 +23,7 @@ from distributed import LocalCluster
 
 from sessionref.testing import write_session_store
 from sessionref.testing.mutations import log_lines
+from tests.conftest import run_script
 from tests.logs import assistant, header, user
 
 SESSIONS = 600
@@ -233,7 +234,7 @@ def test_what_an_interruption_left_half_done_prints_no_traceback(
     callback on the library's own thread its logged traceback (distributed's sync, via tornado).
     """
     script = script.replace("{signal}", signal_name)
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=PATIENCE)
+    done = run_script(script, capture_output=True, timeout=PATIENCE)
     assert done.stderr == b"interrupted\n"
 
 
@@ -279,9 +280,7 @@ def test_a_signal_in_the_interpreters_teardown_leaves_the_commands_status(
     write_small_store(store_root, 4)
     script = SIGNAL_IN_TEARDOWN.replace("{signal}", signal_name)
     argv = ["batch", "--root", str(store_root), "--out", str(out), "--workers", "2"]
-    done = subprocess.run(
-        [sys.executable, "-c", script, *argv], capture_output=True, timeout=PATIENCE
-    )
+    done = run_script(script, *argv, capture_output=True, timeout=PATIENCE)
     assert (done.returncode, done.stderr.decode()) == (
         0,
         f"4 sessions: 4 written, 0 failed \N{RIGHTWARDS ARROW} {out}\nsignal sent\n",
@@ -324,9 +323,7 @@ def test_a_second_signal_after_the_first_is_said_adds_nothing(tmp_path: Path, wh
     write_small_store(store_root, 4)
     script = SECOND_SIGNAL.replace("{when!r}", repr(when))
     argv = ["batch", "--root", str(store_root), "--out", str(out), "--workers", "2"]
-    done = subprocess.run(
-        [sys.executable, "-c", script, *argv], capture_output=True, timeout=PATIENCE
-    )
+    done = run_script(script, *argv, capture_output=True, timeout=PATIENCE)
     assert (done.returncode, done.stderr.decode()) == (
         143,
         f"interrupted: 2 of 4 sessions are in {out}; "

@@ -23,6 +23,7 @@ from sessionref.cli.demo import sample_root
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import MAX_SAFE_INTEGER
 from sessionref.testing.store import write_session_store
+from tests.conftest import run_script
 from tests.logs import assistant, header, other, user
 from tests.mcp_store import session_log
 
@@ -216,9 +217,7 @@ importlib.import_module = import_module
 sys.argv = ["sessionref", "{command}", "--root", {SAMPLE!r}, "--out", "o", "x"][:5]
 sys.exit(main())
 """
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, timeout=PATIENCE, cwd=tmp_path
-    )
+    done = run_script(code, capture_output=True, timeout=PATIENCE, cwd=tmp_path)
     assert (done.returncode, done.stderr, done.stdout) == (status, b"interrupted\n", b"")
 
 
@@ -234,7 +233,7 @@ theirs = set(sys.modules) - before
 import sessionref.cli
 print(sorted(set(sys.modules) - before - theirs))
 """
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=PATIENCE)
+    done = run_script(code, capture_output=True, timeout=PATIENCE)
     assert done.stdout.decode().strip() == str(
         ["sessionref", "sessionref.cli", "sessionref.cli.early"]
     )

@@ -18,12 +18,11 @@ And one signal that comes as the command line sets its handlers at start-up.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_script
 from tests.test_cli_interrupt import PATIENCE, temporary_files, write_small_store
 
 SWEEP = r"""
@@ -122,8 +121,13 @@ def sweep(command: str, first: str, second: str, tmp_path: Path) -> list[dict[st
     write_small_store(store, 4)
     runs = tmp_path / "runs"
     runs.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", SWEEP, command, first, second, str(runs), str(store)],
+    done = run_script(
+        SWEEP,
+        command,
+        first,
+        second,
+        str(runs),
+        str(store),
         capture_output=True,
         timeout=PATIENCE * 4,
     )
@@ -200,7 +204,5 @@ sys.exit(main())
 def test_a_signal_as_the_handlers_are_set_is_one_line() -> None:
     """A SIGTERM that came as the command line set its handlers, SIGINT's set and SIGTERM's
     not yet, killed the process (status -15, no line): it now waits for both."""
-    done = subprocess.run(
-        [sys.executable, "-c", HANDLERS_BEING_SET, "demo"], capture_output=True, timeout=PATIENCE
-    )
+    done = run_script(HANDLERS_BEING_SET, "demo", capture_output=True, timeout=PATIENCE)
     assert (done.returncode, done.stdout, done.stderr) == (143, b"", b"interrupted\n")

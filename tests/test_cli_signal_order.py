@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_script
 from tests.test_cli_interrupt import PATIENCE, write_small_store
 
 STATUS = {"SIGINT": 130, "SIGTERM": 143}
@@ -46,9 +47,7 @@ def test_a_signal_once_main_has_returned_leaves_the_commands_status(
     alone = subprocess.run(
         [sys.executable, "-m", "sessionref", *argv], capture_output=True, timeout=PATIENCE
     )
-    signalled = subprocess.run(
-        [sys.executable, "-c", script, *argv], capture_output=True, timeout=PATIENCE
-    )
+    signalled = run_script(script, *argv, capture_output=True, timeout=PATIENCE)
     assert alone.returncode == status
     assert (signalled.returncode, signalled.stdout, signalled.stderr) == (
         status,
@@ -83,8 +82,10 @@ def batch_signalled_at_its_summary(
     store_root, out = tmp_path / "store", tmp_path / "out.jsonl"
     write_small_store(store_root, 4)
     argv = ["batch", "--root", str(store_root), "--out", str(out), "--workers", "1"]
-    done = subprocess.run(
-        [sys.executable, "-c", AS_THE_SUMMARY_IS_SAID, ",".join(signals), *argv],
+    done = run_script(
+        AS_THE_SUMMARY_IS_SAID,
+        ",".join(signals),
+        *argv,
         capture_output=True,
         timeout=PATIENCE,
     )
@@ -151,9 +152,7 @@ sys.exit(main())
 def test_of_two_signals_waiting_together_the_first_to_come_decides(first: str, second: str) -> None:
     """Both signals came while the main thread waited: the command stops on the one that
     came first, with its status (a SIGTERM then a SIGINT exited 130)."""
-    done = subprocess.run(
-        [sys.executable, "-c", TOGETHER, first, second], capture_output=True, timeout=PATIENCE
-    )
+    done = run_script(TOGETHER, first, second, capture_output=True, timeout=PATIENCE)
     assert (done.returncode, done.stdout, done.stderr) == (STATUS[first], b"", b"interrupted\n")
 
 
@@ -183,7 +182,5 @@ def test_a_forked_childs_signals_are_not_the_commands() -> None:
     """A forked child (a pool's worker) ended by its own SIGTERM: the command, interrupted
     after it by Ctrl-C, says it was Ctrl-C (the child's signal, written to the pipe of
     arrivals it shared, came first)."""
-    done = subprocess.run(
-        [sys.executable, "-c", FORKED_CHILD_SIGNALLED], capture_output=True, timeout=PATIENCE
-    )
+    done = run_script(FORKED_CHILD_SIGNALLED, capture_output=True, timeout=PATIENCE)
     assert (done.returncode, done.stdout, done.stderr) == (130, b"", b"interrupted\n")

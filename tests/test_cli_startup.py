@@ -7,12 +7,11 @@ measured by the benchmarks, not here.
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
 
 import pytest
 
 from sessionref.cli.demo import sample_root
+from tests.conftest import run_script
 
 HEAVY = {"sessionref.batch", "sessionref.batch.dask", "multiprocessing", "hypothesis", "dask"}
 LIBRARY = {"msgspec", "zstandard", "sessionref.resolver", "sessionref.log.store"}
@@ -27,12 +26,12 @@ def imported_by(*args: str, prelude: str = "", check: bool = False) -> set[str]:
     """Every module a fresh ``python ARGS`` process has imported when it exits, ``prelude``
     run first (after the report is installed); with ``check``, the process must succeed."""
     if args[0] == "-c":
-        command = [sys.executable, "-c", f"{REPORT}\n{prelude}\n{args[1]}"]
+        script = f"{REPORT}\n{prelude}\n{args[1]}"
     else:  # -m MODULE ARGS: run the module as -m would, after installing the report
         argv = f"sys.argv = {list(args[1:])!r}"
         run = f"import runpy; runpy.run_module({args[1]!r}, run_name='__main__')"
-        command = [sys.executable, "-c", f"{REPORT}\n{prelude}\n{argv}\n{run}"]
-    done = subprocess.run(command, capture_output=True, check=check)
+        script = f"{REPORT}\n{prelude}\n{argv}\n{run}"
+    done = run_script(script, capture_output=True, check=check)
     last = done.stderr.decode().rsplit("\n", 1)[-1]
     return set(ast.literal_eval(last[last.index("[") :]))
 

@@ -20,6 +20,7 @@ import zstandard
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
 from sessionref.log.harness_store import HarnessStore
+from tests.conftest import run_script
 
 SESSION = "11111111-1111-4111-8111-111111111111"
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
@@ -197,8 +198,10 @@ def test_a_compressed_rollout_that_shrinks_while_it_is_read_is_no_crash(tmp_path
     compressed = plain.with_name(plain.name + ".zst")
     compressed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
     plain.unlink()
-    done = subprocess.run(
-        [sys.executable, "-c", SHRINKING, str(tmp_path), str(compressed)],
+    done = run_script(
+        SHRINKING,
+        str(tmp_path),
+        str(compressed),
         capture_output=True,
         timeout=60,
         check=False,

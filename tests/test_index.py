@@ -44,7 +44,7 @@ from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import LogRecords as SessionLog
 from sessionref.testing import projected_units, session_stores, write_session_store
 from sessionref.types import Target
-from tests.conftest import examples
+from tests.conftest import examples, run_script
 from tests.log_damage import place, plain_log
 from tests.logs import header, turn, turn_end, two_turns
 from tests.store_clock import StoreClock
@@ -490,8 +490,8 @@ REFRESH_AND_DIE = textwrap.dedent(
 def test_a_refresh_killed_half_way_leaves_a_usable_index(tmp_path: Path) -> None:
     small_store(tmp_path / "store", 20)
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    args = [sys.executable, "-c", REFRESH_AND_DIE, str(tmp_path / "store")]
-    done = subprocess.run([*args, str(tmp_path / "index.sqlite")], env=env, check=False)
+    store, index = str(tmp_path / "store"), str(tmp_path / "index.sqlite")
+    done = run_script(REFRESH_AND_DIE, store, index, env=env, check=False)
     assert done.returncode == -9
     with sqlite3.connect(tmp_path / "index.sqlite") as db:
         assert db.execute("SELECT count(*) FROM sessions").fetchone() == (6,)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any, BinaryIO, cast
 
@@ -23,7 +21,7 @@ from sessionref.log.frames import ZSTD_MAGIC, scan_frames
 from sessionref.log.reader import read_zstd
 from sessionref.log.writer import zstd_frame
 from sessionref.snapshot import project_units
-from tests.conftest import examples
+from tests.conftest import examples, run_script
 from tests.log_damage import place, zstd_log
 from tests.logs import turn
 from tests.test_frames import frames
@@ -55,8 +53,10 @@ except SessionReferenceError as exc:
 
 def test_a_log_truncated_while_it_is_read_is_an_error_not_a_signal(tmp_path: Path) -> None:
     path = place(tmp_path, LOG, compress=True)
-    done = subprocess.run(
-        [sys.executable, "-c", SHRINKING, str(tmp_path), str(path)],
+    done = run_script(
+        SHRINKING,
+        str(tmp_path),
+        str(path),
         capture_output=True,
         timeout=60,
         check=False,

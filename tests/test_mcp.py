@@ -34,6 +34,7 @@ from sessionref.mcp import wire
 from sessionref.mcp.catalog import TEMPLATE, Catalog, index_at, template_uri
 from sessionref.mcp.server import serve_lines
 from sessionref.testing import write_session_store
+from tests.conftest import run_script
 from tests.mcp_store import LISTED, session_log, write_store
 from tests.test_api_titles import WRITTEN_TITLES, written_root  # noqa: F401  # a fixture
 
@@ -560,9 +561,7 @@ def test_no_command_but_mcp_loads_the_sdk() -> None:
         "import sys; from sessionref.cli.app import build_parser; build_parser(); "
         "print(sorted(n for n in sys.modules if n.split('.')[0] in ('mcp', 'mcp_types', 'anyio')))"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env={**os.environ, **ENV}
-    )
+    done = run_script(code, capture_output=True, text=True, env={**os.environ, **ENV})
     assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
 
 

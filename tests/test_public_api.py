@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
 import pytest
@@ -13,7 +11,7 @@ import pytest
 import sessionref
 from sessionref import MemoryStore, SessionReferenceResolver, to_builtins
 from sessionref.errors import SessionReferenceError
-from tests.conftest import load_vectors
+from tests.conftest import load_vectors, run_script
 
 DIRECT = [
     vector
@@ -94,7 +92,7 @@ def test_dir_lists_each_public_name_once() -> None:
 
 def test_testing_without_hypothesis_names_the_extra_to_install() -> None:
     code = "import sys; sys.modules['hypothesis'] = None; import sessionref.testing"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    done = run_script(code, capture_output=True, text=True)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
     assert last == (
