@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from sessionref.index.refresh import (
 )
 from sessionref.index.schema import connect_memory
 from sessionref.index.walk import walk_tree
+from sessionref.log.discovery import NotALog, not_a_log
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import DirectoryStore
 from sessionref.testing import write_session_store
@@ -166,3 +168,28 @@ def test_a_batch_written_at_once_keeps_the_last_row_of_each_session() -> None:
     tables.write_sessions(db, [row("third okapi"), row("")])
     assert found("okapi") == [] and found("yak") == []
     assert db.execute("SELECT count(*) FROM texts").fetchone() == (0,)
+
+
+def test_a_log_swapped_for_a_fifo_between_stat_and_open_is_not_remembered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log swapped for a FIFO after the header cache stats it and back before the next
+    listing (same version): the listing that opened the FIFO says so once, naming the path
+    once, and the next reads the log again rather than a remembered error that would name it
+    twice (``PATH: PATH: a FIFO in place of a log file``)."""
+    write_session_store(tmp_path, logs(1))
+    path = str(tmp_path / "_no-cwd" / "s000" / "session.jsonl")
+    read = DirectoryStore.first_line
+
+    def swapped(store: DirectoryStore, file: Any) -> bytes | None:
+        raise NotALog(not_a_log(file.location, stat.S_IFIFO | 0o644))  # as open_regular
+
+    monkeypatch.setattr(DirectoryStore, "first_line", swapped)
+    scanner = CachedHeaderStore(tmp_path, (1 << 30, 1 << 20), {}, 1 << 62)  # every file settled
+    assert scanner.headers() == []
+    [problem] = scanner.problems()
+    assert (problem.path, problem.message) == (path, "a FIFO in place of a log file")
+    monkeypatch.setattr(DirectoryStore, "first_line", read)  # the log is back, same version
+    again = CachedHeaderStore(tmp_path, (1 << 30, 1 << 20), scanner.learned, 1 << 62)
+    assert [header.id for header in again.headers()] == ["s000"]
+    assert again.problems() == []

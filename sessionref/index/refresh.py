@@ -21,7 +21,7 @@ import msgspec
 
 from sessionref.errors import SessionLogError, describe
 from sessionref.index.walk import file_revision, version_of
-from sessionref.log.discovery import LogFile
+from sessionref.log.discovery import LogFile, NotALog
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog, latest_title
 from sessionref.log.store import DirectoryStore, LogUnreadable
@@ -161,7 +161,10 @@ def remembered_line(
     taken): remembered while the file (its mode included: a permission change may make it
     unreadable) is unchanged and settled; a racy file's answer is read and not remembered. An
     error of ``read`` (:class:`SessionLogError`) is remembered as the answer; one of
-    ``os.stat`` is raised, never remembered (it may pass without the file changing).
+    ``os.stat`` is raised, never remembered (it may pass without the file changing), and so is
+    a :class:`~sessionref.log.discovery.NotALog`: the file ``status`` saw was a regular one,
+    so what was opened was put in its place meanwhile (and may be gone again at the same
+    version: remembered, its message, which names the path, would be named again).
 
     >>> class Memory:
     ...     known, learned, racy_after = {}, {}, 1 << 62
@@ -183,6 +186,8 @@ def remembered_line(
         return entry.line
     try:
         line = read()
+    except NotALog:
+        raise
     except SessionLogError as exc:
         if settled:
             memory.learned[key] = HeaderEntry(version, None, str(exc))
