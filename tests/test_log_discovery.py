@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, MemoryStore
 from sessionref.errors import SessionLogError
+from sessionref.log import framefile
 from sessionref.log.discovery import (
     PLAIN_LOG,
     ZSTD_LOG,
@@ -29,7 +30,7 @@ from sessionref.log.discovery import (
     StoreProblem,
     list_sessions,
 )
-from sessionref.log.frames import DEFAULT_MAX_LINE_BYTES, scan_frames
+from sessionref.log.frames import DEFAULT_MAX_LINE_BYTES
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.records import captured_through_seq
 from sessionref.log.store import render_session
@@ -272,11 +273,15 @@ def test_a_zstd_header_frame_that_never_ends_is_scanned_in_linear_time(
     os.truncate(endless, 2 * limit)  # zeros: an empty raw block every 3 bytes
     scanned: list[int] = []
 
-    def counted(buffer: bytes, *args: Any) -> Any:
-        scanned.append(len(buffer))
-        return scan_frames(buffer, *args)
+    def counted(walk: Callable[..., Any]) -> Callable[..., Any]:
+        def looked(buffer: bytes, *args: Any, **kwargs: Any) -> Any:
+            scanned.append(len(buffer))
+            return walk(buffer, *args, **kwargs)
 
-    monkeypatch.setattr("sessionref.log.store.scan_frames", counted)
+        return looked
+
+    for scanner in ("scan_frames", "walk_blocks"):  # the frames, a frame's blocks
+        monkeypatch.setattr(framefile, scanner, counted(getattr(framefile, scanner)))
     store = DirectoryStore(tmp_path, max_line_bytes=limit)
     assert [h.id for h in store.headers()] == ["s"]
     assert [(p.path, p.message) for p in store.problems()] == [

@@ -19,14 +19,13 @@ import msgspec
 import zstandard
 
 from sessionref.errors import SessionLogError
+from sessionref.log.blocks import Compressed, walk_blocks
 
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
 ZSTD_MAGIC: Final = 0xFD2FB528
 CHUNK_SIZE: Final = 1 << 18
 Chunk = bytes | bytearray | memoryview
-Compressed = bytes | bytearray
-"""Bytes of a zstd log: all of it, or a window of it read from its file."""
 
 
 class FrameScan(msgspec.Struct, frozen=True):
@@ -53,49 +52,21 @@ def _frame_end(buffer: Compressed, start: int, size: int, base: int = 0) -> int:
     if descriptor & 0x18:
         where = base + offset
         raise SessionLogError(f"corrupt zstd log: reserved frame header bit at byte {where}")
-    offset += _HEADER_BYTES[descriptor]
-    unpack = _U32.unpack_from
-    while True:  # blocks: a 3-byte header each, then 1 byte (RLE) or its size
-        if size - offset < 4:  # the last block may be an empty one at the very end
-            if size - offset < 3:
-                return -1
-            block = int.from_bytes(buffer[offset : offset + 3], "little")
-        else:
-            block = unpack(buffer, offset)[0] & 0xFFFFFF
-        kind = block & 6
-        if kind == 6:
-            where = base + offset
-            raise SessionLogError(f"corrupt zstd log: reserved block type at byte {where}")
-        if not block & ~4 and buffer.startswith(_EMPTY_RUNS[block][1], offset, size):
-            offset = _past_empty_run(buffer, offset, size, block)
-            continue
-        offset += 4 if kind == 2 else 3 + (block >> 3)
-        if block & 1:
-            break
+    offset, last = walk_blocks(buffer, offset + _HEADER_BYTES[descriptor], size, base)
+    if not last:
+        return -1
     if descriptor & 4:
         offset += 4
     return offset if offset <= size else -1
 
 
-_EMPTY_RUNS: Final = {
-    block: [block.to_bytes(3, "little") * count for count in (4096, 64, 1)] for block in (0, 4)
-}
-"""Runs of one empty block that is not a frame's last (raw or compressed, no content: its
-3-byte header alone), 4,096, 64 and 1 long: what a hostile frame of millions is made of."""
+def first_block(descriptor: int) -> int:
+    """Bytes from a frame's start to its first block, by its header's descriptor.
 
-
-def _past_empty_run(buffer: Compressed, offset: int, size: int, block: int) -> int:
-    """Where the run of empty blocks ``block`` (:data:`_EMPTY_RUNS`) from ``offset`` ends,
-    found by comparing thousands at a time, where a block at a time takes a second a million;
-    each is one the block walk of :func:`_frame_end` would pass, so it ends where that would.
-
-    >>> _past_empty_run(bytes(3000) + b"\\x04\\x00\\x00" + bytes(8), 0, 3011, 0)
-    3000
+    >>> first_block(0x00), first_block(0xC4)
+    (6, 14)
     """
-    for run in _EMPTY_RUNS[block]:
-        while buffer.startswith(run, offset, size):
-            offset += len(run)
-    return offset
+    return 4 + _HEADER_BYTES[descriptor]
 
 
 def _header_bytes(descriptor: int) -> int:
@@ -293,12 +264,20 @@ def complete_frames(
     sessionref.errors.SessionLogError: corrupt zstd file: it ends inside the frame at byte 0
     """
     scan = scan_frames(buffer)
-    if scan.torn_start is not None and not torn_ok:
-        torn = scan.torn_start
-        raise SessionLogError(f"corrupt zstd file: it ends inside the frame at byte {torn}")
-    if scan.frames:
-        span = FileSpan(io.BytesIO(buffer), scan.frames[0][0], scan.frames[-1][1])
-        yield from frames_plaintext(span, limit)
+    end = scan.frames[-1][1] if scan.frames else 0
+    yield from frames_text(io.BytesIO(buffer), end, scan.torn_start, limit, torn_ok)
+
+
+def frames_text(
+    file: BinaryIO, end: int, torn_start: int | None, limit: int, torn_ok: bool
+) -> Iterator[bytes]:
+    """:func:`complete_frames` of a file whose frames a scan found: complete ones in its
+    first ``end`` bytes (from its start, as every frame follows the one before), and a torn
+    last one from ``torn_start``, if any."""
+    if torn_start is not None and not torn_ok:
+        raise SessionLogError(f"corrupt zstd file: it ends inside the frame at byte {torn_start}")
+    if end:
+        yield from frames_plaintext(FileSpan(file, 0, end), limit)
 
 
 def decompress_frames(compressed: bytes, limit: int = DEFAULT_MAX_DECOMPRESSED_BYTES) -> bytearray:

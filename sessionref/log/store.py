@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -36,11 +36,11 @@ from sessionref.log.discovery import (
     not_a_log,
     store_directory,
 )
+from sessionref.log.framefile import find_frames
 from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
     DEFAULT_MAX_LINE_BYTES,
     check_header_frame,
-    scan_frames,
 )
 from sessionref.log.inflate import decompress_frame
 from sessionref.log.jsonl import open_regular
@@ -127,26 +127,32 @@ def _plain_first_line(location: str, limit: int) -> bytes | None:
     return None
 
 
-def zstd_first_line(read: Any, limit: int) -> bytes | None:
-    """Line 1 of a zstd log from its first frame, read ``_PROBE`` bytes at a time by
-    ``read``; ``None`` when the file holds no complete first frame. The frame is looked for
-    each time what was read doubled, so a frame that never ends (millions of empty blocks)
-    costs time linear in the bytes read, not quadratic."""
-    chunks, size, scan_at = [], 0, 0
-    while True:
-        chunks.append(chunk := read(_PROBE))
-        size += len(chunk)
-        if chunk and size < scan_at and size <= limit:
-            continue
-        scan_at, head = 2 * size, b"".join(chunks)
-        chunks[:] = [head]
-        frames = scan_frames(head, 1).frames
-        if frames:
-            plaintext = decompress_frame(head[: frames[0][1]], limit)
-            check_header_frame(plaintext)
-            return plaintext[:-1]
-        if not chunk:
-            return None
+def zstd_first_line(read: Callable[[int], bytes], limit: int) -> bytes | None:
+    """Line 1 of a zstd log from its first frame, read ``_PROBE`` bytes at a time by ``read``
+    as far as that frame (:func:`~sessionref.log.framefile.find_frames`); ``None`` when the
+    file holds no complete first frame; more than ``limit`` bytes read without one raises.
+
+    >>> import io, zstandard
+    >>> frame = zstandard.ZstdCompressor().compress
+    >>> zstd_first_line(io.BytesIO(frame(b"h\\n") + b"not read").read, 9)
+    b'h'
+    """
+    held: list[bytes] = []
+    found = find_frames(_probe_pieces(read, limit, held), first_only=True)
+    if found.first is None:
+        return None
+    plaintext = decompress_frame(b"".join(held)[: found.first[1]], limit)
+    check_header_frame(plaintext)
+    return plaintext[:-1]
+
+
+def _probe_pieces(read: Callable[[int], bytes], limit: int, held: list[bytes]) -> Iterator[bytes]:
+    """``read(_PROBE)`` until it gives nothing, kept in ``held``; raises past ``limit``."""
+    size = 0
+    while piece := read(_PROBE):
+        held.append(piece)
+        size += len(piece)
+        yield piece
         if size > limit:
             raise SessionLogError(f"header frame is longer than {limit} bytes")
 

@@ -3,15 +3,16 @@
 A file mapped into memory and truncated meanwhile (a disk, a hand edit, a copy replacing
 it) makes every page past its new end a SIGBUS that kills the process, an MCP server with
 it; and the compressed file read whole first would hold about half as much again as the
-log's text. So the file is read twice, in bounded pieces. Pass 1 reads it in chunks of
-:data:`READ_SIZE` into one reused buffer and locates its frames exactly as
+log's text. So the file is read twice, in bounded pieces. Pass 1 reads it in pieces of
+:data:`READ_SIZE` (:func:`file_pieces`) and locates its frames exactly as
 :func:`~sessionref.log.frames.scan_frames` does over the whole (same errors at the same
-bytes); a frame that goes on past a chunk is carried over, and scanned again only once what
-is carried has doubled, so a frame of millions of empty blocks costs linear time. Pass 2
-decompresses the body from the same file (:func:`body_plaintext`), then the torn last
-frame's bytes are read (:func:`torn_frame_bytes`). The file's size is taken once, first: a
-log a writer appends to meanwhile is read as it was then, and one found shorter than that
-raises :class:`SessionLogError` ("changed while read"), whichever pass finds it.
+bytes): a frame that goes on past a piece is followed block by block, its contents not kept
+(:func:`~sessionref.log.framefile.find_frames`), so a frame of millions of empty blocks costs
+one pass; the header frame is then read again on its own. Pass 2 decompresses the body from
+the same file (:func:`body_plaintext`), then the torn last frame's bytes are read
+(:func:`torn_frame_bytes`). The file's size is taken once, first: a log a writer appends to
+meanwhile is read as it was then, and one found shorter than that raises
+:class:`SessionLogError` ("changed while read"), whichever pass finds it.
 """
 
 from __future__ import annotations
@@ -24,13 +25,14 @@ from typing import BinaryIO, Final, cast
 import msgspec
 
 from sessionref.errors import SessionLogError
+from sessionref.log.framefile import find_frames
 from sessionref.log.frames import (
     CHANGED,
     DEFAULT_MAX_LINE_BYTES,
     FileSpan,
     check_header_frame,
     frames_plaintext,
-    scan_frames,
+    frames_text,
 )
 from sessionref.log.inflate import decompress_frame
 
@@ -89,30 +91,51 @@ def _scan_file(file: BinaryIO, size: int) -> tuple[bytes | None, tuple[int, int]
     >>> _scan_file(io.BytesIO(frame * 2 + frame[:5]), 27) == (frame, (11, 22), 22)
     True
     """
-    chunk = bytearray(min(READ_SIZE, size))
-    window = bytearray()  # the bytes from ``base`` on not yet known to be whole frames
-    header: bytes | None = None
-    base = taken = rescan_at = body_start = body_end = 0
+    found = find_frames(file_pieces(file, size))
+    if found.first is None:
+        return None, (0, 0), found.torn_start
+    header = FileSpan(file, *found.first).read()
+    return header, (found.first[1], found.end), found.torn_start
+
+
+def file_pieces(file: BinaryIO, size: int) -> Iterator[memoryview]:
+    """The first ``size`` bytes of ``file`` from where it is, :data:`READ_SIZE` at a time into
+    one buffer (a piece holds until the next is asked for); a file that ends before raises
+    :class:`SessionLogError` ("changed while read").
+
+    >>> [bytes(piece) for piece in file_pieces(io.BytesIO(b"abc"), 2)]
+    [b'ab']
+    >>> list(file_pieces(io.BytesIO(b"abc"), 4))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: the file changed while it was read: it is shorter now
+    """
+    taken = 0
     readinto = cast(io.BufferedIOBase, file).readinto
-    with memoryview(chunk) as view:
+    with memoryview(bytearray(min(READ_SIZE, size))) as buffer:
         while taken < size:
-            got = readinto(view[: min(READ_SIZE, size - taken)])
+            got = readinto(buffer[: min(READ_SIZE, size - taken)])
             if not got:
                 raise SessionLogError(CHANGED)
             taken += got
-            window += view[:got]
-            if len(window) < rescan_at and taken < size:
-                continue  # a long frame carried over: scanned again once it doubled
-            scan = scan_frames(window, base=base)
-            if scan.frames:
-                if header is None:
-                    first_start, first_end = scan.frames[0]
-                    header, body_start = bytes(window[first_start:first_end]), base + first_end
-                body_end = base + scan.frames[-1][1]
-            done = len(window) if scan.torn_start is None else scan.torn_start
-            del window[:done]
-            base, rescan_at = base + done, 2 * len(window)
-    return header, (body_start, body_end), base if window else None
+            yield buffer[:got]
+
+
+def file_text(file: BinaryIO, size: int, limit: int) -> Iterator[bytes]:
+    """The plaintext of the first ``size`` bytes of ``file``, a zstd file a writer renamed into
+    place whole (:func:`~sessionref.log.frames.complete_frames` with ``torn_ok`` false), in
+    chunks decompressed from the file only as far as they are taken: its frames are located
+    first (pass 1, in pieces), so a torn or corrupt one raises before any text is given.
+
+    >>> import zstandard
+    >>> frame = zstandard.ZstdCompressor().compress(b"a\\n")
+    >>> list(file_text(io.BytesIO(frame * 2), 22, 4))
+    [b'a\\na\\n']
+    >>> list(file_text(io.BytesIO(frame * 2), 21, 4))
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: corrupt zstd file: it ends inside the frame at byte 11
+    """
+    found = find_frames(file_pieces(file, size))
+    yield from frames_text(file, found.end, found.torn_start, limit, torn_ok=False)
 
 
 def body_plaintext(file: BinaryIO, located: ZstdLog, limit: int) -> Iterator[bytes]:
