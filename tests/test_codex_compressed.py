@@ -5,8 +5,12 @@ hides; a damaged one is an error naming it."""
 
 from __future__ import annotations
 
+import os
+import random
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -16,7 +20,8 @@ from sessionref.cli import main
 from sessionref.codex.store import CodexStore
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
-from tests.test_codex import NAME, THREAD, meta, rollout, said, shown, write
+from sessionref.log import zstdfile
+from tests.test_codex import NAME, THREAD, copy, line, meta, rollout, said, shown, write
 
 DAY = "sessions/2025/06/01"
 ASKED = rollout(meta(), *said("user", "fix the build"), *said("assistant", "Fixed."))
@@ -169,3 +174,55 @@ def test_the_index_picks_up_a_compressed_rollout(tmp_path: Path) -> None:
         assert shown(index.transcript(THREAD))[-1] == ("user", "zeta")
     finally:
         index.close()
+
+
+def test_a_compressed_rollout_is_listed_holding_a_piece_of_it_not_all(tmp_path: Path) -> None:
+    """The listing reads a rollout's head: a compressed one was read whole (up to
+    ``max_bytes``) for it. It is now decompressed from its file as far as the head goes,
+    after its frames were located a piece at a time, so the memory the listing takes is a
+    piece's, not the file's, and it lists the thread as the plain rollout lists it."""
+    filler = [
+        line("response_item", copy("assistant", random.Random(n).randbytes(60_000).hex()))
+        for n in range(100)
+    ]
+    text = ASKED + rollout(*filler)
+    data = compressed(text)
+    assert len(data) > 6_000_000
+    plain = write(tmp_path / "plain", {f"{DAY}/{NAME}": text})
+    packed = write(tmp_path / "packed", {f"{DAY}/{NAME}.zst": data})
+    tracemalloc.start()
+    try:
+        headers = packed.headers()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert (
+        [(h.id, h.cwd) for h in headers]
+        == [(THREAD, "/w")]
+        == [(h.id, h.cwd) for h in plain.headers()]
+    )
+    assert packed.problems() == plain.problems() == []
+    assert packed.title(THREAD) == plain.title(THREAD) == "fix the build"
+    assert peak < 3 << 20
+
+
+def test_a_compressed_rollout_truncated_while_it_is_listed_is_a_problem_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Truncated once its frames are located, before its text is decompressed: the listing
+    says the file changed, naming it, and lists nothing of it (never a signal, never part of
+    the rollout taken for all of it)."""
+    path = tmp_path / DAY / f"{NAME}.zst"
+    store = write(tmp_path, {f"{DAY}/{NAME}.zst": compressed(ASKED * 40)})
+    find = zstdfile.find_frames
+
+    def truncated_after(pieces: Any, first_only: bool = False) -> Any:
+        found = find(pieces, first_only)
+        os.truncate(path, 10)
+        return found
+
+    monkeypatch.setattr(zstdfile, "find_frames", truncated_after)
+    assert store.headers() == []
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (str(path), "the file changed while it was read: it is shorter now")
+    ]

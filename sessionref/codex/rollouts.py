@@ -20,9 +20,10 @@ from typing import Final
 from sessionref.codex.names import COMPRESSED_SUFFIX, is_compressed, listed_names
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import StoreProblem, directory_entries
-from sessionref.log.frames import Compressed, complete_frames, file_chunks
+from sessionref.log.frames import complete_frames, file_chunks
 from sessionref.log.harness_store import first_lines, head_lines, real_directories
-from sessionref.log.jsonl import committed_lines, file_bytes, open_regular
+from sessionref.log.jsonl import committed_lines, file_bytes, file_size, open_regular
+from sessionref.log.zstdfile import file_text
 
 PAGES: Final = "rollout_segments"
 """The folder below ``sessions/`` where Codex keeps the older pages of its paginated threads
@@ -71,13 +72,13 @@ def existing_rollout(path: Path) -> Path | None:
     return None
 
 
-def _plaintext(location: str, compressed: Compressed, limit: int) -> Generator[bytes, None, None]:
-    """The text of the compressed rollout at ``location`` in chunks, decompressed as far as
-    they are taken; it must end on a frame (Codex renames it into place whole), and a damaged
-    one raises :class:`SessionLogError` naming it
+def _plaintext(location: str, text: Iterator[bytes]) -> Generator[bytes, None, None]:
+    """``text``, the text of the compressed rollout at ``location`` in chunks, decompressed as
+    far as they are taken: it must end on a frame (Codex renames it into place whole), and a
+    damaged one raises :class:`SessionLogError` naming it
     (:func:`~sessionref.log.frames.complete_frames`)."""
     try:
-        yield from complete_frames(compressed, limit, torn_ok=False)
+        yield from text
     except SessionLogError as exc:
         raise SessionLogError(f"{location}: {exc}") from None
 
@@ -99,24 +100,24 @@ def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]
 
 def _text_chunks(path: Path, max_bytes: int) -> Generator[bytes, None, None]:
     """A rollout's text in chunks, read (and decompressed) only as far as they are taken: a
-    plain one as it is read; a compressed one no larger than ``max_bytes``, read whole first
-    (as :func:`rollout_text` reads it): mapped into memory instead, a file truncated while it
-    is decompressed (its frames are located across all of it first) would be a SIGBUS that
-    kills the process, not an error. A file that cannot be read raises
-    :class:`LogUnreadable`; close it when done.
+    plain one as it is read; a compressed one no larger than ``max_bytes`` decompressed from
+    its file (:func:`~sessionref.log.zstdfile.file_text`: its frames located over the whole
+    file first, a piece at a time, so a damaged one fails as the whole read fails, and never
+    mapped: a file truncated meanwhile is an error, not a SIGBUS), holding no more than a
+    piece of it. A file that cannot be read raises :class:`LogUnreadable`; close it when done.
 
     >>> list(_text_chunks(Path("/no/rollout-1.jsonl.zst"), 10))
     Traceback (most recent call last):
     sessionref.errors.LogUnreadable: cannot read /no/rollout-1.jsonl.zst: No such file or directory
     """
     location = str(path)
-    if is_compressed(path):
-        with closing(_plaintext(location, file_bytes(location, max_bytes), max_bytes)) as chunks:
-            yield from chunks
-        return
     try:
         with open_regular(location) as file:
-            yield from file_chunks(file)
+            if not is_compressed(path):
+                yield from file_chunks(file)
+                return
+            size = file_size(file, location, max_bytes)
+            yield from _plaintext(location, file_text(file, size, max_bytes))
     except OSError as exc:
         raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
 
@@ -131,7 +132,9 @@ def rollout_text(path: Path, max_bytes: int) -> bytes:
     """
     location = str(path)
     data = file_bytes(location, max_bytes)
-    return b"".join(_plaintext(location, data, max_bytes)) if is_compressed(path) else data
+    if not is_compressed(path):
+        return data
+    return b"".join(_plaintext(location, complete_frames(data, max_bytes, torn_ok=False)))
 
 
 def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:

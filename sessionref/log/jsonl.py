@@ -33,6 +33,7 @@ __all__ = [
     "decode_line",
     "decode_lines",
     "file_bytes",
+    "file_size",
     "iso_millis",
     "read_committed",
 ]
@@ -66,15 +67,27 @@ def file_bytes(location: str, max_bytes: int) -> bytes:
     """
     try:
         with open_regular(location) as file:
-            size = os.fstat(file.fileno()).st_size
-            if size > max_bytes:
-                raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
+            file_size(file, location, max_bytes)
             data = file.read()  # sized by the file: read(max_bytes + 1) would allocate that
     except OSError as exc:
         raise LogUnreadable(f"cannot read {location}: {exc.strerror or exc}") from None
     if len(data) > max_bytes:  # it grew while being read
         raise SessionLogError(f"{location}: over the limit of {max_bytes} bytes")
     return data
+
+
+def file_size(file: BinaryIO, location: str, max_bytes: int) -> int:
+    """The size of ``file``, open from ``location``; over ``max_bytes`` raises
+    :class:`SessionLogError` naming it.
+
+    >>> import io
+    >>> file_size(io.FileIO("/dev/null"), "/dev/null", 0)
+    0
+    """
+    size = os.fstat(file.fileno()).st_size
+    if size > max_bytes:
+        raise SessionLogError(f"{location}: {size} bytes, over the limit of {max_bytes}")
+    return size
 
 
 def open_regular(location: str) -> BinaryIO:
