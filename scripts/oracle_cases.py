@@ -136,6 +136,12 @@ CASES = [
         [Session("--root--", "cwd-empty-array", header("cwd-empty-array", cwd="[]"))],
     ),
     Case(
+        "header-cwd-object-length",
+        'the header cwd is {"length":3}, the log under --root--/ (the listing reads that many '
+        "characters of an object and refuses the whole root)",
+        [Session("--root--", "cwd-object-length", header("cwd-object-length", cwd='{"length":3}'))],
+    ),
+    Case(
         "display-not-array",
         "a message carries a display that is not an array (the harness loads it unchecked; "
         "SPEC [seed] shows only an array display, so content shows)",
@@ -213,7 +219,13 @@ CASES = [
             "cwd must be a string)",
             [Session("--root--", f"cwd-{name}", header(f"cwd-{name}", cwd=value))],
         )
-        for name, value in (("number", "5"), ("true", "true"), ("false", "false"), ("object", "{}"))
+        for name, value in (
+            ("number", "5"),
+            ("true", "true"),
+            ("false", "false"),
+            ("object", "{}"),
+            ("object-length-negative", '{"length":-1}'),
+        )
     ),
 ]
 

@@ -34,6 +34,7 @@ OFFENDING = {
     "flat-artifact": set(),
     "header-cwd-empty-array": {"cwd-empty-array"},
     "header-cwd-null": {"cwd-null"},
+    "header-cwd-object-length": {"cwd-object-length"},
     "header-dir-mismatch": {"other-dir", "real-id"},
     "header-wrong-project": {"wrong-project"},
     "header-retired-field": {"header-retired-field"},

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int
+from sessionref.log.jsvalue import UNDEFINED, is_safe_int, js_int, js_to_number
 from sessionref.log.lines import parse_json_signed_zero
 from sessionref.log.structs import SessionHeader
 
@@ -92,14 +92,23 @@ def listed_header(value: Any) -> SessionHeader | None:
 
 def unfiled_cwd(cwd: Any) -> bool:
     """Whether the harness fails to name a project directory for a header's ``cwd``, which
-    makes its listing throw for the whole root: ``null`` (it reads the length of null), an
-    array (its items are not characters), the empty string. Other values that are not strings
-    (numbers, booleans, objects) have no characters, so it files them under ``--root--``.
+    makes its listing throw for the whole root: ``null`` (it reads the length of null), the
+    empty string, and a value that is no string whose ``length`` is ``0`` or compares above
+    0 (it then reads characters that are not there): any array, an object such as
+    ``{"length":3}``. Other values (numbers, booleans, objects without such a ``length``) have
+    no characters, so it files them under ``--root--``.
 
     >>> unfiled_cwd(None), unfiled_cwd([]), unfiled_cwd(""), unfiled_cwd(5), unfiled_cwd("/w")
     (True, True, True, False, False)
+    >>> [unfiled_cwd({"length": n}) for n in (3, "1", True, 0, -1, None, "x")]
+    [True, True, True, True, False, False, False]
     """
-    return cwd is None or type(cwd) is list or cwd == ""
+    if cwd is None or type(cwd) is list or cwd == "":
+        return True
+    if type(cwd) is not dict or "length" not in cwd:
+        return False
+    length = cwd["length"]
+    return (type(length) in (int, float) and length == 0) or js_to_number(length) > 0
 
 
 def _upgrade_message(value: Any) -> str | None:

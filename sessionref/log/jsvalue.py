@@ -7,6 +7,8 @@ too, while reading a property of ``null`` throws. These helpers say the same in 
 
 from __future__ import annotations
 
+import math
+import re
 from typing import Any, Final
 
 from sessionref.errors import MAX_SAFE_INTEGER as MAX_SAFE_INTEGER
@@ -105,3 +107,61 @@ def has_exact_keys(
     return all(key in value for key in required) and all(
         key in required or key in optional for key in value
     )
+
+
+_JS_TRIMMED: Final = (
+    "\t\n\v\f\r \u00a0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + ("\u2028\u2029\u202f\u205f\u3000\ufeff")
+)
+"""What ``Number(string)`` trims: JavaScript's white space and line terminators."""
+_JS_DECIMAL: Final = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+_JS_RADIX: Final = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
+
+
+def js_to_number(value: object) -> float:
+    """``Number(value)`` of a JSON value (a relational comparison coerces so): an array is
+    joined with ``,`` first, an object is ``NaN``.
+
+    >>> [js_to_number(v) for v in (None, True, " 3 ", "", "0x1f", "1e3", "-Infinity")]
+    [0.0, 1.0, 3.0, 0.0, 31.0, 1000.0, -inf]
+    >>> [js_to_number(v) for v in ([], [[2]], [None], [1, 2], {}, "3px", "-0x1")]
+    [0.0, 2.0, 0.0, nan, nan, nan, nan]
+    """
+    if value is None:
+        return 0.0
+    if type(value) in (bool, int, float):
+        return float(value)  # type: ignore[arg-type]
+    if type(value) is list:
+        if len(value) > 1:
+            return math.nan  # the joined text holds a ","
+        return js_to_number("" if not value or value[0] is None else _single(value[0]))
+    if type(value) is not str:
+        return math.nan
+    text = value.strip(_JS_TRIMMED)
+    if not text:
+        return 0.0
+    if _JS_DECIMAL.fullmatch(text):
+        return float(text.replace("Infinity", "inf"))
+    radix = _JS_RADIX.get(text[:2])
+    try:
+        return float(int(text[2:], radix)) if radix and _digits(text[2:]) else math.nan
+    except ValueError:
+        return math.nan
+
+
+def _digits(text: str) -> bool:
+    """Whether ``text`` is only ASCII letters and digits (``int`` would also take ``_``, ``+``).
+
+    >>> _digits("1f"), _digits("1_0"), _digits("")
+    (True, False, False)
+    """
+    return text.isascii() and text.isalnum()
+
+
+def _single(item: object) -> object:
+    """What the one item of an array stands for when the array is made a number (its text
+    is the item's: a number's text is that number, ``true`` and an object are no number)."""
+    if type(item) is bool or type(item) is dict:
+        return "x"
+    return item
