@@ -69,6 +69,19 @@ def test_a_linked_project_directory_is_not_followed(tmp_path: Path) -> None:
     assert served(tmp_path) == set()
 
 
+def test_a_log_reached_through_a_linked_project_directory_is_in_place(tmp_path: Path) -> None:
+    """A log lying in ``real/`` whose header names ``--w--/``, where ``--w--`` is a link to
+    ``real``: the listing does not walk the link but finds the log in ``real/``, and the
+    harness takes it because the path its header names leads to the same file. Asked of the
+    real stack (2026-12-04, ``_no-cwd -> realproj`` with the log in ``realproj/s1``): it lists
+    the session and reads it."""
+    place(tmp_path, plain_log(two_turns()), compress=False)
+    (tmp_path / "--w--").rename(tmp_path / "real")
+    (tmp_path / "--w--").symlink_to("real")
+    assert served(tmp_path) == {"s"}
+    assert problem_paths(tmp_path) == set()
+
+
 def test_a_linked_log_file_is_read_where_it_leads(tmp_path: Path) -> None:
     """Only directory links are not followed: a ``session.jsonl`` that is a link to a file
     outside the root is listed and read. Asked of the real stack (2026-12-02, the sample

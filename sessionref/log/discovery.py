@@ -98,13 +98,33 @@ def _encoding(files: list[LogFile]) -> str:
 
 
 def _misplaced(file: LogFile, header: SessionHeader) -> str | None:
-    """Why a header does not name the directory its log lies in, if it does not."""
+    """Why a header does not name the directory its log lies in, if it does not. A log under
+    another spelling of its path is in place when both spellings lead to the same file (the
+    harness compares their real paths: a project directory reached through a link).
+    """
     project = encode_project_directory(header.cwd)
     session = encode_session_directory(header.id)
-    if (file.project, file.session) != (project, session):
+    root = os.path.dirname(os.path.dirname(os.path.dirname(file.location)))
+    expected = os.path.join(root, project, session, file.name)
+    if (file.project, file.session) != (project, session) and not same_file(
+        file.location, expected
+    ):
         named = js_json(header.id).decode("utf-8")
         return f"header id {named} and cwd identify {project}/{session}"
     return None
+
+
+def same_file(path: str, other: str) -> bool:
+    """Whether two paths lead to one file (their real paths agree); ``False`` when either
+    cannot be resolved.
+
+    >>> same_file("/tmp", "/tmp/."), same_file("/tmp", "/nonexistent")
+    (True, False)
+    """
+    try:
+        return os.path.realpath(path, strict=True) == os.path.realpath(other, strict=True)
+    except OSError:
+        return False
 
 
 _KINDS: Final = (
