@@ -142,6 +142,37 @@ CASES = [
         [Session("--root--", "cwd-object-length", header("cwd-object-length", cwd='{"length":3}'))],
     ),
     Case(
+        "legacy-toolresult-replace-float-start",
+        "a legacy tool/result {callId, content, isError} replaced by another legacy one whose "
+        "surfaceOp start is the float literal 11.0 (the replacement inherits the message id of "
+        "seq 11: a number key, 11.0 is 11)",
+        [
+            Session(
+                PROJ,
+                "legacy-replace-float",
+                both(
+                    header("legacy-replace-float"),
+                    replaced(
+                        '"message":{"id":"t-533","role":"user","source":{"kind":"tool","callId":'
+                        '"call-1-1"},"content":[{"type":"tool-result","toolCallId":"call-1-1",'
+                        '"isError":false,"content":[',
+                        '"callId":"call-1-1","isError":false,"content":[',
+                        8,
+                    ),
+                    replaced("]}]}},", "]},", 8),
+                    replaced(
+                        '{"type":"session/title","seq":20,"time":1700000000147,"data":{"title":'
+                        '"A good session","messageSeqs":[1],"source":{"kind":"fallback"}}}',
+                        '{"type":"tool/result","seq":20,"time":1700000000147,"data":{"turn":1,'
+                        '"step":1,"callId":"call-1-1","isError":false,"content":[]},'
+                        '"surfaceOp":{"op":"replace","start":11.0,"end":11},"sourceEventSeqs":[11]}',
+                        15,
+                    ),
+                ),
+            )
+        ],
+    ),
+    Case(
         "display-not-array",
         "a message carries a display that is not an array (the harness loads it unchecked; "
         "SPEC [seed] shows only an array display, so content shows)",

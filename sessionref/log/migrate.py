@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import UNDEFINED, has_exact_keys, is_record, is_safe_int
+from sessionref.log.jsvalue import UNDEFINED, has_exact_keys, is_record, is_safe_int, js_int
 
 MessageIdOf = Callable[[Any], Any]
 """The message id of the event at a seq (``UNDEFINED`` when it has none)."""
@@ -177,8 +177,11 @@ def migrate_message(
         "content": data["content"],
         "isError": data["isError"],
     }
+    # the id is looked up by number, as in a Map: the start 4.0 names the event at seq 4
     message_id = (
-        legacy_message_id(session_id, seq) if replaced_start is None else id_at(replaced_start)
+        legacy_message_id(session_id, seq)
+        if replaced_start is None
+        else id_at(js_int(replaced_start))
     )
     message = {
         "id": message_id,
