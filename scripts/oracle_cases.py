@@ -79,6 +79,26 @@ def both(*edits: Edit) -> Edit:
 
 
 PROJ = "--work-proj--"
+
+
+def open_call(session_id: str, call_id: str) -> Edit:
+    """The log of ``session_id`` left inside turn 1 with a tool call ``call_id`` (JSON text)
+    pending in step 2: the call is added to the answer of seq 17, and the ``step/end`` and
+    ``turn/end`` after it become ignorable notes, so the harness closes the turn itself."""
+    note = '{{"type":"x/note","seq":{seq},"time":1700000000133,"data":{{}},"ignorable":true}}'
+    return both(
+        header(session_id),
+        replaced(
+            '"text":"Module 1 works fine."}]',
+            '"text":"Module 1 works fine."},{"type":"tool-call","id":'
+            + call_id
+            + ',"name":"read_file","arguments":"{}"}]',
+            12,
+        ),
+        lambda lines: [*lines[:13], note.format(seq=18), note.format(seq=19), *lines[15:]],
+    )
+
+
 CASES = [
     Case(
         "header-createdAt-negzero",
@@ -171,6 +191,16 @@ CASES = [
                 ),
             )
         ],
+    ),
+    *(
+        Case(
+            f"closer-call-id-{name}",
+            f"the log ends inside a turn with a tool call whose id is {value} pending: the "
+            "harness closes the turn with a tool result for that call, and validates it "
+            "(a call id that is not a non-empty string fails the read)",
+            [Session(PROJ, f"closer-id-{name}", open_call(f"closer-id-{name}", value))],
+        )
+        for name, value in (("string", '"call-2-1"'), ("number", "7"), ("empty", '""'))
     ),
     Case(
         "display-not-array",

@@ -14,8 +14,9 @@ from typing import Any
 
 import msgspec
 
+from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import JsTypeError, js_get
+from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get
 from sessionref.log.structs import DecodedLogRecord, LogRecord, raw_data, record_span
 
 _RESETS = ("turn/start", "turn/end")
@@ -118,7 +119,22 @@ def _closers(records: list[LogRecord], start: int) -> list[LogRecord]:
 
 
 def _tool_result(call: _Call, turn: Any, seq: int, time: Any) -> LogRecord:
-    """The synthetic error result of a call left without one."""
+    """The synthetic error result of a call left without one. The harness validates it as any
+    tool result: a call id that is not a non-empty string (a number, ``""``, a missing id)
+    fails the load.
+
+    >>> try:
+    ...     _tool_result(_Call(7, 1), 1, 21, 0)
+    ... except SessionLogError as exc:
+    ...     print(str(exc)[:58])
+    the closing tool result at seq 21 (for the pending tool ca
+    """
+    if type(call.call_id) is not str or not call.call_id:
+        named = "with no id" if call.call_id is UNDEFINED else js_json(call.call_id).decode()
+        raise SessionLogError(
+            f"the closing tool result at seq {seq} (for the pending tool call {named}) must "
+            "have tool source: a call id that is a non-empty string"
+        )
     started = call.call_seq is not None
     message = {
         "id": f"interrupted-tool-result-{call.call_id}-{seq}",
