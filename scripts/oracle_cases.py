@@ -203,6 +203,35 @@ CASES = [
         for name, value in (("string", '"call-2-1"'), ("number", "7"), ("empty", '""'))
     ),
     Case(
+        "prune-iserror-zero",
+        "the title line becomes a tool/result replacing seq 11 with empty content and isError 0 "
+        "where the original has false (the harness compares them as JSON: 0 is not false)",
+        [
+            Session(
+                PROJ,
+                "prune-iserror-zero",
+                both(
+                    header("prune-iserror-zero"),
+                    lambda lines: [
+                        *lines[:15],
+                        lines[8]
+                        .replace('"seq":11,', '"seq":20,')
+                        .replace(
+                            '"isError":false,"content":[{"type":"text","text":"print(\\"hello'
+                            '\\")\\n"}]',
+                            '"isError":0,"content":[]',
+                        )
+                        .replace(
+                            '"surfaceOp":"append"',
+                            '"surfaceOp":{"op":"replace","start":11,'
+                            '"end":11},"sourceEventSeqs":[11]',
+                        ),
+                    ],
+                ),
+            )
+        ],
+    ),
+    Case(
         "display-not-array",
         "a message carries a display that is not an array (the harness loads it unchecked; "
         "SPEC [seed] shows only an array display, so content shows)",

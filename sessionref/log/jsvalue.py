@@ -165,3 +165,28 @@ def _single(item: object) -> object:
     if type(item) is bool or type(item) is dict:
         return "x"
     return item
+
+
+def js_equal(a: object, b: object) -> bool:
+    """The harness's deep equality of two JSON values: ``==`` in Python but for booleans,
+    which equal no number (``true`` is not ``1``); without recursion, for deep values.
+
+    >>> js_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]}), js_equal([True], [1])
+    (True, False)
+    >>> js_equal({"a": 1}, {"b": 1}), js_equal(0, -0.0), js_equal(False, 0), js_equal([], {})
+    (False, True, False, False)
+    """
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if type(x) is dict and type(y) is dict:
+            if len(x) != len(y) or any(key not in y for key in x):
+                return False
+            pending.extend((value, y[key]) for key, value in x.items())
+        elif type(x) is list and type(y) is list:
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif (type(x) is bool) != (type(y) is bool) or type(x) in (dict, list) or x != y:
+            return False
+    return True

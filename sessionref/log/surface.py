@@ -15,7 +15,7 @@ import msgspec
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_int
+from sessionref.log.jsvalue import has_exact_keys, is_safe_int, js_equal, js_int
 from sessionref.log.structs import LogRecord, Seq, raw_data, source_event_seqs
 
 SURFACE_TYPES: Final = frozenset({"user/message", "assistant/message", "tool/result"})
@@ -170,7 +170,7 @@ def _check_prune(surface: _Surface, nodes: list[int], record: LogRecord) -> None
     if len(nodes) != 1 or replaced.type != "tool/result":
         raise SessionLogError(f"tool result {record.seq} must replace exactly one tool result")
     old, new = (_without_first_content(raw_data(r)) for r in (replaced, record))
-    if old != new:
+    if not js_equal(old, new):  # compared as the harness compares: true is not 1
         raise SessionLogError(f"tool result {record.seq} changes more than its content")
 
 
