@@ -82,6 +82,18 @@ def test_a_log_reached_through_a_linked_project_directory_is_in_place(tmp_path: 
     assert problem_paths(tmp_path) == set()
 
 
+def test_a_log_linked_into_another_session_directory_is_a_duplicate(tmp_path: Path) -> None:
+    """``x/session.jsonl`` a link to the log of ``s``: the harness takes both paths for ``s``
+    (the path its header names leads to that file) and refuses the root for a duplicate id.
+    Asked of the real stack (2026-12-04): "duplicate JSONL session id". sessionref serves
+    neither copy and reports both."""
+    log = place(tmp_path, plain_log(two_turns()), compress=False)
+    (log.parent.parent / "x").mkdir()
+    (log.parent.parent / "x" / "session.jsonl").symlink_to(log)
+    assert served(tmp_path) == set()
+    assert problem_paths(tmp_path) == {"--w--/s/session.jsonl", "--w--/x/session.jsonl"}
+
+
 def test_a_linked_log_file_is_read_where_it_leads(tmp_path: Path) -> None:
     """Only directory links are not followed: a ``session.jsonl`` that is a link to a file
     outside the root is listed and read. Asked of the real stack (2026-12-02, the sample

@@ -95,6 +95,25 @@ TURN1, TURN2 = two_turns()[:6], two_turns()[6:]
 HEAD = zstd_frame(render_header(header()))
 FRAME1, FRAME2 = (zstd_frame(lines(batch)) for batch in (TURN1, TURN2))
 SKIPPABLE = b"\x50\x2a\x4d\x18\x04\x00\x00\x00abcd"
+
+
+def raw_frame(payload: bytes, window_log: int = 21, flags: int = 0) -> bytes:
+    """A zstd frame by hand: no checksum, a window of ``2**window_log`` bytes, ``payload`` in
+    one last raw block; ``flags`` or-ed into its descriptor (bit 4: the unused bit)."""
+    block = (1 | len(payload) << 3).to_bytes(3, "little")
+    return b"\x28\xb5\x2f\xfd" + bytes([flags, (window_log - 10) << 3]) + block + payload
+
+
+def with_dictionary_id(frame: bytes) -> bytes:
+    """``frame`` (made by :func:`raw_frame`) naming dictionary 7, which no reader has."""
+    return frame[:4] + bytes([frame[4] | 1]) + frame[5:6] + b"\x07" + frame[6:]
+
+
+UNDECODABLE = b"\x28\xb5\x2f\xfd\x00\x58" + (len(lines(TURN2)) << 3).to_bytes(3, "little")
+UNDECODABLE += lines(TURN2) + (2 << 1 | 8 << 3).to_bytes(3, "little") + b"\xff" * 8 + b"\x00\x00"
+"""A torn last frame: a raw block of whole records, then a compressed block of garbage, then
+a block header cut short. Decoding it as far as it goes fails at the garbage, and the harness
+then keeps nothing of that frame (not even the records of its first block)."""
 ZSTD: dict[str, bytes] = {
     "torn-frame-complete-records": HEAD + FRAME1 + FRAME2[:-2],
     "torn-frame-mid-record": HEAD + FRAME1 + FRAME2[:-40],
@@ -105,6 +124,11 @@ ZSTD: dict[str, bytes] = {
     "frame-ends-inside-a-record": HEAD + FRAME1 + zstd_frame(lines(TURN2)[:-1]),
     "header-frame-only": HEAD,
     "joined-split-in-a-frame": zstd_log([two_turns(), [*OPEN, GARBAGE["joined-split"]]]),
+    "unused-descriptor-bit": HEAD + FRAME1 + raw_frame(lines(TURN2), flags=0x10),
+    "dictionary-id": HEAD + FRAME1 + with_dictionary_id(raw_frame(lines(TURN2))),
+    "window-log-27": HEAD + FRAME1 + raw_frame(lines(TURN2), window_log=27),
+    "window-log-28": HEAD + FRAME1 + raw_frame(lines(TURN2), window_log=28),
+    "torn-frame-undecodable": HEAD + FRAME1 + UNDECODABLE,
     "joined-split-in-a-torn-frame": HEAD
     + FRAME1
     + zstd_frame(lines([*TURN2, *OPEN, GARBAGE["joined-split"], *LATER]))[:-2],
@@ -130,6 +154,11 @@ READABLE: dict[str, int | str | None] = {
     "header-frame-only": "empty",
     "joined-split-in-a-frame": None,
     "joined-split-in-a-torn-frame": 14,
+    "unused-descriptor-bit": None,
+    "dictionary-id": None,
+    "window-log-27": 11,
+    "window-log-28": None,
+    "torn-frame-undecodable": 5,
 }
 
 
