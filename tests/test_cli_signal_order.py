@@ -11,7 +11,6 @@ lost to the SIGINT after it. Each test runs the command line in its own process,
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,12 @@ from tests.test_cli_interrupt import PATIENCE, write_small_store
 
 STATUS = {"SIGINT": 130, "SIGTERM": 143}
 
+ALONE = """
+import sys
+from sessionref.cli import main
+
+sys.exit(main())
+"""
 AFTER_MAIN = """
 import os, signal, sys
 from sessionref.cli import main
@@ -44,9 +49,7 @@ def test_a_signal_once_main_has_returned_leaves_the_commands_status(
     and run exit functions): a signal now ends the process at once with that status, and
     adds no ``interrupted``; what the command wrote stands."""
     script = AFTER_MAIN.replace("{signal}", signal_name)
-    alone = subprocess.run(
-        [sys.executable, "-m", "sessionref", *argv], capture_output=True, timeout=PATIENCE
-    )
+    alone = run_script(ALONE, *argv, capture_output=True, timeout=PATIENCE)
     signalled = run_script(script, *argv, capture_output=True, timeout=PATIENCE)
     assert alone.returncode == status
     assert (signalled.returncode, signalled.stdout, signalled.stderr) == (

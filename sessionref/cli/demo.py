@@ -82,15 +82,15 @@ def invocation(argv0: str, executable: str, found: str | None) -> str:
     what ``shutil.which`` gave), else the path it was started by, as typed (after the quick
     start it is ``.venv/bin/sessionref``, not on ``PATH``), or ``python -m sessionref``.
 
-    >>> invocation(".venv/bin/sessionref", "/usr/bin/python3", None)
-    '.venv/bin/sessionref'
+    >>> invocation("-c", "/usr/bin/python3", None)  # python -c: started from no file
+    'sessionref'
     >>> invocation("/x/sessionref/__main__.py", "/usr/bin/python3", None)
     '/usr/bin/python3 -m sessionref'
     """
     if os.path.basename(argv0) == "__main__.py":
         return f"{shlex.quote(executable)} -m sessionref"
-    if found is not None and os.path.exists(argv0) and os.path.samefile(found, argv0):
-        return "sessionref"
+    if not os.path.isfile(argv0) or (found is not None and os.path.samefile(found, argv0)):
+        return "sessionref"  # started from no file (``python -c``), or found by its name
     return shlex.quote(argv0)
 
 
