@@ -122,6 +122,28 @@ def test_a_paginated_rollout_shows_what_the_person_saw_once() -> None:
     )
 
 
+def test_the_first_completed_user_message_that_says_something_titles_the_thread() -> None:
+    """Codex takes a completed ``UserMessage`` for the thread's first user message as it takes
+    a legacy ``user_message`` event: ``apply_event_msg`` in ``codex-rs/state/src/extract.rs``
+    applies ``user.as_legacy_user_message_event()`` through ``apply_user_message``, which sets
+    the title from the first message whose text (after an IDE's request heading, trimmed) is
+    not empty, so an image alone titles nothing and the next message does; a goal is a preview,
+    never a title (``ThreadGoalUpdated`` sets the preview alone). The list.rs head scan counts
+    the same item as the first user message (``read_head_summary_with_references``)."""
+    image = {"type": "local_image", "path": "/w/shot.png"}
+    ide = "# Context from my IDE setup:\nopen: a.py\n## My request for Codex:\n fix the chart\n"
+    lines = [
+        meta(**PAGINATED),
+        line("event_msg", {"type": "thread_goal_updated", "goal": {"objective": "ship it"}}),
+        completed(user_item(image)),
+        completed(agent_item("A chart.")),
+        completed(user_item(text(ide)), "t1"),
+        completed(user_item(text("later")), "t2"),
+    ]
+    assert codex_transcript(THREAD, lines, None).title == "fix the chart"
+    assert codex_transcript(THREAD, lines, None, texts_only=True).title == "fix the chart"
+
+
 def test_a_paginated_fork_of_a_legacy_thread_shows_both_parts(tmp_path: Path) -> None:
     """The parent records ``user_message`` events, the fork ``item_completed`` ones: each
     message shows once, the fork's own too."""

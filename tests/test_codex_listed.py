@@ -182,6 +182,14 @@ def meta_without(*fields: str, **more: Any) -> bytes:
         ([meta(), BAD_UTF8, asked("fix it")], False),
         ([BAD_UTF8, meta(), asked("fix it")], False),
         ([meta(), asked("fix it"), BAD_UTF8], True),  # read no further: it has all it looks for
+        # a paginated rollout's completed ``UserMessage`` is a first user message as much as a
+        # legacy ``user_message`` event ("Legacy rollouts persist UserMessage while paginated
+        # rollouts persist ItemCompleted(UserMessage), so summaries must recognize both
+        # formats": ``read_head_summary_with_references``, list.rs as of friel-openai/codex
+        # @3b33ec3a; older list.rs counted ``EventMsg::UserMessage`` alone), so the scan stops
+        ([meta(), completed({"type": "text", "text": "fix it"}), BAD_UTF8], True),
+        ([meta(), completed({"type": "local_image", "path": "/tmp/a.png"}), BAD_UTF8], True),
+        ([meta(), completed({"type": "text", "text": " "}), BAD_UTF8], False),  # no preview
         # a goal is a preview but no first user message: the scan goes on, and reads the line
         ([meta(), event("thread_goal_updated", goal={"objective": "ship"}), BAD_UTF8], False),
         ([meta(), compacted(copy("user", "earlier")), BAD_UTF8], False),
