@@ -15,6 +15,7 @@ import pytest
 from sessionref import SessionReferenceResolver, Target
 from sessionref.cli import main
 from sessionref.codex.store import CodexStore
+from sessionref.errors import SessionLogError
 from sessionref.index import SessionIndex
 from tests.test_codex import NAME, THREAD, copy, line, meta, rollout, said, shown
 from tests.test_codex_references import LIVE, SEGMENTS, reference, segment, segment_path
@@ -46,14 +47,18 @@ def compacted(*history: dict[str, Any]) -> bytes:
 
 def listed(tmp_path: Path, *lines: bytes) -> bool:
     """Whether a store holding a rollout of ``lines`` lists its thread; it is never a problem,
-    and it is read by its id either way."""
+    and it is read by its id either way, unless Codex's resume refuses it too, which reading
+    it then says naming the file (docs/harnesses.md §Codex §Resume)."""
     path = tmp_path / ROLLOUT
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(rollout(*lines))
     store = CodexStore(tmp_path)
     ids = [header.id for header in store.headers()]
     assert store.problems() == []
-    store.transcript(THREAD)
+    try:
+        store.transcript(THREAD)
+    except SessionLogError as refused:
+        assert str(path) in str(refused) and "Codex refuses to resume" in str(refused)
     return ids == [THREAD]
 
 

@@ -41,6 +41,7 @@ from sessionref.codex.reference_lines import (
     is_meta,
     reference_of,
 )
+from sessionref.codex.resume import resumed
 from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
 from sessionref.errors import LogUnreadable, SessionLogError
 from sessionref.log.discovery import directory_entries
@@ -103,10 +104,11 @@ class Expansion:
     def lines(self, path: Path, read: list[bytes]) -> list[bytes]:
         """The history of the rollout at ``path``, whose lines are ``read``: its first line
         (its ``session_meta``), the history it continues, then its other lines, each
-        reference expanded. A rollout Codex refuses to resume for its history mode is refused
-        (:func:`~sessionref.codex.meta.refuse_unknown_mode`)."""
+        reference expanded. A rollout Codex refuses to resume is refused, for its history
+        mode (:func:`~sessionref.codex.meta.refuse_unknown_mode`) or its lines, and the lines
+        Codex's resume skips are passed over (:func:`~sessionref.codex.resume.resumed`)."""
         refuse_unknown_mode(path, read)
-        lines = self._spend(path, read)
+        lines = self._spend(path, resumed(path, read))
         root = identity_of(lines)
         first = lines[:1] if root else []
         depth = _Depth(root.thread if root else None)
