@@ -32,7 +32,8 @@ NO_META = "no session_meta line with an id in its first lines"
 
 def line(kind: str, payload: dict[str, Any], second: int = 0) -> bytes:
     stamp = f"2025-06-01T10:00:{second:02}.000Z"
-    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload}).encode()
+    envelope = {"timestamp": stamp, "type": kind, "payload": payload}
+    return json.dumps(envelope, separators=(",", ":")).encode()  # compact, as serde writes
 
 
 def meta(thread: str = THREAD, **fields: Any) -> bytes:

@@ -43,16 +43,17 @@ def unstamped(kind: str, payload: dict[str, object]) -> bytes:
 
 def test_the_lines_codex_skips_are_passed_over_and_still_counted(tmp_path: Path) -> None:
     """Codex resumes the thread without the lines it cannot parse; they hold nothing of what
-    it shows. sessionref showed an event without its ``timestamp`` and a prompt holding a lone
-    surrogate (as JavaScript would have read it); Codex skips both lines. The lines still
-    count: ``capturedThroughSeq`` is the index of the last committed line."""
-    lone = line("event_msg", {"type": "user_message", "message": "x"}).replace(b'"x"', b'"\\ud800"')
+    it shows. sessionref showed an event without its ``timestamp`` (or with a number there);
+    Codex skips such lines. The lines still count: ``capturedThroughSeq`` is the index of the
+    last committed line."""
+    numbered = {"timestamp": 5, "type": "event_msg", "payload": {"type": "user_message"}}
     lines = [
         meta(),
         *said("user", "first"),
         unstamped("event_msg", {"type": "user_message", "message": "no timestamp"}),
-        lone,
+        json.dumps({**numbered, "payload": {**numbered["payload"], "message": "n"}}).encode(),
         b"not json",
+        line("event_msg", {"type": "user_message", "message": "torn"})[:-9],  # no JSON
         *said("assistant", "answer"),
     ]
     store = write(tmp_path, {PATH: rollout(*lines)})

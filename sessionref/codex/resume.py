@@ -18,6 +18,7 @@ rollouts, without envelope, are read as they always were (no Codex of today resu
 
 from __future__ import annotations
 
+import operator
 from pathlib import Path
 from typing import Final
 
@@ -36,60 +37,66 @@ class _Stamped(msgspec.Struct, frozen=True, gc=False):
 
 _STAMPED: Final = msgspec.json.Decoder(_Stamped)
 _SKIPPED: Final = b""
+_STAMP_FIRST: Final = b'{"timestamp":"'
+"""How each line Codex writes opens (``RolloutLine``'s first field)."""
+_opens_stamped: Final = operator.methodcaller("startswith", _STAMP_FIRST)
 
 
 def _kept(line: bytes) -> bool:
-    """Whether Codex's resume keeps a line: JSON ``serde_json`` parses (msgspec refuses what
-    it refuses: malformed JSON, lone surrogate escapes) holding a ``timestamp`` string.
+    """Whether Codex's resume keeps a line: JSON holding a ``timestamp`` string.
+
+    A line as Codex writes it, ``{"timestamp":"`` first, is taken as kept without being
+    parsed: were it no JSON, every reader after this one drops it too, as Codex skips it. One
+    that holds a lone surrogate escape, which ``serde_json`` refuses (and so never writes: a
+    Rust string is UTF-8), is read as JavaScript reads it; finding one would cost a parse of
+    every line (docs/harnesses.md §Codex §Resume). Another line is parsed (msgspec, which
+    refuses what ``serde_json`` refuses).
 
     >>> _kept(b'{"timestamp":"t","type":"x"}'), _kept(b'{"type":"x"}'), _kept(b"  ")
     (True, False, False)
-    >>> def text(escaped): return b'{"timestamp":"t","x":"%s"}' % escaped
-    >>> _kept(text(b"\\\\ud800")), _kept(text(b"\\\\uD83D\\\\uDE00"))
-    (False, True)
+    >>> _kept(b'{"type":"x","timestamp":"t"}'), _kept(b'{"type":"x","timestamp":5}')
+    (True, False)
     """
+    if _opens_stamped(line):
+        return True
     try:
         return type(_STAMPED.decode(line).timestamp) is str
     except (msgspec.DecodeError, RecursionError):
         return False
 
 
-def _refuse_non_utf8(path: Path, text: bytes) -> None:
-    """Raise :class:`SessionLogError` naming ``path`` and the first line of ``text`` (lines
-    joined by newlines) that is not UTF-8, as tokio's ``next_line`` requires.
+def _refuse_non_utf8(path: Path, lines: list[bytes]) -> None:
+    """Raise :class:`SessionLogError` naming ``path`` and the first of ``lines`` that is not
+    UTF-8, as tokio's ``next_line`` requires. An ASCII line is UTF-8 (checked in C, building
+    nothing); only the others are decoded.
 
-    >>> _refuse_non_utf8(Path("r.jsonl"), "{}\\n{}\\n\\"é\\"".encode())
-    >>> _refuse_non_utf8(Path("r.jsonl"), b'{}\\n{"x":"caf\\xe9"}')
+    >>> _refuse_non_utf8(Path("r.jsonl"), [b"{}", b"{}", '"é"'.encode()])
+    >>> _refuse_non_utf8(Path("r.jsonl"), [b"{}", b'{"x":"caf\\xe9"}'])
     Traceback (most recent call last):
     sessionref.errors.SessionLogError: r.jsonl: line 2 is not UTF-8, and Codex refuses to \
 resume a rollout holding such a line
     """
-    try:
-        text.decode()
-    except UnicodeDecodeError as exc:
-        number = text.count(b"\n", 0, exc.start) + 1
-        raise SessionLogError(
-            f"{path}: line {number} is not UTF-8, and Codex refuses to resume a rollout "
-            "holding such a line"
-        ) from None
+    if all(map(bytes.isascii, lines)):
+        return
+    for number, line in enumerate(lines, 1):
+        try:
+            line.isascii() or line.decode()
+        except UnicodeDecodeError:
+            raise SessionLogError(
+                f"{path}: line {number} is not UTF-8, and Codex refuses to resume a rollout "
+                "holding such a line"
+            ) from None
 
 
-def _kept_lines(lines: list[bytes], text: bytes) -> list[bytes]:
-    """``lines`` (joined by newlines in ``text``) with each one Codex's resume skips made
-    blank: all at once when msgspec takes every line (one call in C), else line by line."""
-    try:
-        decoded = _STAMPED.decode_lines(text)
-    except (msgspec.DecodeError, RecursionError):
-        pass
-    else:
-        if len(decoded) == len(lines):  # no blank line was passed over
-            if all(type(item.timestamp) is str for item in decoded):
-                return lines
-            return [
-                line if type(item.timestamp) is str else _SKIPPED
-                for line, item in zip(lines, decoded, strict=True)
-            ]
-    return [line if _kept(line) else _SKIPPED for line in lines]  # a blank line stays blank
+def _kept_lines(lines: list[bytes]) -> list[bytes]:
+    """``lines`` with each one Codex's resume skips (:func:`_kept`) made blank.
+
+    >>> _kept_lines([b'{"timestamp":"t"}', b'{"type":"x"}', b""])
+    [b'{"timestamp":"t"}', b'', b'']
+    """
+    if all(map(_opens_stamped, lines)):  # as Codex writes every line: checked in C
+        return lines
+    return [line if _kept(line) else _SKIPPED for line in lines]
 
 
 def _refuse_without_meta(path: Path, lines: list[bytes]) -> None:
@@ -129,7 +136,6 @@ rollout holding such a line
     """
     if not opens_in_envelope(lines):
         return lines
-    text = b"\n".join(lines)
-    _refuse_non_utf8(path, text)
+    _refuse_non_utf8(path, lines)
     _refuse_without_meta(path, lines)
-    return _kept_lines(lines, text)
+    return _kept_lines(lines)
