@@ -8,6 +8,7 @@ messages through it before anything else is loaded.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -32,24 +33,22 @@ they reorder the rest of their line, so that what is read is not what is there."
 TERMINAL: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes([0x0D])}
 """What a terminal must not be sent raw: the control characters (a carriage return too, which
 would write over its line) and the bidi controls, to their escapes; tab and line feed stay."""
-SURROGATES: Final = escapes(range(0xD800, 0xE000))
-"""Each surrogate code point, to its escape: alone in a string (an id from a file name that is
-no UTF-8, a title cut inside an emoji) it is no character, and UTF-8 cannot write it."""
-ONE_LINE: Final = {
-    **CONTROLS,
-    **BIDI_CONTROLS,
-    **SURROGATES,
-    **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029)),
-}
-"""Each control character, bidi control, other character that ends a line and surrogate, to
-its escape."""
+ONE_LINE: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x09, 0x0A, 0x0D, 0x2028, 0x2029))}
+"""Each control character, bidi control and other character that ends a line, to its escape."""
 JSON_SHOWN: Final = {**CONTROLS, **BIDI_CONTROLS, **escapes((0x3C, 0x2028, 0x2029))}
 """What a JSON text shown to a terminal or to a model writes as escapes: the control
 characters (tab, line feed and carriage return can only be white space between its tokens,
 and stay), the bidi controls, the line and paragraph separators, and ``<``, as the snapshot's
 envelope writes it (``\\u003c``: no tag can open in the text); ``>`` and ``&`` open nothing."""
-_IN_JSON_SHOWN: Final = re.compile("[" + "".join(map(chr, sorted(JSON_SHOWN))) + "]")
-"""Any character of :data:`JSON_SHOWN` (none of them is special in a character class)."""
+
+
+@functools.cache
+def _in_json_shown() -> re.Pattern[str]:
+    """Any character of :data:`JSON_SHOWN` (none of them is special in a character class),
+    compiled once it is first asked for: not at every start of the command line."""
+    return re.compile("[" + "".join(map(chr, sorted(JSON_SHOWN))) + "]")
+
+
 ESCAPE_LIKE: Final = re.compile(r"\\(?=u[0-9A-Fa-f]{4})")
 """A backslash that starts what reads as an escape: ``\\u`` and four hex digits."""
 
@@ -82,7 +81,9 @@ def one_line(text: str) -> str:
     """
     if "\\" in text:
         text = ESCAPE_LIKE.sub(r"\\u005c", text)
-    return text.translate(ONE_LINE)
+    # a lone surrogate (an id from a file name that is no UTF-8, a title cut inside an emoji)
+    # is no character, and UTF-8 cannot write it: its escape, as backslashreplace writes it
+    return text.translate(ONE_LINE).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def shown_json(text: str) -> str:
@@ -99,7 +100,7 @@ def shown_json(text: str) -> str:
     >>> json.loads(shown_json(text)) == json.loads(text)
     True
     """
-    return _IN_JSON_SHOWN.sub(lambda found: JSON_SHOWN[ord(found[0])], text)
+    return _in_json_shown().sub(lambda found: JSON_SHOWN[ord(found[0])], text)
 
 
 def for_a_terminal(data: bytes) -> bytes:
