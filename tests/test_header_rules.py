@@ -91,3 +91,39 @@ def test_a_query_skips_a_cwd_that_is_not_a_string(case: str, cwd: object, tmp_pa
         assert [c.session_id for c in found] == ["bystander"]
         found = SessionReferenceResolver(source).list_candidates(target, "cwd-")
         assert [(c.session_id, c.cwd) for c in found] == [(case.removeprefix("header-"), cwd)]
+
+
+def cwd_object_log(root: Path, session_id: str, length: str) -> Path:
+    """A good log whose header's cwd is the object ``{"length": LENGTH}`` (``length`` its
+    JSON text), where the harness files it: under ``--root--``."""
+    fields = f'"createdAt":1,"cwd":{{"length":{length}}},"delegationDepth":0'
+    path = root / "--root--" / session_id / "session.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(with_header(raw_header(session_id, fields)))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("length", "refused"),
+    [
+        ("1" + "0" * 400, True),  # JSON.parse reads Infinity: 0 < Infinity
+        (json.dumps("0x" + "f" * 300), True),  # Number("0x…") is Infinity too
+        ("-" + "1" * 400, False),  # -Infinity: no character read
+        (json.dumps("\u0663"), False),  # an Arabic-Indic 3 is no number to Number(): NaN
+        (json.dumps("\uff11"), False),  # nor is a fullwidth 1
+    ],
+)
+def test_a_cwd_length_past_a_float_or_in_other_digits_is_read_as_javascript_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], length: str, refused: bool
+) -> None:
+    """The listing reads ``cwd.length`` characters of the object, where ``0 < length`` holds
+    (docs/format.md §Discovery): a length too large for a double is Infinity, which does; a
+    digit that is not ASCII makes no number, which does not, and the log is filed under
+    ``--root--`` as any other object cwd."""
+    path = cwd_object_log(tmp_path, "c", length)
+    place(tmp_path, plain_log([other(0), turn_end(1)], header("b")), "b", compress=False)
+    store = DirectoryStore(tmp_path)
+    assert sorted(h.id for h in store.headers()) == (["b"] if refused else ["b", "c"])
+    assert [p.path for p in store.problems()] == ([str(path)] if refused else [])
+    assert main(["candidates", "--root", str(tmp_path)]) == 0
+    assert "Traceback" not in capsys.readouterr().err

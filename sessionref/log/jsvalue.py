@@ -115,7 +115,9 @@ _JS_TRIMMED: Final = (
     + ("\u2028\u2029\u202f\u205f\u3000\ufeff")
 )
 """What ``Number(string)`` trims: JavaScript's white space and line terminators."""
-_JS_DECIMAL: Final = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)")
+_JS_DECIMAL: Final = re.compile(r"[+-]?(?:Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)", re.ASCII)
+"""A decimal ``Number`` reads: its digits ASCII ones (``"\\u0663"``, an Arabic-Indic 3, is no
+number to JavaScript, where Python's ``float`` reads it as 3)."""
 _JS_RADIX: Final = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
 
 
@@ -127,11 +129,13 @@ def js_to_number(value: object) -> float:
     [0.0, 1.0, 3.0, 0.0, 31.0, 1000.0, -inf]
     >>> [js_to_number(v) for v in ([], [[2]], [None], [1, 2], {}, "3px", "-0x1")]
     [0.0, 2.0, 0.0, nan, nan, nan, nan]
+    >>> [js_to_number(v) for v in (10**400, "0x" + "f" * 300, "\u0663", "\uff11")]
+    [inf, inf, nan, nan]
     """
     if value is None:
         return 0.0
     if type(value) in (bool, int, float):
-        return float(value)  # type: ignore[arg-type]
+        return _as_float(value)  # type: ignore[arg-type]
     if type(value) is list:
         if len(value) > 1:
             return math.nan  # the joined text holds a ","
@@ -145,9 +149,22 @@ def js_to_number(value: object) -> float:
         return float(text.replace("Infinity", "inf"))
     radix = _JS_RADIX.get(text[:2])
     try:
-        return float(int(text[2:], radix)) if radix and _digits(text[2:]) else math.nan
+        return _as_float(int(text[2:], radix)) if radix and _digits(text[2:]) else math.nan
     except ValueError:
         return math.nan
+
+
+def _as_float(number: float) -> float:
+    """``number`` as a float, one too large for a float being infinite, as in JavaScript
+    (where Python's ``float`` raises :class:`OverflowError`).
+
+    >>> _as_float(True), _as_float(-(10**400)), _as_float(2.5)
+    (1.0, -inf, 2.5)
+    """
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf if number > 0 else -math.inf
 
 
 def _digits(text: str) -> bool:
