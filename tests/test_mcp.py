@@ -320,17 +320,22 @@ def raw_server(root: Path, *options: str) -> subprocess.Popen[bytes]:
 
 
 def exchange(root: Path, lines: list[bytes], answers: int) -> list[Any]:
-    """Send ``lines`` to ``sessionref mcp`` over ``root``, read ``answers`` lines back, end its
-    input and see it exit 0; an answer that never comes fails the test (the server is killed
-    after :data:`TIMEOUT`)."""
-    server = raw_server(root)
+    """:func:`exchanged_lines`, each answer parsed."""
+    return [json.loads(line) for line in exchanged_lines(root, lines, answers)]
+
+
+def exchanged_lines(root: Path, lines: list[bytes], answers: int, *options: str) -> list[bytes]:
+    """Send ``lines`` to ``sessionref mcp OPTIONS`` over ``root``, read ``answers`` lines back
+    as bytes, end its input and see it exit 0; an answer that never comes fails the test (the
+    server is killed after :data:`TIMEOUT`)."""
+    server = raw_server(root, *options)
     assert server.stdin is not None and server.stdout is not None
     watchdog = threading.Timer(TIMEOUT, server.kill)
     watchdog.start()
     try:
         server.stdin.write(b"".join(line + b"\n" for line in lines))
         server.stdin.flush()
-        read = [json.loads(server.stdout.readline()) for _ in range(answers)]
+        read = [server.stdout.readline() for _ in range(answers)]
         server.stdin.close()  # after the answers: the input's end stops the server
         assert server.wait(TIMEOUT) == 0
     finally:
