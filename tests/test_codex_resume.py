@@ -94,12 +94,42 @@ def test_a_line_that_is_not_utf8_makes_the_thread_read_failed(
 def test_a_rollout_without_a_session_meta_codex_reads_is_read_failed(
     tmp_path: Path, first: bytes, where: str
 ) -> None:
-    """Codex's resume finds no thread id in it and refuses it; sessionref read it by its id."""
+    """Codex's resume finds no thread id in it and refuses it, and so does sessionref."""
     store = write(tmp_path, {PATH: rollout(first, *said("user", "hi"))})
     with pytest.raises(SessionReferenceError) as failure:
         store.transcript(THREAD)
-    where = "line 1: its session_meta is not one Codex reads"  # ``cli_version: String``
-    assert f"{PATH}: {where}" in failure.value.message
+    assert f"{PATH}: {where} Codex reads" in failure.value.message
+
+
+ESCAPED_META = meta().replace(b'"type":"session_meta"', b'"type":"session\\u005fmeta"')
+"""A ``session_meta`` whose type spells ``_`` as an escape, which ``serde_json`` reads as
+``session_meta`` all the same."""
+
+
+def test_a_session_meta_written_with_an_escape_is_one_codex_reads(tmp_path: Path) -> None:
+    """``"session\\u005fmeta"`` is the string ``session_meta`` to ``serde_json``: Codex resumes
+    the thread, and sessionref, which listed it, read it as having no ``session_meta``."""
+    store = write(tmp_path, {PATH: rollout(ESCAPED_META, *said("user", "hi"))})
+    assert [header.id for header in store.headers()] == [THREAD]
+    assert shown(store.transcript(THREAD)) == [("user", "hi")]
+
+
+def test_an_escaped_session_meta_codex_does_not_read_is_named_by_its_line(tmp_path: Path) -> None:
+    """The escaped ``session_meta`` (line 2, after a line that only mentions the word) misses
+    ``cwd``, a ``String`` of ``SessionMeta``: no thread id, so Codex refuses the rollout; the
+    line named is that ``session_meta``, not the line that mentions it."""
+    mention = line("event_msg", {"type": "agent_message", "message": "session_meta"})
+    payload = json.loads(meta())["payload"]
+    del payload["cwd"]
+    broken = ESCAPED_META.replace(
+        json.dumps(json.loads(meta())["payload"], separators=(",", ":")).encode(),
+        json.dumps(payload, separators=(",", ":")).encode(),
+    )
+    assert broken != ESCAPED_META
+    store = write(tmp_path, {PATH: rollout(mention, broken, *said("user", "hi"))})
+    with pytest.raises(SessionReferenceError) as failure:
+        store.transcript(THREAD)
+    assert f"{PATH}: line 2: its session_meta is not one Codex reads" in failure.value.message
 
 
 def test_the_oldest_rollouts_are_read_as_they_always_were(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ change from one Codex to the next) is not checked.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -153,12 +154,7 @@ def refuse_unknown_mode(path: Path, lines: list[bytes]) -> None:
     sessionref.errors.SessionLogError: r.jsonl: line 2: its session_meta's history_mode 'windowed' \
 is not one Codex knows (legacy, paginated)
     """
-    for number, line in enumerate(lines, 1):
-        if b"session_meta" not in line:
-            continue
-        found = _meta_line(line)
-        if found is None:
-            continue
+    for number, found in _meta_lines(lines):
         mode = _ABSENT if found.payload is None else found.payload.history_mode
         if mode is not _ABSENT and not _known_mode(mode):
             raise SessionLogError(
@@ -167,3 +163,40 @@ is not one Codex knows (legacy, paginated)
             )
         if _read_whole(found):  # the first meta Codex reads: the rest does not count
             return
+
+
+def refuse_without_meta(path: Path, lines: list[bytes]) -> None:
+    """Raise :class:`SessionLogError` naming ``path`` and its first ``session_meta`` line when
+    no ``session_meta`` among ``lines`` is one Codex reads (:func:`codex_meta`): Codex's
+    resume then finds no thread id and refuses the rollout.
+
+    >>> refuse_without_meta(Path("r"), [b'{"type":"event_msg"}', b'{"type":"session_meta"}'])
+    Traceback (most recent call last):
+    sessionref.errors.SessionLogError: r: line 2: its session_meta is not one Codex reads, and \
+Codex refuses to resume a rollout without one
+    """
+    first = None
+    for number, found in _meta_lines(lines):
+        if _read_whole(found):
+            return
+        first = first or number
+    where = f"line {first}: its session_meta is not one" if first else "no session_meta"
+    raise SessionLogError(
+        f"{path}: {where} Codex reads, and Codex refuses to resume a rollout without one"
+    )
+
+
+def _meta_lines(lines: list[bytes]) -> Iterator[tuple[int, _MetaLine]]:
+    """The ``session_meta`` lines among ``lines``, numbered from 1, decoded. A line is parsed
+    only when it names ``session_meta`` or holds a ``\\u`` escape, which may spell it as
+    ``serde_json`` reads it too (``"session\\u005fmeta"``).
+
+    >>> escaped = b'{"type":"session\\u005fmeta","payload":{}}'
+    >>> [number for number, _ in _meta_lines([b'{"type":"x"}', b'"session_meta"', escaped])]
+    [3]
+    """
+    for number, line in enumerate(lines, 1):
+        if b"session_meta" in line or b"\\u" in line:
+            found = _meta_line(line)
+            if found is not None:
+                yield number, found

@@ -25,7 +25,7 @@ from typing import Final
 import msgspec
 
 from sessionref.codex.listed import opens_in_envelope
-from sessionref.codex.meta import codex_meta
+from sessionref.codex.meta import refuse_without_meta
 from sessionref.errors import SessionLogError
 
 
@@ -99,21 +99,6 @@ def _kept_lines(lines: list[bytes]) -> list[bytes]:
     return [line if _kept(line) else _SKIPPED for line in lines]
 
 
-def _refuse_without_meta(path: Path, lines: list[bytes]) -> None:
-    """Raise :class:`SessionLogError` naming ``path`` and its first ``session_meta`` line when
-    no ``session_meta`` among ``lines`` is one Codex reads (:func:`codex_meta`)."""
-    first = None
-    for number, line in enumerate(lines, 1):
-        if b"session_meta" in line and codex_meta(line):
-            return
-        if first is None and b"session_meta" in line:
-            first = number
-    where = f"line {first}: its session_meta is not one" if first else "no session_meta"
-    raise SessionLogError(
-        f"{path}: {where} Codex reads, and Codex refuses to resume a rollout without one"
-    )
-
-
 def resumed(path: Path, lines: list[bytes]) -> list[bytes]:
     """The committed ``lines`` of the rollout at ``path`` as Codex's resume reads them: each
     line it skips blank, the others as they are; :class:`SessionLogError` naming the file and
@@ -137,5 +122,5 @@ rollout holding such a line
     if not opens_in_envelope(lines):
         return lines
     _refuse_non_utf8(path, lines)
-    _refuse_without_meta(path, lines)
+    refuse_without_meta(path, lines)
     return _kept_lines(lines)
