@@ -53,6 +53,31 @@ def test_prune_edits_only_the_first_content() -> None:
     assert surface(events) == [1]
 
 
+@pytest.mark.parametrize(
+    ("before", "after", "kept"),
+    [(2**53 + 1, 2**53, True), (2**53 + 2, 2**53, False), (10**400, 10**401, True)],
+    ids=["2**53+1", "2**53+2", "10**400"],
+)
+def test_a_prune_compares_numbers_as_the_doubles_json_parse_reads(
+    before: int, after: int, kept: bool
+) -> None:
+    """The harness compares the pruned result with its original as ``JSON.parse`` read both:
+    2**53 + 1 and 2**53 are one double (asked of the real stack, 2026-12-04: the
+    ``prune-iserror-zero`` case with ``"n":9007199254740993`` in the original's block and
+    ``"n":9007199254740992`` in the prune's loads, the prune on its surface); 2**53 + 2 is
+    another double; integers past a double's range are both Infinity."""
+    events = [tool_result(0, "long output"), tool_result(1, "[pruned]", op=replace(0, 0))]
+    events[1]["sourceEventSeqs"] = [0]
+    events[1]["data"]["message"]["id"] = "m0"
+    for event, number in zip(events, (before, after), strict=True):
+        event["data"]["message"]["content"][0]["n"] = number
+    if kept:
+        assert surface(events) == [1]
+    else:
+        with pytest.raises(SessionLogError, match="tool result 1 changes more than its content"):
+            surface(events)
+
+
 def test_units_keep_direct_user_assistant_and_checkpoints() -> None:
     events = [
         user(0, "typed"),

@@ -184,14 +184,21 @@ def _single(item: object) -> object:
     return item
 
 
+_NUMBERS: Final = (int, float)
+"""The types of a JSON number (``type(True)`` is ``bool``, no number)."""
+
+
 def js_equal(a: object, b: object) -> bool:
     """The harness's deep equality of two JSON values: ``==`` in Python but for booleans,
-    which equal no number (``true`` is not ``1``); without recursion, for deep values.
+    which equal no number (``true`` is not ``1``), and for numbers, compared as the doubles
+    ``JSON.parse`` reads (2**53 + 1 is 2**53); without recursion, for deep values.
 
     >>> js_equal({"a": [1, {"b": None}]}, {"a": [1.0, {"b": None}]}), js_equal([True], [1])
     (True, False)
     >>> js_equal({"a": 1}, {"b": 1}), js_equal(0, -0.0), js_equal(False, 0), js_equal([], {})
     (False, True, False, False)
+    >>> js_equal(2**53 + 1, 2**53), js_equal(10**400, 10**401), js_equal(2**53 + 2, 2**53)
+    (True, True, False)
     """
     pending = [(a, b)]
     while pending:
@@ -204,6 +211,9 @@ def js_equal(a: object, b: object) -> bool:
             if len(x) != len(y):
                 return False
             pending.extend(zip(x, y, strict=True))
+        elif type(x) in _NUMBERS and type(y) in _NUMBERS:
+            if _as_float(x) != _as_float(y):  # type: ignore[arg-type]
+                return False
         elif (type(x) is bool) != (type(y) is bool) or type(x) in (dict, list) or x != y:
             return False
     return True
