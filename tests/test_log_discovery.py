@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 
 from sessionref import DirectoryStore, MemoryStore
 from sessionref.errors import SessionLogError
-from sessionref.log import framefile
 from sessionref.log.discovery import (
     PLAIN_LOG,
     ZSTD_LOG,
@@ -38,6 +37,7 @@ from sessionref.log.writer import log_path, render_header, zstd_frame
 from tests.log_damage import place, plain_log, zstd_log
 from tests.logs import header, two_turns
 from tests.test_claude_code import refuse_listing
+from tests.test_log_shrinking import frame_walks
 
 
 def served(root: Path) -> set[str]:
@@ -296,17 +296,7 @@ def test_a_zstd_header_frame_that_never_ends_is_scanned_in_linear_time(
     limit = 1 << 20
     endless = place(tmp_path, zstd_frame(b"")[:6], "endless", compress=True)
     os.truncate(endless, 2 * limit)  # zeros: an empty raw block every 3 bytes
-    scanned: list[int] = []
-
-    def counted(walk: Callable[..., Any]) -> Callable[..., Any]:
-        def looked(buffer: bytes, *args: Any, **kwargs: Any) -> Any:
-            scanned.append(len(buffer))
-            return walk(buffer, *args, **kwargs)
-
-        return looked
-
-    for scanner in ("scan_frames", "walk_blocks"):  # the frames, a frame's blocks
-        monkeypatch.setattr(framefile, scanner, counted(getattr(framefile, scanner)))
+    scanned = frame_walks(monkeypatch)
     store = DirectoryStore(tmp_path, max_line_bytes=limit)
     assert [h.id for h in store.headers()] == ["s"]
     assert [(p.path, p.message) for p in store.problems()] == [

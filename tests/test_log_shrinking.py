@@ -179,6 +179,23 @@ def test_pieces_find_what_the_whole_file_holds(
         zstdfile.READ_SIZE = saved  # type: ignore[misc]
 
 
+def frame_walks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The length of each buffer :mod:`~sessionref.log.framefile` scans for frames or walks
+    the blocks of from now on, one per call (the frames, a frame's blocks)."""
+    looked_at: list[int] = []
+
+    def counted(walk: Callable[..., Any]) -> Callable[..., Any]:
+        def looked(buffer: bytearray, *args: Any, **kwargs: Any) -> Any:
+            looked_at.append(len(buffer))
+            return walk(buffer, *args, **kwargs)
+
+        return looked
+
+    for name in ("scan_frames", "walk_blocks"):
+        monkeypatch.setattr(framefile, name, counted(getattr(framefile, name)))
+    return looked_at
+
+
 def test_a_frame_of_many_empty_blocks_is_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """A frame of 100,000 empty blocks read 64 bytes at a time: scanned whole after every
     piece, that would be some 4,700 scans of up to 300 KB; the frame is followed block by
@@ -186,17 +203,7 @@ def test_a_frame_of_many_empty_blocks_is_walked_once(monkeypatch: pytest.MonkeyP
     piece)."""
     hostile = ZSTD_MAGIC.to_bytes(4, "little") + b"\x00\x00" + b"\x00" * 300_000 + b"\x01\x00\x00"
     buffer = zstd_frame(b"h\n") + hostile + zstd_frame(b"a\n")
-    looked_at: list[int] = []
-
-    def counted(walk: Callable[..., Any]) -> Callable[..., Any]:
-        def looked(window: bytearray, *args: Any, **kwargs: Any) -> Any:
-            looked_at.append(len(window))
-            return walk(window, *args, **kwargs)
-
-        return looked
-
     monkeypatch.setattr(zstdfile, "READ_SIZE", 64)
-    monkeypatch.setattr(framefile, "scan_frames", counted(framefile.scan_frames))
-    monkeypatch.setattr(framefile, "walk_blocks", counted(framefile.walk_blocks))
+    looked_at = frame_walks(monkeypatch)
     assert in_pieces(buffer) == whole(buffer)
     assert sum(looked_at) < len(buffer) + 3 * len(looked_at)
