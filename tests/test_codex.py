@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,20 @@ def write(root: Path, files: dict[str, bytes]) -> CodexStore:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(content)
     return CodexStore(root)
+
+
+def fails_naming(
+    read: Callable[[], object], root: Path, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``read`` fails ``READ_FAILED`` saying ``said``, and ``sessionref snapshot`` of the
+    thread over ``root`` says it in one line, no traceback."""
+    with pytest.raises(SessionReferenceError) as failure:
+        read()
+    assert failure.value.code == READ_FAILED
+    assert said in failure.value.message
+    assert main(["snapshot", "--root", str(root), THREAD]) != 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and said in err and "Traceback" not in err
 
 
 def rollout(*lines: bytes) -> bytes:

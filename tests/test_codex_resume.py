@@ -20,10 +20,9 @@ from pathlib import Path
 import pytest
 
 from sessionref import SessionReferenceResolver, Target
-from sessionref.cli import main
 from sessionref.codex.store import CodexStore
-from sessionref.errors import READ_FAILED, SessionReferenceError
-from tests.test_codex import NAME, THREAD, line, meta, rollout, said, shown, write
+from sessionref.errors import SessionReferenceError
+from tests.test_codex import NAME, THREAD, fails_naming, line, meta, rollout, said, shown, write
 
 PATH = f"sessions/2025/06/01/{NAME}"
 
@@ -72,13 +71,7 @@ def test_a_line_that_is_not_utf8_makes_the_thread_read_failed(
         b"caf\xe9",  # Latin-1, not UTF-8
     )
     store = write(tmp_path, {PATH: rollout(meta(), *said("user", "hi"), bad)})
-    with pytest.raises(SessionReferenceError) as failure:
-        captured(store)
-    assert failure.value.code == READ_FAILED
-    assert f"{PATH}: line 4 is not UTF-8" in failure.value.message
-    assert main(["snapshot", "--root", str(tmp_path), THREAD]) != 0
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "line 4 is not UTF-8" in err and "Traceback" not in err
+    fails_naming(lambda: captured(store), tmp_path, f"{PATH}: line 4 is not UTF-8", capsys)
 
 
 @pytest.mark.parametrize(
