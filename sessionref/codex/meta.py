@@ -191,7 +191,7 @@ def _meta_lines(lines: list[bytes]) -> Iterator[tuple[int, _MetaLine]]:
     only when it names ``session_meta`` or holds a ``\\u`` escape, which may spell it as
     ``serde_json`` reads it too (``"session\\u005fmeta"``).
 
-    >>> escaped = b'{"type":"session\\u005fmeta","payload":{}}'
+    >>> escaped = b'{"type":"session\\\\u005fmeta","payload":{}}'
     >>> [number for number, _ in _meta_lines([b'{"type":"x"}', b'"session_meta"', escaped])]
     [3]
     """
