@@ -58,7 +58,7 @@ and --query then looks in the labels as shown.
 """
 EPILOG = """\
 examples:
-  sessionref candidates --root ~/.dsh/sessions --cwd "$PWD"
+  sessionref candidates --root ~/.dsh/sessions --cwd ~/src/app
   sessionref candidates --root ~/.dsh/sessions --query auth --limit 5 --json
   sessionref candidates --root ~/.dsh/sessions --root ~/.claude --root ~/.codex
 """

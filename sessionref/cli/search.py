@@ -57,7 +57,7 @@ redacted conversation says (a search must not confirm a secret).
 EPILOG = """\
 examples:
   sessionref search --root ~/.dsh/sessions "token refresh"
-  sessionref search --root ~/.dsh/sessions --cwd "$PWD" --limit 5 --json flaky
+  sessionref search --root ~/.dsh/sessions --cwd ~/src/app --limit 5 --json flaky
 """
 
 NO_INDEXED_STORE = "no store among the roots is indexed"
