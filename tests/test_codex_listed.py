@@ -45,20 +45,22 @@ def compacted(*history: dict[str, Any]) -> bytes:
     return line("compacted", {"message": "", "replacement_history": list(history)})
 
 
-def listed(tmp_path: Path, *lines: bytes) -> bool:
+def listed(tmp_path: Path, *lines: bytes, refused: bool = False) -> bool:
     """Whether a store holding a rollout of ``lines`` lists its thread; it is never a problem,
-    and it is read by its id either way, unless Codex's resume refuses it too, which reading
-    it then says naming the file (docs/harnesses.md §Codex §Resume)."""
+    and it is read by its id either way, unless (``refused``) Codex's resume refuses it,
+    which reading it then says naming the file (docs/harnesses.md §Codex §Resume)."""
     path = tmp_path / ROLLOUT
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(rollout(*lines))
     store = CodexStore(tmp_path)
     ids = [header.id for header in store.headers()]
     assert store.problems() == []
-    try:
+    if refused:
+        with pytest.raises(SessionLogError, match="Codex refuses to resume") as failure:
+            store.transcript(THREAD)
+        assert str(path) in str(failure.value)
+    else:
         store.transcript(THREAD)
-    except SessionLogError as refused:
-        assert str(path) in str(refused) and "Codex refuses to resume" in str(refused)
     return ids == [THREAD]
 
 
@@ -179,25 +181,31 @@ def meta_without(*fields: str, **more: Any) -> bytes:
 
 
 @pytest.mark.parametrize(
-    ("lines", "shown_by_codex"),
+    ("lines", "shown_by_codex", "resumed_by_codex"),
     [
+        # Codex's resume (docs/harnesses.md §Codex §Resume) refuses a rollout holding a line that
+        # is not UTF-8 or no session_meta that reads, whether or not its listing shows it.
         # Codex's scan reads each line with tokio's ``next_line``, which errs on a line that is
         # not UTF-8; ``build_thread_item`` takes the failed summary as an empty one
         # (``read_head_summary_for_listing(..).unwrap_or_default()``, codex-rs/rollout/src/list.rs)
-        ([meta(), BAD_UTF8, asked("fix it")], False),
-        ([BAD_UTF8, meta(), asked("fix it")], False),
-        ([meta(), asked("fix it"), BAD_UTF8], True),  # read no further: it has all it looks for
+        ([meta(), BAD_UTF8, asked("fix it")], False, False),
+        ([BAD_UTF8, meta(), asked("fix it")], False, False),
+        ([meta(), asked("fix it"), BAD_UTF8], True, False),  # the scan has all it looks for
         # a paginated rollout's completed ``UserMessage`` is a first user message as much as a
         # legacy ``user_message`` event ("Legacy rollouts persist UserMessage while paginated
         # rollouts persist ItemCompleted(UserMessage), so summaries must recognize both
         # formats": ``read_head_summary_with_references``, list.rs as of friel-openai/codex
         # @3b33ec3a; older list.rs counted ``EventMsg::UserMessage`` alone), so the scan stops
-        ([meta(), completed({"type": "text", "text": "fix it"}), BAD_UTF8], True),
-        ([meta(), completed({"type": "local_image", "path": "/tmp/a.png"}), BAD_UTF8], True),
-        ([meta(), completed({"type": "text", "text": " "}), BAD_UTF8], False),  # no preview
+        ([meta(), completed({"type": "text", "text": "fix it"}), BAD_UTF8], True, False),
+        ([meta(), completed({"type": "local_image", "path": "/tmp/a.png"}), BAD_UTF8], True, False),
+        ([meta(), completed({"type": "text", "text": " "}), BAD_UTF8], False, False),  # no preview
         # a goal is a preview but no first user message: the scan goes on, and reads the line
-        ([meta(), event("thread_goal_updated", goal={"objective": "ship"}), BAD_UTF8], False),
-        ([meta(), compacted(copy("user", "earlier")), BAD_UTF8], False),
+        (
+            [meta(), event("thread_goal_updated", goal={"objective": "ship"}), BAD_UTF8],
+            False,
+            False,
+        ),
+        ([meta(), compacted(copy("user", "earlier")), BAD_UTF8], False, False),
         (
             [
                 meta(),
@@ -205,6 +213,7 @@ def meta_without(*fields: str, **more: Any) -> bytes:
                 *[JUNK] * 207,
                 BAD_UTF8,
             ],
+            False,
             False,
         ),
         (
@@ -215,33 +224,39 @@ def meta_without(*fields: str, **more: Any) -> bytes:
                 BAD_UTF8,
             ],
             True,
+            False,
         ),
         # ``read_head_summary_with_references`` skips a line ``serde_json`` cannot read as a
         # ``RolloutLine`` (codex-rs/protocol/src/protocol.rs: ``RolloutLine``, whose
         # ``timestamp`` is a ``String``; ``SessionMetaLine``, ``SessionMeta``, ``GitInfo``)
-        ([meta_without("cli_version"), asked("fix it")], False),
-        ([meta_without("originator"), asked("fix it")], False),
-        ([meta_without("cwd"), asked("fix it")], False),
-        ([meta_without("timestamp"), asked("fix it")], False),
-        ([meta(forked_from_id="x"), asked("fix it")], False),
-        ([meta(segment_id=7), asked("fix it")], False),
-        ([meta(model_provider=7), asked("fix it")], False),
-        ([meta(git={"branch": 7}), asked("fix it")], False),
-        ([meta(source=None), asked("fix it")], False),
-        ([meta(git={"branch": "main"}, model_provider=None, source="vscode"), asked("x")], True),
-        ([meta(history_mode="paginated"), asked("fix it")], True),
-        ([meta(history_mode="legacy"), asked("fix it")], True),
-        ([bare("session_meta", json.loads(meta())["payload"]), asked("fix it")], False),
-        ([meta(), bare("event_msg", {"type": "user_message", "message": "fix it"})], False),
-        ([meta_without("cli_version"), meta(), asked("fix it")], True),  # the next meta reads
+        ([meta_without("cli_version"), asked("fix it")], False, False),
+        ([meta_without("originator"), asked("fix it")], False, False),
+        ([meta_without("cwd"), asked("fix it")], False, False),
+        ([meta_without("timestamp"), asked("fix it")], False, False),
+        ([meta(forked_from_id="x"), asked("fix it")], False, False),
+        ([meta(segment_id=7), asked("fix it")], False, False),
+        ([meta(model_provider=7), asked("fix it")], False, False),
+        ([meta(git={"branch": 7}), asked("fix it")], False, False),
+        ([meta(source=None), asked("fix it")], False, False),
+        (
+            [meta(git={"branch": "main"}, model_provider=None, source="vscode"), asked("x")],
+            True,
+            True,
+        ),
+        ([meta(history_mode="paginated"), asked("fix it")], True, True),
+        ([meta(history_mode="legacy"), asked("fix it")], True, True),
+        ([bare("session_meta", json.loads(meta())["payload"]), asked("fix it")], False, False),
+        ([meta(), bare("event_msg", {"type": "user_message", "message": "fix it"})], False, True),
+        ([meta_without("cli_version"), meta(), asked("fix it")], True, True),  # the next meta reads
     ],
 )
 def test_a_head_codex_cannot_read_hides_the_thread(
-    tmp_path: Path, lines: list[bytes], shown_by_codex: bool
+    tmp_path: Path, lines: list[bytes], shown_by_codex: bool, resumed_by_codex: bool
 ) -> None:
     """Codex lists a thread only when every line its scan reads is UTF-8 and a ``session_meta``
-    among them reads whole; the thread is read by its id all the same (:func:`listed`)."""
-    assert listed(tmp_path, *lines) is shown_by_codex
+    among them reads whole; reading it by its id succeeds as Codex's resume does
+    (:func:`listed`)."""
+    assert listed(tmp_path, *lines, refused=not resumed_by_codex) is shown_by_codex
 
 
 @pytest.mark.parametrize("mode", ["windowed", "Paginated", None, 1])
