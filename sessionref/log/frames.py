@@ -80,7 +80,7 @@ def _header_bytes(descriptor: int) -> int:
 _HEADER_BYTES: Final = [_header_bytes(descriptor) for descriptor in range(256)]
 _FRAME_START: Final = struct.Struct("<IB")
 """The magic number and the frame header descriptor."""
-_SKIPS: Final = [0 if d & 0x18 else 4 + _HEADER_BYTES[d] for d in range(256)]
+_SKIPS: Final = [0 if d & 0x18 else first_block(d) for d in range(256)]
 """Bytes from a frame's start to its first block, by descriptor; 0 for a reserved bit set."""
 _TRAILERS: Final = [3 + (4 if d & 4 else 0) for d in range(256)]
 """Bytes a one-block frame adds after the block's content: its header, the checksum."""
