@@ -424,8 +424,10 @@ def test_a_signal_ends_the_server_while_its_input_is_open(
         server.stdin.flush()
         assert json.loads(server.stdout.readline())["id"] == 1
         server.send_signal(signum)
-        assert server.wait(TIMEOUT) == status
-        assert server.stderr is not None and b"Traceback" not in server.stderr.read()
+        ended = server.wait(TIMEOUT)
+        assert server.stderr is not None
+        said = server.stderr.read()
+        assert (ended, b"Traceback" in said) == (status, False), said
     finally:
         server.kill()
         server.wait()
