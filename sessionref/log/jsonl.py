@@ -80,8 +80,8 @@ def file_size(file: BinaryIO, location: str, max_bytes: int) -> int:
     """The size of ``file``, open from ``location``; over ``max_bytes`` raises
     :class:`SessionLogError` naming it.
 
-    >>> import io
-    >>> file_size(io.FileIO("/dev/null"), "/dev/null", 0)
+    >>> with open("/dev/null", "rb") as file:
+    ...     file_size(file, "/dev/null", 0)
     0
     """
     size = os.fstat(file.fileno()).st_size
