@@ -42,8 +42,10 @@ def zstd_log(batches: Iterable[Iterable[Item]], head: Event | None = None) -> by
 def place(
     root: Path, content: bytes, session_id: str = "s", cwd: str | None = "/w", *, compress: bool
 ) -> Path:
-    """Write ``content`` where the log of ``session_id`` (in ``cwd``) belongs under ``root``."""
-    path = log_path(root, {"id": session_id, "cwd": cwd}, compress=compress)
+    """Write ``content`` where the log of ``session_id`` (in ``cwd``; without one when
+    ``None``) belongs under ``root``."""
+    where = {"id": session_id} if cwd is None else {"id": session_id, "cwd": cwd}
+    path = log_path(root, where, compress=compress)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(content)
     return path

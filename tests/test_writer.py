@@ -17,6 +17,7 @@ import zstandard
 
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.log.builder import LogBuilder
+from sessionref.log.store import DirectoryStore
 from sessionref.log.writer import (
     SessionWriter,
     chunk_row,
@@ -181,3 +182,29 @@ def test_a_header_without_a_string_id_is_invalid_config(
         SessionWriter(tmp_path, header)
     assert (raised.value.code, raised.value.message) == (INVALID_CONFIG, message)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cwd", [None, "", [], {"length": 3}])
+def test_a_header_whose_cwd_names_no_directory_is_invalid_config(tmp_path: Path, cwd: Any) -> None:
+    """A newcomer's trial: the writer filed a header with ``"cwd": null`` under ``_no-cwd/``,
+    and the store then passed the log over (the harness's listing fails for the whole root on
+    such a header, docs/format.md §Discovery). Nothing is written now."""
+    header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": cwd}
+    with pytest.raises(SessionReferenceError) as raised:
+        SessionWriter(tmp_path, header)
+    assert raised.value.code == INVALID_CONFIG
+    assert "cannot name a storage path" in raised.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("cwd", [5, True, {}, "/w"])
+def test_what_the_writer_files_the_store_lists(tmp_path: Path, cwd: Any) -> None:
+    """A cwd with no characters (a number, a boolean, an object) was filed under ``_no-cwd/``,
+    where the harness looks for it under ``--root--/`` and the store called it misplaced:
+    every header the writer takes, the store lists, with nothing passed over."""
+    header = {"version": 0, "id": "s", "createdAt": 1, "delegationDepth": 0, "cwd": cwd}
+    with SessionWriter(tmp_path, header, compress=False) as writer:
+        writer.append([{"type": "turn/start", "seq": 0, "time": 1, "data": {"turn": 1}}])
+    store = DirectoryStore(tmp_path)
+    assert [(found.id, found.cwd) for found in store.headers()] == [("s", cwd)]
+    assert store.problems() == []

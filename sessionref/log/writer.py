@@ -36,7 +36,8 @@ from typing import Any, Final
 import zstandard
 
 from sessionref.codecs.jsjson import js_json
-from sessionref.errors import mapping, string
+from sessionref.errors import INVALID_CONFIG, SessionReferenceError, mapping, string
+from sessionref.log.header import unfiled_cwd
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.store import PLAIN_LOG, ZSTD_LOG
 
@@ -260,15 +261,30 @@ def log_path(root: str | os.PathLike[str], header: Mapping[str, Any], *, compres
     >>> log_path("/r", {"id": "a b"}, compress=False).as_posix()
     '/r/_no-cwd/a~0020b/session.jsonl'
 
-    The id names the log's directory, so it must be a string (INVALID_CONFIG otherwise):
+    The id names the log's directory, so it must be a string, and a cwd must be one the
+    harness can name a directory by (INVALID_CONFIG otherwise: its listing would fail for the
+    whole root). A cwd that is no string but has no characters, a number, is filed under
+    ``--root--``, as the harness files it:
 
     >>> log_path("/r", {"createdAt": 1}, compress=False)
     Traceback (most recent call last):
     sessionref.errors.SessionReferenceError: header id must be a string, not NoneType
+    >>> log_path("/r", {"id": "s", "cwd": None}, compress=False)
+    Traceback (most recent call last):
+    sessionref.errors.SessionReferenceError: header cwd null cannot name a storage path \
+(leave cwd out for a session without one)
+    >>> log_path("/r", {"id": "s", "cwd": 5}, compress=False).as_posix()
+    '/r/--root--/s/session.jsonl'
     """
     session_id = string(mapping(header, "header").get("id"), "header id")
     cwd = header.get("cwd")
-    project = encode_project_directory(cwd if isinstance(cwd, str) else None)
+    if "cwd" in header and unfiled_cwd(cwd):
+        named = js_json(cwd).decode("utf-8", "surrogatepass")
+        why = f"header cwd {named} cannot name a storage path"
+        raise SessionReferenceError(
+            f"{why} (leave cwd out for a session without one)", INVALID_CONFIG
+        )
+    project = encode_project_directory(cwd)
     name = ZSTD_LOG if compress else PLAIN_LOG
     return Path(root) / project / encode_session_directory(session_id) / name
 
