@@ -175,10 +175,10 @@ def _compacted_user(history: object) -> bool:
     )
 
 
-def _utf8(line: bytes) -> bool:
+def is_utf8(line: bytes) -> bool:
     """Whether a line is UTF-8, as Codex's line reader (tokio's ``next_line``) requires.
 
-    >>> _utf8("é".encode()), _utf8(b"\\xff"), _utf8(b"\\xed\\xa0\\x80")  # a surrogate's bytes
+    >>> is_utf8("é".encode()), is_utf8(b"\\xff"), is_utf8(b"\\xed\\xa0\\x80")  # a surrogate's bytes
     (True, False, False)
     """
     try:
@@ -215,7 +215,7 @@ class _Scan:
                 break  # all Codex looks for
             if counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN):
                 break
-            if not _utf8(line):
+            if not is_utf8(line):
                 return Summary(unreadable=True)  # Codex reads no summary of the rollout
             if _blank(line):
                 continue

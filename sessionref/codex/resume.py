@@ -24,7 +24,7 @@ from typing import Final
 
 import msgspec
 
-from sessionref.codex.listed import opens_in_envelope
+from sessionref.codex.listed import is_utf8, opens_in_envelope
 from sessionref.codex.meta import refuse_without_meta
 from sessionref.errors import SessionLogError
 
@@ -79,13 +79,11 @@ resume a rollout holding such a line
     if all(map(bytes.isascii, lines)):
         return
     for number, line in enumerate(lines, 1):
-        try:
-            line.isascii() or line.decode()
-        except UnicodeDecodeError:
+        if not (line.isascii() or is_utf8(line)):
             raise SessionLogError(
                 f"{path}: line {number} is not UTF-8, and Codex refuses to resume a rollout "
                 "holding such a line"
-            ) from None
+            )
 
 
 def _kept_lines(lines: list[bytes]) -> list[bytes]:
