@@ -77,9 +77,9 @@ def listed_header(value: Any) -> SessionHeader | None:
     if any(field in value for field in RETIRED_FIELDS):
         raise RetiredHeader("session header uses retired policy baseline fields")
     cwd = value.get("cwd", UNDEFINED)
-    if cwd is not UNDEFINED and unfiled_cwd(cwd):
-        named = js_json(cwd).decode("utf-8", "surrogatepass")
-        raise SessionLogError(f"header cwd {named} cannot name a storage path")
+    problem = None if cwd is UNDEFINED else unfiled_cwd_problem(cwd)
+    if problem is not None:
+        raise SessionLogError(problem)
     return SessionHeader(
         id=value["id"],
         created_at=js_int(created_at) or 0,
@@ -109,6 +109,18 @@ def unfiled_cwd(cwd: Any) -> bool:
         return False
     length = cwd["length"]
     return (type(length) in (int, float) and length == 0) or js_to_number(length) > 0
+
+
+def unfiled_cwd_problem(cwd: Any) -> str | None:
+    """What is wrong with a header's ``cwd`` when the harness cannot name a project directory
+    by it (:func:`unfiled_cwd`), if anything.
+
+    >>> unfiled_cwd_problem(None), unfiled_cwd_problem("/w")
+    ('header cwd null cannot name a storage path', None)
+    """
+    if not unfiled_cwd(cwd):
+        return None
+    return f"header cwd {js_json(cwd).decode('utf-8', 'surrogatepass')} cannot name a storage path"
 
 
 def _upgrade_message(value: Any) -> str | None:

@@ -37,7 +37,7 @@ import zstandard
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError, mapping, string
-from sessionref.log.header import unfiled_cwd
+from sessionref.log.header import unfiled_cwd_problem
 from sessionref.log.layout import encode_project_directory, encode_session_directory
 from sessionref.log.store import PLAIN_LOG, ZSTD_LOG
 
@@ -278,12 +278,10 @@ def log_path(root: str | os.PathLike[str], header: Mapping[str, Any], *, compres
     """
     session_id = string(mapping(header, "header").get("id"), "header id")
     cwd = header.get("cwd")
-    if "cwd" in header and unfiled_cwd(cwd):
-        named = js_json(cwd).decode("utf-8", "surrogatepass")
-        why = f"header cwd {named} cannot name a storage path"
-        raise SessionReferenceError(
-            f"{why} (leave cwd out for a session without one)", INVALID_CONFIG
-        )
+    problem = unfiled_cwd_problem(cwd) if "cwd" in header else None
+    if problem is not None:
+        why = f"{problem} (leave cwd out for a session without one)"
+        raise SessionReferenceError(why, INVALID_CONFIG)
     project = encode_project_directory(cwd)
     name = ZSTD_LOG if compress else PLAIN_LOG
     return Path(root) / project / encode_session_directory(session_id) / name
