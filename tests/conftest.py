@@ -207,3 +207,11 @@ def run_script(script: str, *args: str, **options: Any) -> subprocess.CompletedP
     :func:`subprocess.run` runs it with ``options``: how a test runs code that needs a process
     of its own (signals, what start-up imports, a process killed half way)."""
     return subprocess.run([sys.executable, "-c", script, *args], **options)
+
+
+def script_output(script: str, *args: str) -> str:
+    """What ``python -c SCRIPT ARGS`` (:func:`run_script`) wrote to stdout, once it ended with
+    status 0 (within a minute): for a script that must not die of what it tries."""
+    done = run_script(script, *args, capture_output=True, timeout=60, check=False)
+    assert done.returncode == 0, (done.returncode, done.stderr)
+    return str(done.stdout.decode())

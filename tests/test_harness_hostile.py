@@ -20,7 +20,7 @@ import zstandard
 from sessionref.claude_code.store import ClaudeCodeStore
 from sessionref.codex.store import CodexStore
 from sessionref.log.harness_store import HarnessStore
-from tests.conftest import run_script
+from tests.conftest import script_output
 
 SESSION = "11111111-1111-4111-8111-111111111111"
 THREAD = "0197a000-0000-7000-8000-0000000000aa"
@@ -198,16 +198,7 @@ def test_a_compressed_rollout_that_shrinks_while_it_is_read_is_no_crash(tmp_path
     compressed = plain.with_name(plain.name + ".zst")
     compressed.write_bytes(zstandard.ZstdCompressor().compress(plain.read_bytes()))
     plain.unlink()
-    done = run_script(
-        SHRINKING,
-        str(tmp_path),
-        str(compressed),
-        capture_output=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, (done.returncode, done.stderr)
-    assert done.stdout.decode() == f"['{THREAD}'] []\n"
+    assert script_output(SHRINKING, str(tmp_path), str(compressed)) == f"['{THREAD}'] []\n"
 
 
 DEEP = b"[" * 100_000 + b"]" * 100_000
