@@ -85,8 +85,8 @@ def _plaintext(location: str, text: Iterator[bytes]) -> Generator[bytes, None, N
 
 def rollout_head(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes]:
     """The committed lines of a rollout's first chunk of text (and of more while its first
-    line goes on), plain or compressed: a compressed one no larger than ``max_bytes``, read
-    whole and decompressed only that far.
+    line goes on), plain or compressed: a compressed one no larger than ``max_bytes``,
+    decompressed from its file only that far (:func:`_text_chunks`).
 
     >>> rollout_head(Path("/no/rollout-1.jsonl.zst"), 10, 10)
     Traceback (most recent call last):
