@@ -299,3 +299,28 @@ def test_a_view_argument_of_another_kind_is_invalid_config(
         view(transcript, options)
     expected = f"{view.__name__} {wrong}"
     assert (caught.value.code, caught.value.message) == (INVALID_CONFIG, expected)
+
+
+@pytest.mark.parametrize(
+    ("entries", "said"),
+    [
+        ([], "This session holds no messages."),
+        (
+            [Entry("assistant", "thinking", "plan"), Entry("tool", "tool-result", "a.py")],
+            "Nothing shown: this session holds only reasoning or tool output "
+            "(--reasoning, --tools).",
+        ),
+    ],
+)
+def test_an_export_that_shows_no_entry_says_why(entries: list[Entry], said: str) -> None:
+    """A newcomer's trial: an empty session (a DSH log of its header alone, a Codex rollout of
+    its meta alone) exported as a header over a blank page, which reads as a failed export;
+    the page says the session holds nothing it shows, in Markdown and in HTML alike."""
+    parsed = blocks(export(entries))
+    assert parsed[2:] == [("hr", None), ("p", said)]
+    transcript = Transcript("s-1", "dsh", None, None, None, entries)
+    page = "".join(export_html_chunks(transcript, ViewOptions()))
+    main = page[page.index("<main>") : page.index("</main>")]
+    assert re.sub(r"<[^>]*>", "", main).split() == said.split()
+    shown = export([*entries, Entry("user", "text", "hi")])
+    assert ("p", said) not in blocks(shown)

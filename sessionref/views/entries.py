@@ -129,6 +129,22 @@ def view_items(entries: Iterable[Entry], options: ViewOptions) -> Iterator[ViewI
         yield group
 
 
+def nothing_shown(transcript: Transcript) -> str:
+    """What an export says where its entries would be when it shows none, so that a page
+    with nothing under its header is not taken for a failed export: the session holds no
+    messages, or only reasoning and tool output, which are shown when asked.
+
+    >>> nothing_shown(Transcript("s", "dsh", None, None, None, []))
+    'This session holds no messages.'
+    >>> thought = [Entry("assistant", "thinking", "")]
+    >>> nothing_shown(Transcript("s", "dsh", None, None, None, thought))
+    'Nothing shown: this session holds only reasoning or tool output (--reasoning, --tools).'
+    """
+    if not transcript.entries:
+        return "This session holds no messages."
+    return "Nothing shown: this session holds only reasoning or tool output (--reasoning, --tools)."
+
+
 def _answers(result: Entry, call: ToolCall) -> bool:
     """Whether ``result`` may answer ``call``: by the call's id when both carry one, else
     by the tool's name (a result without a name may answer any call).

@@ -18,6 +18,7 @@ from sessionref.views.entries import (
     ToolGroup,
     ViewOptions,
     format_time,
+    nothing_shown,
     segments,
     view_arguments,
     view_items,
@@ -51,6 +52,7 @@ def environment() -> Environment:
     env.tests["toolgroup"] = lambda item: isinstance(item, ToolGroup)
     env.globals.update(
         format_time=format_time,
+        nothing_shown=nothing_shown,
         segments=segments,
         size=utf8_length,
         preview=preview,

@@ -21,6 +21,7 @@ from sessionref.views.entries import (
     ToolGroup,
     ViewOptions,
     format_time,
+    nothing_shown,
     segments,
     view_arguments,
     view_items,
@@ -249,5 +250,9 @@ def _markdown_chunks(transcript: Transcript, options: ViewOptions) -> Iterator[s
     if transcript.created_at is not None:
         facts.append(f"started {format_time(transcript.created_at)}")
     yield f"# {_single_line(title)}\n\n{' · '.join(facts)}\n\n---\n\n"
+    shown = False
     for item in view_items(transcript.entries, options):
+        shown = True
         yield _tools(item, options) if isinstance(item, ToolGroup) else _entry(item)
+    if not shown:
+        yield f"{escape_line(nothing_shown(transcript))}\n"
