@@ -311,3 +311,27 @@ def test_stats_say_the_read_limits_the_index_was_built_under(tmp_path: Path) -> 
     assert command("index", *given, *limits[:2], "--max-line-bytes", "123456").returncode == 0
     shown = command("index", "--stats", *given).stdout.decode()
     assert shown.endswith(", read limits --max-log-bytes 5000000 --max-line-bytes 123456\n")
+
+
+def test_index_lines_name_a_strange_root_on_one_line_as_stderr_does(tmp_path: Path) -> None:
+    """A newcomer's trial: a root whose name held a line feed, a bidi override and a byte
+    that is no UTF-8 came out of ``index``, ``--stats`` and ``--prune`` raw (its line split in
+    two, the override obeyed on a terminal, the byte a ``?``). Each line names it with the
+    escapes every line on stderr uses, so one root is one line."""
+    root = Path(os.fsdecode(bytes(tmp_path) + b"/st\nore\xe2\x80\xaex\xff"))
+    write_session_store(root, sessions(1))
+    shown = f"{tmp_path}/st\\u000aore\\u202ex\\udcff"
+    folder = str(tmp_path / "indexes") + "/"
+    built = command("index", "--root", str(root), "--index", folder)
+    stats = command("index", "--stats", "--root", str(root), "--index", folder)
+    for done in (built, stats):
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.count(b"\n") == 1 and b"\xe2\x80\xae" not in done.stdout
+    assert stats.stdout.decode().startswith(f"{shown}: 1 session in ")
+    for part in sorted(root.rglob("*"), reverse=True):
+        part.unlink() if part.is_file() else part.rmdir()
+    root.rmdir()
+    pruned = command("index", "--prune", "--index", folder)
+    assert pruned.returncode == 0, pruned.stderr
+    removed, count = pruned.stdout.decode().splitlines()
+    assert removed.endswith(f" (its store {shown} is gone)") and count == "1 index pruned"

@@ -18,6 +18,7 @@ from sessionref.cli.common import (
 )
 from sessionref.cli.progress import progress_bar
 from sessionref.cli.search import add_index_option, indexed_stores, passed_over_by
+from sessionref.controls import one_line
 from sessionref.index import IndexedStore, RefreshReport, SessionIndex
 from sessionref.index.upkeep import IndexStats, database_size, index_stats, prune_indexes
 from sessionref.log.discovery import StoreProblem
@@ -148,9 +149,10 @@ def refreshed(
 
 
 def pruned(args: argparse.Namespace) -> str:
-    """Delete the indexes of stores that are gone: one line for each, and a count."""
+    """Delete the indexes of stores that are gone: one line for each (its paths as
+    :func:`~sessionref.controls.one_line` writes them), and a count."""
     gone = prune_indexes(args.index)
-    lines = [f"removed {path} (its store {root} is gone)\n" for path, root in gone]
+    lines = [one_line(f"removed {path} (its store {root} is gone)") + "\n" for path, root in gone]
     return "".join(lines) + f"{counted(len(gone), 'index', 'indexes')} pruned\n"
 
 
@@ -173,6 +175,6 @@ def run(args: argparse.Namespace) -> int:
             line, problems, saved = refreshed(store, args)
             passed_over.extend(problems)
             unsaved += not saved
-        write_text(line + "\n")
+        write_text(one_line(line) + "\n")  # a root's name may hold a line feed, an override
     note_passed_over(passed_over, verbose=args.verbose)
     return 1 if unsaved else 0
