@@ -58,6 +58,28 @@ def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any
     assert _sessions_in(path) == 300
 
 
+def test_a_full_disk_leaves_no_index_where_there_was_none(tmp_path: Path, monkeypatch: Any) -> None:
+    """A newcomer's trial on a 1 MB disk: the first search made a database there, could not
+    fill it (SQLite's "database or disk is full") and left it behind, an empty file or one
+    with its -wal and -shm, a megabyte on a disk already full, which ``--stats`` called a
+    damaged index and ``--prune`` never removed. As it was is no index at all."""
+    small_store(tmp_path / "store", 300)
+    connect = index_database.open_database
+
+    def full_disk(where: Path) -> sqlite3.Connection:
+        db = connect(where)
+        db.execute("PRAGMA max_page_count = 2")  # no room for the tables: SQLITE_FULL
+        return db
+
+    monkeypatch.setattr(index_database, "open_database", full_disk)
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+        assert_answers_right(index, tmp_path / "store")
+        assert index.bypassed
+    assert len(warnings) == 1 and "database or disk is full" in warnings[0]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["store"]
+
+
 def test_stats_read_an_index_in_a_read_only_folder(tmp_path: Path, monkeypatch: Any) -> None:
     """In a folder it cannot write, SQLite cannot open a WAL database to read it
     (``unable to open database file``, SQLITE_CANTOPEN): with no write-ahead log beside it,

@@ -9,11 +9,14 @@ index, and it is set up (and checked) there: whatever stops the opening, :meth:`
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 from pathlib import Path
+from typing import TypeVar
 
 import sessionref.index.candidates as candidates
+from sessionref.index.failures import is_out_of_place
 from sessionref.index.limits import raise_limits
 from sessionref.index.reading import reading_as_it_is
 from sessionref.index.refresh import IndexedStore, limits_of
@@ -27,6 +30,8 @@ from sessionref.index.schema import (
     root_key,
     set_up,
 )
+
+T = TypeVar("T")
 
 
 class IndexDatabase:
@@ -46,6 +51,7 @@ class IndexDatabase:
     def __init__(self, store: IndexedStore, path: Path, named: bool) -> None:
         self.store, self.path, self._named_file = store, path, named
         self._db: sqlite3.Connection | None = None
+        self._made = False  # the database file is this index's own, never yet used whole
 
     def _open(self) -> sqlite3.Connection:
         """The database, made afresh unless this code built it for this root and read limits
@@ -56,6 +62,7 @@ class IndexDatabase:
         if self._db is None:
             stamp = self._stamp()
             named = self._named_file and check_file(self.path)
+            self._made = self._made or not os.path.lexists(self.path)
             self._db = open_database(self.path)
             if named:
                 check_schema(self.path, self._db)
@@ -72,6 +79,33 @@ class IndexDatabase:
         """What a database built for this store is stamped with: its root, this code's
         reader and the store's read limits (:func:`~sessionref.index.schema.check_meta`)."""
         return os.fsencode(root_key(self.store.root)), reader_fingerprint(), limits_of(self.store)
+
+    def _used(self, result: T) -> T:
+        """``result`` of a use of the database that ran to its end: from then on, the database
+        holds an index, which a later failure leaves in place (:meth:`_leave_as_it_was`)."""
+        self._made = False
+        return result
+
+    def _leave_as_it_was(self, failure: Exception) -> None:
+        """Remove the database this index made and never used whole, once its place failed it
+        (a full disk): the folder is left as it was, with no index, not with an empty file or
+        one and its -wal and -shm taking room on a disk already full. A database that held an
+        index before is kept, for the next use (a full disk says nothing against it).
+
+        >>> import tempfile
+        >>> from sessionref.log.store import DirectoryStore
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     database = IndexDatabase(DirectoryStore(folder), Path(folder, "i.sqlite"), False)
+        ...     _ = database._open()
+        ...     database.close()
+        ...     database._leave_as_it_was(sqlite3.OperationalError("database or disk is full"))
+        ...     os.listdir(folder)
+        []
+        """
+        if self._made and isinstance(failure, sqlite3.Error) and is_out_of_place(failure):
+            self._made = False
+            with contextlib.suppress(OSError):
+                remove_database(self.path)
 
     def _copy(self) -> sqlite3.Connection | None:
         """The database, copied into memory as it is on disk (:func:`reading_as_it_is`), for

@@ -179,13 +179,14 @@ class SessionIndex(IndexDatabase):
                     raise
                 else:
                     try:
-                        return use(db)
+                        return self._used(use(db))
                     except sqlite3.Error as exc:
                         failure = exc
                     except BaseException:  # a Ctrl-C, another error: closed (rolled back)
                         self.close()
                         raise
                 self.close()
+                self._leave_as_it_was(failure)  # one it made and never filled: none
                 rebuilt = broken(failure)  # rebuilt once; busy, full or read-only: never touched
                 if rebuilt:
                     with contextlib.suppress(OSError):
