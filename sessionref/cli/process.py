@@ -333,7 +333,8 @@ def note_line(line: str) -> None:
 
 
 def write_text(text: str) -> None:
-    """Write UTF-8 to stdout whatever the locale; a lone surrogate shows as U+FFFD."""
+    """Write UTF-8 to stdout whatever the locale. A lone surrogate, which callers escape
+    first (:func:`~sessionref.controls.one_line`), would be written as ``?``, never fail."""
     _written(text.encode("utf-8", "replace"))
 
 
