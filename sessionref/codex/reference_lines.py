@@ -10,6 +10,9 @@ read as ``thread_id_from_path`` and ``rollout_id_from_path`` read them
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from collections.abc import Iterator
+from itertools import accumulate
 from pathlib import Path
 from typing import Final, NamedTuple
 
@@ -21,6 +24,8 @@ from sessionref.codex.records import turn_item
 
 INITIAL: Final = "initial"
 """The segment folder of a thread's rollout from before segments had ids."""
+_REFERENCE: Final = b"rollout_reference"
+"""What every line holding a reference spells (:func:`reference_of`)."""
 
 
 class Identity(NamedTuple):
@@ -170,7 +175,7 @@ def reference_of(line: bytes) -> Reference | None:
     >>> named.identity.rollout == named.identity.thread == t.decode(), named.recorded_thread
     (True, None)
     """
-    if b"rollout_reference" not in line:
+    if _REFERENCE not in line:
         return None
     found = decoded(line)
     item = found.payload
@@ -188,6 +193,32 @@ def reference_of(line: bytes) -> Reference | None:
     if rollout is None and segment is None and recorded is None:
         rollout = named_rollout
     return Reference(Identity(thread, segment, rollout), item.rollout_path, stamp, nth, recorded)
+
+
+def references_in(lines: list[bytes]) -> Iterator[tuple[int, Reference]]:
+    """The references among ``lines`` (:func:`reference_of`), each with its line's index. The
+    lines are searched once, joined, for what a reference spells, and only a line that
+    spells it is read: a rollout with none, as most are, costs one search in C and no Python
+    step per line (testing each line for it cost more than a snapshot's other work on the
+    lines of a 10,000-line rollout).
+
+    >>> t = b"0197a000-0000-7000-8000-0000000000aa"
+    >>> item = b'{"type":"rollout_reference","payload":{"rollout_path":"/r","thread_id":"%s"}}'
+    >>> lines = [b'{"type":"x","note":"rollout_reference"}', item % t, b"", item % t]
+    >>> [index for index, _ in references_in(lines)], list(references_in(lines[:1] + [b"{}"]))
+    ([1, 3], [])
+    """
+    text = b"\n".join(lines)
+    at = text.find(_REFERENCE)
+    if at < 0:
+        return
+    ends = list(accumulate(len(line) + 1 for line in lines))  # where each line's next begins
+    while at >= 0:
+        index = bisect_right(ends, at)
+        reference = reference_of(lines[index])
+        if reference is not None:
+            yield index, reference
+        at = text.find(_REFERENCE, ends[index])
 
 
 def identity_of(first_lines: list[bytes]) -> Identity | None:

@@ -39,7 +39,7 @@ from sessionref.codex.reference_lines import (
     identity_of,
     ids_named,
     is_meta,
-    reference_of,
+    references_in,
 )
 from sessionref.codex.resume import resumed
 from sessionref.codex.rollouts import existing_rollout, rollout_head, rollout_lines, rollout_text
@@ -140,11 +140,10 @@ class Expansion:
         (the rollout's own), with each reference expanded; ``open_``: what is being expanded
         around it (a cycle)."""
         history = [] if base is None else self._continued(path, base, depth, open_)
-        for line in lines:
-            reference = reference_of(line)
-            if reference is None:
-                history.append(line)
-                continue
+        start = 0  # the first line not yet in the history
+        for index, reference in references_in(lines):
+            history += lines[start:index]
+            start = index + 1
             identity = reference.identity
             below = _below(path, depth, identity.thread, reference.is_fork(depth.thread))
             if identity in open_:
@@ -159,7 +158,7 @@ class Expansion:
             if reference.nth_user_message is not None:
                 expanded = before_nth_user_message(expanded, reference.nth_user_message)
             history += expanded
-        return history
+        return history + lines[start:]
 
     def _continued(
         self, path: Path, base: HistoryBase, depth: _Depth, open_: Opened
