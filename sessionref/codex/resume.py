@@ -39,6 +39,9 @@ _STAMPED: Final = msgspec.json.Decoder(_Stamped)
 _SKIPPED: Final = b""
 _STAMP_FIRST: Final = b'{"timestamp":"'
 """How each line Codex writes opens (``RolloutLine``'s first field)."""
+_PAST_STAMP_FIRST: Final = b'{"timestamp":#'
+"""The least bytes above all that open with :data:`_STAMP_FIRST` (its last byte, ``"``,
+plus one): a line opens so exactly when it sorts from :data:`_STAMP_FIRST` to below this."""
 _opens_stamped: Final = operator.methodcaller("startswith", _STAMP_FIRST)
 
 
@@ -86,13 +89,29 @@ resume a rollout holding such a line
             )
 
 
+def _all_stamped(lines: list[bytes]) -> bool:
+    """Whether every line opens ``{"timestamp":"``, as Codex writes every line: told by the
+    least and the greatest line, which sort between :data:`_STAMP_FIRST` and
+    :data:`_PAST_STAMP_FIRST` exactly when all do (two comparisons a line, in C: a
+    ``startswith`` on each cost three times as much).
+
+    >>> _all_stamped([b'{"timestamp":"t"}', b'{"timestamp":"u","type":"x"}']), _all_stamped([])
+    (True, True)
+    >>> _all_stamped([b'{"timestamp":"t"}', b'{"timestamp":5}']), _all_stamped([b'{"timestamp"'])
+    (False, False)
+    >>> _all_stamped([b'{"timestamp":"t"}', b'{"timestamp":#']), _all_stamped([b'{"timestamp":!'])
+    (False, False)
+    """
+    return not lines or (min(lines) >= _STAMP_FIRST and max(lines) < _PAST_STAMP_FIRST)
+
+
 def _kept_lines(lines: list[bytes]) -> list[bytes]:
     """``lines`` with each one Codex's resume skips (:func:`_kept`) made blank.
 
     >>> _kept_lines([b'{"timestamp":"t"}', b'{"type":"x"}', b""])
     [b'{"timestamp":"t"}', b'', b'']
     """
-    if all(map(_opens_stamped, lines)):  # as Codex writes every line: checked in C
+    if _all_stamped(lines):
         return lines
     return [line if _kept(line) else _SKIPPED for line in lines]
 
