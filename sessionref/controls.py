@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 from collections.abc import Iterable
 from typing import Final
 
@@ -114,3 +115,16 @@ def for_a_terminal(data: bytes) -> bytes:
     {"t":"\\u001b]0;x\\u0007 \\u009b2J \\u202eab"}
     """
     return data.decode("utf-8", "replace").translate(TERMINAL).encode("utf-8")
+
+
+def stderr_line(text: str) -> None:
+    """``text`` written on stderr as one line (:func:`one_line`: a path may hold a terminal's
+    escapes): where the library warns when no caller took its warnings.
+
+    >>> import contextlib, io
+    >>> with contextlib.redirect_stderr(io.StringIO()) as err:
+    ...     stderr_line("warning: /a\\nb")
+    >>> print(err.getvalue(), end="")
+    warning: /a\\u000ab
+    """
+    sys.stderr.write(one_line(text) + "\n")

@@ -18,6 +18,7 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from sessionref.controls import stderr_line
 from sessionref.errors import INVALID_CONFIG, SessionReferenceError
 from sessionref.layouts import (
     claude_code_home,
@@ -185,34 +186,61 @@ def check_root(named: str, harness: str | None = None, option: str = "--root") -
     raise _config_error(f"{option} {path}: holds no {which} (looked for {looked}){near}")
 
 
+def _default_root(harness: Harness, environ: Mapping[str, str]) -> Root | str | None:
+    """The root of ``harness``'s default location when it holds its sessions; else, when the
+    harness's variable named that location, the warning saying so (the user meant it to be
+    read: it is checked as a ``--root`` would be, :func:`check_root`); else ``None``."""
+    location, named_by = harness.default(environ), harness.default_named_by(environ)
+    if named_by != DEFAULT_LOCATION:
+        try:
+            return check_root(str(location), harness.name, named_by)
+        except SessionReferenceError as exc:
+            return f"warning: {exc}; no {harness.title} sessions are read"
+    home = harness.home(location) if location.is_dir() else None
+    return None if home is None else Root(str(home), harness.name, str(location), named_by)
+
+
 def default_roots(
-    harness: str | None = None, environ: Mapping[str, str] = os.environ
+    harness: str | None = None,
+    environ: Mapping[str, str] = os.environ,
+    warn: Callable[[str], None] = stderr_line,
 ) -> list[Root]:
     """Every harness's default location (only ``harness``'s, when given) that holds its
-    sessions; an error naming them all when none does."""
+    sessions; an error naming them all when none does. A harness's variable set where none
+    of its sessions are (a typo) is told to ``warn``, one line each, when other roots are
+    read.
+
+    >>> default_roots(environ={"HOME": "/nonexistent", "CODEX_HOME": "/typo"})
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionReferenceError: no --root given, $SESSIONREF_ROOT is not set, \
+and no default location holds sessions: /nonexistent/.dsh/sessions (DSH), \
+/nonexistent/.claude (Claude Code), /typo (Codex)
+    """
     harnesses = [HARNESSES[harness]] if harness is not None else list(HARNESSES.values())
-    roots = []
-    for candidate in harnesses:
-        location = candidate.default(environ)
-        home = candidate.home(location) if location.is_dir() else None
-        if home is not None:
-            named_by = candidate.default_named_by(environ)
-            roots.append(Root(str(home), candidate.name, str(location), named_by))
+    found = [_default_root(candidate, environ) for candidate in harnesses]
+    roots = [root for root in found if isinstance(root, Root)]
     if not roots:
         places = ", ".join(f"{c.default(environ)} ({c.title})" for c in harnesses)
         raise _config_error(
             f"no --root given, ${ROOT_ENV} is not set, and no default location holds "
             f"sessions: {places}"
         )
+    for warning in found:
+        if isinstance(warning, str):
+            warn(warning)
     return roots
 
 
 def chosen_roots(
-    given: Sequence[str], harness: str | None = None, environ: Mapping[str, str] = os.environ
+    given: Sequence[str],
+    harness: str | None = None,
+    environ: Mapping[str, str] = os.environ,
+    warn: Callable[[str], None] = stderr_line,
 ) -> list[Root]:
     """The root rule: the roots ``given``, else those of ``$SESSIONREF_ROOT``, else the
-    default locations (:func:`default_roots`); each checked (:func:`check_root`), each
-    directory once.
+    default locations (:func:`default_roots`, which tells ``warn`` of a harness's variable
+    that names none of its sessions); each checked (:func:`check_root`), each directory once.
 
     >>> chosen_roots([], environ={"SESSIONREF_ROOT": "/nonexistent"})
     Traceback (most recent call last):
@@ -224,7 +252,7 @@ def chosen_roots(
         option = f"${ROOT_ENV}"
         named = [path for path in environ.get(ROOT_ENV, "").split(os.pathsep) if path]
     if not named:
-        return default_roots(harness, environ)
+        return default_roots(harness, environ, warn)
     roots = [check_root(path, harness, option) for path in named]
     return list({os.path.realpath(root.path): root for root in roots[::-1]}.values())[::-1]
 

@@ -675,3 +675,34 @@ def test_a_store_error_crosses_a_process_boundary_as_it_was(error: Exception, sa
     travelled = pickle.loads(sent.getvalue())
     assert type(travelled) is type(error) and str(travelled) == said
     assert vars(travelled) == vars(error)
+
+
+def test_a_harness_variable_naming_no_sessions_is_a_warning_when_other_roots_are_read(
+    tmp_path: Path,
+) -> None:
+    """``$CODEX_HOME`` or ``$CLAUDE_CONFIG_DIR`` set where no sessions of that harness are (a
+    typo) is not passed over in silence: one warning line on stderr names the variable, the
+    path and why, the way a ``--root`` there would be refused; stdout (JSON) stays clean."""
+    home = tmp_path / "home"
+    write_session_store(home / ".dsh" / "sessions", SESSIONS[:1])
+    typo, empty = tmp_path / "typo", tmp_path / "empty"
+    empty.mkdir()
+    warned: list[str] = []
+    environ = {"HOME": str(home), "CODEX_HOME": str(typo), "CLAUDE_CONFIG_DIR": str(empty)}
+    roots = chosen_roots([], environ=environ, warn=warned.append)
+    assert [root.harness for root in roots] == ["dsh"]
+    assert warned[0] == (
+        f"warning: $CLAUDE_CONFIG_DIR {empty}: holds no Claude Code sessions (looked for "
+        "Claude Code: projects/<project>/<session>.jsonl); no Claude Code sessions are read"
+    )
+    assert warned[1:] == [
+        f"warning: $CODEX_HOME {typo}: no such directory; no Codex sessions are read"
+    ]
+    done = command("candidates", "--json", HOME=str(home), CODEX_HOME=str(typo))
+    assert done.returncode == 0, done.stderr
+    assert [c["sessionId"] for c in json.loads(done.stdout)] == ["a"]
+    assert done.stderr.decode() == (
+        f"warning: $CODEX_HOME {typo}: no such directory; no Codex sessions are read\n"
+    )
+    quiet = command("candidates", "--json", HOME=str(home))
+    assert quiet.stderr == b""

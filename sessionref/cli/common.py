@@ -211,7 +211,7 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
 def roots_of(args: argparse.Namespace) -> list[Root]:
     """The roots a command reads (the root rule of :mod:`sessionref.roots`, the one every
     command follows)."""
-    return chosen_roots(args.root, args.harness)
+    return chosen_roots(args.root, args.harness, warn=note)
 
 
 def problems_hint(problems: list[StoreProblem], *, listed: bool = False) -> str:

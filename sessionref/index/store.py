@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -20,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import sessionref.errors as errors
 import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
-from sessionref.controls import one_line
+from sessionref.controls import stderr_line
 from sessionref.errors import CancelToken, check_cancel, optional_path, positive_count, string
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
@@ -69,10 +68,6 @@ Placed = TypeVar("Placed")
 WRITE_BATCH: Final = 200
 
 
-def _stderr_line(line: str) -> None:
-    sys.stderr.write(one_line(line) + "\n")  # a path may hold a terminal's escapes
-
-
 class SessionIndex(IndexDatabase):
     """The index of one store; also a :class:`~sessionref.log.protocol.Store` over it.
 
@@ -107,7 +102,7 @@ class SessionIndex(IndexDatabase):
         once: bool = False,
         persist: bool = True,
         progress: Progress | None = None,
-        warn: Callable[[str], None] = _stderr_line,
+        warn: Callable[[str], None] = stderr_line,
         clock: Callable[[], int] = time.time_ns,
     ) -> None:
         store = arguments.indexed_store(store)
