@@ -45,16 +45,26 @@ def compacted(*history: dict[str, Any]) -> bytes:
     return line("compacted", {"message": "", "replacement_history": list(history)})
 
 
+HIDDEN = "Codex does not list its thread: "
+"""How the problem of a rollout whose thread Codex's listing hides begins."""
+
+
 def listed(tmp_path: Path, *lines: bytes, refused: bool = False) -> bool:
-    """Whether a store holding a rollout of ``lines`` lists its thread; it is never a problem,
-    and it is read by its id either way, unless (``refused``) Codex's resume refuses it,
-    which reading it then says naming the file (docs/harnesses.md §Codex §Resume)."""
+    """Whether a store holding a rollout of ``lines`` lists its thread; one it does not list
+    is a problem of the listing saying so, and it is read by its id either way, unless
+    (``refused``) Codex's resume refuses it, which reading it then says naming the file
+    (docs/harnesses.md §Codex §Resume)."""
     path = tmp_path / ROLLOUT
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(rollout(*lines))
     store = CodexStore(tmp_path)
     ids = [header.id for header in store.headers()]
-    assert store.problems() == []
+    problems = store.problems()
+    assert (
+        problems == []
+        if ids
+        else [(p.path, p.message[: len(HIDDEN)]) for p in problems] == [(str(path), HIDDEN)]
+    )
     if refused:
         with pytest.raises(SessionLogError, match="Codex refuses to resume") as failure:
             store.transcript(THREAD)
@@ -162,7 +172,8 @@ def test_a_preview_is_found_through_the_references_in_the_head(tmp_path: Path) -
         live.write_bytes(rollout(meta(), *references))
         store = CodexStore(tmp_path)
         assert ([h.id for h in store.headers()] == [THREAD]) is shown_by_codex, references
-        assert store.problems() == []
+        hidden = [problem.path for problem in store.problems()]
+        assert hidden == ([] if shown_by_codex else [str(live)]), references
 
 
 BAD_UTF8 = JUNK.replace(b"{}", b'{"x":"\xff"}')
@@ -259,6 +270,40 @@ def test_a_head_codex_cannot_read_hides_the_thread(
     assert listed(tmp_path, *lines, refused=not resumed_by_codex) is shown_by_codex
 
 
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([meta()], "its head holds no user message, goal or compacted user message"),
+        ([meta(), asked(" ")], "its head holds no user message, goal or compacted user message"),
+        ([meta(), BAD_UTF8, asked("fix it")], "a line of its head is not UTF-8"),
+        (
+            [*[JUNK] * 10, meta(), asked("fix it")],
+            "no session_meta Codex reads in its first 10 lines",
+        ),
+        (
+            [meta(history_mode="windowed"), asked("x")],
+            "no session_meta Codex reads in its first 10 lines",
+        ),
+    ],
+)
+def test_a_thread_codex_does_not_list_is_passed_over_saying_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], lines: list[bytes], why: str
+) -> None:
+    """A thread Codex's picker hides is left out of the listing as any log passed over is:
+    ``--verbose`` says which rollout and why, without it a note counts it; the thread is
+    still read by its id (it is no failure to read)."""
+    path = tmp_path / ROLLOUT
+    path.parent.mkdir(parents=True)
+    path.write_bytes(rollout(*lines))
+    reason = f"{HIDDEN}{why} (it is read by its id)"
+    for index in (["--index", str(tmp_path / "index.db")], ["--no-index"]):
+        assert main(["candidates", "--root", str(tmp_path), *index, "-v"]) == 0
+        assert capsys.readouterr().err.splitlines()[0] == f"passed over {path}: {reason}"
+        assert main(["candidates", "--root", str(tmp_path), *index]) == 0
+        noted = capsys.readouterr().err.splitlines()
+        assert "note: 1 log passed over (--verbose lists them)" in noted
+
+
 @pytest.mark.parametrize("mode", ["windowed", "Paginated", None, 1])
 def test_a_thread_of_a_history_mode_codex_does_not_know_is_hidden_and_refused(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mode: object
@@ -272,7 +317,8 @@ def test_a_thread_of_a_history_mode_codex_does_not_know_is_hidden_and_refused(
     path.parent.mkdir(parents=True)
     path.write_bytes(rollout(meta(history_mode=mode), *said("user", "fix it")))
     store = CodexStore(tmp_path)
-    assert list(store.headers()) == [] and store.problems() == []
+    assert list(store.headers()) == []
+    assert [problem.path for problem in store.problems()] == [str(path)]
     assert main(["snapshot", "--root", str(tmp_path), THREAD]) != 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and str(path) in err and "line 1" in err

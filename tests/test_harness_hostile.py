@@ -234,12 +234,13 @@ def test_a_rollout_whose_meta_is_nested_too_deep_is_a_problem(tmp_path: Path) ->
 
 def test_a_rollout_whose_prompt_is_nested_too_deep_is_not_listed(tmp_path: Path) -> None:
     """Its only prompt cannot be read: Codex lists no thread without one (docs/harnesses.md
-    §Codex §Listed), and the listing goes on to the others."""
-    with_deep_member(codex_file(tmp_path), 1)
+    §Codex §Listed), which is passed over saying so, and the listing goes on to the others."""
+    deep = codex_file(tmp_path)
+    with_deep_member(deep, 1)
     codex_file(tmp_path, OTHER)
     store = CodexStore(tmp_path)
     assert [h.id for h in store.headers()] == [OTHER]
-    assert store.problems() == []
+    assert [problem.path for problem in store.problems()] == [str(deep)]
 
 
 def test_an_entry_passed_over_whose_name_is_no_utf8_is_remembered_by_the_index(

@@ -84,15 +84,21 @@ class Summary(NamedTuple):
     unreadable: bool = False
 
     @property
-    def listed(self) -> bool:
-        """Whether Codex's listing shows the thread.
+    def hidden(self) -> str | None:
+        """Why Codex's listing does not show the thread; ``None`` when it shows it.
 
-        >>> Summary(meta=True).listed, Summary(True, preview=True).listed
-        (False, True)
-        >>> Summary(True, preview=True, unreadable=True).listed
-        False
+        >>> Summary(meta=True).hidden, Summary(True, preview=True).hidden
+        ('its head holds no user message, goal or compacted user message', None)
+        >>> Summary(True, preview=True, unreadable=True).hidden, Summary(preview=True).hidden
+        ('a line of its head is not UTF-8', 'no session_meta Codex reads in its first 10 lines')
         """
-        return self.meta and (self.preview or self.compacted_user) and not self.unreadable
+        if self.unreadable:
+            return "a line of its head is not UTF-8"
+        if not self.meta:
+            return f"no session_meta Codex reads in its first {HEAD_RECORDS} lines"
+        if not (self.preview or self.compacted_user):
+            return "its head holds no user message, goal or compacted user message"
+        return None
 
 
 def requested(text: str) -> str:
@@ -275,7 +281,7 @@ def head_summary(lines: Iterator[bytes], follow: Follow) -> Summary:
     ...     b'"codex_cli_rs","cli_version":"0.40.0"}}' % (at, t, at)
     >>> def ask(text): return b'{%s,"type":"event_msg","payload":{"type":"user_message",' \\
     ...     b'"message":"%s"}}' % (at, text)
-    >>> def listed(*lines): return head_summary(iter(lines), lambda _: None).listed
+    >>> def listed(*lines): return head_summary(iter(lines), lambda _: None).hidden is None
     >>> listed(meta), listed(meta, ask(b"hi")), listed(meta, *[b"x"] * 208, b"", ask(b"hi"))
     (False, True, True)
     >>> listed(meta, *[b"x"] * 209, ask(b"hi")), listed(*[b"x"] * 10, meta, ask(b"hi"))
@@ -302,24 +308,24 @@ def opens_in_envelope(lines: list[bytes]) -> bool:
     return False
 
 
-def listed_rollout(
+def hidden_rollout(
     path: Path, lines: list[bytes], max_bytes: int, max_line_bytes: int, follow: Follow
-) -> bool:
-    """Whether the thread of the rollout at ``path``, whose first lines are ``lines``, is
-    listed: when Codex's listing shows it (:func:`head_summary`, its text read as far as the
-    scan goes, no further than ``max_bytes``, and a committed line over ``max_line_bytes`` fails
-    naming the file and the line), or when it has no envelope (the oldest rollouts: Codex's
-    listing cannot read them, but sessionref reads them whole and lists them, as it always
-    has).
+) -> str | None:
+    """Why the thread of the rollout at ``path``, whose first lines are ``lines``, is not
+    listed: Codex's listing does not show it (:func:`head_summary`, its text read as far as
+    the scan goes, no further than ``max_bytes``, and a committed line over ``max_line_bytes``
+    fails naming the file and the line); ``None`` when it is listed, as it is when it has no
+    envelope (the oldest rollouts: Codex's listing cannot read them, but sessionref reads them
+    whole and lists them, as it always has).
 
-    >>> listed_rollout(Path("/no/rollout-1.jsonl"), [b'{"id":"t"}'], 10, 10, lambda _: None)
-    True
+    >>> hidden_rollout(Path("/no/rollout-1.jsonl"), [b'{"id":"t"}'], 10, 10, lambda _: None)
     """
     if not opens_in_envelope(lines):
-        return True
+        return None
     rest = _lines_after(path, len(lines), max_bytes, max_line_bytes)
     with closing(rest):  # opened only when the scan goes past ``lines``
-        return head_summary(chain(lines, rest), follow).listed
+        why = head_summary(chain(lines, rest), follow).hidden
+    return None if why is None else f"Codex does not list its thread: {why} (it is read by its id)"
 
 
 def _lines_after(

@@ -307,15 +307,15 @@ class CodexStore(HarnessStore):
         ]
 
     def head(self, path: Path, lines: list[bytes]) -> Head:
-        """The thread of a rollout (:func:`thread_head`), and whether it is listed
-        (:func:`~sessionref.codex.listed.listed_rollout`)."""
+        """The thread of a rollout (:func:`thread_head`), and why it is not listed, if it is
+        not (:func:`~sessionref.codex.listed.hidden_rollout`)."""
         head = thread_head(path, lines)
         if head.session_id is None:
             return head
-        from sessionref.codex.listed import listed_rollout  # as thread_head()
+        from sessionref.codex.listed import hidden_rollout  # as thread_head()
 
-        listed = listed_rollout(path, lines, self.max_bytes, self.max_line_bytes, self._follow)
-        return head._replace(listed=listed)
+        hidden = hidden_rollout(path, lines, self.max_bytes, self.max_line_bytes, self._follow)
+        return head._replace(hidden=hidden)
 
     def _follow(self, reference: Reference) -> Generator[bytes, None, None] | None:
         """The lines of the rollout a reference names, as far as they are taken (``None``

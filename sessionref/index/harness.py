@@ -47,7 +47,7 @@ def encode_head(head: Head) -> bytes:
     r"""A head as ASCII JSON, as ``header_cache`` keeps it.
 
     >>> encode_head(Head("s\ud800", 5, None))
-    b'["s\\ud800", 5, null, true]'
+    b'["s\\ud800", 5, null, null]'
     """
     return json.dumps(list(head), ensure_ascii=True).encode()
 
@@ -60,7 +60,7 @@ def decode_head(line: bytes | None) -> Head:
     surrogate, which msgspec refuses).
 
     >>> decode_head(encode_head(Head("s", None, "/w")))
-    Head(session_id='s', created_at=None, cwd='/w', listed=True)
+    Head(session_id='s', created_at=None, cwd='/w', hidden=None)
     >>> decode_head(encode_head(Head("\ud800"))).session_id == "\ud800"
     True
     """

@@ -23,7 +23,7 @@ from sessionref.index.cursors import row_of, rows_of, run, run_many
 from sessionref.index.failures import is_busy, is_out_of_place
 from sessionref.index.reading import BUSY_TIMEOUT_MS, read_index
 
-SCHEMA_VERSION: Final = 7
+SCHEMA_VERSION: Final = 8
 INDEX_ENV: Final = "SESSIONREF_INDEX"
 PAGE_BYTES: Final = 16384
 """The database page: with full-text leaves as large, inserting the trigrams of a cold build

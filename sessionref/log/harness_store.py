@@ -45,13 +45,14 @@ _HEAD_BYTES = 1 << 16
 
 class Head(NamedTuple):
     """What a file's first lines say: the session it belongs to (``None``: it is no session's
-    file), that session's createdAt and cwd where they say it, and whether the harness lists
-    it (one it does not list is served by its id alone, never a problem)."""
+    file), that session's createdAt and cwd where they say it, and why the harness does not
+    list it (``None``: it lists it). One it does not list is served by its id alone, and is a
+    problem of the listing saying why (what ``--verbose`` lists)."""
 
     session_id: str | None
     created_at: int | None = None
     cwd: str | None = None
-    listed: bool = True
+    hidden: str | None = None
 
 
 HeadMemory = Callable[[Path, Callable[[], Head]], Head]
@@ -242,7 +243,8 @@ class HarnessStore(ABC):
             places.sort(key=lambda place: self.reading_name(place[0]))
             files[session_id] = [path for path, _ in places]
             first = places[0][1]
-            if not first.listed:
+            if first.hidden is not None:
+                problems.append(StoreProblem(str(places[0][0]), first.hidden))
                 continue
             created = first.created_at
             if created is None:
