@@ -410,10 +410,13 @@ def test_a_bad_session_uri_is_one_line(command: str, uri: str) -> None:
 ODD_IDS = {
     "s-\udcff": "s-\\udcff",
     "s-\x1b[2J\u009b\u202e\n": "s-\\u001b[2J\\u009b\\u202e\\u000a",
-    'a"b\\u0041\\x': 'a"b\\u005cu0041\\x',
+    'a"b\\u0041\\x': 'a""b\\u005cu0041\\x',
+    '"q"': '""q""',
 }
 """Session ids (a file name that is no UTF-8, escape sequences, a bidi override, a line
-break, the text of an escape) and how a message shows each: the line's own escapes, once."""
+break, the text of an escape, double quotes) and how a message shows each: the line's own
+escapes, once, and each double quote in the quoted id doubled (``"a""b"`` is the id ``a"b``,
+where ``"a"b"`` could be ``a`` followed by text)."""
 
 
 @pytest.mark.parametrize("session_id", ODD_IDS)

@@ -139,13 +139,13 @@ def session_id_argument(value: str) -> str:
 
 
 def quoted(text: str) -> str:
-    """A text a message names, between double quotes: the line it goes out on escapes what
-    is odd in it once (:func:`error_line`, :func:`~sessionref.cli.process.note`).
+    """A text a message names, between double quotes, each one in it doubled (``"a""b"`` is
+    ``a"b``; ``"a"b"`` may end at ``a``): its line escapes the rest once (:func:`error_line`).
 
-    >>> print(one_line("no " + quoted('a\\udcff\\x1b\\\\x"')))
-    no "a\\udcff\\u001b\\x""
+    >>> print(one_line("no " + quoted('a"\\udcff\\x1b\\\\x')))
+    no "a""\\udcff\\u001b\\x"
     """
-    return f'"{text}"'
+    return '"' + text.replace('"', '""') + '"'
 
 
 def config_error(message: str) -> SessionReferenceError:
