@@ -39,7 +39,7 @@ from sessionref.testing import LogRecords, session_logs, session_stores, write_s
 from sessionref.testing.mutations import deep_json, log_lines, zstd_bomb
 from sessionref.types import ContextMessage
 from tests.conftest import CACHE, examples
-from tests.logs import Event, assistant, header, other, replace, tool_result, user
+from tests.logs import Event, answer, assistant, header, other, replace, tool_result, user
 
 READ_FAILED_LINE = b"SESSION_REFERENCE_READ_FAILED: "
 LINE_LIMIT = 1 << 20
@@ -365,6 +365,34 @@ def test_an_error_echoing_a_hostile_record_type_stays_one_line(
     end = other(10, "turn/end", data={"turn": 2, "reason": {"kind": "completed"}})
     write_log(tmp_path, plain_file([*good_lines(), record(packed), record(end)]), False)
     assert_read_failed(run_cli("snapshot", "--root", str(tmp_path), "s"))
+
+
+@pytest.mark.parametrize(
+    ("call_id", "shown"),
+    [
+        # one run of printable ASCII: no part of it is shown (it could be a key cut short)
+        ({"k": "v" * 5000}, "{… (5008 characters of JSON)"),
+        # words: cut after the last whole one within 80 characters
+        ({"note": "word " * 100}, f'{{"note":"{" ".join(["word"] * 14)}… (511 characters of JSON)'),
+        (7, "7"),
+    ],
+)
+def test_a_closer_refused_for_its_call_id_shows_no_more_than_80_characters_of_it(
+    tmp_path: Path, call_id: object, shown: str
+) -> None:
+    """A pending tool call whose id is not a non-empty string fails the load (the harness's
+    closer would carry it); the message named the id's whole JSON, a one-line message as long
+    as the id. It shows at most 80 characters of it now, cut as a title is (never inside a
+    run a secret detector must see whole), and how long it is."""
+    call = {"type": "tool-call", "id": call_id, "name": "sh", "input": {}}
+    turn = [other(0), other(1, "step/start", data={"turn": 1, "step": 1})]
+    write_session_store(tmp_path, [{"header": header(), "events": [*turn, answer(2, "x", call)]}])
+    with pytest.raises(SessionLogError) as failure:
+        DirectoryStore(tmp_path).read("s")
+    assert str(failure.value).endswith(
+        f"the closing tool result at seq 3 (for the pending tool call {shown}) must have tool "
+        "source: a call id that is a non-empty string"
+    )
 
 
 READABLE_KINDS: dict[str, Callable[[Lines], Lines]] = {

@@ -10,7 +10,7 @@ show in a snapshot.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -18,8 +18,26 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
 from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get
 from sessionref.log.structs import DecodedLogRecord, LogRecord, raw_data, record_span
+from sessionref.transcript import cut_text
 
 _RESETS = ("turn/start", "turn/end")
+SHOWN_ID_CHARACTERS: Final = 80
+"""The most characters of a call id's JSON a message shows (:func:`shown_call_id`)."""
+
+
+def shown_call_id(call_id: Any) -> str:
+    """A call id as a message names it: its JSON, cut past :data:`SHOWN_ID_CHARACTERS` as a
+    title is (:func:`~sessionref.transcript.cut_text`: never inside a run a secret detector
+    must see whole; its first character alone when it is one such run) with its length.
+
+    >>> shown_call_id(7), shown_call_id({"k": "v" * 99}), shown_call_id(["a b"] * 30)[-34:]
+    ('7', '{… (107 characters of JSON)', '"a b","a… (181 characters of JSON)')
+    """
+    text = js_json(call_id).decode()
+    if len(text) <= SHOWN_ID_CHARACTERS:
+        return text
+    cut = cut_text(text, SHOWN_ID_CHARACTERS) or text[0] + "…"
+    return f"{cut} ({len(text)} characters of JSON)"
 
 
 def _map_key(value: Any) -> tuple[Any, ...]:
@@ -130,7 +148,7 @@ def _tool_result(call: _Call, turn: Any, seq: int, time: Any) -> LogRecord:
     the closing tool result at seq 21 (for the pending tool ca
     """
     if type(call.call_id) is not str or not call.call_id:
-        named = "with no id" if call.call_id is UNDEFINED else js_json(call.call_id).decode()
+        named = "with no id" if call.call_id is UNDEFINED else shown_call_id(call.call_id)
         raise SessionLogError(
             f"the closing tool result at seq {seq} (for the pending tool call {named}) must "
             "have tool source: a call id that is a non-empty string"
