@@ -16,7 +16,7 @@ import msgspec
 
 from sessionref.codecs.jsjson import js_json
 from sessionref.errors import SessionLogError
-from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get
+from sessionref.log.jsvalue import UNDEFINED, JsTypeError, js_get, js_to_number
 from sessionref.log.structs import DecodedLogRecord, LogRecord, raw_data, record_span
 from sessionref.transcript import cut_text
 
@@ -41,18 +41,21 @@ def shown_call_id(call_id: Any) -> str:
 
 
 def _map_key(value: Any) -> tuple[Any, ...]:
-    """A key that tells values apart as a JavaScript ``Map`` does (objects by identity).
+    """A key that tells values apart as a JavaScript ``Map`` does (objects by identity, a
+    number as the double it reads as: 2**53 + 1 is 2**53, a huge integer Infinity).
 
     >>> a, b = {}, {}
     >>> _map_key(1) == _map_key(1.0), _map_key(1) == _map_key(True), _map_key(a) == _map_key(b)
     (True, False, False)
+    >>> _map_key(2**53) == _map_key(2**53 + 1), _map_key(10**400) == _map_key(float("inf"))
+    (True, True)
     """
     if type(value) in (dict, list):
         return ("object", id(value))
     if type(value) is bool:
         return ("boolean", value)
     if type(value) in (int, float):
-        return ("number", value)
+        return ("number", js_to_number(value))
     return (type(value).__name__, value)
 
 
