@@ -100,10 +100,11 @@ def paragraphs(text: str) -> list[str]:
     """What a prose message reads back as: line ends normalized, NUL shown as U+FFFD
     (CommonMark's rule), bidi controls as their escapes (``\\u202e``), runs of blank lines
     as one paragraph break, and U+000B trimmed at a paragraph's ends (markdown-it-py trims it,
-    and CommonMark takes no reference for it)."""
+    and CommonMark takes no reference for it) with the line breaks before a trimmed end (a
+    hard break ends no paragraph)."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
     text = bidi_escaped(text)
-    return [p.strip("\x0b") for p in re.split(r"\n{2,}", text.strip("\n")) if p]
+    return [p.lstrip("\x0b").rstrip("\x0b\n") for p in re.split(r"\n{2,}", text.strip("\n")) if p]
 
 
 def message_blocks(document: str) -> list[list[tuple[str, Any]]]:

@@ -125,10 +125,24 @@ def prose(text: str) -> str:
     """
     paragraphs = re.split(r"\n(?:\n)+", text)
     return "\n\n".join(
-        "\\\n".join(escape_line(line) for line in paragraph.split("\n"))
+        "\\\n".join(escape_line(line) for line in _shown_lines(paragraph))
         for paragraph in paragraphs
         if paragraph
     )
+
+
+def _shown_lines(paragraph: str) -> list[str]:
+    """The lines of a paragraph, but for its last lines that hold only U+000B: a viewer trims
+    U+000B at a paragraph's end (it cannot be written as a reference), which would leave the
+    hard break before them as a stray backslash.
+
+    >>> _shown_lines("a\\n\\x0b\\n\\x0b"), _shown_lines("\\x0b\\nb"), _shown_lines("\\x0b")
+    (['a'], ['\\x0b', 'b'], ['\\x0b'])
+    """
+    lines = paragraph.split("\n")
+    while len(lines) > 1 and not lines[-1].strip("\x0b"):
+        lines.pop()
+    return lines
 
 
 def info_string(info: str) -> str:
