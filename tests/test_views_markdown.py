@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import unescapeAll
@@ -184,6 +184,7 @@ FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})", re.MULTILINE)
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(js_strings(max_size=80).filter(lambda t: not FENCE.search(t)), max_size=4))
+@example(["hello\r\n\x0b", "a\n\x0b\x0b\n\nb"])  # a trimmed end after a hard break
 def test_any_prose_reads_back_as_written(texts: list[str]) -> None:
     document = export([Entry("user", "text", text) for text in texts])
     shown = [t for t in texts if paragraphs(t)]
