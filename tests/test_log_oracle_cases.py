@@ -2,7 +2,8 @@
 
 ``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases`` and
 of ``scripts/oracle_cases.py`` (header and event rules: ``-0`` literals, cwds that are not
-strings), and ``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for
+strings) and ``scripts/oracle_layout_cases.py`` (project folders shared by several cwds or cut
+to 251 characters, first zstd frames that are not the header line, closers), and ``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for
 the store's path). For every session of every case: readable or refused alike, the same prompt bytes
 (``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
 order. Where the harness refuses the whole root, sessionref serves every other session as
@@ -40,6 +41,10 @@ OFFENDING = {
     "header-retired-field": {"header-retired-field"},
     "mixed-encoding": {"other-encoding"},
     "zstd-header-frame-with-events": {"hdr-frame-events"},
+    **{
+        f"zstd-first-frame-{name}": {f"first-{name}"}
+        for name in ("no-newline", "split", "blank-line", "empty", "skippable", "plain")
+    },
 }
 """The sessions of each whole-root case that sessionref does not serve (from its DESC)."""
 
@@ -140,12 +145,14 @@ def test_every_session_as_the_harness_answers(
     assert have_candidates == want_candidates
 
 
-def test_the_script_writes_the_stores_of_its_cases_again(tmp_path: Path) -> None:
-    """``scripts/oracle_cases.py`` writes its cases as they are kept here: each plain log byte
-    for byte, each zstd log of a case's session the same lines (in frames of the template's
-    batches). It called ``decompress_frame`` without the line bound that function came to
-    take: a ``TypeError`` before it wrote anything."""
-    script = Path(__file__).parent.parent / "scripts" / "oracle_cases.py"
+@pytest.mark.parametrize("name", ["oracle_cases.py", "oracle_layout_cases.py"])
+def test_the_script_writes_the_stores_of_its_cases_again(tmp_path: Path, name: str) -> None:
+    """``scripts/oracle_cases.py`` (and ``oracle_layout_cases.py``, on its helpers) writes its
+    cases as they are kept here: each plain log byte for byte, each zstd log of a case's
+    session the same lines (in frames of the template's batches; a case of damaged frames has
+    no plain store). It called ``decompress_frame`` without the line bound that function came
+    to take: a ``TypeError`` before it wrote anything."""
+    script = Path(__file__).parent.parent / "scripts" / name
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path)], capture_output=True, timeout=120, check=False
     )

@@ -1,0 +1,143 @@
+"""Reproduction stores of layout and closer rules the real stack was checked on, beside
+``oracle_cases.py`` (same template session, same bystander, same report format):
+
+    python scripts/oracle_layout_cases.py tests/data/oracle-cases --oracle ../shared/oracle
+
+- project folders that several cwds share: separator runs and leading ``-`` collapse, and the
+  key is cut to 251 characters, inside a ``~XXXX`` escape if that is where the cut falls;
+- zstd logs whose first frame is not exactly the header line (the harness refuses the whole
+  root: sessionref serves the rest, docs/differences.md §sessionref rules);
+- closers of a log that ends with one call id given twice, or with a compaction left open.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from collections.abc import Sequence
+
+from oracle_cases import PROJ, Case, Pack, Session, both, framed, header, open_call, run
+
+from sessionref.log.writer import zstd_frame
+
+LONG = "a" * 246
+"""A cwd of ``/`` and this much ASCII leaves 5 characters of the 251 for what follows."""
+
+
+def cwd_session(project: str, session_id: str, cwd: str) -> Session:
+    """The template session under ``project`` with ``cwd`` (a string without ``"`` or ``\\``)."""
+    return Session(project, session_id, header(session_id, cwd=f'"{cwd}"'))
+
+
+def first_frame(session_id: str, description: str, pack: Pack) -> Case:
+    """A zstd-only case whose log ``pack`` builds from the template's batches."""
+    return Case(
+        f"zstd-first-frame-{session_id}",
+        f"{description} (the harness refuses the whole root)",
+        [Session(PROJ, f"first-{session_id}", header(f"first-{session_id}"), pack)],
+        ("zroot",),
+    )
+
+
+def split_header(batches: list[bytes]) -> bytes:
+    """The header line split over two frames."""
+    return framed([batches[0][:20], batches[0][20:], *batches[1:]])
+
+
+def header_without_newline(batches: list[bytes]) -> bytes:
+    """A first frame of the header line without its newline."""
+    return framed([batches[0].rstrip(b"\n"), *batches[1:]])
+
+
+def blank_line_first(batches: list[bytes]) -> bytes:
+    return framed([b"\n" + batches[0], *batches[1:]])
+
+
+def empty_frame_first(batches: list[bytes]) -> bytes:
+    return zstd_frame(b"") + framed(batches)
+
+
+def skippable_frame_first(batches: list[bytes]) -> bytes:
+    return struct.pack("<II", 0x184D2A50, 4) + b"skip" + framed(batches)
+
+
+def plain_text(batches: list[bytes]) -> bytes:
+    """The plain log, not compressed, in a ``.jsonl.zstd`` file."""
+    return b"".join(batches)
+
+
+COMPACTION_START = (
+    '{"type":"compaction/start","seq":20,"time":1700000000147,'
+    '"data":{"compactionId":"cmp-1","turn":null}}'
+)
+
+CASES = [
+    Case(
+        "project-key-shared",
+        "cwds that name one project folder: /x, /-x and /---x (leading dashes are stripped) "
+        "under --x--, / and // (a separator run is one dash, nothing left is root) under "
+        "--root--, /a:b\\c (: and \\ are separators) beside /a/b/c under --a-b-c--",
+        [
+            cwd_session("--x--", "pk-plain", "/x"),
+            cwd_session("--x--", "pk-dash", "/-x"),
+            cwd_session("--x--", "pk-dashes", "/---x"),
+            cwd_session("--root--", "pk-slash", "/"),
+            cwd_session("--root--", "pk-slashes", "//"),
+            Session("--a-b-c--", "pk-separators", header("pk-separators", cwd='"/a:b\\\\c"')),
+            cwd_session("--a-b-c--", "pk-path", "/a/b/c"),
+        ],
+    ),
+    Case(
+        "project-key-cut",
+        "cwds whose project key is cut to 251 characters: inside the ~XXXX escape of a letter "
+        "(two letters then share the folder) or of the high half of an emoji, right after a "
+        "whole escape, and a long ASCII cwd",
+        [
+            cwd_session(f"--{LONG}aaa~0--", "cut-e-acute", f"/{LONG}aaaé"),
+            cwd_session(f"--{LONG}aaa~0--", "cut-e-grave", f"/{LONG}aaaè"),
+            cwd_session(f"--{LONG}a~D83--", "cut-emoji-high", f"/{LONG}a🙂"),
+            cwd_session(f"--{LONG}~D83D--", "cut-emoji-whole", f"/{LONG}🙂"),
+            cwd_session(f"--{LONG}aaaaa--", "cut-ascii", f"/{LONG}{'a' * 60}"),
+        ],
+    ),
+    first_frame(
+        "no-newline",
+        "the first frame holds the header line without its newline",
+        header_without_newline,
+    ),
+    first_frame("split", "the header line is split over the first two frames", split_header),
+    first_frame(
+        "blank-line", "the first frame holds a blank line, then the header", blank_line_first
+    ),
+    first_frame("empty", "an empty frame comes before the header's frame", empty_frame_first),
+    first_frame(
+        "skippable", "a skippable frame comes before the header's frame", skippable_frame_first
+    ),
+    first_frame("plain", "the .jsonl.zstd file holds the plain log, not zstd frames", plain_text),
+    Case(
+        "closer-duplicate-call-id",
+        "the log ends inside a turn whose last answer gives the call id call-2-1 twice: the "
+        "harness closes it with one tool result, not two",
+        [Session(PROJ, "closer-dup-id", open_call("closer-dup-id", '"call-2-1"', '"call-2-1"'))],
+    ),
+    Case(
+        "closer-open-compaction",
+        "the log ends after turn/end with a compaction/start and nothing after it: no closer "
+        "(capturedThroughSeq is that event's seq)",
+        [
+            Session(
+                PROJ,
+                "open-compaction",
+                both(header("open-compaction"), lambda lines: [*lines[:15], COMPACTION_START]),
+            )
+        ],
+    ),
+]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(CASES, "python scripts/oracle_layout_cases.py", __doc__, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
