@@ -7,6 +7,9 @@
   key is cut to 251 characters, inside a ``~XXXX`` escape if that is where the cut falls;
 - zstd logs whose first frame is not exactly the header line (the harness refuses the whole
   root: sessionref serves the rest, docs/differences.md §sessionref rules);
+- zstd logs whose events are framed otherwise than the harness writes them: a record split
+  over two frames, empty frames, a last frame of one blank line, a torn frame before whole
+  ones, the first bytes of a frame after the last one;
 - closers of a log that ends with one call id given twice, or with a compaction left open.
 """
 
@@ -66,6 +69,31 @@ def plain_text(batches: list[bytes]) -> bytes:
     return b"".join(batches)
 
 
+def seams(batches: list[bytes], *offsets: int) -> list[bytes]:
+    """The events (all batches after the header's) cut at ``offsets`` (a negative one counts
+    whole lines from the end)."""
+    events = b"".join(batches[1:])
+    lines = events.splitlines(keepends=True)
+    cuts = [cut if cut >= 0 else len(events) - len(b"".join(lines[cut:])) for cut in offsets]
+    return [events[start:end] for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True)]
+
+
+def seam_session(name: str, pack: Pack) -> Session:
+    return Session(PROJ, f"seam-{name}", header(f"seam-{name}"), pack)
+
+
+SEAMS = [
+    seam_session("split-record", lambda b: framed([b[0], *seams(b, 40)])),
+    seam_session("empty-frame-mid", lambda b: framed([b[0], *seams(b, -8, -8)])),
+    seam_session("empty-frame-end", lambda b: framed([*b, b""])),
+    seam_session("blank-frame-end", lambda b: framed([*b, b"\n"])),
+    seam_session(
+        "torn-frame-mid",
+        lambda b: framed(b[:1]) + zstd_frame(seams(b, -8)[0])[:-6] + zstd_frame(seams(b, -8)[1]),
+    ),
+    seam_session("frame-start-4", lambda b: framed(b) + zstd_frame(b"{}\n")[:4]),
+    seam_session("frame-start-7", lambda b: framed(b) + zstd_frame(b"{}\n")[:7]),
+]
 COMPACTION_START = (
     '{"type":"compaction/start","seq":20,"time":1700000000147,'
     '"data":{"compactionId":"cmp-1","turn":null}}'
@@ -114,6 +142,15 @@ CASES = [
         "skippable", "a skippable frame comes before the header's frame", skippable_frame_first
     ),
     first_frame("plain", "the .jsonl.zstd file holds the plain log, not zstd frames", plain_text),
+    Case(
+        "zstd-frame-seams",
+        "the template log framed otherwise: a record split over two frames and an empty frame "
+        "between two (both load), an empty last frame (loads), a last frame of one blank line "
+        "(corrupt), a torn frame before a whole one (corrupt), the first 4 or 7 bytes of a "
+        "frame after the last (a torn frame start: both load)",
+        SEAMS,
+        ("zroot",),
+    ),
     Case(
         "closer-duplicate-call-id",
         "the log ends inside a turn whose last answer gives the call id call-2-1 twice: the "
