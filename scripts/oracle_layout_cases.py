@@ -78,6 +78,16 @@ def seams(batches: list[bytes], *offsets: int) -> list[bytes]:
     return [events[start:end] for start, end in zip([0, *cuts], [*cuts, len(events)], strict=True)]
 
 
+NOTE = zstd_frame(b"{}\n")
+"""A small frame: magic (4 bytes), frame header descriptor, window descriptor, blocks."""
+
+
+def flagged(bits: int, dictionary: bytes = b"") -> bytes:
+    """``NOTE`` with ``bits`` set in its frame header descriptor (bit 3 is reserved, bits 0-1
+    announce a dictionary id of 1, 2 or 4 bytes, written after the window descriptor)."""
+    return NOTE[:4] + bytes([NOTE[4] | bits]) + NOTE[5:6] + dictionary + NOTE[6:]
+
+
 def seam_session(name: str, pack: Pack) -> Session:
     return Session(PROJ, f"seam-{name}", header(f"seam-{name}"), pack)
 
@@ -93,6 +103,10 @@ SEAMS = [
     ),
     seam_session("frame-start-4", lambda b: framed(b) + zstd_frame(b"{}\n")[:4]),
     seam_session("frame-start-7", lambda b: framed(b) + zstd_frame(b"{}\n")[:7]),
+    seam_session("reserved-bit-start", lambda b: framed(b) + flagged(0x08)[:5]),
+    seam_session("reserved-block-start", lambda b: framed(b) + NOTE[:6] + b"\x07\x00\x00"),
+    seam_session("dictionary-start", lambda b: framed(b) + flagged(0x01)[:6]),
+    seam_session("dictionary-frame", lambda b: framed(b) + flagged(0x01, b"\x07")),
 ]
 COMPACTION_START = (
     '{"type":"compaction/start","seq":20,"time":1700000000147,'
@@ -147,7 +161,9 @@ CASES = [
         "the template log framed otherwise: a record split over two frames and an empty frame "
         "between two (both load), an empty last frame (loads), a last frame of one blank line "
         "(corrupt), a torn frame before a whole one (corrupt), the first 4 or 7 bytes of a "
-        "frame after the last (a torn frame start: both load)",
+        "frame after the last (a torn frame start: both load), a torn frame start with a "
+        "reserved header bit or block type (corrupt) or a dictionary id (loads), a whole frame "
+        "with a dictionary id (corrupt)",
         SEAMS,
         ("zroot",),
     ),
