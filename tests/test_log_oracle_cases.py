@@ -1,10 +1,11 @@
 """Every reproduction store of the oracle, answered as the real DSH stack answered it.
 
-``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases`` and
-of ``scripts/oracle_cases.py`` (header and event rules: ``-0`` literals, cwds that are not
-strings) and ``scripts/oracle_layout_cases.py`` (project folders shared by several cwds or cut
-to 251 characters, first zstd frames that are not the header line, closers), and ``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for
-the store's path). For every session of every case: readable or refused alike, the same prompt bytes
+``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases``, of
+``scripts/oracle_cases.py`` (header and event rules: ``-0`` literals, cwds that are not
+strings) and of ``scripts/oracle_layout_cases.py`` (project folders shared by several cwds or
+cut to 251 characters, first zstd frames that are not the header line, closers), and
+``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for the store's
+path). For every session of every case: readable or refused alike, the same prompt bytes
 (``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
 order. Where the harness refuses the whole root, sessionref serves every other session as
 the same log is served elsewhere, and refuses the offending ones ([sessionref] in
