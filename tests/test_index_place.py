@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,29 @@ def _sessions_in(path: Path) -> int:
     return int(count)
 
 
+def _full_disk(monkeypatch: Any, room: Callable[[sqlite3.Connection], int]) -> None:
+    """Each database opened from now on grows to ``room(db)`` pages, no more: SQLite's
+    "database or disk is full" (SQLITE_FULL) past them, as on a full disk."""
+    connect = index_database.open_database
+
+    def full_disk(where: Path) -> sqlite3.Connection:
+        db = connect(where)
+        db.execute(f"PRAGMA max_page_count = {room(db)}")
+        return db
+
+    monkeypatch.setattr(index_database, "open_database", full_disk)
+
+
+def _answered_on_a_full_disk(tmp_path: Path) -> None:
+    """The store at ``tmp_path / "store"`` answers right, from the store (the index bypassed),
+    with one warning that the disk is full."""
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+        assert_answers_right(index, tmp_path / "store")
+        assert index.bypassed
+    assert len(warnings) == 1 and "database or disk is full" in warnings[0]
+
+
 def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any) -> None:
     """SQLite's "database or disk is full" as a refresh writes: one warning, the answers from
     the store, and the index it had is kept for the next use, not deleted (a full disk says
@@ -37,20 +61,8 @@ def test_a_full_disk_leaves_the_index_as_it_was(tmp_path: Path, monkeypatch: Any
         index.refresh()
     inode = os.stat(path).st_ino
     small_store(tmp_path / "store", 300)  # the refresh must grow the database
-    connect = index_database.open_database
-
-    def full_disk(where: Path) -> sqlite3.Connection:
-        db = connect(where)
-        (pages,) = db.execute("PRAGMA page_count").fetchone()
-        db.execute(f"PRAGMA max_page_count = {pages}")  # no room to grow: SQLITE_FULL
-        return db
-
-    monkeypatch.setattr(index_database, "open_database", full_disk)
-    warnings: list[str] = []
-    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
-        assert_answers_right(index, tmp_path / "store")
-        assert index.bypassed
-    assert len(warnings) == 1 and "database or disk is full" in warnings[0]
+    _full_disk(monkeypatch, lambda db: int(db.execute("PRAGMA page_count").fetchone()[0]))
+    _answered_on_a_full_disk(tmp_path)
     assert os.stat(path).st_ino == inode and _sessions_in(path) == 3
     monkeypatch.undo()
     with index_of(tmp_path / "store", tmp_path) as index:
@@ -64,19 +76,8 @@ def test_a_full_disk_leaves_no_index_where_there_was_none(tmp_path: Path, monkey
     with its -wal and -shm, a megabyte on a disk already full, which ``--stats`` called a
     damaged index and ``--prune`` never removed. As it was is no index at all."""
     small_store(tmp_path / "store", 300)
-    connect = index_database.open_database
-
-    def full_disk(where: Path) -> sqlite3.Connection:
-        db = connect(where)
-        db.execute("PRAGMA max_page_count = 2")  # no room for the tables: SQLITE_FULL
-        return db
-
-    monkeypatch.setattr(index_database, "open_database", full_disk)
-    warnings: list[str] = []
-    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
-        assert_answers_right(index, tmp_path / "store")
-        assert index.bypassed
-    assert len(warnings) == 1 and "database or disk is full" in warnings[0]
+    _full_disk(monkeypatch, lambda db: 2)  # no room for the tables
+    _answered_on_a_full_disk(tmp_path)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["store"]
 
 
