@@ -81,6 +81,21 @@ def test_a_full_disk_leaves_no_index_where_there_was_none(tmp_path: Path, monkey
     assert sorted(path.name for path in tmp_path.iterdir()) == ["store"]
 
 
+def test_a_full_disk_leaves_no_index_where_it_made_a_stale_one_afresh(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """An index built by another reader is removed and made afresh: when the full disk stops
+    that first build, the empty database it made is no index either (the one it replaced is
+    gone already), and is removed as a first build's is."""
+    small_store(tmp_path / "store", 3)
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    monkeypatch.setattr(index_database, "reader_fingerprint", lambda: "another reader")
+    _full_disk(monkeypatch, lambda db: 2)  # the old database keeps its pages, a new one none
+    _answered_on_a_full_disk(tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["store"]
+
+
 def test_stats_read_an_index_in_a_read_only_folder(tmp_path: Path, monkeypatch: Any) -> None:
     """In a folder it cannot write, SQLite cannot open a WAL database to read it
     (``unable to open database file``, SQLITE_CANTOPEN): with no write-ahead log beside it,

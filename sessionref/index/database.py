@@ -70,6 +70,7 @@ class IndexDatabase:
             if not check_meta(self._db, *stamp) and not raise_limits(self._db, *stamp):
                 self._db.close()
                 remove_database(self.path)
+                self._made = True  # the index it held is gone: this one is made afresh
                 self._db = open_database(self.path)
                 set_up(self._db)
                 check_meta(self._db, *stamp)
