@@ -87,6 +87,16 @@ def one_line(text: str) -> str:
     return text.translate(ONE_LINE).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
+def quoted(text: str) -> str:
+    """A text a message names, between double quotes, each one in it doubled (``"a""b"`` is
+    ``a"b``; ``"a"b"`` may end at ``a``): its line escapes the rest once (:func:`one_line`).
+
+    >>> print(one_line("no " + quoted('a"\\udcff\\x1b\\\\x')))
+    no "a""\\udcff\\u001b\\x"
+    """
+    return '"' + text.replace('"', '""') + '"'
+
+
 def shown_json(text: str) -> str:
     """A JSON text with each character of :data:`JSON_SHOWN` written as its escape: the same
     JSON value, as a terminal may be sent it and a model read it, with no raw ``<``, control

@@ -582,6 +582,19 @@ def test_duplicate_ids_are_problems_not_sessions(tmp_path: Path) -> None:
     ]
 
 
+def test_a_duplicate_id_holding_a_double_quote_is_quoted_with_it_doubled(tmp_path: Path) -> None:
+    """The problem quotes the id as every message of sessionref does (README): ``"s""q"`` is
+    the id ``s"q``; ``"s"q"`` read as ``s`` followed by text."""
+    line = b'{"type":"user","uuid":"u","message":{"content":"hi"}}\n'
+    store = ClaudeLogs.write(tmp_path, {'-a/s"q.jsonl': line, '-b/s"q.jsonl': line})
+    assert store.headers() == []
+    a, b = (str(tmp_path / "projects" / project / 's"q.jsonl') for project in ("-a", "-b"))
+    assert [(p.path, p.message) for p in store.problems()] == [
+        (a, f'session "s""q" is also in {b}'),
+        (b, f'session "s""q" is also in {a}'),
+    ]
+
+
 def test_a_session_whose_file_was_passed_over_fails_naming_why(tmp_path: Path) -> None:
     """A newcomer's trial: a first line over ``max_line_bytes`` kept the file out of the
     listing, and reading the session then said it did not exist; a duplicate id too."""

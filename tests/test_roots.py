@@ -706,3 +706,12 @@ def test_a_harness_variable_naming_no_sessions_is_a_warning_when_other_roots_are
     )
     quiet = command("candidates", "--json", HOME=str(home))
     assert quiet.stderr == b""
+
+
+def test_an_id_in_two_roots_is_quoted_with_its_double_quotes_doubled() -> None:
+    """sessionref's own messages quote an id as the command line's do (README): each ``"`` in
+    it doubled, so ``"a""b"`` is the id ``a"b``, where ``"a"b"`` could end at ``a``. Only the
+    harness's own wording, ``session "a"b" not found``, keeps the id as the harness writes it."""
+    said = str(AmbiguousSession('a"b', ["/r1", "/r2"]))
+    assert said == 'session "a""b" is in 2 roots: /r1 and /r2; read it from one of them alone'
+    assert str(SessionNotFound('a"b')) == 'session "a"b" not found'

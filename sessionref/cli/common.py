@@ -19,6 +19,7 @@ from sessionref.cli.process import write_text as write_text
 from sessionref.codecs.jsstring import well_formed
 from sessionref.codecs.uri import SCHEME, decode_session_reference_uri
 from sessionref.controls import one_line
+from sessionref.controls import quoted as quoted
 from sessionref.errors import (
     INVALID_CONFIG,
     INVALID_REFERENCE,
@@ -136,16 +137,6 @@ def session_id_argument(value: str) -> str:
     if SCHEME in value:
         raise SessionReferenceError(f"not one URI: {quoted(value)}", INVALID_REFERENCE)
     return value
-
-
-def quoted(text: str) -> str:
-    """A text a message names, between double quotes, each one in it doubled (``"a""b"`` is
-    ``a"b``; ``"a"b"`` may end at ``a``): its line escapes the rest once (:func:`error_line`).
-
-    >>> print(one_line("no " + quoted('a"\\udcff\\x1b\\\\x')))
-    no "a""\\udcff\\u001b\\x"
-    """
-    return '"' + text.replace('"', '""') + '"'
 
 
 def config_error(message: str) -> SessionReferenceError:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
+from sessionref.controls import quoted
 from sessionref.errors import (
     LogUnreadable,
     SessionLogError,
@@ -234,9 +235,9 @@ class HarnessStore(ABC):
         files: dict[str, list[Path]] = {}
         for session_id, places in found.items():
             if self.one_file_per_session and len(places) > 1:
-                paths = [str(path) for path, _ in places]
+                paths, named = [str(path) for path, _ in places], quoted(session_id)
                 problems.extend(
-                    StoreProblem(path, f'session "{session_id}" is also in {_others(paths, path)}')
+                    StoreProblem(path, f"session {named} is also in {_others(paths, path)}")
                     for path in paths
                 )
                 continue

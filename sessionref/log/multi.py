@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, TypeVar, cast
 
+from sessionref.controls import quoted
 from sessionref.errors import (
     INVALID_CONFIG,
     SessionLogError,
@@ -43,7 +44,7 @@ class AmbiguousSession(SessionLogError):
     def __init__(self, session_id: str, roots: Sequence[str]) -> None:
         named = f"{', '.join(roots[:-1])} and {roots[-1]}"
         super().__init__(
-            f'session "{session_id}" is in {len(roots)} roots: {named}; '
+            f"session {quoted(session_id)} is in {len(roots)} roots: {named}; "
             "read it from one of them alone"
         )
         self.session_id = session_id
