@@ -160,7 +160,8 @@ def passed_over(
     """Whether one of ``problems`` (what a store's listing passed over) is a log whose name
     says it holds ``session_id`` (``named_by``: the store's reading of a log's name). Reading
     that session from the store then fails saying why, naming the log, as the command line
-    prints it, and opens no file (:meth:`~sessionref.log.harness_store.HarnessStore.paths_of`).
+    prints it, and opens no file (:meth:`~sessionref.log.harness_store.HarnessStore.paths_of`);
+    or, for a thread Codex's listing hides (a problem saying so), reads it by its id.
 
     >>> from sessionref.claude_code.store import ClaudeCodeStore
     >>> problems = [StoreProblem("/c/projects/-a/s1.jsonl", 'session "s1" is also in …')]
@@ -319,8 +320,9 @@ class Catalog:
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
         (looking at the store again first when it does not: it may be new), passed over a
-        log of it (:meth:`passes_over`: the read then says why, as the command line does) or
-        a root reads it without listing it (:meth:`reads_unlisted`)."""
+        log of it (:meth:`passes_over`: the read then says why, as the command line does, or
+        reads a thread Codex's listing hides) or a root reads it without listing it
+        (:meth:`reads_unlisted`)."""
         if session_id not in self.listed().ids:
             self.refresh()
         listed = session_id in self.listed().ids
