@@ -325,7 +325,7 @@ def hidden_rollout(
     rest = _lines_after(path, len(lines), max_bytes, max_line_bytes)
     with closing(rest):  # opened only when the scan goes past ``lines``
         why = head_summary(chain(lines, rest), follow).hidden
-    return None if why is None else f"Codex does not list its thread: {why} (it is read by its id)"
+    return None if why is None else f"Codex does not list its thread: {why}"
 
 
 def _lines_after(
