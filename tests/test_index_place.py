@@ -266,3 +266,19 @@ def test_an_index_in_a_read_only_folder_with_its_log_beside_it_is_said_so(
         f"sessionref: index {path} cannot be written where it is (unable to open database"
         " file); reading the store directly"
     ]
+
+
+@pytest.mark.parametrize("module", ["controls.py", "codecs/jsjson.py", "log/reader.py"])
+def test_the_reader_fingerprint_covers_the_code_whose_answers_the_index_keeps(
+    tmp_path: Path, monkeypatch: Any, module: str
+) -> None:
+    """An index keeps parsed answers and the problems' messages (``controls.quoted`` names
+    their ids): a change to any code that makes them must make the index rebuild."""
+    package = Path(index_schema.__file__).resolve().parent.parent
+    copy = tmp_path / "sessionref"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "sample"))
+    monkeypatch.setattr(index_schema, "__file__", str(copy / "index" / "schema.py"))
+    before = index_schema.reader_fingerprint.__wrapped__()
+    with (copy / module).open("a") as source:
+        source.write("\n# changed\n")
+    assert index_schema.reader_fingerprint.__wrapped__() != before

@@ -62,8 +62,8 @@ full-text index's leaves fill a database page (``pgsz``)."""
 @functools.cache
 def reader_fingerprint() -> str:
     """A digest of the code that decides what the index holds (the readers of every harness,
-    the titles a first prompt gives, the projection, and the lower case candidate queries
-    search).
+    the codecs they parse with, the titles a first prompt gives, the projection, the lower
+    case candidate queries search, and how the problems it keeps name what they quote).
 
     An index built by other code is rebuilt, so a reader fix never leaves stale answers. The
     code does not change while a process runs: it is read once (one command may open an
@@ -74,11 +74,11 @@ def reader_fingerprint() -> str:
     """
     digest = hashlib.blake2b(f"{SCHEMA_VERSION}{DDL}".encode(), digest_size=16)
     package = Path(__file__).resolve().parent.parent
-    for part in ("log", "pipeline", "claude_code", "codex"):
+    for part in ("log", "pipeline", "claude_code", "codex", "codecs"):
         for source in sorted(package.joinpath(part).iterdir(), key=lambda p: p.name):
             if source.name.endswith(".py"):
                 digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    for module in ("transcript.py", "snapshot.py", "codecs/jsstring.py", "index/candidates.py"):
+    for module in ("transcript.py", "snapshot.py", "controls.py", "index/candidates.py"):
         digest.update(package.joinpath(module).read_bytes())
     return digest.hexdigest()
 
