@@ -15,10 +15,13 @@ import pytest
 import sessionref.index.database as index_database
 import sessionref.index.reading as index_reading
 import sessionref.index.schema as index_schema
+import sessionref.index.tables as index_tables
 import sessionref.index.upkeep as upkeep
 from sessionref.cli.app import main
+from sessionref.index import SessionIndex
+from sessionref.log.store import DirectoryStore
 from sessionref.types import Target
-from tests.test_index import assert_answers_right, index_of, small_store
+from tests.test_index import StoreClock, assert_answers_right, index_of, small_store
 
 
 def _sessions_in(path: Path) -> int:
@@ -282,3 +285,36 @@ def test_the_reader_fingerprint_covers_the_code_whose_answers_the_index_keeps(
     with (copy / module).open("a") as source:
         source.write("\n# changed\n")
     assert index_schema.reader_fingerprint.__wrapped__() != before
+
+
+def test_a_refresh_writes_nothing_once_another_process_stamped_the_index_anew(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Two commands on one index with other read limits: while the one with the lower limits
+    refreshes (every log over them failed), the other raises the index's limits in place and
+    fills it. The first must not then write its failures under the higher stamp: the second
+    kept them as failed, never read again, until the logs changed (found by a trial)."""
+    small_store(tmp_path / "store", 6)
+    low = DirectoryStore(tmp_path / "store", max_bytes=100)  # every log is longer
+    assert len(low.headers()) == 6
+    real_transaction = index_tables.transaction
+    raced: list[int] = []
+
+    def racing(db: sqlite3.Connection, write: Callable[[], Any]) -> Any:
+        if not raced:  # the other command, between this one's reads and its first write
+            raced.append(1)
+            with index_of(tmp_path / "store", tmp_path) as other:
+                assert len(other.headers()) == 6 and other.unread() == []
+        return real_transaction(db, write)
+
+    monkeypatch.setattr(index_tables, "transaction", racing)
+    warnings: list[str] = []
+    path, clock = tmp_path / "index.sqlite", StoreClock("settled")
+    with SessionIndex(low, path, warn=warnings.append, clock=clock) as first:
+        assert len(first.headers()) == 6  # its answers, from the store
+        assert len(first.unread()) == 6
+    monkeypatch.undo()
+    with index_of(tmp_path / "store", tmp_path) as again:
+        assert_answers_right(again, tmp_path / "store")
+        assert again.unread() == []  # was every log, 'log exceeds 100 bytes'
+    assert raced and len(warnings) == 1 and "changed under this command" in warnings[0]

@@ -30,6 +30,7 @@ from sessionref.index.schema import (
     root_key,
     set_up,
 )
+from sessionref.index.writes import remember_stamp
 
 T = TypeVar("T")
 
@@ -74,6 +75,7 @@ class IndexDatabase:
                 self._db = open_database(self.path)
                 set_up(self._db)
                 check_meta(self._db, *stamp)
+            remember_stamp(self._db)  # what each write checks is still there
         return self._db
 
     def _stamp(self) -> tuple[bytes, str, tuple[int, int]]:

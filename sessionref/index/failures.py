@@ -34,6 +34,11 @@ _UNWRITABLE: Final = (
 write beside it: no -shm file), and how they read: the database may still be read as it is."""
 
 
+class StampChanged(sqlite3.OperationalError):
+    """The index is no longer the one this process opened: another process built it anew
+    or raised its read limits meanwhile (:func:`~sessionref.index.writes.transaction`)."""
+
+
 def _says(error: sqlite3.Error, kind: tuple[tuple[int, ...], tuple[str, ...]]) -> bool:
     """Whether ``error`` is of ``kind``: by its primary result code (Python 3.11+ gives it),
     else by how its message starts.
@@ -95,6 +100,8 @@ def _kind(failure: Exception) -> str:
     """
     if not isinstance(failure, sqlite3.Error):
         return "other"
+    if isinstance(failure, StampChanged):
+        return "changed"
     if is_busy(failure):
         return "busy"
     return "out of place" if is_out_of_place(failure) else "broken"
@@ -112,7 +119,11 @@ def broken(failure: Exception) -> bool:
     return _kind(failure) == "broken"
 
 
-_STATES: Final = {"busy": "is busy", "out of place": "cannot be written where it is"}
+_STATES: Final = {
+    "busy": "is busy",
+    "out of place": "cannot be written where it is",
+    "changed": "changed under this command",
+}
 """How :func:`bypass_warning` says each kind of failure (any other: ``is unusable``)."""
 
 

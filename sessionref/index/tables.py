@@ -23,6 +23,7 @@ from sessionref.index.cursors import row_of, rows_of, run, run_many
 from sessionref.index.refresh import HeaderEntry, SessionData
 from sessionref.index.restat import Changed, read_walk_stats, restat_tree, walk_stats
 from sessionref.index.walk import Tree
+from sessionref.index.writes import transaction
 from sessionref.log.records import SessionHeader
 from sessionref.log.store import StoreProblem
 from sessionref.types import Cwd
@@ -78,18 +79,6 @@ def batches(items: Iterator[T], size: int, total: int) -> Iterator[list[T]]:
             batch = []
     if batch:
         yield batch
-
-
-def transaction(db: sqlite3.Connection, write: Callable[[], T]) -> T:
-    """Run ``write`` inside ``BEGIN IMMEDIATE … COMMIT`` (rolled back if it raises)."""
-    run(db, "BEGIN IMMEDIATE")
-    try:
-        result = write()
-    except BaseException:
-        run(db, "ROLLBACK")
-        raise
-    run(db, "COMMIT")
-    return result
 
 
 def header_cache(db: sqlite3.Connection) -> dict[bytes, HeaderEntry]:
