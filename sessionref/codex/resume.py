@@ -18,7 +18,6 @@ rollouts, without envelope, are read as they always were (no Codex of today resu
 
 from __future__ import annotations
 
-import operator
 from pathlib import Path
 from typing import Final
 
@@ -42,7 +41,6 @@ _STAMP_FIRST: Final = b'{"timestamp":"'
 _PAST_STAMP_FIRST: Final = b'{"timestamp":#'
 """The least bytes above all that open with :data:`_STAMP_FIRST` (its last byte, ``"``,
 plus one): a line opens so exactly when it sorts from :data:`_STAMP_FIRST` to below this."""
-_opens_stamped: Final = operator.methodcaller("startswith", _STAMP_FIRST)
 
 
 def _kept(line: bytes) -> bool:
@@ -60,7 +58,7 @@ def _kept(line: bytes) -> bool:
     >>> _kept(b'{"type":"x","timestamp":"t"}'), _kept(b'{"type":"x","timestamp":5}')
     (True, False)
     """
-    if _opens_stamped(line):
+    if line.startswith(_STAMP_FIRST):
         return True
     try:
         return type(_STAMPED.decode(line).timestamp) is str
