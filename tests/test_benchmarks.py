@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 import importlib.util
 import json
+import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,7 @@ from sessionref import DirectoryStore
 from sessionref.batch import build_result_lines
 from sessionref.snapshot import project_units
 from sessionref.testing import projected_units
+from tests.conftest import run_script
 
 
 @pytest.mark.parametrize("profile", PROFILES.values(), ids=list(PROFILES))
@@ -179,6 +182,27 @@ def test_surrogates_are_compared_with_chat_per_byte_of_log() -> None:
     checks = {target: met for target, _, met in check_targets(rows)}
     name = "surrogates {} turns ≤ 1.15× the time of chat, per byte of log"
     assert [checks[name.format(turns)] for turns in (400, 1600, 6400)] == [True, True, False]
+
+
+def test_workers_a_threaded_process_starts_count_in_the_children_cpu() -> None:
+    """A pool started beside another thread forks its workers from the fork server: their
+    CPU time is counted all the same (else a run after Dask reports 2 workers at a few
+    percent of 1 worker's CPU). Four tasks in workers cost some four times one run here."""
+    code = """if True:
+        import threading
+        from benchmarks.measure import timed
+        from sessionref.pool import worker_pool
+        def in_workers():
+            with worker_pool(2) as pool:
+                [future.result() for future in [pool.submit(sum, range(10**7)) for _ in range(4)]]
+        threading.Thread(target=threading.Event().wait, daemon=True).start()
+        _, _, children = timed(in_workers)
+        _, own, _ = timed(lambda: sum(range(10**7)))
+        print(children / own)
+    """
+    environment = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = run_script(code, capture_output=True, text=True, env=environment, check=True)
+    assert float(done.stdout) > 2
 
 
 def test_startup_is_measured_above_the_bare_interpreter() -> None:
