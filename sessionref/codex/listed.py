@@ -34,7 +34,7 @@ from sessionref.codex.meta import codex_meta
 from sessionref.codex.names import IDE_REQUEST, RUST_WHITESPACE
 from sessionref.codex.records import decode, item_said, turn_item
 from sessionref.codex.reference_lines import Reference, reference_of
-from sessionref.codex.rollouts import rollout_stream
+from sessionref.codex.rollouts import OverLimit, rollout_stream
 from sessionref.errors import SessionLogError
 from sessionref.log.jsonl import decode_line
 
@@ -206,6 +206,19 @@ def _blank(line: bytes) -> bool:
     return rest[0] >= 0x80 and not rest.decode("utf-8", "replace").strip(RUST_WHITESPACE)
 
 
+def _done(found: Summary, counted: int) -> bool:
+    """Whether the scan stops after ``counted`` lines that are not blank: it found all Codex
+    looks for, or it is past the lines Codex reads (:data:`HEAD_RECORDS` without a
+    ``session_meta``, :data:`USER_SCAN` more with one).
+
+    >>> _done(Summary(True, True, False, True), 1), _done(Summary(), 10), _done(Summary(True), 10)
+    (True, True, False)
+    """
+    if found.meta and found.preview and found.first_user:
+        return True
+    return counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN)
+
+
 class _Scan:
     """One listing's head scans: the references it may still follow."""
 
@@ -216,17 +229,15 @@ class _Scan:
     def summary(self, lines: Iterator[bytes], depth: int) -> Summary:
         found = Summary()
         counted = 0
-        for line in lines:
-            if found.meta and found.preview and found.first_user:
-                break  # all Codex looks for
-            if counted >= HEAD_RECORDS and not (found.meta and counted < HEAD_RECORDS + USER_SCAN):
-                break
+        for line in lines:  # no line is taken once the scan is done: it may be over the limit
             if not is_utf8(line):
                 return Summary(unreadable=True)  # Codex reads no summary of the rollout
             if _blank(line):
                 continue
             counted += 1
             found = self._line(found, line, depth)
+            if _done(found, counted):
+                break
         return found
 
     def _line(self, found: Summary, line: bytes, depth: int) -> Summary:
@@ -263,6 +274,8 @@ class _Scan:
         try:
             with closing(lines):
                 there = self.summary(lines, depth + 1)
+        except OverLimit:  # sessionref's limit, not Codex's: what it holds is not known
+            raise
         except SessionLogError:  # Codex takes a head it cannot read as an empty one
             there = Summary()
         return found._replace(  # one that is not UTF-8 adds nothing (Codex's ``unwrap_or_default``)
@@ -313,8 +326,9 @@ def hidden_rollout(
 ) -> str | None:
     """Why the thread of the rollout at ``path``, whose first lines are ``lines``, is not
     listed: Codex's listing does not show it (:func:`head_summary`, its text read as far as
-    the scan goes, no further than ``max_bytes``, and a committed line over ``max_line_bytes``
-    fails naming the file and the line); ``None`` when it is listed, as it is when it has no
+    the scan goes, and a committed line over ``max_line_bytes`` fails naming the file and the
+    line, as a scan that reads on past ``max_bytes`` there or in a rollout it refers to
+    fails naming the limit: :func:`cut_short`); ``None`` when it is listed, as it is when it has no
     envelope (the oldest rollouts: Codex's listing cannot read them, but sessionref reads them
     whole and lists them, as it always has).
 
@@ -323,9 +337,34 @@ def hidden_rollout(
     if not opens_in_envelope(lines):
         return None
     rest = _lines_after(path, len(lines), max_bytes, max_line_bytes)
-    with closing(rest):  # opened only when the scan goes past ``lines``
-        why = head_summary(chain(lines, rest), follow).hidden
+    try:
+        with closing(rest):  # opened only when the scan goes past ``lines``
+            why = head_summary(chain(lines, rest), follow).hidden
+    except OverLimit as exc:
+        raise SessionLogError(f"{path}: {cut_short(path, exc)}") from None
     return None if why is None else f"Codex does not list its thread: {why}"
+
+
+def cut_short(path: Path, exc: OverLimit) -> str:
+    """Why the head scan of the rollout at ``path`` cannot say whether Codex lists its thread:
+    the rollout, or one its head refers to, goes on past the limit it is read under where the
+    scan reads on.
+
+    >>> cut_short(Path("/r.jsonl"), OverLimit("/r.jsonl", 9))
+    "its head goes on past the limit of 9 bytes before Codex's listing can tell whether it \
+shows the thread"
+    >>> cut_short(Path("/r.jsonl"), OverLimit("/s.jsonl", 9))[:49]
+    'the rollout its head refers to, /s.jsonl, goes on'
+    """
+    what = (
+        "its head"
+        if exc.location == str(path)
+        else f"the rollout its head refers to, {exc.location},"
+    )
+    return (
+        f"{what} goes on past the limit of {exc.limit} bytes before Codex's listing can tell "
+        "whether it shows the thread"
+    )
 
 
 def _lines_after(

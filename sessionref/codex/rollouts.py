@@ -147,17 +147,44 @@ def rollout_lines(path: Path, max_bytes: int, max_line_bytes: int) -> list[bytes
     return committed_lines(rollout_text(path, max_bytes), max_line_bytes, str(path))
 
 
-def _within(chunks: Iterable[bytes], limit: int) -> Iterator[bytes]:
-    """``chunks`` as far as their first ``limit`` bytes; nothing is read past them.
+class OverLimit(SessionLogError):
+    """A rollout's text goes on past the limit it is read under (the store's ``max_bytes``),
+    found where it is read as a stream (:func:`split_lines`): whatever the reader looked for
+    past it is not known.
 
-    >>> list(_within([b"ab", b"cd", b"ef"], 3))
-    [b'ab', b'c']
+    >>> import pickle
+    >>> pickle.loads(pickle.dumps(OverLimit("/r.jsonl", 9))).message
+    '/r.jsonl: over the limit of 9 bytes'
+    """
+
+    def __init__(self, location: str, limit: int) -> None:
+        super().__init__(f"{location}: over the limit of {limit} bytes")
+        self.location = location
+        self.limit = limit
+
+    def __reduce__(self) -> tuple[type[OverLimit], tuple[str, int]]:
+        """Made again from its location and limit, as it was made."""
+        return (type(self), (self.location, self.limit))
+
+
+def _within(chunks: Iterable[bytes], limit: int, location: str) -> Iterator[bytes]:
+    """``chunks`` as far as their first ``limit`` bytes; more text raises :class:`OverLimit`
+    naming ``location`` once those are given.
+
+    >>> list(_within([b"ab", b"cd"], 4, "f"))
+    [b'ab', b'cd']
+    >>> chunks = _within([b"ab", b"cd", b"ef"], 3, "f")
+    >>> next(chunks), next(chunks)
+    (b'ab', b'c')
+    >>> next(chunks)
+    Traceback (most recent call last):
+    sessionref.codex.rollouts.OverLimit: f: over the limit of 3 bytes
     """
     read = 0
     for chunk in chunks:
-        if read + len(chunk) >= limit:
+        if read + len(chunk) > limit:
             yield chunk[: limit - read]
-            return
+            raise OverLimit(location, limit)
         read += len(chunk)
         yield chunk
 
@@ -166,7 +193,9 @@ def split_lines(
     chunks: Iterable[bytes], limit: int, max_line_bytes: int, location: str
 ) -> Iterator[bytes]:
     """The committed lines of a text given in ``chunks``, each given as soon as its newline
-    is read; nothing is read past ``limit`` bytes (the lines up to there are given). A
+    is read; the lines within its first ``limit`` bytes are given, and a text that goes on
+    past them then raises :class:`OverLimit` naming ``location`` (a reader that stops before
+    never learns it: nothing is read past the chunk that holds the limit). A
     committed line longer than ``max_line_bytes`` raises :class:`SessionLogError` naming
     ``location`` and the line, as a whole read does (:func:`~sessionref.log.jsonl.committed_lines`):
     once that much of a line is read it is held no longer, and its newline raises; a torn last
@@ -175,8 +204,12 @@ def split_lines(
 
     >>> list(split_lines([b"a\\nb", b"c\\nd"], 100, 9, "f"))
     [b'a', b'bc']
-    >>> list(split_lines([b"a\\n", b"b\\n"], 2, 9, "f"))
-    [b'a']
+    >>> lines = split_lines([b"a\\n", b"b\\n"], 2, 9, "f")
+    >>> next(lines)
+    b'a'
+    >>> next(lines)
+    Traceback (most recent call last):
+    sessionref.codex.rollouts.OverLimit: f: over the limit of 2 bytes
     >>> list(split_lines([b"a\\nbb", b"bbbb"], 100, 5, "f"))  # torn: passed over
     [b'a']
     >>> list(split_lines([b"a\\nbb", b"bbbb", b"b\\n"], 100, 5, "f"))
@@ -186,7 +219,7 @@ def split_lines(
     pieces: list[bytes] = []
     held = 0  # the bytes read of the line not yet ended (past the bound: no longer held)
     number = 1
-    for chunk in _within(chunks, limit):
+    for chunk in _within(chunks, limit, location):
         *lines, rest = chunk.split(b"\n")
         if lines:
             if held > max_line_bytes:
@@ -213,8 +246,9 @@ def _too_long(location: str, number: int, max_line_bytes: int) -> SessionLogErro
 
 def rollout_stream(path: Path, max_bytes: int, max_line_bytes: int) -> Generator[bytes, None, None]:
     """The committed lines of a rollout's text, plain or compressed, read as far as they are
-    taken and no further than ``max_bytes`` (a compressed file larger than that raises
-    :class:`SessionLogError`), none longer than ``max_line_bytes`` (:func:`split_lines`); close
+    taken: a text that goes on past ``max_bytes`` raises :class:`OverLimit` when a line past
+    them is taken (a compressed file larger than that raises :class:`SessionLogError` at
+    once), none longer than ``max_line_bytes`` (:func:`split_lines`); close
     it when done with it.
 
     >>> list(rollout_stream(Path("/no/rollout-1.jsonl"), 10, 10))

@@ -6,9 +6,9 @@ So a log read whole under some limits reads the same under higher ones, and only
 under the old limits can read otherwise: a session whose log did not load is read again at
 the next refresh; every other session keeps its row, and its log is not opened. The cached
 first lines (a header, a harness's head) are all read again, as a cold listing reads them: a
-Codex head scan stops quietly at ``max_bytes`` (a head is never read whole), so a head that
-listed nothing under the lower limits may list under the higher ones. Lower limits can make any
-log fail, which only reading it tells: the index is built afresh then
+Codex head scan that reads on past ``max_bytes`` is a problem (a head is never read whole), so
+a head that listed nothing under the lower limits may list under the higher ones. Lower
+limits can make any log fail, which only reading it tells: the index is built afresh then
 (:meth:`~sessionref.index.database.IndexDatabase._open`).
 """
 
