@@ -23,6 +23,7 @@ from sessionref.codecs.jsstring import js_lower
 from sessionref.codecs.uri import encode_session_reference_uri
 from sessionref.errors import SessionReferenceError
 from sessionref.index import SessionIndex
+from sessionref.log.harness_store import HarnessStore
 from sessionref.log.store import DirectoryStore
 from sessionref.mcp.catalog import Catalog, index_at, template_uri
 from sessionref.mcp.server import SessionServer, in_memory
@@ -31,6 +32,9 @@ from sessionref.testing import write_session_store
 from tests.logs import title
 from tests.mcp_store import LISTED, session_log, write_store
 from tests.test_cli import FAR_TIMES
+from tests.test_codex import THREAD, meta, rollout
+from tests.test_codex_listed import OTHER, OTHER_ROLLOUT, ROLLOUT, asked
+from tests.test_index_limits import settled_clock
 
 
 class Clock:
@@ -675,3 +679,37 @@ def test_every_tool_says_it_only_reads(tmp_path: Path) -> None:
             "idempotentHint": True,
             "openWorldHint": False,
         }
+
+
+def test_an_id_no_harness_root_serves_is_refused_without_listing_the_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session a Codex root neither lists nor passes over is no session of it (a thread
+    Codex's listing hides is a problem of the listing, read by its id through it): the
+    catalog refuses such an id as the command line does, from its warm index, without
+    listing the root. It asked the root's own store whether it read the id, which listed
+    every rollout of the root (each head read, in a process that had read none) for each id
+    a client made up, and whose answer never changed the outcome."""
+    home = tmp_path / "codex"
+    hidden, unknown = THREAD, "0197a000-0000-7000-8000-0000000000cc"
+    for path, lines in ((ROLLOUT, [meta()]), (OTHER_ROLLOUT, [meta(OTHER), asked("fix it")])):
+        (home / path).parent.mkdir(parents=True, exist_ok=True)
+        (home / path).write_bytes(rollout(*lines))
+    database = tmp_path / "index.sqlite"
+    opened = OpenStore(
+        home,
+        lister=lambda store: SessionIndex(store, database, once=True, clock=settled_clock),
+        live=True,
+    )
+    catalog = Catalog(opened, cwd="/w", max_bytes=65536)
+    assert catalog.listed().order == [OTHER]
+
+    def no_listing(store: HarnessStore) -> Any:
+        raise AssertionError("the root was listed")
+
+    monkeypatch.setattr(HarnessStore, "_scan", no_listing)
+    with pytest.raises(SessionReferenceError) as raised:
+        catalog.prompt([unknown], None)
+    passed = "1 log passed over (--verbose lists them)"  # the hidden thread
+    assert raised.value.message == f'session "{unknown}" not found in --root {home}; {passed}'
+    assert hidden in catalog.prompt([hidden], None)  # read by its id, as it is passed over

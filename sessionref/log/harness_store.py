@@ -279,15 +279,6 @@ class HarnessStore(ABC):
             raise SessionLogError(f"{empty}: {EMPTY_FILE}")
         raise SessionNotFound(session_id)
 
-    def reads(self, session_id: str) -> bool:
-        """Whether the store reads ``session_id`` by its id, listed or not (a session the
-        harness does not list is read all the same: :class:`Head`)."""
-        try:
-            self.paths_of(session_id)
-        except SessionLogError:
-            return False
-        return True
-
     def empty_file(self, session_id: str) -> Path | None:
         """The file of 0 bytes whose name says it holds ``session_id``, where the harness
         lists no session from such a file and it is no problem (``None`` here: a harness

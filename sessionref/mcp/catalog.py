@@ -319,23 +319,15 @@ class Catalog:
 
     def check_reachable(self, session_id: str) -> None:
         """Raise the command line's not-found error unless the listing holds the session
-        (looking at the store again first when it does not: it may be new), passed over a
+        (looking at the store again first when it does not: it may be new) or passed over a
         log of it (:meth:`passes_over`: the read then says why, as the command line does, or
-        reads a thread Codex's listing hides) or a root reads it without listing it
-        (:meth:`reads_unlisted`)."""
+        reads a thread Codex's listing hides, which is a problem of the listing: a harness
+        store reads by its id no session its listing neither holds nor passes over). Nothing
+        else is asked of the store: a session not found opens no file."""
         if session_id not in self.listed().ids:
             self.refresh()
-        listed = session_id in self.listed().ids
-        if not (listed or self.passes_over(session_id) or self.reads_unlisted(session_id)):
+        if not (session_id in self.listed().ids or self.passes_over(session_id)):
             raise read_failure(read_failed(SessionNotFound(session_id)), session_id, self.opened)
-
-    def reads_unlisted(self, session_id: str) -> bool:
-        """Whether a root of another harness's files reads ``session_id`` by its id though
-        its listing does not show it (a Codex thread never prompted: docs/harnesses.md
-        §Codex §Listed), as the command line reads it."""
-        store = self.opened.store
-        stores = store.stores.values() if isinstance(store, MultiStore) else [store]
-        return any(part.reads(session_id) for part in stores if isinstance(part, HarnessStore))
 
     def passes_over(self, session_id: str) -> bool:
         """Whether the last listing of a root of another harness's files passed over a log
