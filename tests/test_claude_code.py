@@ -440,6 +440,46 @@ def test_a_slash_command_titles_only_a_session_without_a_prompt(
     assert claude_transcript(SESSION, chain.encoded(), texts_only=True).title == title
 
 
+def ran(name: str, arguments: str) -> str:
+    """A slash command's line as Claude Code 2.1 writes a prompt command's (one of
+    ``~/.claude/commands/``, a project's, a skill's): its progress message, its name, its
+    arguments."""
+    return (
+        f"<command-message>{name} is running…</command-message>\n"
+        f"<command-name>/{name}</command-name>\n<command-args>{arguments}</command-args>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("prompts", "title"),
+    [
+        ([ran("fix-issue", "123"), "now the tests"], "/fix-issue 123"),
+        ([ran("frontend:component", " Button "), "now the tests"], "/frontend:component Button"),
+        ([ran("simplify", "the parser"), "now the tests"], "/simplify the parser"),
+        ([ran("fix-issue", ""), "now the tests"], "now the tests"),
+        ([ran("fix-issue", "  "), ran("model", "opus")], "/fix-issue"),
+        ([ran("model", "opus"), ran("fix-issue", "123")], "/fix-issue 123"),
+        ([ran("bg", "watch ci"), ran("security-review", "auth"), "go"], "go"),
+    ],
+)
+def test_a_custom_command_with_arguments_titles_a_session_as_claude_code_does(
+    prompts: list[str], title: str
+) -> None:
+    """Claude Code's resume picker titles a session by its first command of the person's own
+    (a Markdown file of ``~/.claude/commands/``, a project's, a skill's: not one of its
+    built-in commands or their aliases, code.claude.com/docs/en/commands) that has
+    arguments, as ``/name args``; a built-in one, or one without arguments, it passes over,
+    the first titling a session without a prompt (``extractFirstPromptFromChunk``,
+    src/utils/sessionStorage.ts). The expansion Claude Code sends the model is an ``isMeta``
+    line after the command, never a title."""
+    chain = Chain()
+    for number, prompt in enumerate(prompts):
+        chain.user(f"u{number}", prompt)
+        chain.user(f"x{number}", "Expanded: work on $ARGUMENTS", isMeta=True)
+    assert chain.transcript().title == title
+    assert claude_transcript(SESSION, chain.encoded(), texts_only=True).title == title
+
+
 def compacted(before: list[str], after: list[str]) -> Chain:
     """The prompts ``before`` a compaction and ``after`` it, each answered."""
     chain = Chain()

@@ -37,8 +37,9 @@ def _tool_output(block: Block) -> str:
 
 class _FirstPrompt:
     """The title a chain's first prompt gives, told as the person's texts come in order:
-    a slash command is passed over, as Claude Code's resume picker does; the first one
-    titles a chain that has no prompt, by its name alone."""
+    a slash command Claude Code's resume picker passes over (a built-in one, one without
+    arguments: :attr:`~sessionref.claude_code.prompts.Prompt.titles`) is passed over; the
+    first one titles a chain that has no prompt, by its name alone."""
 
     def __init__(self) -> None:
         self.line: str | None = None  # the first line of the first prompt, once read
@@ -49,7 +50,8 @@ class _FirstPrompt:
         return self.line is not None
 
     def typed(self, text: str, command: str | None) -> None:
-        """The next text the person typed; ``command``: the slash command it records."""
+        """The next text the person typed; ``command``: the slash command it records, when
+        it is one the title passes over."""
         if self.line is not None:
             return
         if command is None:
@@ -97,7 +99,8 @@ class _Builder:
         self.entries.append(Entry(role, kind, text, time, name, continues, call_id))
 
     def typed(self, text: str, command: str | None = None) -> None:
-        """A text the person typed (``command``: the slash command it records)."""
+        """A text the person typed (``command``: the slash command it records, when the title
+        passes it over)."""
         self.put("user", "text", text)
         self.title.typed(text, command)
 
@@ -153,7 +156,7 @@ class _Builder:
         if prompt.kind == "output":
             self.put("tool", "tool-result", text, COMMAND_OUTPUT)
         elif prompt.typed:
-            self.typed(prompt.typed, prompt.command)
+            self.typed(prompt.typed, None if prompt.titles else prompt.command)
 
     def assistant(self, line: Line) -> None:
         self.boundary_at = None

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Final, Literal, NamedTuple
 
+from sessionref.claude_code.builtins import titles_by_command
 from sessionref.claude_code.records import Block, Content, Line
 
 _INJECTED_TAG: Final = re.compile(
@@ -161,6 +162,22 @@ class Prompt(NamedTuple):
     kind: Literal["prompt", "command", "shell", "output"]
     typed: str
     command: str | None = None
+
+    @property
+    def titles(self) -> bool:
+        """Whether Claude Code's resume picker titles a session by this prompt: any but a
+        slash command it passes over, a built-in one or one without arguments
+        (:func:`~sessionref.claude_code.builtins.titles_by_command`).
+
+        >>> def ran(name, args):
+        ...     return classify(f"<command-name>{name}</command-name>"
+        ...                     f"<command-args>{args}</command-args>").titles
+        >>> ran("/fix-issue", "12"), ran("/model", "opus"), ran("/fix-issue", "")
+        (True, False, False)
+        """
+        if self.command is None:
+            return True
+        return titles_by_command(self.command, self.typed[len(self.command) :].strip())
 
 
 def classify(text: str) -> Prompt:
