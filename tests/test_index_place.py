@@ -87,14 +87,16 @@ def test_a_full_disk_leaves_no_index_where_there_was_none(tmp_path: Path, monkey
 def test_a_full_disk_leaves_no_index_where_it_made_a_stale_one_afresh(
     tmp_path: Path, monkeypatch: Any
 ) -> None:
-    """An index built by another reader is removed and made afresh: when the full disk stops
-    that first build, the empty database it made is no index either (the one it replaced is
-    gone already), and is removed as a first build's is."""
+    """An index built by another reader is emptied and built afresh in its file: when the
+    full disk stops that build (the new index outgrows the pages the old one freed), what
+    it holds is no index either (the one it replaced is gone already), and is removed as a
+    first build's is."""
     small_store(tmp_path / "store", 3)
     with index_of(tmp_path / "store", tmp_path) as index:
         index.refresh()
+    small_store(tmp_path / "store", 300)
     monkeypatch.setattr(index_database, "reader_fingerprint", lambda: "another reader")
-    _full_disk(monkeypatch, lambda db: 2)  # the old database keeps its pages, a new one none
+    _full_disk(monkeypatch, lambda db: int(db.execute("PRAGMA page_count").fetchone()[0]))
     _answered_on_a_full_disk(tmp_path)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["store"]
 

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import sessionref.index.candidates as candidates
-from sessionref.index.failures import is_out_of_place
+from sessionref.index.afresh import build_afresh, remove_unused
+from sessionref.index.failures import is_out_of_place, is_unwritable
 from sessionref.index.limits import raise_limits
 from sessionref.index.reading import reading_as_it_is
 from sessionref.index.refresh import IndexedStore, limits_of
@@ -26,11 +27,11 @@ from sessionref.index.schema import (
     check_schema,
     open_database,
     reader_fingerprint,
-    remove_database,
     root_key,
     set_up,
+    wanted_stamp,
 )
-from sessionref.index.writes import remember_stamp
+from sessionref.index.writes import remember_stamp, stamp_kept
 
 T = TypeVar("T")
 
@@ -53,6 +54,7 @@ class IndexDatabase:
         self.store, self.path, self._named_file = store, path, named
         self._db: sqlite3.Connection | None = None
         self._made = False  # the database file is this index's own, never yet used whole
+        self._copied = False  # the database is a copy in memory (:meth:`_read_as_it_is`)
 
     def _open(self) -> sqlite3.Connection:
         """The database, made afresh unless this code built it for this root and read limits
@@ -69,13 +71,9 @@ class IndexDatabase:
                 check_schema(self.path, self._db)
             set_up(self._db)
             if not check_meta(self._db, *stamp) and not raise_limits(self._db, *stamp):
-                self._db.close()
-                remove_database(self.path)
+                build_afresh(self._db, wanted_stamp(*stamp))  # in place: others have it open
                 self._made = True  # the index it held is gone: this one is made afresh
-                self._db = open_database(self.path)
-                set_up(self._db)
-                check_meta(self._db, *stamp)
-            remember_stamp(self._db)  # what each write checks is still there
+            remember_stamp(self._db, wanted_stamp(*stamp))  # what each write checks is there
         return self._db
 
     def _stamp(self) -> tuple[bytes, str, tuple[int, int]]:
@@ -93,7 +91,9 @@ class IndexDatabase:
         """Remove the database this index made and never used whole, once its place failed it
         (a full disk): the folder is left as it was, with no index, not with an empty file or
         one and its -wal and -shm taking room on a disk already full. A database that held an
-        index before is kept, for the next use (a full disk says nothing against it).
+        index before is kept, for the next use (a full disk says nothing against it), and so
+        is one another connection has open (two first builds at once: it is the other's too,
+        :func:`~sessionref.index.afresh.remove_unused`).
 
         >>> import tempfile
         >>> from sessionref.log.store import DirectoryStore
@@ -108,7 +108,23 @@ class IndexDatabase:
         if self._made and isinstance(failure, sqlite3.Error) and is_out_of_place(failure):
             self._made = False
             with contextlib.suppress(OSError):
-                remove_database(self.path)
+                remove_unused(self.path)  # not under another process that opened it too
+
+    def _unchanged(self) -> bool:
+        """Whether the database is still stamped as this index opened it: another process
+        may have built it afresh since (another root, lower read limits) or raised its read
+        limits, and then what was just read from it is that process's."""
+        return self._db is None or stamp_kept(self._db)
+
+    def _read_as_it_is(self, failure: Exception) -> bool:
+        """Whether the database, which ``failure`` says cannot be written where it is (a
+        read-only folder), is used from a copy in memory (:meth:`_copy`): the refresh brings
+        the copy up to date, so the answers are the store's, and only the logs changed since
+        the index was saved are read again."""
+        if not isinstance(failure, sqlite3.Error) or not is_unwritable(failure):
+            return False
+        self._copied = self._copy() is not None
+        return self._copied
 
     def _copy(self) -> sqlite3.Connection | None:
         """The database, copied into memory as it is on disk (:func:`reading_as_it_is`), for

@@ -38,6 +38,9 @@ class StampChanged(sqlite3.OperationalError):
     """The index is no longer the one this process opened: another process built it anew
     or raised its read limits meanwhile (:func:`~sessionref.index.writes.transaction`)."""
 
+    def __init__(self) -> None:
+        super().__init__("another process stamped it anew meanwhile: other read limits or root")
+
 
 def _says(error: sqlite3.Error, kind: tuple[tuple[int, ...], tuple[str, ...]]) -> bool:
     """Whether ``error`` is of ``kind``: by its primary result code (Python 3.11+ gives it),
@@ -141,7 +144,7 @@ store directly
     return f"sessionref: index {path} {state} ({failure}); reading the store directly"
 
 
-def copy_warning(path: Path, failure: sqlite3.Error) -> str:
+def copy_warning(path: Path, failure: Exception) -> str:
     """The one line that says an index that cannot be written where it is is used from a copy
     in memory, brought up to date there (the logs changed since it was saved are read again
     each time) and never saved.

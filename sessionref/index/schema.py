@@ -296,23 +296,45 @@ def check_meta(
     >>> check_meta(db, b"/other", "x", limits), check_meta(db, b"/r", "x", (1000, 99))
     (False, False)
     """
-    stamp = limits_stamp(limits)
-    wanted = {"schema": SCHEMA_VERSION, "root": root, "reader": reader, "limits": stamp}
-    found = _stamp(connection)
-    if not found.keys() & wanted.keys():
+    wanted = wanted_stamp(root, reader, limits)
+    if not _stamp(connection).keys() & wanted.keys():
         run(connection, "BEGIN IMMEDIATE")
         try:
-            found = _stamp(connection)
-            if not found.keys() & wanted.keys():
-                for statement in DDL.split(";"):
-                    run(connection, statement)
-                run_many(connection, "INSERT INTO meta VALUES (?, ?)", wanted.items())
-                found = wanted
+            if not _stamp(connection).keys() & wanted.keys():
+                make_tables(connection, wanted)
         except BaseException:
             run(connection, "ROLLBACK")
             raise
         run(connection, "COMMIT")
+    return stamped(connection, wanted)
+
+
+def wanted_stamp(root: bytes, reader: str, limits: tuple[int, int]) -> dict[str, Any]:
+    """The ``meta`` rows of an index built for ``root``, ``reader`` and read ``limits``.
+
+    >>> wanted_stamp(b"/r", "x", (1000, 100))["limits"]
+    '1000:100'
+    """
+    stamp = limits_stamp(limits)
+    return {"schema": SCHEMA_VERSION, "root": root, "reader": reader, "limits": stamp}
+
+
+def stamped(connection: sqlite3.Connection, wanted: dict[str, Any]) -> bool:
+    """Whether the database's ``meta`` rows are those ``wanted``.
+
+    >>> stamped(connect_memory(), wanted_stamp(b"/r", "x", (1000, 100)))
+    False
+    """
+    found = _stamp(connection)
     return all(found.get(key) == value for key, value in wanted.items())
+
+
+def make_tables(connection: sqlite3.Connection, wanted: dict[str, Any]) -> None:
+    """Create the index's tables in a database that has none, stamped ``wanted``, inside the
+    caller's transaction."""
+    for statement in DDL.split(";"):
+        run(connection, statement)
+    run_many(connection, "INSERT INTO meta VALUES (?, ?)", wanted.items())
 
 
 def limits_stamp(limits: tuple[int, int]) -> str:
@@ -336,8 +358,9 @@ def stamped_limits(stamp: object) -> tuple[int, int] | None:
 
 
 def remove_database(path: Path) -> None:
-    """Delete a database and its WAL files (what is missing already is fine)."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
+    """Delete a database and its WAL files (what is missing already is fine), the database
+    last: a process that makes one anew at ``path`` meanwhile keeps the files it makes."""
+    for suffix in ("-wal", "-shm", "-journal", ""):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{path}{suffix}")
 

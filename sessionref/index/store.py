@@ -21,10 +21,16 @@ import sessionref.index.arguments as arguments
 import sessionref.index.tables as tables
 from sessionref.controls import stderr_line
 from sessionref.errors import CancelToken, check_cancel, optional_path, positive_count, string
+from sessionref.index.afresh import remove_unused
 from sessionref.index.ahead import StatsAhead, stat_ahead
 from sessionref.index.candidates import select_candidates
 from sessionref.index.database import IndexDatabase
-from sessionref.index.failures import broken, bypass_warning, copy_warning, is_unwritable
+from sessionref.index.failures import (
+    StampChanged,
+    broken,
+    bypass_warning,
+    copy_warning,
+)
 from sessionref.index.harness import refresh_harness
 from sessionref.index.redacted import redacted_search
 from sessionref.index.refresh import (
@@ -42,7 +48,6 @@ from sessionref.index.schema import (
     connect_memory,
     default_index_path,
     names_a_file,
-    remove_database,
 )
 from sessionref.index.search import (
     DEFAULT_SEARCH_LIMIT,
@@ -51,7 +56,7 @@ from sessionref.index.search import (
     search_sessions,
     unread_logs,
 )
-from sessionref.index.turns import in_turn
+from sessionref.index.turns import answered, in_turn
 from sessionref.index.walk import RACY_NS, tree_of, walk_tree
 from sessionref.log.harness_store import HarnessStore
 from sessionref.log.records import SessionHeader, SessionLog
@@ -115,7 +120,6 @@ class SessionIndex(IndexDatabase):
         self._progress = arguments.function(progress, "SessionIndex progress", optional=True)
         self._warn = arguments.function(warn, "SessionIndex warn")
         self._bypassed = not arguments.flag(persist, "SessionIndex persist")
-        self._copied = False
         self._headers: list[SessionHeader] | None = None
         self._titles: dict[str, Any] | None = None
         self._problems: list[StoreProblem] | None = None
@@ -145,6 +149,14 @@ class SessionIndex(IndexDatabase):
         """Close the database: the last connection to close removes its -wal, -shm files."""
         super().close()
 
+    def _give_up(self) -> None:
+        """Answer from the store from now on, the database having changed under this index,
+        saying so once (as a write that finds it changed does: :meth:`_with_database`)."""
+        self.close()
+        self._warn(bypass_warning(self.path, StampChanged()))
+        self._bypassed = True
+        self._served = self._headers = self._titles = self._problems = self._reader = None
+
     def __enter__(self) -> SessionIndex:
         return self
 
@@ -152,10 +164,11 @@ class SessionIndex(IndexDatabase):
         self.close()
 
     def _with_database(self, use: Callable[[sqlite3.Connection], RefreshReport]) -> RefreshReport:
-        """Run ``use`` on the database; a broken one is rebuilt once, then bypassed (as is a
-        file sessionref did not make, one another process keeps locked past the busy timeout,
-        or one whose place fails it, a full disk or a read-only folder: none is touched).
-        Another error (the store's) is the caller's."""
+        """Run ``use`` on the database; a broken one is deleted (unless another connection
+        has it open) and rebuilt once, then bypassed (as is a file sessionref did not make,
+        one another process keeps locked past the busy timeout, or one whose place fails it,
+        a full disk or a read-only folder: none is touched). Another error (the store's) is
+        the caller's."""
         if not self._bypassed:
             for attempt in (1, 2):
                 try:
@@ -183,11 +196,12 @@ class SessionIndex(IndexDatabase):
                 self.close()
                 self._leave_as_it_was(failure)  # one it made and never filled: none
                 rebuilt = broken(failure)  # rebuilt once; busy, full or read-only: never touched
-                if rebuilt:
+                if rebuilt:  # unless another process has it open: it waits for that one
                     with contextlib.suppress(OSError):
-                        remove_database(self.path)
+                        remove_unused(self.path)
                 if attempt == 2 or not rebuilt:
-                    if self._read_as_it_is(failure):
+                    if self._read_as_it_is(failure):  # said once: the copy is used
+                        self._warn(copy_warning(self.path, failure))
                         return use(self._open())
                     self._warn(bypass_warning(self.path, failure))
                     break
@@ -196,25 +210,12 @@ class SessionIndex(IndexDatabase):
             self._db = connect_memory()
         return use(self._db)
 
-    def _read_as_it_is(self, failure: Exception) -> bool:
-        """Whether the database, which ``failure`` says cannot be written where it is (a
-        read-only folder), is used from a copy in memory (:meth:`_copy`), saying so once: the
-        refresh brings the copy up to date, so the answers are the store's, and only the
-        logs changed since the index was saved are read again."""
-        if not isinstance(failure, sqlite3.Error) or not is_unwritable(failure):
-            return False
-        if self._copy() is None:
-            return False
-        self._copied = True
-        self._warn(copy_warning(self.path, failure))
-        return True
-
     def look_ahead(self) -> None:
         """Stat the store in a child process for the next refresh (index/ahead.py) if saved."""
         if not self.bypassed:
             self.ahead = stat_ahead(self.store.root, self.path, self.clock() - RACY_NS)
 
-    @in_turn
+    @answered
     def refresh(self, progress: Progress | None = None) -> RefreshReport:
         """Bring the index up to date with the store, reading only logs that changed;
         ``progress`` is called with (logs read, logs to read) as reading goes."""
@@ -254,12 +255,12 @@ class SessionIndex(IndexDatabase):
             self._served = self.refresh(self._progress).sessions
         return self._served
 
-    @in_turn
+    @answered
     def session_count(self) -> int:
         """How many sessions the store serves (refreshes first)."""
         return len(self.store.headers()) if self._bypassed else self._use()
 
-    @in_turn
+    @answered
     def holds(self, session_id: str) -> bool:
         """Whether the store serves ``session_id`` (refreshes first, as :meth:`headers`)."""
         string(session_id, "SessionIndex.holds session_id")
@@ -269,7 +270,7 @@ class SessionIndex(IndexDatabase):
         assert self._db is not None
         return tables.holds(self._db, session_id)
 
-    @in_turn
+    @answered
     def headers(self) -> list[SessionHeader]:
         """Every stored session's header, as the store lists them (refreshes first)."""
         if self._bypassed:
@@ -280,7 +281,7 @@ class SessionIndex(IndexDatabase):
             self._headers = decode_headers(tables.listed_headers(self._db))
         return list(self._headers)
 
-    @in_turn
+    @answered
     def candidates(
         self, target: Target, needle: str, limit: int
     ) -> list[tuple[SessionHeader, Any]] | None:
@@ -297,7 +298,7 @@ class SessionIndex(IndexDatabase):
             return None
         return select_candidates(self._db, target, needle, limit)
 
-    @in_turn
+    @answered
     def title(self, session_id: str) -> Any:
         """The latest title as of the last refresh (the store's answer for ids it did not see)."""
         errors.session_id_of(self, "title", session_id)
@@ -306,7 +307,7 @@ class SessionIndex(IndexDatabase):
         titles = self._titles = tables.titles(self._db) if self._titles is None else self._titles
         return titles[session_id] if session_id in titles else self.store.title(session_id)
 
-    @in_turn
+    @answered
     def _store(self) -> IndexedStore:
         if isinstance(self.store, HarnessStore):
             return self._reader or self.store  # the store that listed last
@@ -347,7 +348,7 @@ class SessionIndex(IndexDatabase):
             return store.paths_of(session_id)[0]
         return store.path_of(session_id)
 
-    @in_turn
+    @answered
     def problems(self) -> list[StoreProblem]:
         """What the store's last listing passed over (the last refresh's, into the database or
         a throwaway one in memory; the store's own when it was never refreshed)."""
@@ -357,13 +358,13 @@ class SessionIndex(IndexDatabase):
             self._problems = tables.stored_problems(self._db)
         return list(self._problems)
 
-    @in_turn
+    @answered
     def unread(self) -> list[StoreProblem]:
         """The logs the last refresh listed but could not read (damaged, too large...), each
         with why: no search finds their sessions (candidates list them, as the store does)."""
         return [] if self._db is None else unread_logs(self._db)
 
-    @in_turn
+    @answered
     def search(
         self,
         query: str,
