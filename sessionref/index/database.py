@@ -55,6 +55,7 @@ class IndexDatabase:
         self._db: sqlite3.Connection | None = None
         self._made = False  # the database file is this index's own, never yet used whole
         self._copied = False  # the database is a copy in memory (:meth:`_read_as_it_is`)
+        self._read = False  # an answer was read from it since :meth:`_unchanged` last looked
 
     def _open(self) -> sqlite3.Connection:
         """The database, made afresh unless this code built it for this root and read limits
@@ -74,6 +75,7 @@ class IndexDatabase:
                 build_afresh(self._db, wanted_stamp(*stamp))  # in place: others have it open
                 self._made = True  # the index it held is gone: this one is made afresh
             remember_stamp(self._db, wanted_stamp(*stamp))  # what each write checks is there
+        self._read = True  # a use of it (a refresh) reads from it
         return self._db
 
     def _stamp(self) -> tuple[bytes, str, tuple[int, int]]:
@@ -110,11 +112,21 @@ class IndexDatabase:
             with contextlib.suppress(OSError):
                 remove_unused(self.path)  # not under another process that opened it too
 
+    @property
+    def _reading(self) -> sqlite3.Connection:
+        """The database, for an answer read from it (which :meth:`_unchanged` then checks)."""
+        assert self._db is not None
+        self._read = True
+        return self._db
+
     def _unchanged(self) -> bool:
-        """Whether the database is still stamped as this index opened it: another process
-        may have built it afresh since (another root, lower read limits) or raised its read
-        limits, and then what was just read from it is that process's."""
-        return self._db is None or stamp_kept(self._db)
+        """Whether the database is still stamped as this index opened it, when an answer
+        was read from it since this was last asked: another process may have built it
+        afresh since (another root, lower read limits) or raised its read limits, and then
+        what was just read from it is that process's. (An answer from what was read before
+        costs no look.)"""
+        read, self._read = self._read, False
+        return not read or self._db is None or stamp_kept(self._db)
 
     def _read_as_it_is(self, failure: Exception) -> bool:
         """Whether the database, which ``failure`` says cannot be written where it is (a

@@ -267,8 +267,7 @@ class SessionIndex(IndexDatabase):
         if self._bypassed:
             return any(header.id == session_id for header in self.store.headers())
         self._use()
-        assert self._db is not None
-        return tables.holds(self._db, session_id)
+        return tables.holds(self._reading, session_id)
 
     @answered
     def headers(self) -> list[SessionHeader]:
@@ -277,8 +276,7 @@ class SessionIndex(IndexDatabase):
             return self.store.headers()
         self._use()
         if self._headers is None:
-            assert self._db is not None
-            self._headers = decode_headers(tables.listed_headers(self._db))
+            self._headers = decode_headers(tables.listed_headers(self._reading))
         return list(self._headers)
 
     @answered
@@ -296,7 +294,7 @@ class SessionIndex(IndexDatabase):
             self._use()
         if self._bypassed or self._db is None:
             return None
-        return select_candidates(self._db, target, needle, limit)
+        return select_candidates(self._reading, target, needle, limit)
 
     @answered
     def title(self, session_id: str) -> Any:
@@ -304,7 +302,9 @@ class SessionIndex(IndexDatabase):
         errors.session_id_of(self, "title", session_id)
         if self._bypassed or self._db is None:
             return self.store.title(session_id)
-        titles = self._titles = tables.titles(self._db) if self._titles is None else self._titles
+        if self._titles is None:
+            self._titles = tables.titles(self._reading)
+        titles = self._titles
         return titles[session_id] if session_id in titles else self.store.title(session_id)
 
     @answered
@@ -314,8 +314,9 @@ class SessionIndex(IndexDatabase):
         if self._bypassed or self._db is None:
             return self.store
         if self._reader is None:  # reads each log where the last refresh saw it: no listing
-            placed = {key: path for key, (path, _) in tables.indexed_revisions(self._db).items()}
-            cache, limits = tables.header_cache(self._db), limits_of(self.store)
+            db = self._reading
+            placed = {key: path for key, (path, _) in tables.indexed_revisions(db).items()}
+            cache, limits = tables.header_cache(db), limits_of(self.store)
             self._reader = CachedHeaderStore(self.store.root, limits, cache, 0, placed)
         return self._reader
 
@@ -355,14 +356,14 @@ class SessionIndex(IndexDatabase):
         if self._problems is None:
             if self._db is None:
                 return self.store.problems()
-            self._problems = tables.stored_problems(self._db)
+            self._problems = tables.stored_problems(self._reading)
         return list(self._problems)
 
     @answered
     def unread(self) -> list[StoreProblem]:
         """The logs the last refresh listed but could not read (damaged, too large...), each
         with why: no search finds their sessions (candidates list them, as the store does)."""
-        return [] if self._db is None else unread_logs(self._db)
+        return [] if self._db is None else unread_logs(self._reading)
 
     @answered
     def search(
@@ -386,8 +387,8 @@ class SessionIndex(IndexDatabase):
         redaction = arguments.redaction(redaction, "SessionIndex.search redaction")
         check_cancel(cancel)
         self._use()
-        assert self._db is not None
-        with cancellable(self._db, cancel):
+        db = self._reading
+        with cancellable(db, cancel):
             if redaction is not None:
-                return redacted_search(self._db, query, limit, cwd, redaction, cancel)
-            return search_sessions(self._db, query, limit, cwd)
+                return redacted_search(db, query, limit, cwd, redaction, cancel)
+            return search_sessions(db, query, limit, cwd)
