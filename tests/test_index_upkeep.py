@@ -265,8 +265,9 @@ def test_prune_drops_only_the_indexes_of_roots_that_are_gone(tmp_path: Path) -> 
     write_session_store(kept, sessions(1))
     write_session_store(gone, sessions(2))
     folder = tmp_path / "indexes"
-    for root in (kept, gone):
-        SessionIndex(DirectoryStore(root), str(folder) + "/").refresh()
+    for root in (kept, gone):  # closed: an index another process has open is not pruned
+        with SessionIndex(DirectoryStore(root), str(folder) + "/") as index:
+            index.refresh()
     foreign = folder / "notes.sqlite"
     sqlite3.connect(foreign).execute("CREATE TABLE t (x)").connection.commit()
     doomed = SessionIndex(DirectoryStore(gone), str(folder) + "/").path
@@ -335,3 +336,17 @@ def test_index_lines_name_a_strange_root_on_one_line_as_stderr_does(tmp_path: Pa
     assert pruned.returncode == 0, pruned.stderr
     removed, count = pruned.stdout.decode().splitlines()
     assert removed.endswith(f" (its store {shown} is gone)") and count == "1 index pruned"
+
+
+def test_prune_leaves_an_index_another_process_has_open(tmp_path: Path) -> None:
+    """A command still at work on a root just deleted has its index open: prune deleted the
+    files under it (which it then wrote into, or failed on). Now it is left for a later prune."""
+    gone, folder = tmp_path / "gone", str(tmp_path / "indexes") + "/"
+    write_session_store(gone, sessions(2))
+    with SessionIndex(DirectoryStore(gone), folder) as index:
+        index.refresh()
+        for part in sorted(gone.rglob("*"), reverse=True):
+            part.unlink() if part.is_file() else part.rmdir()
+        gone.rmdir()
+        assert prune_indexes(folder) == [] and index.path.exists()
+    assert prune_indexes(folder) == [(index.path, str(gone))] and not index.path.exists()

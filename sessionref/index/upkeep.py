@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Final, NamedTuple
 
+from sessionref.index.afresh import remove_unused
 from sessionref.index.cursors import row_of, rows_of
 from sessionref.index.failures import is_busy
 from sessionref.index.reading import read_index, reading
@@ -17,7 +18,6 @@ from sessionref.index.schema import (
     check_ours,
     default_index_path,
     names_a_file,
-    remove_database,
     stamped_limits,
 )
 
@@ -119,7 +119,8 @@ def index_folder(override: str | os.PathLike[str] | None = None) -> Path | None:
 def prune_indexes(override: str | os.PathLike[str] | None = None) -> list[tuple[Path, str]]:
     """Delete every index database (in :func:`index_folder`, or the one file named) whose
     store root is no longer a directory: ``(database, root)`` of each one deleted. Files that
-    are not sessionref's indexes, and databases another process holds locked, are left."""
+    are not sessionref's indexes, and databases another process has open, are left
+    (:func:`~sessionref.index.afresh.remove_unused`)."""
     folder = index_folder(override)
     if folder is None:
         files = [default_index_path(Path(os.sep), override)]
@@ -128,8 +129,7 @@ def prune_indexes(override: str | os.PathLike[str] | None = None) -> list[tuple[
     pruned = []
     for path in files:
         root = _root_of(path)
-        if root is not None and not os.path.isdir(root):
-            remove_database(path)
+        if root is not None and not os.path.isdir(root) and remove_unused(path):
             pruned.append((path, root))
     return pruned
 
