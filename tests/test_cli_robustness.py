@@ -487,6 +487,46 @@ def test_an_unknown_command_does_not_offer_hidden_ones() -> None:
 @pytest.mark.parametrize(
     ("args", "line"),
     [
+        (
+            ["--root", SAMPLE, "candidates"],
+            "sessionref: error: --root is an option of the command: give it after the "
+            "command (sessionref candidates --root …)",
+        ),
+        (
+            ["--json", "candidates", "--root", SAMPLE],
+            "sessionref: error: --json is an option of the command: give it after the "
+            "command (sessionref candidates --json …)",
+        ),
+        (
+            ["--max-bytes=10", "snapshot", "x"],
+            "sessionref: error: --max-bytes is an option of the command: give it after the "
+            "command (sessionref snapshot --max-bytes …)",
+        ),
+        (
+            ["-v"],
+            "sessionref: error: -v is an option of the command: give it after the "
+            "command (sessionref COMMAND -v …)",
+        ),
+    ],
+)
+def test_an_option_before_the_command_says_where_it_goes(args: list[str], line: str) -> None:
+    """A newcomer's trial: ``sessionref --root DIR candidates`` (as ``git -C DIR log`` goes)
+    said ``invalid choice: 'DIR'``, and ``sessionref --json candidates`` that candidates has
+    no ``--json``."""
+    done = sessionref(*args)
+    assert (done.returncode, done.stdout, done.stderr.decode()) == (2, b"", line + "\n")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--vers"], ["-h"], ["--help"], ["--he"]])
+def test_the_options_of_sessionref_itself_still_go_first(args: list[str]) -> None:
+    done = sessionref(*args)
+    assert done.returncode == 0
+    assert done.stdout.startswith((b"sessionref ", b"usage: sessionref"))
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
         (["demo", "extra"], "sessionref demo: error: unrecognized arguments: extra"),
         (
             ["snapshot", "--max-bytes", "0", "s"],

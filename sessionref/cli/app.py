@@ -180,9 +180,41 @@ def command_named(argv: Sequence[str]) -> str | None:
     return first if first in {command.name for command in COMMANDS} else None
 
 
+OWN_OPTIONS: Final = ("-h", "--help", "--version")
+"""The options of ``sessionref`` itself, given before a command; every other is a command's."""
+
+
+def misplaced_option(argv: Sequence[str]) -> str | None:
+    """What is wrong with an argument list that starts with an option of a command rather
+    than of ``sessionref`` itself (``sessionref --root DIR candidates``, as ``git -C DIR``
+    goes), and where it goes; ``None`` when it starts otherwise. argparse took the option's
+    value for an unknown command, or said the command had no such option.
+
+    >>> misplaced_option(["--root", "r", "candidates"])
+    '--root is an option of the command: give it after the command (sessionref candidates --root …)'
+    >>> misplaced_option(["--vers"]), misplaced_option(["demo", "--json"])
+    (None, None)
+    """
+    option = argv[0].split("=", 1)[0] if argv else ""
+    if not option.startswith("-") or option in ("-", "--", "-h"):
+        return None
+    if option.startswith("--") and any(own.startswith(option) for own in OWN_OPTIONS):
+        return None  # one of them, or a prefix argparse takes for it
+    names = {command.name for command in COMMANDS if command.summary is not None}
+    named = next((word for word in argv if word in names), "COMMAND")
+    return (
+        f"{option} is an option of the command: give it after the command "
+        f"(sessionref {named} {option} …)"
+    )
+
+
 def check_command(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:
-    """A usage error (exit 2) if the first word not an option is no command; the hidden
+    """A usage error (exit 2) if the list starts with a command's option
+    (:func:`misplaced_option`), or if the first word not an option is no command; the hidden
     ones are not offered."""
+    misplaced = misplaced_option(argv)
+    if misplaced is not None:
+        parser.error(misplaced)
     first = next((word for word in argv if not word.startswith("-")), None)
     if first is not None and command_named(argv) is None:
         shown = ", ".join(repr(c.name) for c in COMMANDS if c.summary is not None)
