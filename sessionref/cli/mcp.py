@@ -15,6 +15,7 @@ from sessionref.cli.common import (
     project_directory,
     reporting_errors,
 )
+from sessionref.cli.process import note
 from sessionref.cli.redaction import add_redact_arguments, redaction_of_args
 from sessionref.cli.search import add_index_option, index_roots
 from sessionref.cli.snapshot import add_budget_argument
@@ -38,6 +39,12 @@ examples:
   sessionref mcp --root ~/.dsh/sessions --root ~/.claude --root ~/.codex
 """
 MISSING_SDK = 'sessionref mcp needs the MCP SDK: pip install "sessionref[mcp]"'
+BY_HAND = (
+    "sessionref mcp: waiting for an MCP client on standard input: a client starts this "
+    "command itself (docs/mcp.md §Set-up); Ctrl-D ends it"
+)
+"""Said on stderr when the input is a terminal: typed at a prompt, the server would wait
+without a word, as if hung; a client, which starts it on a pipe, never sees the line."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,5 +82,7 @@ def run(args: argparse.Namespace) -> int:
             opened.report_problems()
         cwd = project_directory(os.getcwd())
         catalog = Catalog(opened, cwd=cwd, max_bytes=args.max_bytes, redaction=redaction)
+        if os.isatty(0):
+            note(BY_HAND)
         serve_stdio(catalog, tools=args.tools)
     return 0
