@@ -163,6 +163,25 @@ def test_stats_say_where_the_index_is_what_it_holds_and_when_it_changed(tmp_path
     assert built.endswith(f" in {path}, {size}\n") and f" in {path}, {size}, " in shown
 
 
+def test_stats_of_a_file_another_root_rebuilt_say_so(tmp_path: Path) -> None:
+    """A newcomer's trial: ``--index FILE`` serves one root, and a command on another root
+    rebuilds the file for that one (README §Index); ``--stats`` then gave the first root the
+    other's count ("A: 2 sessions in FILE" for a root of 1 session)."""
+    first, second, database = tmp_path / "first", tmp_path / "second", tmp_path / "one.sqlite"
+    write_session_store(first, sessions(1))
+    write_session_store(second, sessions(2))
+    for root in (first, second):
+        command("index", "--root", str(root), "--index", str(database))
+    shown = command("index", "--stats", "--root", str(first), "--index", str(database))
+    assert shown.returncode == 0
+    assert shown.stdout.decode() == (
+        f"{first}: {database} holds the index of another root, {second}; "
+        "the next refresh rebuilds it for this one\n"
+    )
+    assert index_stats(first, database).sessions is None
+    assert index_stats(second, database).sessions == 2
+
+
 def test_one_session_and_one_log_are_said_in_the_singular(tmp_path: Path) -> None:
     root = tmp_path / "store"
     write_session_store(root, sessions(1))

@@ -18,6 +18,7 @@ from sessionref.index.schema import (
     check_ours,
     default_index_path,
     names_a_file,
+    root_key,
     stamped_limits,
 )
 
@@ -55,12 +56,18 @@ def _meta(db: sqlite3.Connection) -> dict[str, Any]:
     return dict(rows_of(db, "SELECT key, value FROM meta"))
 
 
-def _contents(db: sqlite3.Connection) -> tuple[int, tuple[int, int] | None]:
-    """How many sessions a database sessionref made holds, and the read limits it was built
-    under; raises :class:`sqlite3.Error` for any other file."""
-    limits = stamped_limits(_meta(db).get("limits"))
+def _contents(db: sqlite3.Connection) -> tuple[int, tuple[int, int] | None, bytes | None]:
+    """How many sessions a database sessionref made holds, the read limits it was built
+    under and the root it was built for (as its ``meta`` keeps it); raises
+    :class:`sqlite3.Error` for any other file."""
+    meta = _meta(db)
     (sessions,) = row_of(db, "SELECT count(*) FROM sessions")
-    return int(sessions), limits
+    root = meta.get("root")
+    return (
+        int(sessions),
+        stamped_limits(meta.get("limits")),
+        root if isinstance(root, bytes) else None,
+    )
 
 
 class IndexStats(NamedTuple):
@@ -91,7 +98,7 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
     try:
         if names_a_file(override):
             check_ours(path)
-        sessions, limits = read_index(path, _contents)  # read as it is on a read-only disk
+        sessions, limits, built_for = read_index(path, _contents)  # as on a read-only disk
     except ForeignFile as exc:
         unusable = f"{exc}; sessionref leaves it alone"
         return IndexStats(path, str(root), None, None, None, unusable)
@@ -99,6 +106,13 @@ def index_stats(root: Path, override: str | os.PathLike[str] | None = None) -> I
         if is_busy(exc):
             raise
         unusable = f"cannot be read as an index ({exc}); the next refresh rebuilds it"
+        return IndexStats(path, str(root), None, None, None, unusable)
+    if built_for is not None and built_for != os.fsencode(root_key(root)):
+        # a file named as the index serves one root: a command on another rebuilt it for that
+        other = os.fsdecode(built_for)
+        unusable = (
+            f"holds the index of another root, {other}; the next refresh rebuilds it for this one"
+        )
         return IndexStats(path, str(root), None, None, None, unusable)
     size, updated = database_size(path), _last_written(path)
     return IndexStats(path, str(root), sessions, size, updated, limits=limits)
