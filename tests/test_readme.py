@@ -273,3 +273,27 @@ def test_the_property_test_example_runs() -> None:
     test = scope["test_the_conversation_is_the_reference_projection"]
     assert callable(test)
     test()
+
+
+def test_every_function_of_the_testing_package_has_an_example() -> None:
+    """docs/api.md: each function of ``sessionref.testing`` "has an example that runs as
+    written" (pytest runs them as doctests). A newcomer's trial found five without one, among
+    them the Claude Code and Codex generators, whose files a user could not place: a
+    transcript's name is its session's id, which no docstring gave."""
+    import doctest
+    import inspect
+
+    import sessionref.testing as testing
+
+    functions = {
+        name: value
+        for name in testing.__all__
+        if inspect.isfunction(value := getattr(testing, name))
+    }
+    finder = doctest.DocTestFinder(recurse=False)
+    without = [
+        name
+        for name, function in functions.items()
+        if not any(test.examples for test in finder.find(function, name, globs={}))
+    ]
+    assert without == []

@@ -13,7 +13,7 @@ unknown types on the chain and off it, titles. The expectation is the list of
 from __future__ import annotations
 
 import functools
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from hypothesis import strategies as st
 
@@ -21,6 +21,8 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.testing.strategies import js_strings
 
 _EPOCH = 1_750_000_000_000
+SESSION_ID: Final = "11111111-2222-4333-8444-555555555555"
+"""The session of every :func:`claude_code_logs` transcript: its file's name."""
 
 
 class HarnessLog(NamedTuple):
@@ -228,8 +230,35 @@ def claude_code_logs(
     compactions: bool = True,
     replays: bool = True,
 ) -> HarnessLog:
-    """A Claude Code transcript file and what its current chain shows."""
-    writer = _Writer(draw, "11111111-2222-4333-8444-555555555555", replays)
+    """A Claude Code transcript file and what its current chain shows: the transcript of
+    session :data:`SESSION_ID`, to be written as ``projects/<project>/<SESSION_ID>.jsonl``
+    under a Claude Code home.
+
+    Here read by sessionref's own store (yours in its place): a snapshot shows the surface,
+    checkpoints as user texts:
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from hypothesis import given, settings
+    >>> from sessionref import SessionReferenceResolver, Target
+    >>> from sessionref.claude_code.store import ClaudeCodeStore
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(claude_code_logs(max_steps=3))
+    ... def test_a_snapshot_shows_the_surface(log):
+    ...     with tempfile.TemporaryDirectory() as home:
+    ...         project = Path(home, "projects", "-work")
+    ...         project.mkdir(parents=True)
+    ...         (project / f"{SESSION_ID}.jsonl").write_bytes(log.content)
+    ...         store = ClaudeCodeStore(home)
+    ...         resolver = SessionReferenceResolver(store, max_reference_bytes=1 << 30)
+    ...         context = resolver.snapshot(Target("other"), [{"sessionId": SESSION_ID}])
+    ...     [source] = json.loads(context.prompt.split("\\n")[-2])  # its one line of JSON
+    ...     shown = [(unit["role"], unit["text"]) for unit in source["conversation"]]
+    ...     roles = {"checkpoint": "user"}
+    ...     assert shown == [(roles.get(kind, kind), text) for kind, text in log.surface]
+    >>> test_a_snapshot_shows_the_surface()
+    """
+    writer = _Writer(draw, SESSION_ID, replays)
     writer.turn()
     ops = ["turn", "turn", "noise"] + ["rewind"] * rewinds + ["compact"] * compactions
     for op in draw(st.lists(st.sampled_from(ops), max_size=max_steps)):

@@ -25,6 +25,7 @@ from sessionref.testing.claude_logs import HarnessLog, iso, plain_texts
 
 _EPOCH = 1_750_000_000_000
 THREAD_ID = "0197a000-0000-7000-8000-000000000001"
+"""The thread of every :func:`codex_rollouts` rollout: the id its file's name ends with."""
 
 
 class _Writer:
@@ -155,7 +156,32 @@ def codex_rollouts(
     """A Codex rollout and what it shows: a legacy one when ``legacy``, one with events from
     its first turn when not, and when ``None`` either or one that a newer Codex resumed. One
     with events from its first turn has a paginated thread's events when ``paginated``, a
-    legacy thread's when not, and either when ``None``."""
+    legacy thread's when not, and either when ``None``. The rollout is thread
+    :data:`THREAD_ID`'s, to be written as ``sessions/YYYY/MM/DD/rollout-<time>-<THREAD_ID>.jsonl``
+    under a Codex home.
+
+    Here read by sessionref's own store (yours in its place): a snapshot shows the surface:
+
+    >>> import json, tempfile
+    >>> from pathlib import Path
+    >>> from hypothesis import given, settings
+    >>> from sessionref import SessionReferenceResolver, Target
+    >>> from sessionref.codex.store import CodexStore
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(codex_rollouts(max_turns=3))
+    ... def test_a_snapshot_shows_the_surface(log):
+    ...     with tempfile.TemporaryDirectory() as home:
+    ...         day = Path(home, "sessions", "2025", "06", "15")
+    ...         day.mkdir(parents=True)
+    ...         (day / f"rollout-2025-06-15T10-00-00-{THREAD_ID}.jsonl").write_bytes(log.content)
+    ...         resolver = SessionReferenceResolver(CodexStore(home), max_reference_bytes=1 << 30)
+    ...         context = resolver.snapshot(Target("other"), [{"sessionId": THREAD_ID}])
+    ...     [source] = json.loads(context.prompt.split("\\n")[-2])  # its one line of JSON
+    ...     shown = [(unit["role"], unit["text"]) for unit in source["conversation"]]
+    ...     roles = {"checkpoint": "user"}
+    ...     assert shown == [(roles.get(kind, kind), text) for kind, text in log.surface]
+    >>> test_a_snapshot_shows_the_surface()
+    """
     old = draw(st.booleans()) if legacy is None else legacy
     older = draw(st.sampled_from([0, 0, 1, 2])) if legacy is None else 0  # turns before a resume
     events = not old and older == 0

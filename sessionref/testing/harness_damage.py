@@ -106,7 +106,34 @@ DAMAGES: tuple[Damage, ...] = (
 
 @st.composite
 def damaged_files(draw: Any, logs: st.SearchStrategy[HarnessLog]) -> bytes:
-    """The bytes of a generated file after zero or more damages."""
+    """The bytes of a generated file after zero or more damages (lines lost, doubled, made
+    no JSON or no object, invalid UTF-8, a cycle of parents, an unknown type, a flipped
+    byte; a torn, cut or emptied end).
+
+    Here sessionref's own Claude Code store (yours in its place) lists and reads what it
+    can, and refuses the rest in its one error, never a crash:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from hypothesis import given, settings
+    >>> from sessionref import SessionLogError
+    >>> from sessionref.claude_code.store import ClaudeCodeStore
+    >>> from sessionref.testing.claude_logs import SESSION_ID, claude_code_logs
+    >>> @settings(max_examples=20, deadline=None)
+    ... @given(damaged_files(claude_code_logs(max_steps=3)))
+    ... def test_damage_is_read_or_refused(content):
+    ...     with tempfile.TemporaryDirectory() as home:
+    ...         project = Path(home, "projects", "-work")
+    ...         project.mkdir(parents=True)
+    ...         (project / f"{SESSION_ID}.jsonl").write_bytes(content)
+    ...         store = ClaudeCodeStore(home)
+    ...         for header in store.headers():
+    ...             try:
+    ...                 store.read(header.id)
+    ...             except SessionLogError:
+    ...                 pass
+    >>> test_damage_is_read_or_refused()
+    """
     lines = list(draw(logs).lines)
     for damage in draw(st.lists(st.sampled_from(DAMAGES), max_size=4)):
         lines = damage(draw, lines)

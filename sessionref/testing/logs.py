@@ -348,13 +348,20 @@ def session_stores(
 
     ``log_options`` are passed to :func:`session_logs`.
 
-    Example::
+    A store written and listed back, here by sessionref's own store (yours in its place):
 
-        @given(session_stores(max_turns=1), st.booleans())
-        def test_reads_back(tmp_path_factory, logs, compress):
-            root = tmp_path_factory.mktemp("store")
-            write_session_store(root, logs, compress=compress)
-            assert sorted(my_list_ids(root)) == sorted(log["header"]["id"] for log in logs)
+    >>> import tempfile
+    >>> from hypothesis import given, settings, strategies as st
+    >>> from sessionref import DirectoryStore
+    >>> from sessionref.testing import write_session_store
+    >>> @settings(max_examples=10, deadline=None)
+    ... @given(session_stores(max_turns=1), st.booleans())
+    ... def test_reads_back(logs, compress):
+    ...     with tempfile.TemporaryDirectory() as root:
+    ...         write_session_store(root, logs, compress=compress)
+    ...         listed = [header.id for header in DirectoryStore(root).headers()]
+    ...     assert sorted(listed) == sorted(log["header"]["id"] for log in logs)
+    >>> test_reads_back()
     """
     return st.lists(
         session_logs(**log_options),

@@ -226,6 +226,13 @@ def recovered_events(data: bytes, *, compress: bool) -> list[Event]:
 
     ``compress`` says the file is ``session.jsonl.zstd``. Raises ``ValueError`` where the
     harness refuses the file. The header line is not checked here.
+
+    >>> header = b'{"type":"session","version":0,"id":"s","createdAt":1,"delegationDepth":0}\\n'
+    >>> recovered_events(header + b'{"type":"turn/st', compress=False)  # a torn last line
+    []
+    >>> recovered_events(b'{"type":"session"', compress=False)
+    Traceback (most recent call last):
+    ValueError: no complete header line
     """
     if compress:
         return [migrate(event) for event in _zstd_events(data)]

@@ -283,11 +283,19 @@ def projected_units(log: LogRecords) -> list[ReferenceUnit]:
     (docs/snapshot.md §Projection).
     Raises ``ValueError`` if the log breaks a rule of docs/format.md or docs/snapshot.md §Surface.
 
-    Example::
+    Here held against sessionref's own projection (your implementation's in its place):
 
-        @given(session_logs())
-        def test_pipeline_projection(log):
-            assert my_library.project(log) == projected_units(log)
+    >>> from hypothesis import given, settings
+    >>> from sessionref import MemoryStore
+    >>> from sessionref.snapshot import project_units
+    >>> from sessionref.testing import session_logs
+    >>> @settings(max_examples=20, deadline=None)
+    ... @given(session_logs(max_turns=2))
+    ... def test_pipeline_projection(log):
+    ...     records = MemoryStore([log]).read(log["header"]["id"]).records
+    ...     units = [(u.role, u.text, u.checkpoint) for u in project_units(records)]
+    ...     assert units == [(u["role"], u["text"], u["checkpoint"]) for u in projected_units(log)]
+    >>> test_pipeline_projection()
     """
     return event_units(expand_records(log["events"]))
 

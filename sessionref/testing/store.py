@@ -37,6 +37,10 @@ def turn_batches(records: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
     The harness flushes a batch at the latest when a turn ends; this is the coarsest batching
     it may have written.
+
+    >>> records = [{"type": "turn/start"}, {"type": "turn/end"}, {"type": "session/title"}]
+    >>> [len(batch) for batch in turn_batches(records)]
+    [2, 1]
     """
     batches: list[list[dict[str, Any]]] = [[]]
     for record in records:

@@ -234,11 +234,19 @@ def mention_texts(max_parts: int = 6, near_misses: bool = True) -> st.SearchStra
     the whole parse fail, and a bare URI may run into the next fragment. Use it to compare an
     implementation against a reference; use :func:`well_formed_mention_texts` to know the answer.
 
-    Example::
+    Here sessionref's parser is only held to answering or refusing in one typed error; a test
+    of yours compares its outcome with the reference's:
 
-        @given(mention_texts())
-        def test_parse_agrees(text):
-            assert outcome(lambda: my_parse(text)) == outcome(lambda: reference_parse(text))
+    >>> from hypothesis import given, settings
+    >>> from sessionref import SessionReferenceError, parse_session_reference_text
+    >>> @settings(max_examples=50)
+    ... @given(mention_texts())
+    ... def test_parse_answers_or_refuses(text):
+    ...     try:
+    ...         parse_session_reference_text(text)
+    ...     except SessionReferenceError as exc:
+    ...         assert exc.code == "SESSION_REFERENCE_INVALID_REFERENCE"
+    >>> test_parse_answers_or_refuses()
     """
     labels = st.none() | js_strings(max_size=10)
     parts = [
