@@ -242,6 +242,7 @@ def claude_code_logs(
     >>> from hypothesis import given, settings
     >>> from sessionref import SessionReferenceResolver, Target
     >>> from sessionref.claude_code.store import ClaudeCodeStore
+    >>> from sessionref.testing.claude_logs import SESSION_ID
     >>> @settings(max_examples=10, deadline=None)
     ... @given(claude_code_logs(max_steps=3))
     ... def test_a_snapshot_shows_the_surface(log):

@@ -167,6 +167,7 @@ def codex_rollouts(
     >>> from hypothesis import given, settings
     >>> from sessionref import SessionReferenceResolver, Target
     >>> from sessionref.codex.store import CodexStore
+    >>> from sessionref.testing.codex_logs import THREAD_ID
     >>> @settings(max_examples=10, deadline=None)
     ... @given(codex_rollouts(max_turns=3))
     ... def test_a_snapshot_shows_the_surface(log):
