@@ -430,6 +430,19 @@ def test_a_time_past_the_year_9999_is_shown_in_the_table(
     assert shown == {session_id: text for session_id, (_, text) in FAR_TIMES.items()}
 
 
+def test_a_search_that_cwd_empties_names_the_cwd(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A newcomer's trial: ``search auth --cwd DIR`` said ``(no sessions match "auth")``
+    while sessions of other projects did match it; ``--cwd`` keeps only DIR's sessions."""
+    args = ["search", "--root", str(sample_root()), "--no-index", "auth"]
+    assert main(args) == 0
+    assert "Refactor auth middleware to JWT" in capsys.readouterr().out  # it does match
+    elsewhere = tmp_path / "elsewhere"
+    assert main([*args, "--cwd", str(elsewhere)]) == 0
+    assert capsys.readouterr() == ("", f'(no sessions of {elsewhere} match "auth")\n')
+
+
 def test_candidates_with_no_match_say_so(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["candidates", "--root", str(sample_root()), "--query", "zz\n"]) == 0
     assert capsys.readouterr() == ("", '(no sessions match "zz\\u000a")\n')

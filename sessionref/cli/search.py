@@ -220,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
         write_bytes(exact_json(hits) + b"\n")
     else:
         write_text("\n".join(hit_lines(hit) for hit in hits))
-    if not hits:
-        note(f"(no sessions match {quoted(args.query)})")
+    if not hits:  # --cwd keeps one project's sessions: others may match
+        within = "" if args.cwd is None else f" of {args.cwd}"
+        note(f"(no sessions{within} match {quoted(args.query)})")
     note_passed_over(redacted_problems(passed_over, redaction), verbose=args.verbose)
     return 0
