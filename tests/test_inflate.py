@@ -4,6 +4,8 @@ soon after the bound, and a frame well under it costs about what decompressing i
 
 from __future__ import annotations
 
+import io
+import itertools
 import os
 from typing import Any
 
@@ -11,7 +13,9 @@ import pytest
 import zstandard
 
 from sessionref.errors import SessionLogError
-from sessionref.log.inflate import decompress_frame, torn_frame_prefix
+from sessionref.log import inflate
+from sessionref.log.frames import frames_plaintext
+from sessionref.log.inflate import decompress_frame, lent_decompressor, torn_frame_prefix
 
 BLOCK: int = 128 << 10
 """The largest block a zstd frame holds (its format's Block_Maximum_Size)."""
@@ -42,7 +46,11 @@ class Fed:
             def decompressobj(self) -> Counted:
                 return Counted(real().decompressobj())
 
+            def memory_size(self) -> int:
+                return 0
+
         monkeypatch.setattr(zstandard, "ZstdDecompressor", Decompressor)
+        monkeypatch.setattr(inflate, "_IDLE", [])  # none lent that was made before
 
 
 def lines(count: int) -> bytes:
@@ -94,3 +102,40 @@ def test_a_bomb_is_refused_soon_after_its_bound(
     with pytest.raises(SessionLogError, match=f"exceeds {limit} bytes"):
         torn_frame_prefix(bomb, limit)
     assert limit < sum(fed.pieces) <= limit + (3 << 20)
+
+
+def test_a_decompressor_given_back_is_lent_again_to_one_user_at_a_time() -> None:
+    """Reads reuse decompressors (making one is a fixed cost of every log read) but never
+    share one: two bodies read in turns, each through a generator left half-read, come out
+    whole, and so does a frame decompressed after a read that failed half-way."""
+    compress = zstandard.ZstdCompressor(write_checksum=True).compress
+    one, two = lines(20_000), lines(30_000)
+    first = frames_plaintext(io.BytesIO(compress(one) + compress(one)), 1 << 30)
+    second = frames_plaintext(io.BytesIO(compress(two)), 1 << 30)
+    made: list[list[bytes]] = [[], []]
+    for pieces in itertools.zip_longest(first, second, fillvalue=b""):  # in turns
+        made[0].append(pieces[0])
+        made[1].append(pieces[1])
+    assert len(made[0]) > 2 and b"".join(made[0]) == one + one and b"".join(made[1]) == two
+    damaged = bytearray(compress(two))
+    damaged[len(damaged) // 2] ^= 0xFF
+    with pytest.raises(SessionLogError, match="failed validation"):
+        list(frames_plaintext(io.BytesIO(bytes(damaged)), 1 << 30))
+    assert decompress_frame(compress(b"h\n"), 9) == b"h\n"
+    with lent_decompressor() as lent:
+        pass
+    with lent_decompressor() as again:
+        assert again is lent
+
+
+def test_an_idle_decompressor_holds_little_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One that decompressed a frame of a window over ``KEPT_BYTES`` is not kept idle."""
+    monkeypatch.setattr(inflate, "_IDLE", [])
+    monkeypatch.setattr(inflate, "KEPT_BYTES", 1 << 20)
+    big = io.BytesIO()
+    with zstandard.ZstdCompressor(level=19).stream_writer(big, closefd=False) as writer:
+        writer.write(os.urandom(4 << 20))  # no content size: a window of 8 MiB
+    assert list(frames_plaintext(io.BytesIO(big.getvalue()), 1 << 30))
+    assert inflate._IDLE == []
+    assert decompress_frame(zstandard.ZstdCompressor().compress(b"h\n"), 9) == b"h\n"
+    assert len(inflate._IDLE) == 1

@@ -20,6 +20,7 @@ import zstandard
 
 from sessionref.errors import SessionLogError
 from sessionref.log.blocks import Compressed, walk_blocks
+from sessionref.log.inflate import lent_decompressor
 
 DEFAULT_MAX_DECOMPRESSED_BYTES: Final = 1 << 30
 DEFAULT_MAX_LINE_BYTES: Final = 64 << 20
@@ -205,15 +206,16 @@ def frames_plaintext(source: _Readable, limit: int) -> Iterator[bytes]:
     >>> list(frames_plaintext(io.BytesIO(zstandard.ZstdCompressor().compress(b"a\\n")), 9))
     [b'a\\n']
     """
-    reader = zstandard.ZstdDecompressor().stream_reader(
-        cast(IO[bytes], source),  # stream_reader calls read() only
-        read_across_frames=True,
-        closefd=False,
-    )
-    try:
-        yield from at_most(file_chunks(reader), limit, "decompressed log")
-    except zstandard.ZstdError as exc:
-        raise SessionLogError(f"corrupt zstd log: a frame failed validation: {exc}") from None
+    with lent_decompressor() as decompressor:  # given back when the generator ends or is closed
+        reader = decompressor.stream_reader(
+            cast(IO[bytes], source),  # stream_reader calls read() only
+            read_across_frames=True,
+            closefd=False,
+        )
+        try:
+            yield from at_most(file_chunks(reader), limit, "decompressed log")
+        except zstandard.ZstdError as exc:
+            raise SessionLogError(f"corrupt zstd log: a frame failed validation: {exc}") from None
 
 
 CHANGED: Final = "the file changed while it was read: it is shorter now"

@@ -11,6 +11,8 @@ the log's ``max_bytes`` (docs/format.md §Recovery).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Final
 
 import zstandard
@@ -28,6 +30,43 @@ make at most what is left of it, and the end of a block begun before), so a fram
 its bound is decompressed in a call or a few, not a call per 64 bytes."""
 
 
+_IDLE: Final[list[zstandard.ZstdDecompressor]] = []
+"""Decompressors made and not in use now (see :func:`lent_decompressor`)."""
+KEPT_BYTES: Final = 16 << 20
+"""The most memory an idle decompressor may hold (its window buffers, as big as the largest
+window it decompressed, 2 MiB for a log's frames): one that holds more is let go."""
+
+
+@contextlib.contextmanager
+def lent_decompressor() -> Iterator[zstandard.ZstdDecompressor]:
+    """A decompressor that nothing else uses until it is given back, as the block ends.
+
+    Making one costs some 15 µs (its context, then its window buffers on first use), which
+    a read paid twice per log (the header frame, then the body): a fixed cost of every
+    session in a batch of small logs. One that was given back is lent again instead. Each
+    use of it (``decompressobj``, ``stream_reader``) starts afresh, whatever the one before
+    did (ended, failed, or was dropped half-way), so a lent decompressor decompresses as a
+    new one; and as one is lent to one user at a time, readers in other threads or generators
+    left half-read never share one. There are never more idle than were in use at once, and
+    none that holds more than :data:`KEPT_BYTES`.
+
+    >>> with lent_decompressor() as first:
+    ...     pass
+    >>> with lent_decompressor() as again, lent_decompressor() as other:
+    ...     again is first, other is first
+    (True, False)
+    """
+    try:
+        decompressor = _IDLE.pop()  # atomic, as is the append: no lock between threads
+    except IndexError:
+        decompressor = zstandard.ZstdDecompressor()
+    try:
+        yield decompressor
+    finally:
+        if decompressor.memory_size() <= KEPT_BYTES:
+            _IDLE.append(decompressor)
+
+
 def bounded_plaintext(frame: bytes, limit: int) -> tuple[bytes, bool] | None:
     """The plaintext of ``frame`` (a zstd frame, or the start of one) and whether the frame
     ended there; ``None`` once it makes more than ``limit`` bytes. A damaged frame raises
@@ -37,16 +76,17 @@ def bounded_plaintext(frame: bytes, limit: int) -> tuple[bytes, bool] | None:
     >>> bounded_plaintext(frame, 400) == (b"abc\\n" * 100, True), bounded_plaintext(frame, 399)
     (True, None)
     """
-    decompressor = zstandard.ZstdDecompressor().decompressobj()
     pieces: list[bytes] = []
     made = start = 0
-    while start < len(frame):
-        end = start + max(FEED, (limit - made) // MAX_RATIO)
-        pieces.append(piece := decompressor.decompress(frame[start:end]))
-        made, start = made + len(piece), end
-        if made > limit:
-            return None
-    return b"".join(pieces), decompressor.eof
+    with lent_decompressor() as lent:
+        decompressor = lent.decompressobj()
+        while start < len(frame):
+            end = start + max(FEED, (limit - made) // MAX_RATIO)
+            pieces.append(piece := decompressor.decompress(frame[start:end]))
+            made, start = made + len(piece), end
+            if made > limit:
+                return None
+        return b"".join(pieces), decompressor.eof
 
 
 def decompress_frame(frame: bytes, max_line_bytes: int) -> bytes:
