@@ -552,6 +552,20 @@ def test_help_gives_each_default_once(command: str) -> None:
     assert b"(default: [])" not in done.stdout
 
 
+COMMANDS_WITHOUT_A_BUDGET = ["candidates", "search", "export"]
+
+
+@pytest.mark.parametrize(
+    "command", [*COMMANDS_WITHOUT_A_BUDGET, "snapshot", "show", "batch", "mcp"]
+)
+def test_help_says_what_this_command_does(command: str) -> None:
+    # A newcomer's trial found -v promising "what each snapshot cut" in commands that make
+    # no snapshot, and --redact "before the budget" in commands that have none.
+    text = b" ".join(sessionref(command, "--help").stdout.split())
+    assert (b"snapshot cut" in text) == (command == "snapshot")
+    assert (b"budget" in text) == (command not in COMMANDS_WITHOUT_A_BUDGET)
+
+
 def test_the_table_aligns_wide_characters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

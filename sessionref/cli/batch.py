@@ -66,7 +66,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``sessionref batch``."""
     parser.description = DESCRIPTION
     parser.epilog = EPILOG
-    add_store_arguments(parser)
+    add_store_arguments(parser, "(and, with --redact, how many secrets it replaced)")
     parser.add_argument(
         "--out",
         required=True,

@@ -96,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--json", action="store_true", help="print a JSON array, each with its mention"
     )
     add_index_option(parser)
-    add_redact_arguments(parser)
+    add_redact_arguments(parser, "in the labels it lists")
 
 
 def display_width(text: str) -> int:

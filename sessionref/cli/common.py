@@ -159,8 +159,15 @@ def add_session_arguments(parser: argparse.ArgumentParser) -> None:
     add_store_arguments(parser)
 
 
-def add_store_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--root``, ``--harness`` and the options every command reading a store takes."""
+def add_store_arguments(parser: argparse.ArgumentParser, verbose_also: str = "") -> None:
+    """``--root``, ``--harness`` and the options every command reading a store takes;
+    ``verbose_also``: what the command's ``-v`` says besides the logs passed over.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_store_arguments(parser, "(and more)")
+    >>> "and why (and more)" in " ".join(parser.format_help().split())
+    True
+    """
     store = parser.add_argument_group("session store")
     store.add_argument(
         "--root",
@@ -194,8 +201,7 @@ def add_store_arguments(parser: argparse.ArgumentParser) -> None:
         "-v",
         "--verbose",
         action="store_true",
-        help="list every log the store passed over, and why (snapshot: also say what each "
-        "snapshot cut, on stderr)",
+        help=" ".join(("list every log the store passed over, and why", verbose_also)).strip(),
     )
 
 

@@ -64,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--reasoning", action="store_true", help="show the model's reasoning (thinking) too"
     )
-    add_redact_arguments(parser)
+    add_redact_arguments(parser, "in what it shows")
 
 
 def read_session(

@@ -29,8 +29,8 @@ prompt `sessionref snapshot --label-from title SESSION` prints, cut to --max-byt
 (sessionref:session/{id}) finds a session by id, completed from part of its title or id, the
 sessions of the current directory first. The client is told when sessions are added or change.
 With --tools the model may also call list_sessions, search_sessions and reference_sessions
-itself. Roots as for every command: DSH stores (through their indexes), Claude Code and Codex
-homes, served together. Needs the MCP SDK: pip install "sessionref[mcp]". See docs/mcp.md.
+itself. Roots as for every command: DSH stores, Claude Code and Codex homes, served together,
+each through its index. Needs the MCP SDK: pip install "sessionref[mcp]". See docs/mcp.md.
 """
 EPILOG = """\
 examples:

@@ -45,14 +45,15 @@ at position 0
     return value
 
 
-def add_redact_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--redact`` and ``--redact-pattern REGEX`` (repeatable)."""
+def add_redact_arguments(parser: argparse.ArgumentParser, where: str = "before the budget") -> None:
+    """``--redact`` and ``--redact-pattern REGEX`` (repeatable); ``where``: when the command
+    replaces them (a command without a budget says what it redacts instead)."""
     group = parser.add_argument_group("redaction (needs the redact extra: detect-secrets)")
     group.add_argument(
         "--redact",
         action="store_true",
         help="replace secrets (API keys, tokens, private keys, passwords in URLs, KEY=value "
-        "with a random value) by [REDACTED:<kind>] before the budget",
+        f"with a random value) by [REDACTED:<kind>] {where}",
     )
     group.add_argument(
         "--redact-pattern",

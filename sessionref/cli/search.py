@@ -165,7 +165,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--json", action="store_true", help="print a JSON array")
     add_index_option(parser)
-    add_redact_arguments(parser)
+    add_redact_arguments(parser, "in the labels it lists, and leave snippets out")
 
 
 def hit_lines(hit: SearchHit) -> str:

@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SESSION",
         help="a session id, or its dsh-session: URI (for ids a shell cannot pass)",
     )
-    add_store_arguments(parser)
+    add_store_arguments(parser, "(and, on stderr, what each snapshot cut or redacted)")
     add_budget_argument(parser)
     add_label_arguments(parser)
     parser.add_argument(
