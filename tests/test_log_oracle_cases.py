@@ -3,7 +3,9 @@
 ``tests/data/oracle-cases/<case>/{root,zroot}`` are the stores of ``shared/oracle/cases``, of
 ``scripts/oracle_cases.py`` (header and event rules: ``-0`` literals, cwds that are not
 strings) and of ``scripts/oracle_layout_cases.py`` (project folders shared by several cwds or
-cut to 251 characters, first zstd frames that are not the header line, closers), and
+cut to 251 characters, first zstd frames that are not the header line, closers), of
+``scripts/oracle_line_cases.py`` (whitespace and byte order marks around a line's JSON,
+numbers with an exponent, a header giving a member twice), and
 ``<sub>.real.json`` the real stack's ``report`` of each (``<root>`` standing for the store's
 path). For every session of every case: readable or refused alike, the same prompt bytes
 (``capturedThroughSeq`` included) and reference stats; and the same candidates, labels and
@@ -146,11 +148,13 @@ def test_every_session_as_the_harness_answers(
     assert have_candidates == want_candidates
 
 
-@pytest.mark.parametrize("name", ["oracle_cases.py", "oracle_layout_cases.py"])
+@pytest.mark.parametrize(
+    "name", ["oracle_cases.py", "oracle_layout_cases.py", "oracle_line_cases.py"]
+)
 def test_the_script_writes_the_stores_of_its_cases_again(tmp_path: Path, name: str) -> None:
-    """``scripts/oracle_cases.py`` (and ``oracle_layout_cases.py``, on its helpers) writes its
-    cases as they are kept here: each plain log byte for byte, each zstd log of a case's
-    session the same lines (in frames of the template's batches; a case of damaged frames has
+    """``scripts/oracle_cases.py`` (and ``oracle_layout_cases.py``, ``oracle_line_cases.py``,
+    on its helpers) writes its cases as they are kept here: each plain log byte for byte,
+    each zstd log of a case's session the same lines (in frames of the template's batches; a case of damaged frames has
     no plain store). It called ``decompress_frame`` without the line bound that function came
     to take: a ``TypeError`` before it wrote anything."""
     script = Path(__file__).parent.parent / "scripts" / name
