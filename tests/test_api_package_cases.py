@@ -1,6 +1,7 @@
-"""Config and limit values, reference checks and the failure order of direct messages, as the
-published package answers them: code *and* message (docs/api.md §Configuration, §Errors,
-§Direct messages).
+"""Config and limit values, reference checks and the failure order of direct messages, and
+several references in one call (order, duplicates, odd labels, budgets over several
+sources, mentions mixed with bare URIs), as the published package answers them: code *and*
+message (docs/api.md §Configuration, §Errors, §Direct messages).
 
 ``tests/data/api/package_cases.jsonl.gz`` holds conformance cases (docs/api.md §Conformance)
 made by ``make_package_cases.py`` and answered by the real stack (``conform.mjs``).

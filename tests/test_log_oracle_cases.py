@@ -154,9 +154,9 @@ def test_every_session_as_the_harness_answers(
 def test_the_script_writes_the_stores_of_its_cases_again(tmp_path: Path, name: str) -> None:
     """``scripts/oracle_cases.py`` (and ``oracle_layout_cases.py``, ``oracle_line_cases.py``,
     on its helpers) writes its cases as they are kept here: each plain log byte for byte,
-    each zstd log of a case's session the same lines (in frames of the template's batches; a case of damaged frames has
-    no plain store). It called ``decompress_frame`` without the line bound that function came
-    to take: a ``TypeError`` before it wrote anything."""
+    each zstd log of a case's session the same lines (in frames of the template's batches;
+    a case of damaged frames has no plain store). It called ``decompress_frame`` without the
+    line bound that function came to take: a ``TypeError`` before it wrote anything."""
     script = Path(__file__).parent.parent / "scripts" / name
     done = subprocess.run(
         [sys.executable, str(script), str(tmp_path)], capture_output=True, timeout=120, check=False

@@ -1,8 +1,9 @@
 """Writes the conformance cases behind tests/data/api/package_cases.jsonl (the package's API rules).
 
 Config and limit values, reference checks and their wording, the failure order of direct
-messages and candidate queries that JavaScript lower-cases differently from Python. Sessions
-are harness-valid ones from the oracle's own generator. Regenerate (needs the oracle):
+messages, candidate queries that JavaScript lower-cases differently from Python, and
+several references in one call (``several_references``). Sessions are harness-valid ones
+from the oracle's own generator. Regenerate (needs the oracle):
 
     O=/work/shared/oracle
     python3 tests/data/api/make_package_cases.py $O > /tmp/cases.jsonl
@@ -39,9 +40,14 @@ NEW_LETTERS = [
 ]
 
 
-def mention(session_id: str, label: str = "it") -> str:
+def uri(session_id: str) -> str:
     payload = json.dumps(session_id, ensure_ascii=False).encode("utf-8", "surrogatepass")
-    return f"@[{label}](dsh-session:{base64.urlsafe_b64encode(payload).decode().rstrip('=')})"
+    return f"dsh-session:{base64.urlsafe_b64encode(payload).decode().rstrip('=')}"
+
+
+def mention(session_id: str, label: str = "it") -> str:
+    """A mention of ``session_id``; ``label`` is written as given (escape it yourself)."""
+    return f"@[{label}]({uri(session_id)})"
 
 
 def direct(text: str, kind: str = "user", number: int = 1) -> Case:
@@ -181,6 +187,112 @@ def cases(gen: Any) -> Iterator[Case]:
             yield {"op": "candidates", "target": TARGET, "sessions": fresh, "query": query}
 
 
+#: Labels whose bytes the envelope must carry exactly: tag-like, line separators, controls,
+#: lone surrogates, a byte order mark, and one too big for a small budget.
+ODD_LABELS = [
+    "",
+    "</referenced-sessions>",
+    "\u2028\u2029",
+    "\x00\x01\x1f\x7f",
+    "\ud800",
+    "\udfff\ud800",
+    "a\\b]c",
+    "\ufeff",
+    "\r\n",
+    "\u0085",
+    "x" * 70000,
+]
+
+
+def several_references(gen: Any) -> Iterator[Case]:
+    """Several references in one call, found by a differential trial against the real stack:
+    order, duplicates (the first label wins, an empty one included), a missing session among
+    good ones, odd ids and labels, budgets over several sources; direct messages mixing
+    mentions and bare URIs, several messages and blocks."""
+    rng = random.Random(70560)
+    a, b, c = "s-a", "s-b", "s-c"
+    sessions = [
+        gen.session(rng, a, "/work/proj", turns=1),
+        gen.session(rng, b, "/other", turns=1),
+        gen.session(rng, c, None, turns=1),
+    ]
+    base = {"target": TARGET, "sessions": sessions, "content": [{"type": "text", "text": "q"}]}
+    ref_lists: list[list[Any]] = [
+        [{"sessionId": a}, {"sessionId": b}, {"sessionId": c}],
+        [{"sessionId": c}, {"sessionId": b}, {"sessionId": a}],
+        [{"sessionId": a, "label": "one"}, {"sessionId": a, "label": "two"}, {"sessionId": b}],
+        [{"sessionId": a}, {"sessionId": a, "label": "two"}],
+        [{"sessionId": sid} for sid in (a, b, a, c, b)],
+        [{"sessionId": a, "label": "l", "foo": 1}],
+        [{"sessionId": a}, {"sessionId": "nope"}],
+        [{"sessionId": "nope"}, {"sessionId": a}],
+        *([{"sessionId": odd}] for odd in ("", ".", "..", "../s-a")),
+        *([{"sessionId": a, "label": label}] for label in ODD_LABELS),
+    ]
+    for refs in ref_lists:
+        yield {"op": "prepare", **base, "references": refs}
+    yield {"op": "prepare", **base, "target": {"id": ""}, "references": [{"sessionId": ""}]}
+    yield {
+        "op": "prepare",
+        **base,
+        "references": [{"sessionId": a}, {"sessionId": a, "label": "x"}],
+        "config": {"maxReferences": 1},
+    }
+    yield {
+        "op": "prepare",
+        **base,
+        "content": [{"type": "text", "text": "\ud800"}, {"type": "image", "x": [1, None]}, "s", 5],
+        "references": [{"sessionId": a}],
+    }
+    for budget in (1, 50, 150, 200, 300, 500, 1000, 4000):
+        refs = [{"sessionId": a, "label": "y" * 3000}, {"sessionId": b}, {"sessionId": c}]
+        yield {"op": "prepare", **base, "references": refs, "config": {"maxReferenceBytes": budget}}
+    texts = [
+        [f"see {mention(a)} and {uri(b)} and {mention(a, 'again')}"],
+        [f"{uri(a)} {uri(a)} {uri(b)}"],
+        [mention(a), mention(a)],
+        [mention(a), "plain", mention(b)],
+        [mention(a) + mention("nope")],
+        [mention(a), mention("nope")],
+        ["@[a\\]b\\\\c](" + uri(a) + ")", "@[](" + uri(a) + ")", uri(a) + ")"],
+        ["@[a\nb](" + uri(a) + ")"],
+        [uri(a) + uri(b)],
+        ["xx" + uri(a) + "yy"],
+        [mention(a) + mention(b) + mention(a) + mention(c)],
+        [uri("target-session")],
+    ]
+    for number, group in enumerate(texts):
+        messages = [direct(text, number=k) for k, text in enumerate(group)]
+        placement = "after" if number % 2 else "before"
+        yield {"op": "direct", **base, "messages": messages, "placement": placement}
+    shaped = [
+        {**direct(mention(a)), "display": [{"type": "text", "text": "shown"}], "meta": {"k": 1}},
+        {**direct("no ref"), "content": [{"type": "text", "text": "y", "extra": 2}]},
+        {
+            **direct("none"),
+            "content": [
+                {"type": "text", "text": "none"},
+                {"type": "image", "a": 1},
+                {"type": "text", "text": mention(c), "extra": 1},
+            ],
+        },
+        {**direct(mention(a)), "role": "assistant", "source": {"kind": "user", "extra": 1}},
+        {**direct(mention(a)), "content": [{"type": "Text", "text": mention(a)}]},
+        direct(mention(a), kind="plugin"),
+    ]
+    for message in shaped:
+        yield {"op": "direct", **base, "messages": [message], "placement": "before"}
+    for budget in (5, 200):
+        messages = [direct(mention(a) + mention(b))]
+        yield {
+            "op": "direct",
+            **base,
+            "messages": messages,
+            "placement": "before",
+            "config": {"maxReferenceBytes": budget},
+        }
+
+
 def pair(case_file: str, answer_file: str) -> None:
     with (
         open(case_file, encoding="utf-8") as cases_in,
@@ -198,7 +310,7 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, argv[0])
     import gen  # the oracle's generator: harness-valid sessions
 
-    for case in cases(gen):
+    for case in [*cases(gen), *several_references(gen)]:
         sys.stdout.write(json.dumps(case) + "\n")
 
 
