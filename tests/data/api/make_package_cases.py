@@ -2,7 +2,8 @@
 
 Config and limit values, reference checks and their wording, the failure order of direct
 messages, candidate queries that JavaScript lower-cases differently from Python, and
-several references in one call (``several_references``). Sessions are harness-valid ones
+several references in one call (``several_references``), and a read failure beside a
+budget failure (``read_and_budget_failures``). Sessions are harness-valid ones
 from the oracle's own generator. Regenerate (needs the oracle):
 
     O=/work/shared/oracle
@@ -293,6 +294,24 @@ def several_references(gen: Any) -> Iterator[Case]:
         }
 
 
+def read_and_budget_failures(gen: Any) -> Iterator[Case]:
+    """Direct messages of which one cannot be read (a missing session, a log corrupt near its
+    end) and another does not fit its budget, in both orders: the package answers with the
+    read failure every time, even where the budget failure is found first in time (its reads
+    of every message are done before any budget is fitted)."""
+    rng = random.Random(70580)
+    small = gen.session(rng, "small", "/w", turns=1)
+    corrupt = gen.session(rng, "big", "/w", turns=30, big=True)
+    corrupt["events"].insert(len(corrupt["events"]) - 3, "garbage")  # a turn/end follows it
+    large = gen.session(rng, "bigok", "/w", turns=30, big=True)
+    base = {"target": {"id": "t"}, "sessions": [small, corrupt, large], "placement": "before"}
+    pairs = [("small", "missing"), ("small", "big"), ("bigok", "missing"), ("bigok", "big")]
+    for unfit, unread in pairs:
+        for order in ((unfit, unread), (unread, unfit)):
+            messages = [direct(mention(sid), number=k) for k, sid in enumerate(order)]
+            yield {"op": "direct", **base, "messages": messages, "config": {"maxReferenceBytes": 1}}
+
+
 def pair(case_file: str, answer_file: str) -> None:
     with (
         open(case_file, encoding="utf-8") as cases_in,
@@ -310,7 +329,7 @@ def main(argv: list[str]) -> None:
     sys.path.insert(0, argv[0])
     import gen  # the oracle's generator: harness-valid sessions
 
-    for case in [*cases(gen), *several_references(gen)]:
+    for case in [*cases(gen), *several_references(gen), *read_and_budget_failures(gen)]:
         sys.stdout.write(json.dumps(case) + "\n")
 
 
