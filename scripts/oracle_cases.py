@@ -51,6 +51,9 @@ class Case(NamedTuple):
     sessions: Sequence[Session]
     subs: tuple[str, ...] = ("root", "zroot")
     """The stores written: a case of zstd frames has no plain store."""
+    dress: Callable[[Path, str], None] | None = None
+    """Adds what lies beside the logs (links, directories) to a store written with logs of
+    this name (``session.jsonl`` or ``session.jsonl.zstd``)."""
 
 
 def header(
@@ -359,6 +362,8 @@ def write_case(out: Path, case: Case) -> None:
                 parts.append(("\n".join(edited[start : start + count]) + "\n").encode())
                 start += count
             (folder / "session.jsonl.zstd").write_bytes(session.pack(parts))
+        if case.dress is not None:
+            case.dress(root, "session.jsonl.zstd" if compress else "session.jsonl")
     (out / case.name / "DESC").write_text(case.description + "\n", encoding="utf-8")
 
 

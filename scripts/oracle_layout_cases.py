@@ -10,6 +10,9 @@
 - zstd logs whose events are framed otherwise than the harness writes them: a record split
   over two frames, empty frames, a last frame of one blank line, a torn frame before whole
   ones, the first bytes of a frame after the last one;
+- what the harness's lookup of an id before a read meets in other project folders: a flat
+  artifact of any kind, a link to the session's folder, a file or a link loop where a folder
+  would be, a log of the other encoding, a copy of the log the listing does not take;
 - closers of a log that ends with one call id given twice, or with a compaction left open.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import struct
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from oracle_cases import PROJ, Case, Pack, Session, both, framed, header, open_call, run
 
@@ -108,6 +112,48 @@ SEAMS = [
     seam_session("dictionary-start", lambda b: framed(b) + flagged(0x01)[:6]),
     seam_session("dictionary-frame", lambda b: framed(b) + flagged(0x01, b"\x07")),
 ]
+LOOKUP = (
+    "flat-dir",
+    "flat-link",
+    "file",
+    "loop",
+    "alias",
+    "other-encoding",
+    "dangling",
+    "bare-dir",
+    "unlisted-copy",
+)
+OTHER = {"session.jsonl": "session.jsonl.zstd", "session.jsonl.zstd": "session.jsonl"}
+
+
+def note(folder: Path) -> None:
+    """``folder`` with a note in it (and no log): an empty folder does not survive git."""
+    folder.mkdir(parents=True)
+    (folder / "NOTE").write_text("not a session\n")
+
+
+def lookup_extras(root: Path, log: str) -> None:
+    """Beside each ``probe-<name>`` session what its name says, mostly in another project
+    folder ``--x--`` (which the listing walks and finds nothing in); and ``alias-dir``, a
+    session whose folder lies in ``--x--``, reached from its own project through a link."""
+    other, own = root / "--x--", root / PROJ
+    note(other / "probe-flat-dir.jsonl")
+    (own / "probe-flat-link.jsonl.zstd").symlink_to("probe-flat-link")
+    (other / "probe-file").write_text("not a folder\n")
+    (other / "probe-loop").symlink_to("probe-loop")
+    (other / "probe-alias").symlink_to(f"../{PROJ}/probe-alias")
+    (own / "probe-other-encoding" / "stash").mkdir()
+    (own / "probe-other-encoding" / "stash" / OTHER[log]).write_text("")
+    (other / "probe-other-encoding").symlink_to(f"../{PROJ}/probe-other-encoding/stash")
+    (other / "probe-dangling").symlink_to("nowhere")
+    note(other / "probe-bare-dir")
+    (own / "alias-dir").symlink_to("../--x--/alias-dir")
+    copy = other / "probe-unlisted-copy" / log
+    copy.parent.mkdir()
+    unlisted = b"not a header\n"
+    copy.write_bytes(zstd_frame(unlisted) if log.endswith(".zstd") else unlisted)
+
+
 COMPACTION_START = (
     '{"type":"compaction/start","seq":20,"time":1700000000147,'
     '"data":{"compactionId":"cmp-1","turn":null}}'
@@ -166,6 +212,23 @@ CASES = [
         "with a dictionary id (corrupt)",
         SEAMS,
         ("zroot",),
+    ),
+    Case(
+        "lookup-probes",
+        "sessions whose lookup by id meets, in a project folder: a directory named as its flat "
+        "artifact <id>.jsonl, a link named <id>.jsonl.zstd (both fail the read: flat layout), "
+        "a regular file or a link loop named <id> (ENOTDIR, ELOOP), a link to its folder "
+        "(the log in two project folders: duplicate id), a link to a folder holding a log of "
+        "the other encoding (fail), a folder <id> holding a log whose line 1 is no header "
+        "(not listed, yet a second copy to the lookup: duplicate id); a dangling link or a "
+        "folder without a log named <id> (both load); "
+        "and alias-dir, whose folder is --x--/alias-dir with cwd /work/proj, reached from "
+        "--work-proj-- through a link (the lookup finds it in both: duplicate id)",
+        [
+            *(Session(PROJ, f"probe-{name}", header(f"probe-{name}")) for name in LOOKUP),
+            Session("--x--", "alias-dir", header("alias-dir")),
+        ],
+        dress=lookup_extras,
     ),
     Case(
         "closer-duplicate-call-id",

@@ -178,14 +178,22 @@ class ListedStore(DirectoryStore):
         max_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         listed: Mapping[str, str],
+        conflicts: Mapping[str, str] | None = None,
     ) -> None:
         self._open(Path(root), read_limits(max_bytes, max_line_bytes))  # the root unchecked
         self.listed = {session_id: Path(path) for session_id, path in listed.items()}
+        self.conflicts = dict(conflicts or {})
 
     def path_of(self, session_id: str) -> Path:
         """Where the listing found the session's log; the header is checked when it is read."""
         path = self.listed.get(session_id)
         return super().path_of(session_id) if path is None else path
+
+    def lookup_failure(self, session_id: str) -> str | None:
+        """Why the harness's lookup fails the read of a listed session, as the listing found."""
+        if session_id in self.listed:
+            return self.conflicts.get(session_id)
+        return super().lookup_failure(session_id)
 
 
 class DirectoryRecipe(msgspec.Struct, frozen=True):
@@ -203,19 +211,25 @@ class DirectoryRecipe(msgspec.Struct, frozen=True):
     max_bytes: int
     max_line_bytes: int
     listed: tuple[tuple[str, str], ...] = ()
+    conflicts: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def of(cls, store: DirectoryStore, session_ids: Iterable[str] = ()) -> DirectoryRecipe:
         """The recipe of ``store``, its root made absolute, with the (absolute) paths of
-        ``session_ids`` that it knows."""
+        ``session_ids`` that it knows, and why the lookup fails the reads of those it does."""
         listed = tuple(_located(lambda sid: os.path.abspath(store.path_of(sid)), session_ids))
-        return cls(os.path.abspath(store.root), store.max_bytes, store.max_line_bytes, listed)
+        failing = ((sid, store.lookup_failure(sid)) for sid, _ in listed)
+        conflicts = tuple((sid, why) for sid, why in failing if why is not None)
+        limits = (store.max_bytes, store.max_line_bytes)
+        return cls(os.path.abspath(store.root), *limits, listed, conflicts)
 
     def __call__(self) -> DirectoryStore:
         """A store like the one this recipe was taken from (a :class:`ListedStore`: its root,
         which may be gone since, is not checked again)."""
         limits = {"max_bytes": self.max_bytes, "max_line_bytes": self.max_line_bytes}
-        return ListedStore(self.root, **limits, listed=dict(self.listed))
+        return ListedStore(
+            self.root, **limits, listed=dict(self.listed), conflicts=dict(self.conflicts)
+        )
 
 
 class HarnessRecipe(msgspec.Struct, frozen=True):

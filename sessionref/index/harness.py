@@ -208,7 +208,7 @@ def refresh_harness(
     )
     read = ((session_id, read_session(reader, session_id)) for session_id in stale)
     tables.write_as_read(db, listing, read, write[0], (len(stale), write[1]))
-    seen = (listing, problems, set(memory.states))
+    seen = (listing, problems, set(memory.states), dict[str, str]())
     removed = tables.finish(db, seen, places, memory.learned, tree)
     report = RefreshReport(len(headers), len(stale), removed)
     return HarnessListing(headers, problems, lister, report)

@@ -202,7 +202,8 @@ class CachedHeaderStore(DirectoryStore):
 
     ``known`` maps a path (bytes) to what its header gave; new answers collect in ``learned``.
     An :class:`OSError` is never remembered: it may pass without the file changing. ``placed``
-    says where sessions are when the listing is known to be unchanged.
+    says where sessions are when the listing is known to be unchanged, and ``conflicts`` why
+    that listing found the harness's lookup fails the read of some of them.
     """
 
     def __init__(
@@ -212,11 +213,13 @@ class CachedHeaderStore(DirectoryStore):
         known: Mapping[bytes, HeaderEntry],
         racy_after: int,
         placed: Mapping[str, str] | None = None,
+        conflicts: Mapping[str, str] | None = None,
     ) -> None:
         self._open(root, limits)  # the root its store checked, which may since be gone
         self.known = known
         self.racy_after = racy_after
         self.placed = placed or {}
+        self.conflicts = conflicts or {}
         self.learned: dict[bytes, HeaderEntry] = {}
         self.seen: set[bytes] = set()
 
@@ -229,6 +232,12 @@ class CachedHeaderStore(DirectoryStore):
         """Where the index last saw the session (the store's own answer for others)."""
         placed = self.placed.get(session_id)
         return Path(placed) if placed is not None else super().path_of(session_id)
+
+    def lookup_failure(self, session_id: str) -> str | None:
+        """Why the lookup fails the session's read, as the listing that placed it found."""
+        if session_id in self.placed:
+            return self.conflicts.get(session_id)
+        return super().lookup_failure(session_id)
 
     def place(self, session_id: str) -> tuple[Path, str | None]:
         """The session's log and its revision (:func:`file_revision`); raises

@@ -38,7 +38,8 @@ def reread_logs(
     known = tables.header_entries(db, list(paths))
     placed = tables.sessions_at(db, [os.fsdecode(path) for path in paths])
     where = {session_id: path for path, (session_id, _, _) in placed.items()}
-    scanner = CachedHeaderStore(store.root, limits_of(store), known, racy_after, where)
+    conflicts = tables.stored_conflicts(db)  # the listing stands, and so does its lookup
+    scanner = CachedHeaderStore(store.root, limits_of(store), known, racy_after, where, conflicts)
     for path in paths:
         if path not in known or not same_line(scanner, os.fsdecode(path), known[path]):
             return None

@@ -317,7 +317,8 @@ class SessionIndex(IndexDatabase):
             db = self._reading
             placed = {key: path for key, (path, _) in tables.indexed_revisions(db).items()}
             cache, limits = tables.header_cache(db), limits_of(self.store)
-            self._reader = CachedHeaderStore(self.store.root, limits, cache, 0, placed)
+            conflicts = tables.stored_conflicts(db)
+            self._reader = CachedHeaderStore(self.store.root, limits, cache, 0, placed, conflicts)
         return self._reader
 
     def read(self, session_id: str) -> SessionLog:

@@ -113,6 +113,12 @@ def stored_problems(db: sqlite3.Connection) -> list[StoreProblem]:
     return [StoreProblem(path, message) for path, message in json.loads(row[0])] if row else []
 
 
+def stored_conflicts(db: sqlite3.Connection) -> dict[str, str]:
+    """Why the harness's lookup fails the read of sessions the stamped listing served."""
+    row = row_of(db, "SELECT value FROM meta WHERE key = 'conflicts'")
+    return dict(json.loads(row[0])) if row else {}
+
+
 def indexed_revisions(db: sqlite3.Connection) -> dict[str, tuple[str, str | None]]:
     """Indexed session id → (path, revision it was read at)."""
     rows = rows_of(db, "SELECT id, path, revision FROM sessions")
@@ -338,9 +344,10 @@ def _store_listing(
     listing: Sequence[tuple[SessionHeader, str]],
     problems: Sequence[StoreProblem],
     seen: set[bytes],
+    conflicts: Mapping[str, str],
 ) -> int:
-    """Drop sessions no longer served, set every position, keep the problems; the number
-    dropped."""
+    """Drop sessions no longer served, set every position, keep the problems and the lookup's
+    conflicts; the number dropped."""
     served = {header.id for header, _ in listing}
     every: list[tuple[int, bytes]] = rows_of(db, "SELECT sid, id FROM sessions")
     gone = [(sid, raw) for sid, raw in every if text(raw) not in served]
@@ -359,21 +366,25 @@ def _store_listing(
     run_many(db, "DELETE FROM header_cache WHERE path = ?", ((p,) for p in known if p not in seen))
     wire = json.dumps([[p.path, p.message] for p in problems], ensure_ascii=True)
     run(db, "INSERT OR REPLACE INTO meta VALUES ('problems', ?)", (wire,))
+    wire = json.dumps(sorted(conflicts.items()), ensure_ascii=True)
+    run(db, "INSERT OR REPLACE INTO meta VALUES ('conflicts', ?)", (wire,))
     return len(gone)
 
 
 def finish(
     db: sqlite3.Connection,
-    listing: tuple[Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes]],
+    listing: tuple[
+        Sequence[tuple[SessionHeader, str]], Sequence[StoreProblem], set[bytes], Mapping[str, str]
+    ],
     expected: Expected,
     learned: Mapping[bytes, HeaderEntry],
     tree: Tree,
 ) -> int:
     """Store what a listing saw, and stamp ``tree`` if every row is the one expected.
 
-    ``listing`` is every served (header, header JSON) in order, the problems and the paths
-    whose header was listed; ``learned`` the header lines read. Returns the number of
-    sessions dropped.
+    ``listing`` is every served (header, header JSON) in order, the problems, the paths
+    whose header was listed and the lookup's conflicts; ``learned`` the header lines read.
+    Returns the number of sessions dropped.
     """
 
     def write() -> int:

@@ -28,6 +28,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.errors import INVALID_CONFIG, SessionLogError, SessionReferenceError, path_text
 from sessionref.log.header import listed_header, parse_header_line
 from sessionref.log.layout import encode_project_directory, encode_session_directory
+from sessionref.log.lookup import Spot, Spots, lookup_conflict
 from sessionref.log.structs import SessionHeader
 
 PLAIN_LOG: Final = "session.jsonl"
@@ -72,11 +73,13 @@ class LogFile(NamedTuple):
 
 
 class Listing(msgspec.Struct, frozen=True):
-    """What a walk found: the sessions served (in walk order) and the problems."""
+    """What a walk found: the sessions served (in walk order), the problems, and why the
+    harness's lookup fails the read of some of the sessions served (by id)."""
 
     headers: list[SessionHeader]
     files: dict[str, LogFile]
     problems: list[StoreProblem]
+    conflicts: dict[str, str]
 
 
 FirstLine = Callable[[LogFile], "bytes | None"]
@@ -224,9 +227,14 @@ def list_sessions(
     flat: list[str],
     first_line: FirstLine,
     strays: Sequence[StoreProblem] = (),
+    spots: Spots | None = None,
 ) -> Listing:
-    """The listing of a root whose logs are ``files``, whose flat artifacts are ``flat``, and
-    whose entries named as logs that are no files are ``strays`` (:func:`not_a_log`).
+    """The listing of a root whose logs are ``files``, whose flat artifacts are ``flat``,
+    whose entries named as logs that are no files are ``strays`` (:func:`not_a_log`), and
+    whose project folders hold ``spots`` (none but the folders of ``files`` when not given:
+    :func:`log_spots`); a session whose read the harness's lookup fails
+    (:func:`~sessionref.log.lookup.lookup_conflict`) is served as unreadable, and the entry
+    that fails it is a problem.
 
     >>> line = b'{"type":"session","version":0,"id":"a","createdAt":1,"delegationDepth":0}'
     >>> found = list_sessions([LogFile("_no-cwd", "a", PLAIN_LOG, "x")], [], lambda f: line)
@@ -279,7 +287,50 @@ def list_sessions(
             continue
         headers.append(header)
         found[header.id] = file
-    return Listing(headers, found, problems)
+    spots = log_spots(files) if spots is None else spots
+    other = PLAIN_LOG if encoding == ZSTD_LOG else ZSTD_LOG
+    conflicts = {}
+    for header in headers:
+        conflict = lookup_conflict(spots, header.id, (encoding, other), found[header.id].location)
+        if conflict is not None:
+            conflicts[header.id] = conflict.message
+            named = js_json(header.id).decode("utf-8")
+            why = f"fails the read of session {named}: {conflict.why}"
+            problems.append(StoreProblem(conflict.path, why))
+    return Listing(headers, found, problems, conflicts)
+
+
+def log_spots(files: list[LogFile]) -> dict[str, list[Spot]]:
+    """The spots of the session folders of ``files`` (for a store with nothing else in its
+    project folders).
+
+    >>> log_spots([LogFile("p", "s", PLAIN_LOG, "p/s/session.jsonl")])["s"][0].logs
+    {'session.jsonl': None}
+    """
+    spots: dict[tuple[str, str], Spot] = {}
+    for file in files:
+        known = spots.get((file.project, file.session))
+        folder = os.path.dirname(file.location)
+        logs = {**(known.logs if known else {}), file.name: None}
+        spots[file.project, file.session] = Spot(file.project, folder, None, None, logs)
+    named: dict[str, list[Spot]] = {}
+    for (_, session), spot in spots.items():
+        named.setdefault(session, []).append(spot)
+    return named
+
+
+def check_lookup(conflict: str | None) -> None:
+    """Raise the read failure ``conflict`` (what :attr:`Listing.conflicts` holds for a
+    session), if there is one.
+
+    >>> check_lookup(None)
+    >>> check_lookup("duplicate")
+    Traceback (most recent call last):
+    ...
+    sessionref.errors.SessionLogError: duplicate
+    """
+    if conflict is not None:
+        raise SessionLogError(conflict)
 
 
 def listed_header_of(line: bytes) -> SessionHeader | None:

@@ -8,7 +8,6 @@ plain-JSONL store and reads those, so it answers exactly as that store on disk w
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path, PurePath
 from typing import Any
@@ -24,18 +23,16 @@ from sessionref.errors import (
     session_id_of,
 )
 from sessionref.log.discovery import (
-    LOG_NAMES,
     PLAIN_LOG,
     ZSTD_LOG,
     Listing,
     LogFile,
     StoreProblem,
-    directory_entries,
-    leads_to,
+    check_lookup,
     list_sessions,
-    not_a_log,
     store_directory,
 )
+from sessionref.log.folders import Walked, walk_root
 from sessionref.log.framefile import find_frames
 from sessionref.log.frames import (
     DEFAULT_MAX_DECOMPRESSED_BYTES,
@@ -191,34 +188,8 @@ class DirectoryStore:
         harness lists a root that does not exist."""
         self.root = root
         self.max_bytes, self.max_line_bytes = limits
-        self._listing = LastListing(Listing([], {}, []))
+        self._listing = LastListing(Listing([], {}, [], {}))
         self._titles: VersionedCache[str, Any] = VersionedCache()
-
-    def _walk(self) -> tuple[list[LogFile], list[str], list[StoreProblem]]:
-        """Every log two directory levels down, every flat artifact, and every entry named as
-        a log that is no file (:func:`~sessionref.log.discovery.not_a_log`), sorted by name."""
-        files: list[LogFile] = []
-        flat: list[str] = []
-        strays: list[StoreProblem] = []
-        for project in _directories(str(self.root), strays):
-            for entry in directory_entries(project.path, strays):
-                if leads_to(entry, False) and entry.name.endswith((".jsonl", ".jsonl.zstd")):
-                    flat.append(entry.path)
-                elif entry.is_dir(follow_symlinks=False):
-                    for name in LOG_NAMES:
-                        path = os.path.join(entry.path, name)
-                        try:
-                            mode = os.stat(path).st_mode
-                        except (FileNotFoundError, NotADirectoryError):  # no such log
-                            continue  # (a dangling link included)
-                        except OSError as exc:  # a link loop, a folder that cannot be searched
-                            strays.append(StoreProblem(path, f"cannot be read: {exc.strerror}"))
-                            continue
-                        if stat.S_ISREG(mode):
-                            files.append(LogFile(project.name, entry.name, name, path))
-                        else:
-                            strays.append(not_a_log(path, mode))
-        return files, flat, strays
 
     def first_line(self, file: LogFile) -> bytes | None:
         """Line 1 of a log file (``None`` without a newline); raises what an unreadable one
@@ -232,9 +203,14 @@ class DirectoryStore:
             except zstandard.ZstdError as exc:
                 raise SessionLogError(f"corrupt zstd header frame: {exc}") from None
 
+    def _walk(self) -> Walked:
+        """Every log two directory levels down and what lies beside them
+        (:func:`~sessionref.log.folders.walk_root`)."""
+        return walk_root(str(self.root))
+
     def _scan(self) -> Listing:
-        files, flat, strays = self._walk()
-        return self._listing.remember(list_sessions(files, flat, self.first_line, strays))
+        files, flat, strays, spots = self._walk()
+        return self._listing.remember(list_sessions(files, flat, self.first_line, strays, spots))
 
     def headers(self) -> list[SessionHeader]:
         """The header of every session served."""
@@ -257,6 +233,7 @@ class DirectoryStore:
 
         path = self.path_of(session_id_of(self, "read", session_id))
         check_flat_probe(path.parent)
+        check_lookup(self.lookup_failure(session_id))
         try:
             with open_regular(str(path)) as file:
                 if path.name != ZSTD_LOG:
@@ -266,6 +243,11 @@ class DirectoryStore:
                 return read_zstd(file, session_id, str(path), self.max_bytes, self.max_line_bytes)
         except OSError as exc:
             raise LogUnreadable(f"{path}: {exc.strerror}") from None
+
+    def lookup_failure(self, session_id: str) -> str | None:
+        """Why the harness's lookup of a listed session fails its read, if it does
+        (:func:`~sessionref.log.lookup.lookup_conflict`, decided when the store was listed)."""
+        return self._listing.last().conflicts.get(session_id)
 
     def title(self, session_id: str) -> Any:
         """The title, remembered per file version (path, size, modification time): listing
@@ -299,13 +281,6 @@ def check_flat_probe(session_directory: PurePath) -> None:
     if flat_probe_too_long(session_directory.name):
         probe = f"{session_directory}{FLAT_PROBE_SUFFIX}"
         raise SessionLogError(f"cannot read {probe}: name too long (ENAMETOOLONG)")
-
-
-def _directories(path: str, passed: list[StoreProblem]) -> list[os.DirEntry[str]]:
-    """The real directories (not links) in ``path``, by name; none if it cannot be listed
-    (which is a problem added to ``passed``: :func:`directory_entries`)."""
-    entries = directory_entries(path, passed)
-    return [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
 
 
 def _js_string(value: object) -> str:
@@ -388,6 +363,7 @@ class MemoryStore:
         if file is None:
             raise SessionNotFound(session_id)
         check_flat_probe(PurePath(file.project, file.session))
+        check_lookup(self._listing.conflicts.get(session_id))
         content = self._files[file.project, file.session]
         return read_plain([content], session_id, file.location)
 
