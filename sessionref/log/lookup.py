@@ -13,6 +13,7 @@ decides all that once per listing (docs/format.md §Discovery): the walk keeps a
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterable, Mapping, Sequence
@@ -22,7 +23,7 @@ from sessionref.codecs.jsjson import js_json
 from sessionref.log.layout import encode_session_directory
 
 FLAT_SUFFIXES: Final = (".jsonl.zstd", ".jsonl")
-NOT_A_DIRECTORY: Final = os.strerror(20)  # ENOTDIR
+NOT_A_DIRECTORY: Final = os.strerror(errno.ENOTDIR)
 
 
 class Spot(NamedTuple):
