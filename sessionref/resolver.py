@@ -268,13 +268,11 @@ class SessionReferenceResolver:
         """Resolve the mentions in direct user messages; each context sits next to its message.
 
         ``messages`` is a list of mappings, which are only read: a message passed through is
-        the one given, a message whose mentions were resolved a new dict.
-        Failures are the package's, which handles every message at once: first a malformed
-        mention in any message; then, message by message, an invalid, self or excess
-        reference, or the token already set; then the first read failure in time, the reads
-        of every message being done before any budget failure (the package's answer to two
-        messages, one whose snapshot does not fit and one whose session cannot be read, is
-        the read failure, whichever comes first); then a budget failure.
+        the one given, a message whose mentions were resolved a new dict. Failures are the
+        package's, which handles every message at once: first a malformed mention in any
+        message; then, message by message, an invalid, self or excess reference, or the token
+        already set; then the first read failure in time (every message's reads are done
+        before any budget failure, as the package answers); then a budget failure.
         """
         placement = one_of(placement, PLACEMENTS, "prepare_direct_messages placement")
         messages = listed(messages, "messages", INVALID_CONFIG)
@@ -289,10 +287,8 @@ class SessionReferenceResolver:
                 distinct = distinct_references(target, references, self.max_references)
                 check_cancel(cancel)
                 cited[index] = (copied(content, f"messages[{index}].content"), distinct)
-        jobs = [
-            functools.partial(self.read_sources, distinct, cancel) for _, distinct in cited.values()
-        ]
-        read = dict(zip(cited, settle(jobs, cancel), strict=True))  # every message's, as one
+        reads = [functools.partial(self.read_sources, refs, cancel) for _, refs in cited.values()]
+        read = dict(zip(cited, settle(reads, cancel), strict=True))  # every message's, as one
         contexts = {index: self.render_sources(sources, cancel) for index, sources in read.items()}
         out: list[Message | JsonObject | ContextMessage] = []
         for index, message in enumerate(messages):
