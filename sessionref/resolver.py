@@ -226,11 +226,6 @@ class SessionReferenceResolver:
             snapshots.append(source)
         return context_message(snapshots, message_id_arg(message_id) or str(uuid.uuid4()))
 
-    def _context(
-        self, references: Sequence[Reference], cancel: CancelToken | None, message_id: str | None
-    ) -> ContextMessage:
-        return self.render_sources(self.read_sources(references, cancel), cancel, message_id)
-
     def snapshot(
         self,
         target: TargetLike,
@@ -245,7 +240,9 @@ class SessionReferenceResolver:
         with none it is not looked at."""
         message_id_arg(message_id)  # before anything is read
         distinct = distinct_references(as_target(target), references, self.max_references)
-        return self._context(distinct, cancel, message_id) if distinct else None
+        if not distinct:
+            return None
+        return self.render_sources(self.read_sources(distinct, cancel), cancel, message_id)
 
     def prepare(
         self,
