@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import sessionref.index.afresh as index_afresh
 import sessionref.index.database as index_database
 import sessionref.index.tables as index_tables
 from sessionref.index import SessionIndex
@@ -192,3 +195,47 @@ def test_a_database_taken_for_broken_is_not_deleted_while_another_command_has_it
         assert db.execute("SELECT value FROM meta WHERE key = 'held'").fetchone() == (1,)
     db.close()
     assert _sessions_in(path) == 5
+
+
+def test_a_database_removed_as_a_command_opens_it_is_made_again_not_bypassed(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A database is removed (a prune, a broken one's removal, a first build a full disk
+    stopped) under an exclusive lock, which makes a command that opened it meanwhile wait:
+    then its connection was to the file just deleted, and its first read failed with "disk
+    I/O error", which it took for a place that cannot be written (one warning, the store read
+    directly, no index left). It opens the database made anew at that path instead."""
+    small_store(tmp_path / "store", 3)
+    path = tmp_path / "index.sqlite"
+    with index_of(tmp_path / "store", tmp_path) as index:
+        index.refresh()
+    locked, connected = threading.Event(), threading.Event()
+    real_remove, real_open = index_afresh.remove_database, index_database.open_database
+
+    def remove_once_opened(where: Path) -> None:  # under the exclusive lock
+        locked.set()
+        assert connected.wait(10)
+        time.sleep(0.3)  # the command's first read now waits for the lock
+        real_remove(where)
+
+    def opened_as_it_is_removed(where: Path) -> sqlite3.Connection:
+        assert locked.wait(10)
+        db = real_open(where)
+        connected.set()
+        return db
+
+    monkeypatch.setattr(index_afresh, "remove_database", remove_once_opened)
+    monkeypatch.setattr(index_database, "open_database", opened_as_it_is_removed)
+    removed: list[bool] = []
+    remover = threading.Thread(target=lambda: removed.append(index_afresh.remove_unused(path)))
+    remover.start()
+    warnings: list[str] = []
+    try:
+        with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as index:
+            assert index.refresh().read == 3 and not index.bypassed
+            assert_answers_right(index, tmp_path / "store")
+    finally:
+        remover.join()
+    monkeypatch.undo()
+    assert removed == [True] and warnings == []
+    assert _sessions_in(path) == 3

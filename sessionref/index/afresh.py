@@ -62,8 +62,10 @@ def remove_unused(path: Path) -> bool:
     another, has it open: whether it is gone. The files are deleted under an exclusive lock
     on it, which no connection gets (at once: no waiting) while another has it open (in
     WAL mode, from its first read on: ``_open`` reads as soon as it is set up), and which
-    makes a process that opens it meanwhile wait until they are gone. A database that cannot
-    be opened is kept; one that cannot be read as a database (garbage, damaged) is deleted.
+    makes a process that opens it meanwhile wait until they are gone (it then opens the one
+    made anew: :meth:`~sessionref.index.database.IndexDatabase._connected`). A database that
+    cannot be opened is kept; one that cannot be read as a database (garbage, damaged) is
+    deleted.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as folder:

@@ -36,6 +36,20 @@ from sessionref.index.writes import remember_stamp, stamp_kept
 T = TypeVar("T")
 
 
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """The device and inode of the file at ``path`` (``None``: there is none), which tell a
+    file from one made anew at the same path.
+
+    >>> file_identity(Path("/nonexistent")), file_identity(Path("/")) == file_identity(Path("/"))
+    (None, True)
+    """
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
 class IndexDatabase:
     """The database at ``path`` of an index of ``store``; ``named``: a file the caller named,
     which is used only if sessionref made it (else :class:`~sessionref.index.schema.ForeignFile`).
@@ -63,20 +77,36 @@ class IndexDatabase:
         named that sessionref did not make raises :class:`~sessionref.index.schema.ForeignFile`.
         What stops this (an error, a Ctrl-C) leaves no connection :meth:`close` does not
         close."""
-        if self._db is None:
+        db = self._db
+        if db is None:
             stamp = self._stamp()
             named = self._named_file and check_file(self.path)
-            self._made = self._made or not os.path.lexists(self.path)
-            self._db = open_database(self.path)
-            if named:
-                check_schema(self.path, self._db)
-            set_up(self._db)
-            if not check_meta(self._db, *stamp) and not raise_limits(self._db, *stamp):
-                build_afresh(self._db, wanted_stamp(*stamp))  # in place: others have it open
+            db = self._connected(named)
+            if not check_meta(db, *stamp) and not raise_limits(db, *stamp):
+                build_afresh(db, wanted_stamp(*stamp))  # in place: others have it open
                 self._made = True  # the index it held is gone: this one is made afresh
-            remember_stamp(self._db, wanted_stamp(*stamp))  # what each write checks is there
+            remember_stamp(db, wanted_stamp(*stamp))  # what each write checks is there
         self._read = True  # a use of it (a refresh) reads from it
-        return self._db
+        return db
+
+    def _connected(self, named: bool, again: bool = True) -> sqlite3.Connection:
+        """The database opened (held by the index from then on) and set up; opened ``again``
+        when the file was removed as it was opened: a connection made while another removes
+        it (:func:`~sessionref.index.afresh.remove_unused`) waits at its first read until the
+        files are deleted, then fails ("disk I/O error"); the path then names a new file."""
+        found = file_identity(self.path)
+        self._made = self._made or not os.path.lexists(self.path)
+        self._db = db = open_database(self.path)
+        try:
+            if named:
+                check_schema(self.path, db)
+            set_up(db)
+        except sqlite3.Error:
+            if not again or found is None or file_identity(self.path) == found:
+                raise
+            self.close()
+            return self._connected(named, again=False)
+        return db
 
     def _stamp(self) -> tuple[bytes, str, tuple[int, int]]:
         """What a database built for this store is stamped with: its root, this code's
