@@ -331,7 +331,13 @@ def stamped(connection: sqlite3.Connection, wanted: dict[str, Any]) -> bool:
 
 def make_tables(connection: sqlite3.Connection, wanted: dict[str, Any]) -> None:
     """Create the index's tables in a database that has none, stamped ``wanted``, inside the
-    caller's transaction."""
+    caller's transaction.
+
+    >>> db = sqlite3.connect(":memory:")
+    >>> candidates.register(db)  # the functions its tables use
+    >>> make_tables(db, wanted_stamp(b"/r", "x", (1000, 100))); _stamp(db)["limits"]
+    '1000:100'
+    """
     for statement in DDL.split(";"):
         run(connection, statement)
     run_many(connection, "INSERT INTO meta VALUES (?, ?)", wanted.items())
