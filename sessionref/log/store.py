@@ -246,7 +246,19 @@ class DirectoryStore:
 
     def lookup_failure(self, session_id: str) -> str | None:
         """Why the harness's lookup of a listed session fails its read, if it does
-        (:func:`~sessionref.log.lookup.lookup_conflict`, decided when the store was listed)."""
+        (:func:`~sessionref.log.lookup.lookup_conflict`, decided when the store was listed).
+
+        >>> import json, tempfile
+        >>> header = {"type": "session", "version": 0, "id": "s", "createdAt": 1,
+        ...           "delegationDepth": 0, "cwd": "/w"}
+        >>> with tempfile.TemporaryDirectory() as folder:
+        ...     for place in ("--w--/s/session.jsonl", "--v--/s.jsonl"):  # a flat file s
+        ...         Path(folder, place).parent.mkdir(parents=True, exist_ok=True)
+        ...         _ = Path(folder, place).write_text(json.dumps(header) + "\\n")
+        ...     store = DirectoryStore(folder)
+        ...     [h.id for h in store.headers()], store.lookup_failure("s") is not None
+        (['s'], True)
+        """
         return self._listing.last().conflicts.get(session_id)
 
     def title(self, session_id: str) -> Any:
