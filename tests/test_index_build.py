@@ -157,7 +157,7 @@ def test_a_batch_written_at_once_keeps_the_last_row_of_each_session() -> None:
 
     def row(text: str) -> tables.SessionRow:
         bounds = len(text).to_bytes(4, "little") if text else b""
-        return (header, 0, "{}", SessionData("/a", "r", True, None, text, bounds))
+        return (header, 0, "{}", SessionData("/a", "r", None, None, text, bounds))
 
     def found(word: str) -> list[int]:
         return [n for (n,) in db.execute("SELECT rowid FROM texts WHERE texts MATCH ?", (word,))]

@@ -7,6 +7,7 @@ too, however the conflict comes and goes. (The real stack's answers for these la
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Any
@@ -184,4 +185,24 @@ def test_the_index_keeps_a_conflict_when_only_that_log_changes(tmp_path: Path) -
     report = index.refresh()
     assert (report.read, answers(index)) == (1, answers(DirectoryStore(root)))
     assert answers(index)[0] == [True, False, True]
+    index.close()
+
+
+def test_the_index_keeps_a_failed_read_that_names_a_folder_whose_name_is_no_utf8(
+    tmp_path: Path,
+) -> None:
+    """The read of ``s1`` fails on a link loop in a project folder named by bytes that are no
+    UTF-8: the failure names it (a lone surrogate in Python), and the index stores and gives
+    it back as the store does (SQLite takes no lone surrogate as text)."""
+    root = tmp_path / "store"
+    store_of(root)
+    folder = os.path.join(os.fsencode(root), b"--\xff--")
+    os.mkdir(folder)
+    os.symlink(b"s1", os.path.join(folder, b"s1"))
+    index = index_at(root, tmp_path / "index.sqlite")
+    assert answers(index) == answers(DirectoryStore(root))
+    assert answers(index)[0] == [True, False, True]
+    looped = os.fsdecode(os.path.join(folder, b"s1", b"session.jsonl.zstd"))
+    loop = os.strerror(errno.ELOOP)
+    assert [p.message for p in index.unread()] == [f"cannot read {looped}: {loop}"]
     index.close()

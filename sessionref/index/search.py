@@ -271,9 +271,19 @@ def unread_logs(db: sqlite3.Connection) -> list[StoreProblem]:
     []
     """
     rows = rows_of(db, "SELECT id, path, failure FROM sessions WHERE failure NOT NULL ORDER BY pos")
-    return [
-        StoreProblem(text_of(path) or f"session {text_of(raw)}", why) for raw, path, why in rows
+    return [  # why is stored by blob (as text: an index made before)
+        StoreProblem(text_of(path) or f"session {text_of(raw)}", _text(why))
+        for raw, path, why in rows
     ]
+
+
+def _text(stored: bytes | str) -> str:
+    r"""Text stored by :func:`blob`, or as text.
+
+    >>> _text("a\udcff".encode("utf-8", "surrogatepass")) == _text("a\udcff") == "a\udcff"
+    True
+    """
+    return text_of(stored) if isinstance(stored, bytes) else stored
 
 
 @contextlib.contextmanager

@@ -183,7 +183,8 @@ def _put_sessions(db: sqlite3.Connection, rows: Sequence[SessionRow]) -> None:
         cwd = cwd_column(header.cwd)
         title = None if data.title is None else json.dumps(data.title, ensure_ascii=True)
         values = (raw_id, position, header_json, blob(data.path), data.revision)
-        values_more = (data.failure, title, header.created_at, cwd, data.bounds or None)
+        failure = None if data.failure is None else blob(data.failure)  # it may name a path
+        values_more = (failure, title, header.created_at, cwd, data.bounds or None)
         sid = row_of(db, _UPSERT, values + values_more)[0]
         texts.pop(sid, None)
         if data.bounds:
