@@ -18,6 +18,7 @@ import zstandard
 from sessionref.batch.core import DirectoryRecipe
 from sessionref.errors import READ_FAILED, SessionReferenceError
 from sessionref.index import SessionIndex
+from sessionref.index.walk import walk_tree
 from sessionref.log.store import DirectoryStore, MemoryStore
 from sessionref.resolver import SessionReferenceResolver
 from sessionref.testing import write_session_store
@@ -206,3 +207,18 @@ def test_the_index_keeps_a_failed_read_that_names_a_folder_whose_name_is_no_utf8
     loop = os.strerror(errno.ELOOP)
     assert [p.message for p in index.unread()] == [f"cannot read {looped}: {loop}"]
     index.close()
+
+
+def test_what_a_link_as_a_project_folder_leads_to_changes_no_walk(tmp_path: Path) -> None:
+    """Neither the listing nor the lookup goes through a link at the root (docs/format.md
+    §Discovery): what its target holds changes no walk of the index, which would otherwise
+    list the store again at each use under a link to a folder that keeps changing."""
+    root, outside = tmp_path / "store", tmp_path / "outside"
+    store_of(root)
+    (outside / "--q--").mkdir(parents=True)
+    (root / "--linked--").symlink_to(outside)
+    before = walk_tree(root, 0).digest
+    (outside / "--q--" / "s1").symlink_to(root / "--p--" / "s1")
+    (outside / "s2.jsonl").write_text("{}\n")
+    assert walk_tree(root, 0).digest == before
+    assert answers(DirectoryStore(root))[0] == [True, True, True]

@@ -207,6 +207,8 @@ def _walk(walk: _Walk, folder: str, prefix: bytes, depth: int) -> None:
             if entry.is_dir():
                 if entry.is_symlink():
                     walk.found[key] = f"l{entry.stat().st_ino}"
+                    if depth == 1:  # a link as a project folder: never listed nor looked in
+                        continue
                 elif depth < WALK_DEPTH:
                     state = _folder_state(entry.stat(), walk.racy_after)
                     walk.found[key] = state
