@@ -80,6 +80,18 @@ def codex_home(tmp_path: Path, dated: bool = True) -> Path:
 # The root rule and the layouts
 
 
+def test_a_root_that_is_a_link_loop_or_leads_nowhere_says_so(tmp_path: Path) -> None:
+    # A hostile trial found a link loop named by --root called "no such directory".
+    loop, dangling = tmp_path / "loop", tmp_path / "dangling"
+    loop.symlink_to(loop)
+    dangling.symlink_to(tmp_path / "gone")
+    for root, said in ((loop, "cannot be looked at: "), (dangling, "a link to nothing")):
+        with pytest.raises(SessionReferenceError) as raised:
+            check_root(str(root))
+        assert raised.value.code == INVALID_CONFIG
+        assert str(raised.value).startswith(f"--root {root}: {said}")
+
+
 def test_a_missing_directory_store_is_an_error_not_an_empty_store(tmp_path: Path) -> None:
     with pytest.raises(SessionReferenceError) as raised:
         DirectoryStore(tmp_path / "typo")

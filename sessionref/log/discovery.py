@@ -15,6 +15,7 @@ sessions (every copy of a duplicate id) are not served, and each offending file 
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections import Counter
@@ -358,9 +359,25 @@ def check_directory(path: Path, what: str) -> None:
     ...
     sessionref.errors.SessionReferenceError: store root /dev/null: not a directory
     """
-    if not path.is_dir():
-        problem = "not a directory" if path.exists() else "no such directory"
-        raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
+    try:
+        if stat.S_ISDIR(os.stat(path).st_mode):
+            return
+        problem = "not a directory"
+    except OSError as exc:
+        problem = _missing(path, exc)
+    raise SessionReferenceError(f"{what} {path}: {problem}", INVALID_CONFIG)
+
+
+def _missing(path: Path, error: OSError) -> str:
+    """What ``error``, raised looking at ``path``, says is wrong with it as a directory.
+
+    >>> import errno
+    >>> _missing(Path("/loop"), OSError(errno.ELOOP, "Too many levels of symbolic links"))
+    'cannot be looked at: Too many levels of symbolic links'
+    """
+    if error.errno != errno.ENOENT:
+        return f"cannot be looked at: {error.strerror or error}"
+    return "a link to nothing" if os.path.islink(path) else "no such directory"
 
 
 def store_directory(root: object, what: str) -> Path:
