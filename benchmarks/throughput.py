@@ -56,28 +56,45 @@ def _dask(root: Path, workers: int) -> Callable[[], object]:
     return lambda: list(iter_bag(result_lines_bag(root), workers=workers))
 
 
-def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
-    """Seconds (medians of ``repeat`` rounds after a warm-up) and sizes of the batch store:
-    ``NAME_s`` wall time, ``NAME_cpu_s`` CPU time of all processes, ``NAME_parent_cpu_s``
-    that of this process alone; and what the targets read, the medians of the rounds' ratios
-    of wall times: ``local_1_workers_vs_floor`` and ``local_2_workers_speed_up`` (1 worker's
-    time over 2 workers'); then, from one more pass, ``breakdown_cpu_s``, where 1 worker's
-    time goes (:func:`batch_breakdown`)."""
-    root = ensure_batch_store(stores)
-    store = DirectoryStore(root)
-    paths = [store.path_of(header.id) for header in store.headers()]
-    runs: dict[str, Callable[[], object]] = {
-        "floor": summed_floor(paths),
-        "local_1_workers": _local(root, 1),
-        "local_2_workers": _local(root, 2),
-        "dask_2_workers": _dask(root, 2),
-    }
+def rounds_of(
+    runs: dict[str, Callable[[], object]], repeat: int
+) -> dict[str, list[tuple[float, float, float]]]:
+    """:func:`~benchmarks.measure.timed` of each of ``runs`` in ``repeat`` rounds in which they
+    take turns, after a warm-up round.
+
+    >>> {name: len(rounds) for name, rounds in rounds_of({"a": lambda: None}, 2).items()}
+    {'a': 2}
+    """
     times: dict[str, list[tuple[float, float, float]]] = {name: [] for name in runs}
     for round_number in range(repeat + 1):
         for name, work in runs.items():
             measured = timed(work)
             if round_number:
                 times[name].append(measured)
+    return times
+
+
+def measure_batch(stores: Path, repeat: int) -> dict[str, Any]:
+    """Seconds (medians of ``repeat`` rounds after a warm-up) and sizes of the batch store:
+    ``NAME_s`` wall time, ``NAME_cpu_s`` CPU time of all processes, ``NAME_parent_cpu_s``
+    that of this process alone; and what the targets read, the medians of the rounds' ratios
+    of wall times: ``local_1_workers_vs_floor`` and ``local_2_workers_speed_up`` (1 worker's
+    time over 2 workers'); then, from one more pass, ``breakdown_cpu_s``, where 1 worker's
+    time goes (:func:`batch_breakdown`).
+
+    The local engines take turns with the floor before Dask first runs: a Dask client leaves
+    threads behind, and a process with threads starts its workers from a fork server, not by
+    forking itself as ``sessionref batch`` does (``sessionref.pool_start.process_context``),
+    which costs 2 workers some of their lead."""
+    root = ensure_batch_store(stores)
+    store = DirectoryStore(root)
+    paths = [store.path_of(header.id) for header in store.headers()]
+    local: dict[str, Callable[[], object]] = {
+        "floor": summed_floor(paths),
+        "local_1_workers": _local(root, 1),
+        "local_2_workers": _local(root, 2),
+    }
+    times = {**rounds_of(local, repeat), **rounds_of({"dask_2_workers": _dask(root, 2)}, repeat)}
     result: dict[str, Any] = {}
     for name, rounds in times.items():
         result[f"{name}_s"] = statistics.median(wall for wall, _, _ in rounds)
