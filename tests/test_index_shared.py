@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import sessionref.index.afresh as index_afresh
 import sessionref.index.database as index_database
 import sessionref.index.tables as index_tables
@@ -33,6 +35,17 @@ def _low(tmp_path: Path, warnings: list[str]) -> SessionIndex:
     low = DirectoryStore(tmp_path / "store", max_bytes=100)
     clock = StoreClock("settled")
     return SessionIndex(low, tmp_path / "index.sqlite", warn=warnings.append, clock=clock)
+
+
+def _answered_from_the_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The high-limits command, which another command raced (the race patched in by the
+    caller, undone here once it ran), answers from the store with one warning saying why."""
+    warnings: list[str] = []
+    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as high:
+        assert_answers_right(high, tmp_path / "store")
+        assert high.unread() == [] and high.bypassed
+    monkeypatch.undo()
+    assert len(warnings) == 1 and "changed under this command" in warnings[0]
 
 
 def test_lower_limits_build_the_index_afresh_in_the_file_another_command_has_open(
@@ -61,13 +74,8 @@ def test_lower_limits_build_the_index_afresh_in_the_file_another_command_has_ope
         return real_transaction(db, write)
 
     monkeypatch.setattr(index_tables, "transaction", racing)
-    warnings: list[str] = []
-    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as high:
-        assert_answers_right(high, tmp_path / "store")
-        assert high.unread() == [] and high.bypassed
-    monkeypatch.undo()
+    _answered_from_the_store(tmp_path, monkeypatch)
     assert raced and low_warnings == []
-    assert len(warnings) == 1 and "changed under this command" in warnings[0]
     assert os.stat(path).st_ino == inode and _sessions_in(path) == 9
     with _low(tmp_path, low_warnings) as low:  # the file holds the low index, whole
         assert low.refresh().read == 0 and len(low.unread()) == 9
@@ -150,13 +158,8 @@ def test_an_index_stamped_anew_as_it_is_opened_is_not_written_under_that_stamp(
         real_remember(db, *wanted)
 
     monkeypatch.setattr(index_database, "remember_stamp", lowered_first)
-    warnings: list[str] = []
-    with index_of(tmp_path / "store", tmp_path, warn=warnings.append) as high:
-        assert_answers_right(high, tmp_path / "store")
-        assert high.unread() == [] and high.bypassed
-    monkeypatch.undo()
+    _answered_from_the_store(tmp_path, monkeypatch)
     assert low_warnings == ["raced"]
-    assert len(warnings) == 1 and "changed under this command" in warnings[0]
     with _low(tmp_path, low_warnings) as low:  # its index, as it made it
         assert low.refresh().read == 0 and len(low.unread()) == 9
     assert low_warnings == ["raced"]
