@@ -43,7 +43,6 @@ def walk_root(root: str) -> Walked:
     walked = Walked([], [], [], {})
     for project in _directories(root, walked.strays):
         for entry in directory_entries(project.path, walked.strays):
-            spot = None
             if leads_to(entry, False) and entry.name.endswith(FLAT_SUFFIXES):
                 walked.flat.append(entry.path)
             if entry.is_dir(follow_symlinks=False):
